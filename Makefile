@@ -1,0 +1,129 @@
+# corscope: build, test and install.
+#
+#   make                 build build/libcorscope.so and build/corscope
+#   make demo            install what is missing, build, profile the demo app
+#   make test            every test: unit (plain, ASan+UBSan), end to end
+#   make unit | e2e      one part of it
+#   make install PREFIX=/usr/local [DESTDIR=...]
+#
+# One object tree per variant (build/ and build/asan/); the agent and the CLI
+# link the same objects.  Everything is compiled -fPIC and
+# -fvisibility=hidden; the agent's only export is DllGetClassObject
+# (src/agent/exports.map).
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+BUILD ?= build
+SAN ?=
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wvla
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
+	-fno-omit-frame-pointer -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
+	$(WARN) $(CFLAGS) $(SAN)
+LDFLAGS ?=
+ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
+LIBS := -lm
+
+COMMON_SRC := $(wildcard src/common/*.c)
+CLR_SRC := $(wildcard src/clr/*.c)
+AGENT_SRC := $(wildcard src/agent/*.c) src/format/writer.c
+CLI_SRC := $(wildcard src/cli/*.c) src/format/reader.c
+UNIT_SRC := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+# `make V=1` shows whole command lines
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n'
+endif
+
+AGENT_OBJ := $(call obj,$(AGENT_SRC) $(COMMON_SRC) $(CLR_SRC))
+CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC))
+# unit tests link everything except the two programs' entry points
+UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
+	src/format/reader.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
+	$(wildcard src/agent/*.c)))
+
+AGENT := $(BUILD)/libcorscope.so
+CLI := $(BUILD)/corscope
+UNIT := $(BUILD)/unit-tests
+
+.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench
+
+all: $(AGENT) $(CLI)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AGENT): $(AGENT_OBJ) src/agent/exports.map
+	$(say) LINK $@
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
+		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
+
+$(CLI): $(CLI_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS)
+
+$(UNIT): $(UNIT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- tests ---------------------------------------------------------------
+
+unit: unit-plain unit-asan
+
+unit-plain: $(UNIT)
+	$(UNIT)
+
+unit-asan:
+	$(MAKE) --no-print-directory BUILD=build/asan \
+		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all' build/asan/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
+
+apps:
+	tests/apps/build.sh
+
+e2e: all apps
+	tests/e2e/run.sh
+
+test: deps
+	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory e2e
+
+# ---- the main job --------------------------------------------------------
+
+deps:
+	@scripts/install-deps.sh
+
+demo: deps
+	$(MAKE) --no-print-directory all apps
+	scripts/demo.sh
+
+bench: all apps
+	bench/overhead.sh
+
+# ---- install -------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/corscope
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/corscope
+	install -m 0644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/corscope $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
+	-rmdir $(DESTDIR)$(PREFIX)/lib/corscope
+
+clean:
+	rm -rf build

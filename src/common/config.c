@@ -1,0 +1,156 @@
+/*
+ * config: see config.h.
+ */
+#include "common/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+
+void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->output, sizeof c->output, "corscope-%%p.corscope");
+    c->event = CONFIG_EVENT_CPU;
+    c->interval_ns = CONFIG_INTERVAL_DEFAULT_NS;
+    c->sampler = CONFIG_SAMPLER_SUSPEND;
+    c->max_depth = CONFIG_DEPTH_DEFAULT;
+    c->log = CONFIG_LOG_WARN;
+}
+
+const char *config_event_name(enum config_event e)
+{
+    return e == CONFIG_EVENT_WALL ? "wall" : "cpu";
+}
+
+static const char *const log_names[] = {"error", "warn", "info", "debug"};
+
+int config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
+{
+    const char *why = NULL;
+    if (!strcmp(key, "output")) {
+        if (!value[0])
+            why = "empty path";
+        else if (strlen(value) >= sizeof c->output)
+            why = "path too long";
+        else
+            snprintf(c->output, sizeof c->output, "%s", value);
+    } else if (!strcmp(key, "event")) {
+        if (!strcmp(value, "cpu"))
+            c->event = CONFIG_EVENT_CPU;
+        else if (!strcmp(value, "wall"))
+            c->event = CONFIG_EVENT_WALL;
+        else
+            why = "unknown event (events: cpu, wall)";
+    } else if (!strcmp(key, "interval")) {
+        uint64_t ns;
+        if (units_parse_duration(value, 0, &ns, &why) == 0) {
+            if (ns < CONFIG_INTERVAL_MIN_NS || ns > CONFIG_INTERVAL_MAX_NS)
+                why = "out of range (1ms to 1s)";
+            else
+                c->interval_ns = ns;
+        }
+    } else if (!strcmp(key, "sampler")) {
+        if (!strcmp(value, "suspend"))
+            c->sampler = CONFIG_SAMPLER_SUSPEND;
+        else
+            why = "unknown sampler (samplers: suspend)";
+    } else if (!strcmp(key, "max_depth")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n < CONFIG_DEPTH_MIN || n > CONFIG_DEPTH_MAX)
+                why = "out of range (8 to 65536)";
+            else
+                c->max_depth = (uint32_t)n;
+        }
+    } else if (!strcmp(key, "log")) {
+        why = "unknown level (levels: error, warn, info, debug)";
+        for (size_t i = 0; i < sizeof log_names / sizeof log_names[0]; i++) {
+            if (!strcmp(value, log_names[i])) {
+                c->log = (enum config_log)i;
+                why = NULL;
+            }
+        }
+    } else {
+        why = "unknown setting";
+    }
+    if (why) {
+        snprintf(err, err_size, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+const char *config_env_name(const char *key)
+{
+#define NAME(k, env) if (!strcmp(key, #k)) return env;
+    CONFIG_KEYS(NAME)
+#undef NAME
+    return NULL;
+}
+
+int config_from_env(struct config *c, char *err, size_t err_size)
+{
+    config_defaults(c);
+    char why[256];
+#define READ(k, env)                                                          \
+    do {                                                                      \
+        const char *v = getenv(env);                                          \
+        if (v && config_set(c, #k, v, why, sizeof why) < 0) {                 \
+            snprintf(err, err_size, "%s=%.64s: %s", env, v, why);             \
+            return -1;                                                        \
+        }                                                                     \
+    } while (0);
+    CONFIG_KEYS(READ)
+#undef READ
+    return 0;
+}
+
+void config_value_text(const struct config *c, const char *key, char *out, size_t size)
+{
+    if (!strcmp(key, "output"))
+        snprintf(out, size, "%s", c->output);
+    else if (!strcmp(key, "event"))
+        snprintf(out, size, "%s", config_event_name(c->event));
+    else if (!strcmp(key, "interval"))
+        snprintf(out, size, "%lluns", (unsigned long long)c->interval_ns);
+    else if (!strcmp(key, "sampler"))
+        snprintf(out, size, "suspend");
+    else if (!strcmp(key, "max_depth"))
+        snprintf(out, size, "%u", c->max_depth);
+    else if (!strcmp(key, "log"))
+        snprintf(out, size, "%s", log_names[c->log]);
+    else if (size)
+        out[0] = '\0';
+}
+
+int config_expand_output(const char *pattern, long pid, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(piece, sizeof piece, "%ld", pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            piece[0] = '%';
+            piece[1] = '\0';
+            p++;
+        } else {
+            piece[0] = *p;
+            piece[1] = '\0';
+        }
+        size_t n = strlen(add);
+        if (o + n + 1 > size)
+            return -1;
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    if (o + 1 > size)
+        return -1;
+    out[o] = '\0';
+    return 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * config: the profiler's settings, parsed by one piece of code whether they
+ * come from `corscope record`'s options or from the agent's environment.
+ *
+ * The CLI validates each option with config_set(), then passes the settings
+ * to the profiled process as CORSCOPE_* environment variables
+ * (config_env_name); the agent reads them back with config_from_env().  A
+ * value the agent rejects makes it decline to load, with the same words the
+ * CLI would have used.
+ */
+#ifndef CORSCOPE_CONFIG_H
+#define CORSCOPE_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/visibility.h"
+
+enum config_event { CONFIG_EVENT_CPU = 1, CONFIG_EVENT_WALL = 2 };
+enum config_sampler { CONFIG_SAMPLER_SUSPEND = 1 };
+enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
+
+#define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
+#define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
+#define CONFIG_INTERVAL_DEFAULT_NS 10000000ull  /* 10 ms */
+#define CONFIG_DEPTH_MIN 8
+#define CONFIG_DEPTH_MAX 65536
+#define CONFIG_DEPTH_DEFAULT 4096
+
+struct config {
+    char output[PATH_MAX]; /* may hold %p, replaced by the pid */
+    enum config_event event;
+    uint64_t interval_ns;
+    enum config_sampler sampler;
+    uint32_t max_depth;
+    enum config_log log;
+};
+
+/* The settings, by the names users type (record's long options). */
+#define CONFIG_KEYS(X)            \
+    X(output, "CORSCOPE_OUTPUT")  \
+    X(event, "CORSCOPE_EVENT")    \
+    X(interval, "CORSCOPE_INTERVAL") \
+    X(sampler, "CORSCOPE_SAMPLER") \
+    X(max_depth, "CORSCOPE_MAX_DEPTH") \
+    X(log, "CORSCOPE_LOG")
+
+HIDDEN void config_defaults(struct config *c);
+/* Sets one setting from text.  Returns 0, or -1 with a one-line reason
+ * (without the "corscope: " prefix) in err. */
+HIDDEN int config_set(struct config *c, const char *key, const char *value, char *err,
+                      size_t err_size);
+/* Reads every CORSCOPE_* variable through getenv.  Returns 0 or -1 with
+ * the reason for the first bad one in err ("CORSCOPE_INTERVAL=abc: ..."). */
+HIDDEN int config_from_env(struct config *c, char *err, size_t err_size);
+/* Environment variable of a setting ("interval" -> "CORSCOPE_INTERVAL"). */
+HIDDEN const char *config_env_name(const char *key);
+/* Text form of a setting, as config_set accepts it. */
+HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
+HIDDEN const char *config_event_name(enum config_event e);
+/* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
+ * when the result does not fit. */
+HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);
+
+#endif

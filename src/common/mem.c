@@ -1,0 +1,102 @@
+/*
+ * mem: the allocation hook (see mem.h).  The failure countdown lets a test
+ * walk "fail the 1st, 2nd, ... N-th allocation" over an operation until it
+ * completes, requiring a clean error each time.
+ */
+#include "common/mem.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_long fail_countdown;
+static atomic_int fail_sticky;
+static atomic_long allocations;
+
+void mem_fail_after(long n, int sticky)
+{
+    atomic_store(&fail_sticky, sticky);
+    atomic_store(&fail_countdown, n);
+}
+
+long mem_allocation_count(void)
+{
+    return atomic_load_explicit(&allocations, memory_order_relaxed);
+}
+
+/* Returns 1 when this allocation must fail. */
+static int should_fail(void)
+{
+    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+    long left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+    if (left <= 0)
+        return 0;
+    if (left == 1) {
+        if (!atomic_load(&fail_sticky))
+            atomic_store(&fail_countdown, 0);
+        return 1;
+    }
+    atomic_store_explicit(&fail_countdown, left - 1, memory_order_relaxed);
+    return 0;
+}
+
+void *mem_alloc(size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return malloc(size ? size : 1);
+}
+
+void *mem_calloc(size_t count, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *mem_realloc(void *ptr, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return realloc(ptr, size ? size : 1);
+}
+
+void *mem_grow(void *ptr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return ptr;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return NULL;
+        n *= 2;
+    }
+    if (elem && n > SIZE_MAX / elem)
+        return NULL;
+    void *p = mem_realloc(ptr, n * elem);
+    if (!p)
+        return NULL;
+    *cap = n;
+    return p;
+}
+
+char *mem_strndup(const char *s, size_t n)
+{
+    char *p = mem_alloc(n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *mem_strdup(const char *s)
+{
+    return mem_strndup(s, strlen(s));
+}
+
+void mem_free(void *ptr)
+{
+    free(ptr);
+}

@@ -1,0 +1,19 @@
+/*
+ * utf: UTF-16 (the runtime's WCHAR strings) to UTF-8 (everything we write).
+ * Unpaired surrogates become U+FFFD, so a malformed name still produces
+ * valid UTF-8 in every report.
+ */
+#ifndef CORSCOPE_UTF_H
+#define CORSCOPE_UTF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/visibility.h"
+
+/* Converts up to `n` code units of `in` (stopping at a NUL) into `out`,
+ * which receives at most size-1 bytes and a NUL; never splits a character.
+ * Returns the number of bytes written, without the NUL. */
+HIDDEN size_t utf16_to_utf8(const uint16_t *in, size_t n, char *out, size_t size);
+
+#endif

@@ -1,0 +1,686 @@
+/*
+ * reader: see reader.h.  Decoding is one loop over chunks and one function
+ * per chunk tag; each record is decoded through a bounded cursor and
+ * validated before it is added, so a bad record leaves the tables as they
+ * were after the last good chunk.
+ */
+#include "format/reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/crc32.h"
+#include "common/hash.h"
+#include "common/mem.h"
+
+/* Grows r->NAME to hold one more entry; evaluates to 0 or -1. */
+#define GROW(r, arr, pre) \
+    grow_array((void **)&(r)->arr, &(r)->pre##_cap, (r)->pre##_count + 1, sizeof *(r)->arr)
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    void *p = mem_grow(*arr, cap, need, elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    return 0;
+}
+
+struct loader {
+    struct recording *r;
+    size_t offset;    /* of the chunk being decoded */
+    uint64_t records; /* decoded in the current chunk */
+    /* thread id -> index + 1, open addressing */
+    uint32_t *thread_keys;
+    uint32_t *thread_slots;
+    size_t thread_table_size;
+};
+
+static void set_problem(struct recording *r, enum rec_status status, size_t offset,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void set_problem(struct recording *r, enum rec_status status, size_t offset,
+                        const char *fmt, ...)
+{
+    r->status = status;
+    r->problem_offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->problem, sizeof r->problem, fmt, ap);
+    va_end(ap);
+}
+
+static struct rec_str str_of(const uint8_t *p, size_t n)
+{
+    struct rec_str s = {(const char *)p, (uint32_t)n};
+    return s;
+}
+
+int rec_str_eq(struct rec_str s, const char *c)
+{
+    size_t n = strlen(c);
+    return s.len == n && memcmp(s.p, c, n) == 0;
+}
+
+/* ---- thread id map ---------------------------------------------------- */
+
+static long thread_lookup(const struct loader *l, uint32_t id)
+{
+    if (!l->thread_table_size)
+        return -1;
+    size_t mask = l->thread_table_size - 1;
+    for (size_t i = hash_u64(id) & mask;; i = (i + 1) & mask) {
+        if (l->thread_slots[i] == 0)
+            return -1;
+        if (l->thread_keys[i] == id)
+            return (long)l->thread_slots[i] - 1;
+    }
+}
+
+static int thread_insert(struct loader *l, uint32_t id, uint32_t index)
+{
+    if ((l->r->thread_count + 1) * 2 > l->thread_table_size) {
+        size_t n = l->thread_table_size ? l->thread_table_size * 2 : 64;
+        uint32_t *keys = mem_calloc(n, sizeof *keys);
+        uint32_t *slots = mem_calloc(n, sizeof *slots);
+        if (!keys || !slots) {
+            mem_free(keys);
+            mem_free(slots);
+            return -1;
+        }
+        for (size_t i = 0; i < l->thread_table_size; i++) {
+            if (!l->thread_slots[i])
+                continue;
+            size_t j = hash_u64(l->thread_keys[i]) & (n - 1);
+            while (slots[j])
+                j = (j + 1) & (n - 1);
+            keys[j] = l->thread_keys[i];
+            slots[j] = l->thread_slots[i];
+        }
+        mem_free(l->thread_keys);
+        mem_free(l->thread_slots);
+        l->thread_keys = keys;
+        l->thread_slots = slots;
+        l->thread_table_size = n;
+    }
+    size_t mask = l->thread_table_size - 1;
+    size_t i = hash_u64(id) & mask;
+    while (l->thread_slots[i])
+        i = (i + 1) & mask;
+    l->thread_keys[i] = id;
+    l->thread_slots[i] = index + 1;
+    return 0;
+}
+
+long rec_thread_index(const struct recording *r, uint32_t id)
+{
+    for (size_t i = 0; i < r->thread_count; i++)
+        if (r->threads[i].id == id)
+            return (long)i;
+    return -1;
+}
+
+/* ---- chunk decoders --------------------------------------------------- */
+/* Each returns NULL on success or a description of the first bad record.
+ * They add entries as they go; on failure the caller rolls the counts back
+ * to the values saved before the chunk. */
+
+static const char *oom = "out of memory";
+
+static const char *decode_info(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        size_t kn, vn;
+        const uint8_t *k = cur_bytes(c, &kn);
+        const uint8_t *v = cur_bytes(c, &vn);
+        if (c->err)
+            return c->err;
+        if (GROW(r, info, info))
+            return oom;
+        r->info[r->info_count].key = str_of(k, kn);
+        r->info[r->info_count].value = str_of(v, vn);
+        r->info_count++;
+    }
+    return NULL;
+}
+
+static const char *decode_events(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        struct rec_event e;
+        size_t nn, un;
+        uint64_t id = cur_varint(c);
+        const uint8_t *name = cur_bytes(c, &nn);
+        const uint8_t *unit = cur_bytes(c, &un);
+        e.period = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (id == 0 || id > UINT32_MAX)
+            return "event id out of range";
+        for (size_t i = 0; i < r->event_count; i++)
+            if (r->events[i].id == id)
+                return "event defined twice";
+        if (e.period == 0)
+            return "event period is zero";
+        e.id = (uint32_t)id;
+        e.name = str_of(name, nn);
+        e.unit = str_of(unit, un);
+        if (GROW(r, events, event))
+            return oom;
+        r->events[r->event_count++] = e;
+    }
+    return NULL;
+}
+
+static const char *decode_strings(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t id = cur_varint(c);
+        size_t n;
+        const uint8_t *s = cur_bytes(c, &n);
+        if (c->err)
+            return c->err;
+        if (id != r->string_count)
+            return "string ids out of sequence";
+        if (GROW(r, strings, string))
+            return oom;
+        r->strings[r->string_count++] = str_of(s, n);
+    }
+    return NULL;
+}
+
+static int valid_string(const struct recording *r, uint64_t sid)
+{
+    return sid < r->string_count;
+}
+
+static const char *decode_frames(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t id = cur_varint(c);
+        struct rec_frame f;
+        f.kind = cur_u8(c);
+        uint64_t module = cur_varint(c), type = cur_varint(c), name = cur_varint(c);
+        f.extra = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (id != r->frame_count)
+            return "frame ids out of sequence";
+        if (f.kind < 1 || f.kind > FMT_FRAME_KIND_MAX)
+            return "unknown frame kind";
+        if (!valid_string(r, module) || !valid_string(r, type) || !valid_string(r, name))
+            return "frame refers to an undefined string";
+        f.module = (uint32_t)module;
+        f.type = (uint32_t)type;
+        f.name = (uint32_t)name;
+        if (GROW(r, frames, frame))
+            return oom;
+        r->frames[r->frame_count++] = f;
+    }
+    return NULL;
+}
+
+static const char *decode_stacks(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t id = cur_varint(c);
+        uint64_t depth = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (id != r->stack_count)
+            return "stack ids out of sequence";
+        if (depth > FMT_MAX_STACK_DEPTH)
+            return "stack deeper than the format allows";
+        if (depth > cur_left(c))
+            return "stack longer than its chunk";
+        if (grow_array((void **)&r->stack_frames, &r->stack_frame_cap,
+                       r->stack_frame_count + depth, sizeof *r->stack_frames))
+            return oom;
+        struct rec_stack s = {(uint32_t)r->stack_frame_count, (uint32_t)depth};
+        for (uint64_t i = 0; i < depth; i++) {
+            uint64_t f = cur_varint(c);
+            if (c->err)
+                return c->err;
+            if (f == 0 || f >= r->frame_count)
+                return "stack refers to an undefined frame";
+            r->stack_frames[s.offset + i] = (uint32_t)f;
+        }
+        if (GROW(r, stacks, stack))
+            return oom;
+        r->stack_frame_count += depth;
+        r->stacks[r->stack_count++] = s;
+    }
+    return NULL;
+}
+
+static const char *decode_threads(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t id = cur_varint(c);
+        uint64_t tid = cur_varint(c);
+        uint64_t name = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (id == 0 || id > UINT32_MAX)
+            return "thread id out of range";
+        if (!valid_string(r, name))
+            return "thread refers to an undefined string";
+        long at = thread_lookup(l, (uint32_t)id);
+        if (at < 0) {
+            if (r->thread_count >= REC_MAX_THREADS)
+            return "too many threads";
+        if (GROW(r, threads, thread) || thread_insert(l, (uint32_t)id, (uint32_t)r->thread_count))
+                return oom;
+            at = (long)r->thread_count++;
+        }
+        r->threads[at].id = (uint32_t)id;
+        r->threads[at].os_tid = tid;
+        r->threads[at].name = (uint32_t)name;
+    }
+    return NULL;
+}
+
+static const char *decode_samples(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    uint64_t time = cur_varint(c);
+    if (c->err)
+        return c->err;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t event = cur_varint(c);
+        uint64_t thread = cur_varint(c);
+        uint64_t delta = cur_varint(c);
+        uint64_t stack = cur_varint(c);
+        uint64_t weight = cur_varint(c);
+        if (c->err)
+            return c->err;
+        long ev = -1;
+        for (size_t i = 0; i < r->event_count; i++)
+            if (r->events[i].id == event)
+                ev = (long)i;
+        if (ev < 0)
+            return "sample of an undefined event";
+        long th = thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)thread) : -1;
+        if (ev > 255)
+            return "too many events";
+        if (th < 0)
+            return "sample on an undefined thread";
+        if (stack == 0 || stack >= r->stack_count)
+            return "sample refers to an undefined stack";
+        if (delta > UINT64_MAX - time)
+            return "sample time overflows";
+        time += delta;
+        if (GROW(r, samples, sample))
+            return oom;
+        struct rec_sample s = {time, weight, (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
+        r->samples[r->sample_count++] = s;
+    }
+    return NULL;
+}
+
+static const char *add_stat(struct recording *r, struct rec_str key, uint64_t value)
+{
+    for (size_t i = 0; i < r->stat_count; i++) {
+        if (r->stats[i].key.len == key.len && memcmp(r->stats[i].key.p, key.p, key.len) == 0) {
+            r->stats[i].value = value;
+            return NULL;
+        }
+    }
+    if (GROW(r, stats, stat))
+        return oom;
+    r->stats[r->stat_count].key = key;
+    r->stats[r->stat_count].value = value;
+    r->stat_count++;
+    return NULL;
+}
+
+static const char *decode_stats(struct loader *l, struct cur *c)
+{
+    while (cur_left(c)) {
+        l->records++;
+        size_t kn;
+        const uint8_t *k = cur_bytes(c, &kn);
+        uint64_t v = cur_varint(c);
+        if (c->err)
+            return c->err;
+        const char *e = add_stat(l->r, str_of(k, kn), v);
+        if (e)
+            return e;
+    }
+    return NULL;
+}
+
+static const char *decode_trailer(struct loader *l, struct cur *c)
+{
+    l->r->trailer_chunks = cur_varint(c);
+    if (c->err)
+        return c->err;
+    return decode_stats(l, c);
+}
+
+/* ---- top level --------------------------------------------------------- */
+
+struct counts {
+    size_t info, events, strings, frames, stacks, stack_frames, threads, samples, stats;
+};
+
+static struct counts save_counts(const struct recording *r)
+{
+    struct counts k = {r->info_count,  r->event_count,       r->string_count,
+                       r->frame_count, r->stack_count,       r->stack_frame_count,
+                       r->thread_count, r->sample_count,     r->stat_count};
+    return k;
+}
+
+/* Undoes a partly decoded chunk.  Threads renamed by the bad chunk keep
+ * their new names; that is harmless and documented. */
+static void restore_counts(struct loader *l, struct counts k)
+{
+    struct recording *r = l->r;
+    r->info_count = k.info;
+    r->event_count = k.events;
+    r->string_count = k.strings;
+    r->frame_count = k.frames;
+    r->stack_count = k.stacks;
+    r->stack_frame_count = k.stack_frames;
+    r->sample_count = k.samples;
+    r->stat_count = k.stats;
+    if (r->thread_count != k.threads) {
+        r->thread_count = k.threads;
+        /* rebuild the id map without the threads the bad chunk added */
+        memset(l->thread_slots, 0, l->thread_table_size * sizeof *l->thread_slots);
+        size_t mask = l->thread_table_size - 1;
+        for (size_t t = 0; t < r->thread_count; t++) {
+            size_t i = hash_u64(r->threads[t].id) & mask;
+            while (l->thread_slots[i])
+                i = (i + 1) & mask;
+            l->thread_keys[i] = r->threads[t].id;
+            l->thread_slots[i] = (uint32_t)t + 1;
+        }
+    }
+}
+
+static const char *tag_name(uint32_t tag, char out[5])
+{
+    for (int i = 0; i < 4; i++) {
+        char ch = (char)(tag >> (8 * i));
+        out[i] = (ch >= 32 && ch < 127) ? ch : '?';
+    }
+    out[4] = '\0';
+    return out;
+}
+
+static void decode_chunks(struct loader *l)
+{
+    struct recording *r = l->r;
+    size_t off = FMT_HEADER_SIZE;
+    for (;;) {
+        size_t left = r->size - off;
+        if (r->has_trailer) {
+            if (left)
+                set_problem(r, REC_CORRUPT, off, "%zu bytes after the trailer", left);
+            else if (r->trailer_chunks != r->chunks)
+                set_problem(r, REC_CORRUPT, off,
+                            "the trailer counts %llu chunks but the file holds %llu",
+                            (unsigned long long)r->trailer_chunks, (unsigned long long)r->chunks);
+            return;
+        }
+        if (left == 0) {
+            set_problem(r, REC_TRUNCATED, off,
+                        "no trailer: the recording was not closed (the process ended before the "
+                        "profiler finished)");
+            return;
+        }
+        if (left < FMT_CHUNK_HEADER_SIZE) {
+            set_problem(r, REC_TRUNCATED, off, "the file ends inside a chunk header");
+            return;
+        }
+        struct cur h;
+        cur_init(&h, r->image + off, FMT_CHUNK_HEADER_SIZE);
+        uint32_t tag = cur_u32le(&h), len = cur_u32le(&h);
+        uint32_t records = cur_u32le(&h), crc = cur_u32le(&h);
+        char tn[5];
+        if (len > FMT_MAX_CHUNK_PAYLOAD) {
+            set_problem(r, REC_CORRUPT, off, "chunk '%s' claims %u bytes, more than allowed",
+                        tag_name(tag, tn), len);
+            return;
+        }
+        if (len > left - FMT_CHUNK_HEADER_SIZE) {
+            set_problem(r, REC_TRUNCATED, off, "the file ends inside chunk %llu ('%s')",
+                        (unsigned long long)r->chunks + 1, tag_name(tag, tn));
+            return;
+        }
+        const uint8_t *payload = r->image + off + FMT_CHUNK_HEADER_SIZE;
+        if (crc32_update(crc32_update(0, r->image + off, 12), payload, len) != crc) {
+            set_problem(r, REC_CORRUPT, off, "chunk %llu ('%s') fails its checksum",
+                        (unsigned long long)r->chunks + 1, tag_name(tag, tn));
+            return;
+        }
+        struct cur c;
+        cur_init(&c, payload, len);
+        struct counts saved = save_counts(r);
+        l->records = 0;
+        const char *bad = NULL;
+        l->offset = off;
+        switch (tag) {
+        case FMT_TAG_INFO: bad = decode_info(l, &c); break;
+        case FMT_TAG_EVENTS: bad = decode_events(l, &c); break;
+        case FMT_TAG_STRINGS: bad = decode_strings(l, &c); break;
+        case FMT_TAG_FRAMES: bad = decode_frames(l, &c); break;
+        case FMT_TAG_STACKS: bad = decode_stacks(l, &c); break;
+        case FMT_TAG_THREADS: bad = decode_threads(l, &c); break;
+        case FMT_TAG_SAMPLES: bad = decode_samples(l, &c); break;
+        case FMT_TAG_STATS: bad = decode_stats(l, &c); break;
+        case FMT_TAG_TRAILER:
+            bad = decode_trailer(l, &c);
+            if (!bad)
+                r->has_trailer = 1;
+            break;
+        default: break; /* a newer minor version's chunk: skip it */
+        }
+        if (!bad && tag != FMT_TAG_TRAILER && records != l->records)
+            bad = "record count does not match the chunk header";
+        if (bad) {
+            restore_counts(l, saved);
+            set_problem(r, REC_CORRUPT, off, "chunk %llu ('%s'): %s",
+                        (unsigned long long)r->chunks + 1, tag_name(tag, tn), bad);
+            return;
+        }
+        if (tag != FMT_TAG_TRAILER)
+            r->chunks++;
+        off += FMT_CHUNK_HEADER_SIZE + len;
+    }
+}
+
+static int check_header(struct recording *r, char *err, size_t err_size)
+{
+    if (r->size < FMT_HEADER_SIZE) {
+        snprintf(err, err_size, "not a corscope recording (%zu bytes, shorter than a header)",
+                 r->size);
+        return -1;
+    }
+    if (memcmp(r->image, FMT_MAGIC, FMT_MAGIC_LEN) != 0) {
+        if (memcmp(r->image + 1, "CSC", 3) == 0)
+            snprintf(err, err_size,
+                     "damaged header (line endings translated? the file must be copied as binary)");
+        else
+            snprintf(err, err_size, "not a corscope recording (bad magic)");
+        return -1;
+    }
+    struct cur c;
+    cur_init(&c, r->image + FMT_MAGIC_LEN, FMT_HEADER_SIZE - FMT_MAGIC_LEN);
+    r->version_major = cur_u16le(&c);
+    r->version_minor = cur_u16le(&c);
+    uint32_t bom = cur_u32le(&c);
+    uint8_t ptr_size = cur_u8(&c);
+    cur_skip(&c, 3);
+    uint32_t header_size = cur_u32le(&c);
+    cur_u32le(&c); /* flags */
+    uint32_t crc = cur_u32le(&c);
+    if (crc32_update(0, r->image, FMT_HEADER_SIZE - 4) != crc) {
+        snprintf(err, err_size, "damaged header (checksum mismatch)");
+        return -1;
+    }
+    if (bom != FMT_BYTE_ORDER_MARK) {
+        snprintf(err, err_size, "unsupported byte order");
+        return -1;
+    }
+    if (r->version_major != FMT_VERSION_MAJOR) {
+        snprintf(err, err_size, "format version %u.%u is not supported (this corscope reads %u.x)",
+                 r->version_major, r->version_minor, FMT_VERSION_MAJOR);
+        return -1;
+    }
+    if (header_size != FMT_HEADER_SIZE || (ptr_size != 4 && ptr_size != 8)) {
+        snprintf(err, err_size, "damaged header (bad sizes)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes ownership of image. */
+static int load_image(uint8_t *image, size_t size, struct recording *r, char *err,
+                      size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    r->image = image;
+    r->size = size;
+    if (check_header(r, err, err_size) < 0) {
+        rec_free(r);
+        return -1;
+    }
+    /* id 0 of every table is "none" */
+    if (GROW(r, strings, string) || GROW(r, frames, frame) || GROW(r, stacks, stack)) {
+        snprintf(err, err_size, "out of memory");
+        rec_free(r);
+        return -1;
+    }
+    r->strings[r->string_count++] = str_of((const uint8_t *)"", 0);
+    memset(&r->frames[r->frame_count++], 0, sizeof *r->frames);
+    memset(&r->stacks[r->stack_count++], 0, sizeof *r->stacks);
+
+    struct loader l = {r, 0, 0, NULL, NULL, 0};
+    r->status = REC_COMPLETE;
+    decode_chunks(&l);
+    mem_free(l.thread_keys);
+    mem_free(l.thread_slots);
+    return 0;
+}
+
+int rec_load_memory(const void *data, size_t size, struct recording *r, char *err,
+                    size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    uint8_t *image = mem_alloc(size);
+    if (!image) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    memcpy(image, data, size);
+    return load_image(image, size, r, err, err_size);
+}
+
+int rec_load_file(const char *path, struct recording *r, char *err, size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, err_size, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        snprintf(err, err_size, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, err_size, "%s", S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *data = mem_alloc(size);
+    if (!data) {
+        snprintf(err, err_size, "out of memory (file of %zu bytes)", size);
+        close(fd);
+        return -1;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, data + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    int read_errno = errno;
+    close(fd);
+    if (got < size) {
+        snprintf(err, err_size, "read failed: %s", got ? "file shrank" : strerror(read_errno));
+        mem_free(data);
+        return -1;
+    }
+    return load_image(data, size, r, err, err_size);
+}
+
+void rec_free(struct recording *r)
+{
+    mem_free(r->image);
+    mem_free(r->info);
+    mem_free(r->events);
+    mem_free(r->strings);
+    mem_free(r->frames);
+    mem_free(r->stacks);
+    mem_free(r->stack_frames);
+    mem_free(r->threads);
+    mem_free(r->samples);
+    mem_free(r->stats);
+    memset(r, 0, sizeof *r);
+}
+
+const char *rec_status_name(enum rec_status s)
+{
+    switch (s) {
+    case REC_COMPLETE: return "complete";
+    case REC_TRUNCATED: return "truncated";
+    case REC_CORRUPT: return "corrupt";
+    }
+    return "?";
+}
+
+const struct rec_str *rec_info(const struct recording *r, const char *key)
+{
+    const struct rec_str *found = NULL;
+    for (size_t i = 0; i < r->info_count; i++)
+        if (rec_str_eq(r->info[i].key, key))
+            found = &r->info[i].value;
+    return found;
+}
+
+uint64_t rec_stat(const struct recording *r, const char *key)
+{
+    for (size_t i = 0; i < r->stat_count; i++)
+        if (rec_str_eq(r->stats[i].key, key))
+            return r->stats[i].value;
+    return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * writer: encodes records into per-table chunk buffers and writes whole
+ * chunks to a sink (docs/format.md).
+ *
+ * The writer does not deduplicate: the caller (the agent's recorder) decides
+ * what is new and asks for an id.  Ids of strings, frames and stacks are
+ * handed out sequentially from 1.  Buffers are flushed in dependency order
+ * (strings before frames before stacks before samples), one chunk per
+ * non-empty table, so a reader never meets a reference to something it has
+ * not yet read.  A flush is one write per chunk: if the process dies
+ * between chunks, the file ends on a chunk boundary or inside one chunk,
+ * which the reader detects by length and CRC.
+ *
+ * Errors: the first failed write (or allocation) latches `error` (an errno
+ * value); from then on every call is a cheap no-op, and the owner reports
+ * the error once.  Not thread-safe: one thread owns a writer.
+ */
+#ifndef CORSCOPE_WRITER_H
+#define CORSCOPE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/visibility.h"
+#include "format/format.h"
+
+struct fmtw_sink {
+    /* Writes all n bytes or returns -1 with errno set. */
+    int (*write)(void *ctx, const void *data, size_t n);
+    void *ctx;
+};
+
+struct fmtw {
+    struct fmtw_sink sink;
+    struct buf chunk[FMT_CHUNK_COUNT];
+    uint32_t records[FMT_CHUNK_COUNT];
+    uint64_t chunks_written;
+    uint64_t bytes_written;
+    uint64_t sample_time; /* time of the previous sample in the open SMPL chunk */
+    uint32_t next_string;
+    uint32_t next_frame;
+    uint32_t next_stack;
+    size_t flush_threshold; /* flush when buffered bytes exceed this */
+    int error;              /* errno of the first failure, 0 while healthy */
+    int finished;
+};
+
+/* Writes the header.  Returns 0 or -1 (w->error set). */
+HIDDEN int fmtw_begin(struct fmtw *w, struct fmtw_sink sink);
+HIDDEN void fmtw_info(struct fmtw *w, const char *key, const char *value);
+HIDDEN void fmtw_event(struct fmtw *w, uint32_t id, const char *name, const char *unit,
+                       uint64_t period);
+/* Each returns the new id, or 0 when the writer has failed. */
+HIDDEN uint32_t fmtw_string(struct fmtw *w, const char *s, size_t len);
+HIDDEN uint32_t fmtw_frame(struct fmtw *w, enum fmt_frame_kind kind, uint32_t module_sid,
+                           uint32_t type_sid, uint32_t name_sid, uint64_t extra);
+HIDDEN uint32_t fmtw_stack(struct fmtw *w, const uint32_t *frames_leaf_first, uint32_t depth);
+/* Defines or redefines (renames) a thread. */
+HIDDEN void fmtw_thread(struct fmtw *w, uint32_t id, uint64_t os_tid, uint32_t name_sid);
+/* time_ns: nanoseconds since the recording started; must not go backwards
+ * within a chunk (the writer clamps it). */
+HIDDEN void fmtw_sample(struct fmtw *w, uint32_t event, uint32_t thread, uint64_t time_ns,
+                        uint32_t stack, uint64_t weight);
+HIDDEN void fmtw_stat(struct fmtw *w, const char *key, uint64_t value);
+/* Bytes waiting in the buffers. */
+HIDDEN size_t fmtw_pending(const struct fmtw *w);
+/* Writes every non-empty buffer as a chunk.  Returns 0 or -1. */
+HIDDEN int fmtw_flush(struct fmtw *w);
+/* Flushes, then writes the trailer: the number of chunks before it and the
+ * final counters (key/value pairs).  Returns 0 or -1. */
+HIDDEN int fmtw_finish(struct fmtw *w, const char *const *keys, const uint64_t *values,
+                       size_t count);
+/* Frees the buffers (does not close the sink). */
+HIDDEN void fmtw_free(struct fmtw *w);
+
+#endif
