@@ -1,0 +1,333 @@
+/*
+ * recorder: see recorder.h.
+ */
+#include "agent/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/log.h"
+#include "common/hash.h"
+#include "common/mem.h"
+
+/* 16 M frame ids (64 MiB) of distinct stacks before the table is reset. */
+#define DEFAULT_POOL_BUDGET (16u << 20)
+
+static const char *const counter_keys[RECORDER_COUNTER_COUNT] = {
+#define KEY(name, key) key,
+    RECORDER_COUNTERS(KEY)
+#undef KEY
+};
+
+uint64_t recorder_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int file_write(void *ctx, const void *data, size_t n)
+{
+    struct recorder *r = ctx;
+    if (r->file_size + n > r->size_limit) {
+        errno = EFBIG;
+        return -1;
+    }
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(r->fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        r->file_size += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Logs a writer failure once and counts it. */
+static void check_failed(struct recorder *r)
+{
+    if (!r->w.error || r->failed_logged)
+        return;
+    r->failed_logged = 1;
+    r->counters[RECORDER_WRITE_ERRORS]++;
+    log_error("cannot write %s: %s; the recording stops here (the program goes on)", r->path,
+              strerror(r->w.error));
+}
+
+static void read_cmdline(char *out, size_t size)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, size - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
+                  size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->pool_budget = DEFAULT_POOL_BUDGET;
+    r->size_limit = UINT64_MAX;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        r->size_limit = (uint64_t)lim.rlim_cur;
+    map64_init(&r->stack_index);
+    if (strtab_init(&r->strings) < 0 || strtab_init(&r->synthetic) < 0) {
+        snprintf(err, err_size, "out of memory");
+        strtab_free(&r->strings);
+        return -1;
+    }
+    r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (r->fd < 0) {
+        snprintf(err, err_size, "cannot open %s: %s", path,
+                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        strtab_free(&r->strings);
+        strtab_free(&r->synthetic);
+        return -1;
+    }
+    struct fmtw_sink sink = {file_write, r};
+    r->start_ns = r->last_flush_ns = recorder_now_ns();
+    r->open = 1;
+    if (fmtw_begin(&r->w, sink) < 0) {
+        snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
+        recorder_close(r);
+        return -1;
+    }
+    char text[4096];
+    fmtw_info(&r->w, "agent_version", CORSCOPE_VERSION);
+    snprintf(text, sizeof text, "%ld", (long)getpid());
+    fmtw_info(&r->w, "pid", text);
+    read_cmdline(text, sizeof text);
+    fmtw_info(&r->w, "command", text);
+    fmtw_info(&r->w, "event", config_event_name(c->event));
+    fmtw_info(&r->w, "sampler", "suspend");
+    snprintf(text, sizeof text, "%llu", (unsigned long long)c->interval_ns);
+    fmtw_info(&r->w, "interval_ns", text);
+    snprintf(text, sizeof text, "%u", c->max_depth);
+    fmtw_info(&r->w, "max_depth", text);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(text, sizeof text, "%llu",
+             (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+    fmtw_info(&r->w, "start_realtime_ns", text);
+    fmtw_event(&r->w, c->event == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU,
+               config_event_name(c->event), "ns", c->interval_ns);
+    recorder_flush(r);
+    if (r->w.error) {
+        snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
+        recorder_close(r);
+        return -1;
+    }
+    return 0;
+}
+
+void recorder_info(struct recorder *r, const char *key, const char *value)
+{
+    fmtw_info(&r->w, key, value);
+    check_failed(r);
+}
+
+uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
+{
+    int is_new;
+    uint32_t id = strtab_intern(&r->strings, s, len, &is_new);
+    if (id == UINT32_MAX)
+        return 0;
+    if (is_new) {
+        uint32_t written = fmtw_string(&r->w, s, len);
+        check_failed(r);
+        /* the writer numbers strings in the order they are interned */
+        if (written != id)
+            return 0;
+    }
+    return id;
+}
+
+uint32_t recorder_frame(struct recorder *r, enum fmt_frame_kind kind, const char *module,
+                        const char *type, const char *name, uint64_t extra)
+{
+    uint32_t m = module ? recorder_string(r, module, strlen(module)) : 0;
+    uint32_t t = type ? recorder_string(r, type, strlen(type)) : 0;
+    uint32_t n = name ? recorder_string(r, name, strlen(name)) : 0;
+    uint32_t id = fmtw_frame(&r->w, kind, m, t, n, extra);
+    check_failed(r);
+    return id;
+}
+
+uint32_t recorder_synthetic(struct recorder *r, const char *name)
+{
+    int is_new;
+    size_t len = strlen(name);
+    uint32_t at = strtab_intern(&r->synthetic, name, len, &is_new);
+    if (at == UINT32_MAX)
+        return 0;
+    if (is_new) {
+        uint32_t *grown = mem_grow(r->synthetic_frame, &r->synthetic_cap, at + 1,
+                                   sizeof *r->synthetic_frame);
+        if (!grown)
+            return 0;
+        r->synthetic_frame = grown;
+        r->synthetic_frame[at] = recorder_frame(r, FMT_FRAME_SYNTHETIC, NULL, NULL, name, 0);
+    }
+    return r->synthetic_frame[at];
+}
+
+static void reset_stacks(struct recorder *r)
+{
+    map64_clear(&r->stack_index);
+    r->pool_len = 0;
+    r->stacks = 0;
+    r->counters[RECORDER_STACK_RESETS]++;
+}
+
+uint32_t recorder_stack(struct recorder *r, const uint32_t *frames, uint32_t depth)
+{
+    uint64_t key = hash_bytes(frames, depth * sizeof *frames, 0x57ac);
+    for (;; key++) {
+        uint32_t at;
+        if (!map64_get(&r->stack_index, key, &at))
+            break;
+        if (r->stack_len[at] == depth &&
+            memcmp(r->stack_pool + r->stack_off[at], frames, depth * sizeof *frames) == 0)
+            return r->stack_id[at];
+    }
+    uint32_t id = fmtw_stack(&r->w, frames, depth);
+    check_failed(r);
+    if (!id)
+        return 0;
+    /* remember it; if memory says no, the stack is simply written again
+     * next time */
+    if (r->pool_len + depth > r->pool_budget)
+        reset_stacks(r);
+    uint32_t *pool = mem_grow(r->stack_pool, &r->pool_cap, r->pool_len + depth, sizeof *pool);
+    if (!pool)
+        return id;
+    r->stack_pool = pool;
+    size_t cap = r->stacks_cap;
+    uint32_t *off = mem_grow(r->stack_off, &cap, r->stacks + 1, sizeof *off);
+    if (!off)
+        return id;
+    r->stack_off = off;
+    cap = r->stacks_cap;
+    uint32_t *len = mem_grow(r->stack_len, &cap, r->stacks + 1, sizeof *len);
+    if (!len)
+        return id;
+    r->stack_len = len;
+    cap = r->stacks_cap;
+    uint32_t *ids = mem_grow(r->stack_id, &cap, r->stacks + 1, sizeof *ids);
+    if (!ids)
+        return id;
+    r->stack_id = ids;
+    r->stacks_cap = cap;
+    if (map64_put(&r->stack_index, key, (uint32_t)r->stacks) < 0)
+        return id;
+    memcpy(r->stack_pool + r->pool_len, frames, depth * sizeof *frames);
+    r->stack_off[r->stacks] = (uint32_t)r->pool_len;
+    r->stack_len[r->stacks] = depth;
+    r->stack_id[r->stacks] = id;
+    r->stacks++;
+    r->pool_len += depth;
+    return id;
+}
+
+void recorder_thread(struct recorder *r, uint32_t id, uint64_t os_tid, const char *name)
+{
+    uint32_t sid = name ? recorder_string(r, name, strlen(name)) : 0;
+    fmtw_thread(&r->w, id, os_tid, sid);
+    check_failed(r);
+}
+
+void recorder_sample(struct recorder *r, uint32_t event, uint32_t thread, uint64_t now_ns,
+                     uint32_t stack, uint64_t weight)
+{
+    if (!stack)
+        return;
+    uint64_t t = now_ns > r->start_ns ? now_ns - r->start_ns : 0;
+    fmtw_sample(&r->w, event, thread, t, stack, weight);
+    r->counters[RECORDER_SAMPLES]++;
+    check_failed(r);
+}
+
+void recorder_count(struct recorder *r, enum recorder_counter c, uint64_t n)
+{
+    r->counters[c] += n;
+}
+
+void recorder_max(struct recorder *r, enum recorder_counter c, uint64_t v)
+{
+    if (v > r->counters[c])
+        r->counters[c] = v;
+}
+
+void recorder_flush(struct recorder *r)
+{
+    if (!r->open)
+        return;
+    for (int i = 0; i < RECORDER_COUNTER_COUNT; i++)
+        if (r->counters[i])
+            fmtw_stat(&r->w, counter_keys[i], r->counters[i]);
+    fmtw_flush(&r->w);
+    check_failed(r);
+    r->last_flush_ns = recorder_now_ns();
+}
+
+void recorder_maybe_flush(struct recorder *r, uint64_t now_ns)
+{
+    if (now_ns - r->last_flush_ns >= RECORDER_FLUSH_NS)
+        recorder_flush(r);
+}
+
+void recorder_close(struct recorder *r)
+{
+    if (!r->open)
+        return;
+    r->open = 0;
+    if (!r->w.error) {
+        const char *keys[RECORDER_COUNTER_COUNT];
+        uint64_t values[RECORDER_COUNTER_COUNT];
+        size_t n = 0;
+        for (int i = 0; i < RECORDER_COUNTER_COUNT; i++) {
+            keys[n] = counter_keys[i];
+            values[n++] = r->counters[i];
+        }
+        fmtw_finish(&r->w, keys, values, n);
+        check_failed(r);
+    }
+    fmtw_free(&r->w);
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    strtab_free(&r->strings);
+    strtab_free(&r->synthetic);
+    map64_free(&r->stack_index);
+    mem_free(r->synthetic_frame);
+    mem_free(r->stack_pool);
+    mem_free(r->stack_off);
+    mem_free(r->stack_len);
+    mem_free(r->stack_id);
+    r->synthetic_frame = r->stack_pool = r->stack_off = r->stack_len = r->stack_id = NULL;
+}

@@ -1,0 +1,203 @@
+/*
+ * threads: see threads.h.  Slots are handed out from pages of 256; a free
+ * list recycles slots of dead threads (their recording ids are not
+ * recycled).  ThreadID -> slot lookups go through a map under the lock.
+ */
+#include "agent/threads.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/map.h"
+#include "common/mem.h"
+
+#define PAGE_SLOTS 256u
+#define MAX_PAGES 4096u /* a million threads alive at once */
+#define NO_SLOT UINT32_MAX
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_slot *pages[MAX_PAGES];
+static uint32_t slots_made;
+static uint32_t free_head = NO_SLOT;
+static uint32_t next_id = 1;
+static struct map64 by_managed; /* ThreadID -> slot index */
+static _Atomic(struct thread_slot *) walking;
+static _Atomic uint64_t destroy_waits;
+
+static struct thread_slot *slot_at(uint32_t index)
+{
+    return &pages[index / PAGE_SLOTS][index % PAGE_SLOTS];
+}
+
+int threads_init(void)
+{
+    return 0;
+}
+
+void threads_shutdown(void)
+{
+    pthread_mutex_lock(&lock);
+    for (uint32_t p = 0; p < MAX_PAGES && pages[p]; p++) {
+        mem_free(pages[p]);
+        pages[p] = NULL;
+    }
+    slots_made = 0;
+    free_head = NO_SLOT;
+    map64_free(&by_managed);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Finds the slot of a ThreadID, creating it when `create`.  Under lock. */
+static struct thread_slot *find_locked(uintptr_t managed, int create)
+{
+    uint32_t index;
+    if (map64_get(&by_managed, managed, &index))
+        return slot_at(index);
+    if (!create)
+        return NULL;
+    if (free_head != NO_SLOT) {
+        index = free_head;
+        free_head = slot_at(index)->next_free;
+    } else {
+        if (slots_made / PAGE_SLOTS >= MAX_PAGES)
+            return NULL;
+        if (slots_made % PAGE_SLOTS == 0) {
+            struct thread_slot *page = mem_calloc(PAGE_SLOTS, sizeof *page);
+            if (!page)
+                return NULL;
+            pages[slots_made / PAGE_SLOTS] = page;
+        }
+        index = slots_made++;
+    }
+    if (map64_put(&by_managed, managed, index) < 0) {
+        struct thread_slot *s = slot_at(index);
+        s->next_free = free_head;
+        free_head = index;
+        return NULL;
+    }
+    struct thread_slot *s = slot_at(index);
+    s->managed = managed;
+    atomic_store(&s->os_tid, 0);
+    s->id = next_id++;
+    s->name_version = 0;
+    s->name[0] = '\0';
+    atomic_store(&s->state, THREAD_LIVE);
+    return s;
+}
+
+void threads_created(uintptr_t managed)
+{
+    pthread_mutex_lock(&lock);
+    find_locked(managed, 1);
+    pthread_mutex_unlock(&lock);
+}
+
+void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid)
+{
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 1);
+    if (s)
+        atomic_store(&s->os_tid, os_tid);
+    pthread_mutex_unlock(&lock);
+}
+
+void threads_renamed(uintptr_t managed, const char *utf8_name)
+{
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 1);
+    if (s) {
+        snprintf(s->name, sizeof s->name, "%s", utf8_name);
+        s->name_version++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void threads_destroyed(uintptr_t managed)
+{
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 0);
+    uint32_t index = 0;
+    if (s) {
+        atomic_store(&s->state, THREAD_DEAD);
+        map64_get(&by_managed, managed, &index);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!s)
+        return;
+
+    /* rule 2: let a walk of this thread finish before the runtime frees it */
+    if (atomic_load(&walking) == s) {
+        atomic_fetch_add(&destroy_waits, 1);
+        while (atomic_load(&walking) == s) {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+
+    pthread_mutex_lock(&lock);
+    uint32_t current;
+    if (map64_get(&by_managed, managed, &current) && current == index) {
+        map64_remove(&by_managed, managed);
+        atomic_fetch_add(&s->generation, 1);
+        atomic_store(&s->state, THREAD_FREE);
+        s->next_free = free_head;
+        free_head = index;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+long threads_snapshot(struct thread_view **out, size_t *cap)
+{
+    long n = 0;
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < slots_made; i++) {
+        struct thread_slot *s = slot_at(i);
+        if (atomic_load(&s->state) != THREAD_LIVE)
+            continue;
+        struct thread_view *grown = mem_grow(*out, cap, (size_t)n + 1, sizeof **out);
+        if (!grown) {
+            n = -1;
+            break;
+        }
+        *out = grown;
+        struct thread_view *v = &(*out)[n++];
+        v->slot = s;
+        v->generation = atomic_load(&s->generation);
+        v->managed = s->managed;
+        v->os_tid = atomic_load(&s->os_tid);
+        v->id = s->id;
+        v->name_version = s->name_version;
+        memcpy(v->name, s->name, sizeof v->name);
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int threads_begin_walk(const struct thread_view *v)
+{
+    atomic_store(&walking, v->slot);
+    if (atomic_load(&v->slot->state) == THREAD_LIVE &&
+        atomic_load(&v->slot->generation) == v->generation)
+        return 1;
+    atomic_store(&walking, NULL);
+    return 0;
+}
+
+void threads_end_walk(void)
+{
+    atomic_store(&walking, NULL);
+}
+
+void threads_set_os_tid(const struct thread_view *v, pid_t os_tid)
+{
+    if (atomic_load(&v->slot->generation) == v->generation)
+        atomic_store(&v->slot->os_tid, os_tid);
+}
+
+uint64_t threads_destroy_waits(void)
+{
+    return atomic_load(&destroy_waits);
+}
