@@ -1,0 +1,61 @@
+/*
+ * frame_name: see frame_name.h.
+ */
+#include "cli/frame_name.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static struct rec_str str(const struct recording *r, uint32_t id)
+{
+    return r->strings[id];
+}
+
+/* Basename of a module path: what follows the last '/'. */
+static struct rec_str basename_of(struct rec_str s)
+{
+    for (uint32_t i = s.len; i > 0; i--) {
+        if (s.p[i - 1] == '/') {
+            struct rec_str b = {s.p + i, s.len - i};
+            return b;
+        }
+    }
+    return s;
+}
+
+size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size)
+{
+    int n;
+    if (id == 0 || id >= r->frame_count) {
+        n = snprintf(out, size, "[invalid frame]");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    const struct rec_frame *f = &r->frames[id];
+    struct rec_str type = str(r, f->type), name = str(r, f->name);
+    struct rec_str module = basename_of(str(r, f->module));
+    switch (f->kind) {
+    case FMT_FRAME_MANAGED:
+        if (type.len)
+            n = snprintf(out, size, "%.*s.%.*s", (int)type.len, type.p, (int)name.len, name.p);
+        else
+            n = snprintf(out, size, "%.*s", (int)name.len, name.p);
+        if (n >= 0 && f->extra) {
+            size_t used = (size_t)n < size ? (size_t)n : (size > 0 ? size - 1 : 0);
+            int m = snprintf(out + used, size - used, "``%llu", (unsigned long long)f->extra);
+            n = m < 0 ? n : n + m;
+        }
+        break;
+    case FMT_FRAME_NATIVE:
+    case FMT_FRAME_RUNTIME:
+        if (name.len)
+            n = snprintf(out, size, "%.*s!%.*s", (int)module.len, module.p, (int)name.len, name.p);
+        else
+            n = snprintf(out, size, "%.*s!+0x%llx", (int)module.len, module.p,
+                         (unsigned long long)f->extra);
+        break;
+    default:
+        n = snprintf(out, size, "%.*s", (int)name.len, name.p);
+        break;
+    }
+    return n < 0 ? 0 : (size_t)n;
+}

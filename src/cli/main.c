@@ -1,0 +1,50 @@
+/*
+ * main: the corscope command.  Dispatches to a subcommand (record, report,
+ * check) and answers --help and --version.  Each subcommand parses its own
+ * options; see cli.h for the exit status convention.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: corscope <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  record   run a .NET program under the profiler and write a recording\n"
+    "  report   turn a recording into a report (collapsed stacks, top methods)\n"
+    "  check    validate a recording and say what is wrong with it\n"
+    "\n"
+    "  corscope <command> --help    options of one command\n"
+    "  corscope --version           version of corscope and its file format\n"
+    "\n"
+    "example:\n"
+    "  corscope record -o app.corscope -- dotnet App.dll\n"
+    "  corscope report -f top app.corscope\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("corscope %s (recording format 1.0)\n", CORSCOPE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "record"))
+        return cmd_record(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return cmd_check(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: record, report, check; see 'corscope --help')",
+              cmd);
+    return EXIT_USAGE;
+}

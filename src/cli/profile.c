@@ -1,0 +1,377 @@
+/*
+ * profile: see profile.h.  Work is done per distinct stack, not per sample:
+ * samples are first summed into (thread, stack) paths, and only the paths
+ * are matched against regexes and inserted into the call tree, so a
+ * million samples over a few thousand stacks cost a few thousand inserts.
+ */
+#include "cli/profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/frame_name.h"
+#include "common/mem.h"
+
+#define GROW(arr, cap, n) grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    void *p = mem_grow(*arr, cap, need, elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    return 0;
+}
+
+const char *prof_name(const struct profile *p, uint32_t name_id)
+{
+    return name_id < p->names.count ? p->names.strs[name_id] : "";
+}
+
+double prof_value(const struct profile *p, uint64_t weight)
+{
+    if (p->event < 0)
+        return (double)weight;
+    return (double)weight * (double)p->rec.events[p->event].period;
+}
+
+const char *prof_unit(const struct profile *p)
+{
+    static char unit[64];
+    if (p->event < 0)
+        return "";
+    struct rec_str u = p->rec.events[p->event].unit;
+    snprintf(unit, sizeof unit, "%.*s", (int)u.len, u.p);
+    return unit;
+}
+
+const char *prof_event_name(const struct profile *p)
+{
+    static char name[64];
+    if (p->event < 0)
+        return "none";
+    struct rec_str n = p->rec.events[p->event].name;
+    snprintf(name, sizeof name, "%.*s", (int)n.len, n.p);
+    return name;
+}
+
+static int choose_event(struct profile *p, const struct prof_filter *f, char *err, size_t n)
+{
+    struct recording *r = &p->rec;
+    p->event = -1;
+    if (f->event) {
+        for (size_t i = 0; i < r->event_count; i++)
+            if (rec_str_eq(r->events[i].name, f->event))
+                p->event = (long)i;
+        if (p->event < 0) {
+            char have[128] = "";
+            for (size_t i = 0; i < r->event_count; i++) {
+                size_t used = strlen(have);
+                snprintf(have + used, sizeof have - used, "%s%.*s", i ? ", " : "",
+                         (int)r->events[i].name.len, r->events[i].name.p);
+            }
+            snprintf(err, n, "the recording has no '%s' event (it has: %s)", f->event,
+                     have[0] ? have : "none");
+            return -1;
+        }
+        return 0;
+    }
+    /* the event of the first sample, else the first defined */
+    if (r->sample_count)
+        p->event = r->samples[0].event;
+    else if (r->event_count)
+        p->event = 0;
+    return 0;
+}
+
+/* Interns a display name; returns its id or UINT32_MAX.  A name keeps
+ * the kind of the first frame that printed it. */
+static uint32_t intern_name(struct profile *p, const char *s, size_t len, uint8_t kind)
+{
+    int is_new;
+    uint32_t id = strtab_intern(&p->names, s, len, &is_new);
+    if (id == UINT32_MAX || !is_new)
+        return id;
+    uint8_t *k = mem_realloc(p->name_kind, p->names.count);
+    if (!k)
+        return UINT32_MAX;
+    p->name_kind = k;
+    p->name_kind[id] = kind;
+    return id;
+}
+
+static int build_names(struct profile *p)
+{
+    struct recording *r = &p->rec;
+    p->name_kind = mem_calloc(1, 1);
+    p->frame_name = mem_calloc(r->frame_count, sizeof *p->frame_name);
+    p->thread_name = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *p->thread_name);
+    if (!p->name_kind || !p->frame_name || !p->thread_name)
+        return -1;
+    char buf[1024];
+    for (uint32_t id = 1; id < r->frame_count; id++) {
+        size_t len = fname_format(r, id, buf, sizeof buf);
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        uint32_t name = intern_name(p, buf, len, r->frames[id].kind);
+        if (name == UINT32_MAX)
+            return -1;
+        p->frame_name[id] = name;
+    }
+    for (size_t t = 0; t < r->thread_count; t++) {
+        struct rec_str n = r->strings[r->threads[t].name];
+        int len;
+        if (n.len)
+            len = snprintf(buf, sizeof buf, "[%.*s tid=%llu]", (int)n.len, n.p,
+                           (unsigned long long)r->threads[t].os_tid);
+        else
+            len = snprintf(buf, sizeof buf, "[tid=%llu]", (unsigned long long)r->threads[t].os_tid);
+        if (len < 0 || (size_t)len >= sizeof buf)
+            len = (int)sizeof buf - 1;
+        uint32_t name = intern_name(p, buf, (size_t)len, 0);
+        if (name == UINT32_MAX)
+            return -1;
+        p->thread_name[t] = name;
+    }
+    return 0;
+}
+
+static int thread_selected(const struct recording *r, size_t t, const char *want)
+{
+    if (!want)
+        return 1;
+    char tid[32];
+    snprintf(tid, sizeof tid, "%llu", (unsigned long long)r->threads[t].os_tid);
+    if (strcmp(tid, want) == 0)
+        return 1;
+    struct rec_str n = r->strings[r->threads[t].name];
+    size_t wl = strlen(want);
+    for (size_t i = 0; wl && i + wl <= n.len; i++)
+        if (memcmp(n.p + i, want, wl) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does any frame of the stack have a name matching `re`?  Results per name
+ * are cached in memo (0 unknown, 1 no, 2 yes). */
+static int stack_matches(const struct profile *p, uint32_t stack, const regex_t *re,
+                         uint8_t *memo)
+{
+    const struct recording *r = &p->rec;
+    struct rec_stack s = r->stacks[stack];
+    for (uint32_t i = 0; i < s.depth; i++) {
+        uint32_t name = p->frame_name[r->stack_frames[s.offset + i]];
+        if (!memo[name])
+            memo[name] = regexec(re, prof_name(p, name), 0, NULL, 0) == 0 ? 2 : 1;
+        if (memo[name] == 2)
+            return 1;
+    }
+    return 0;
+}
+
+static int select_samples(struct profile *p, const struct prof_filter *f)
+{
+    struct recording *r = &p->rec;
+    int rc = -1;
+    struct map64 path_of;
+    map64_init(&path_of);
+    uint8_t *keep_thread = mem_calloc(r->thread_count ? r->thread_count : 1, 1);
+    uint8_t *stack_ok = mem_calloc(r->stack_count, 1); /* 0 unknown, 1 drop, 2 keep */
+    uint8_t *memo_in = mem_calloc(p->names.count, 1);
+    uint8_t *memo_ex = mem_calloc(p->names.count, 1);
+    if (!keep_thread || !stack_ok || !memo_in || !memo_ex)
+        goto out;
+    for (size_t t = 0; t < r->thread_count; t++)
+        keep_thread[t] = (uint8_t)thread_selected(r, t, f->thread);
+
+    for (size_t i = 0; i < r->sample_count; i++) {
+        const struct rec_sample *s = &r->samples[i];
+        if ((long)s->event != p->event || !keep_thread[s->thread])
+            continue;
+        if (s->time < f->from_ns || (f->to_ns && s->time >= f->to_ns))
+            continue;
+        if (!stack_ok[s->stack]) {
+            int keep = 1;
+            if (f->has_include && !stack_matches(p, s->stack, &f->include, memo_in))
+                keep = 0;
+            if (keep && f->has_exclude && stack_matches(p, s->stack, &f->exclude, memo_ex))
+                keep = 0;
+            stack_ok[s->stack] = keep ? 2 : 1;
+        }
+        if (stack_ok[s->stack] != 2)
+            continue;
+        uint64_t key = ((uint64_t)(f->thread_roots ? s->thread : 0) << 32) | s->stack;
+        uint32_t at;
+        if (!map64_get(&path_of, key, &at)) {
+            if (GROW(p->paths, p->path_cap, p->path_count + 1))
+                goto out;
+            at = (uint32_t)p->path_count++;
+            struct prof_path np = {f->thread_roots ? s->thread : 0, s->stack, 0, 0};
+            p->paths[at] = np;
+            if (map64_put(&path_of, key, at) < 0)
+                goto out;
+        }
+        p->paths[at].weight += s->weight;
+        p->paths[at].samples++;
+        p->total_weight += s->weight;
+        if (!p->selected_samples || s->time < p->first_time)
+            p->first_time = s->time;
+        if (s->time > p->last_time)
+            p->last_time = s->time;
+        p->selected_samples++;
+    }
+    rc = 0;
+out:
+    map64_free(&path_of);
+    mem_free(keep_thread);
+    mem_free(stack_ok);
+    mem_free(memo_in);
+    mem_free(memo_ex);
+    return rc;
+}
+
+/* Child of `parent` named `name`, created when missing; UINT32_MAX on OOM. */
+static uint32_t child(struct profile *p, struct map64 *index, uint32_t parent, uint32_t name)
+{
+    uint64_t key = ((uint64_t)parent << 32) | name;
+    uint32_t at;
+    if (map64_get(index, key, &at))
+        return at;
+    if (p->node_count >= UINT32_MAX - 1 || GROW(p->nodes, p->node_cap, p->node_count + 1))
+        return UINT32_MAX;
+    at = (uint32_t)p->node_count++;
+    struct prof_node n = {name, parent, 0, p->nodes[parent].first_child, 0, 0};
+    p->nodes[at] = n;
+    p->nodes[parent].first_child = at;
+    if (map64_put(index, key, at) < 0)
+        return UINT32_MAX;
+    return at;
+}
+
+static int build_tree(struct profile *p, const struct prof_filter *f)
+{
+    const struct recording *r = &p->rec;
+    struct map64 index;
+    map64_init(&index);
+    if (GROW(p->nodes, p->node_cap, 1))
+        return -1;
+    memset(&p->nodes[0], 0, sizeof p->nodes[0]);
+    p->node_count = 1;
+    int rc = -1;
+    for (size_t i = 0; i < p->path_count; i++) {
+        const struct prof_path *path = &p->paths[i];
+        struct rec_stack s = r->stacks[path->stack];
+        uint32_t node = 0;
+        p->nodes[0].total += path->weight;
+        if (f->thread_roots) {
+            node = child(p, &index, node, p->thread_name[path->thread]);
+            if (node == UINT32_MAX)
+                goto out;
+            p->nodes[node].total += path->weight;
+        }
+        for (uint32_t k = 0; k < s.depth; k++) {
+            /* frames are stored leaf first */
+            uint32_t at = f->reverse ? k : s.depth - 1 - k;
+            uint32_t name = p->frame_name[r->stack_frames[s.offset + at]];
+            node = child(p, &index, node, name);
+            if (node == UINT32_MAX)
+                goto out;
+            p->nodes[node].total += path->weight;
+        }
+        p->nodes[node].self += path->weight;
+    }
+    rc = 0;
+out:
+    map64_free(&index);
+    return rc;
+}
+
+int prof_build(struct profile *p, struct recording *rec, const struct prof_filter *f, char *err,
+               size_t err_size)
+{
+    memset(p, 0, sizeof *p);
+    p->rec = *rec;
+    memset(rec, 0, sizeof *rec);
+    if (strtab_init(&p->names) < 0)
+        goto oom;
+    if (choose_event(p, f, err, err_size) < 0) {
+        prof_free(p);
+        return -1;
+    }
+    if (build_names(p) < 0 || select_samples(p, f) < 0 || build_tree(p, f) < 0)
+        goto oom;
+    return 0;
+oom:
+    snprintf(err, err_size, "out of memory while aggregating the recording");
+    prof_free(p);
+    return -1;
+}
+
+int prof_load(struct profile *p, const char *path, const struct prof_filter *f, char *err,
+              size_t err_size)
+{
+    struct recording rec;
+    if (rec_load_file(path, &rec, err, err_size) < 0) {
+        memset(p, 0, sizeof *p);
+        return -1;
+    }
+    return prof_build(p, &rec, f, err, err_size);
+}
+
+void prof_free(struct profile *p)
+{
+    rec_free(&p->rec);
+    strtab_free(&p->names);
+    mem_free(p->frame_name);
+    mem_free(p->name_kind);
+    mem_free(p->thread_name);
+    mem_free(p->paths);
+    mem_free(p->nodes);
+    memset(p, 0, sizeof *p);
+}
+
+static const struct profile *sort_profile;
+
+static int by_name(const void *a, const void *b)
+{
+    const struct prof_node *x = &sort_profile->nodes[*(const uint32_t *)a];
+    const struct prof_node *y = &sort_profile->nodes[*(const uint32_t *)b];
+    return strcmp(prof_name(sort_profile, x->name), prof_name(sort_profile, y->name));
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const struct prof_node *x = &sort_profile->nodes[*(const uint32_t *)a];
+    const struct prof_node *y = &sort_profile->nodes[*(const uint32_t *)b];
+    if (x->total != y->total)
+        return x->total < y->total ? 1 : -1;
+    return by_name(a, b);
+}
+
+size_t prof_children(const struct profile *p, uint32_t node, enum prof_order order,
+                     uint32_t **out, size_t *cap)
+{
+    size_t n = 0;
+    for (uint32_t c = p->nodes[node].first_child; c; c = p->nodes[c].next_sibling) {
+        uint32_t *grown = mem_grow(*out, cap, n + 1, sizeof **out);
+        if (!grown)
+            return SIZE_MAX;
+        *out = grown;
+        (*out)[n++] = c;
+    }
+    if (n > 1) {
+        sort_profile = p;
+        qsort(*out, n, sizeof **out, order == PROF_BY_NAME ? by_name : by_total);
+    }
+    return n;
+}
+
+void prof_filter_free(struct prof_filter *f)
+{
+    if (f->has_include)
+        regfree(&f->include);
+    if (f->has_exclude)
+        regfree(&f->exclude);
+    f->has_include = f->has_exclude = 0;
+}

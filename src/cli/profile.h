@@ -1,0 +1,91 @@
+/*
+ * profile: a recording read into the one aggregate every report is written
+ * from.
+ *
+ * Loading applies the filters common to all formats (event, thread, time
+ * window, include/exclude regexes on frame names, reversed stacks, thread
+ * names as roots), then builds:
+ *   - display names, deduplicated: frames that print the same share a name
+ *     id, so two FunctionIDs of one method merge in every report;
+ *   - per (thread, stack) weights of the samples that passed the filters;
+ *   - a call tree (trie over name ids, root first, or leaf first when
+ *     reversed) with total and self weight per node.
+ * Writers read these and the underlying recording; none re-reads the file.
+ */
+#ifndef CORSCOPE_PROFILE_H
+#define CORSCOPE_PROFILE_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/map.h"
+#include "common/strtab.h"
+#include "common/visibility.h"
+#include "format/reader.h"
+
+struct prof_filter {
+    const char *event;  /* event name; NULL = the first event with samples */
+    const char *thread; /* thread name substring or os tid; NULL = all */
+    uint64_t from_ns, to_ns; /* window relative to the start; to 0 = open */
+    regex_t include, exclude;
+    int has_include, has_exclude;
+    int reverse;      /* leaf first: who calls the hot methods */
+    int thread_roots; /* each stack starts with its thread's name */
+};
+
+struct prof_node {
+    uint32_t name;         /* name id */
+    uint32_t parent;       /* node index; the root (0) is its own parent */
+    uint32_t first_child;  /* 0 = none */
+    uint32_t next_sibling; /* 0 = none */
+    uint64_t total;        /* weight of samples through this node */
+    uint64_t self;         /* weight of samples ending here */
+};
+
+/* A (thread, stack) pair and the weight of its selected samples. */
+struct prof_path {
+    uint32_t thread; /* index into rec.threads */
+    uint32_t stack;  /* stack id */
+    uint64_t weight;
+    uint64_t samples;
+};
+
+struct profile {
+    struct recording rec;
+    long event;                /* index into rec.events, -1 when none */
+    struct strtab names;       /* display names; id 0 = "" */
+    uint32_t *frame_name;      /* frame id -> name id */
+    uint8_t *name_kind;        /* name id -> fmt_frame_kind (0 = thread root) */
+    uint32_t *thread_name;     /* thread index -> name id of its root label */
+    struct prof_path *paths;
+    size_t path_count, path_cap;
+    struct prof_node *nodes;   /* [0] = root */
+    size_t node_count, node_cap;
+    uint64_t total_weight;     /* of the selected samples */
+    uint64_t selected_samples;
+    uint64_t first_time, last_time; /* of the selected samples */
+};
+
+/* Loads and aggregates.  Returns 0, or -1 with a one-line reason in err. */
+HIDDEN int prof_load(struct profile *p, const char *path, const struct prof_filter *f, char *err,
+                     size_t err_size);
+/* Same from a recording already loaded; takes it over. */
+HIDDEN int prof_build(struct profile *p, struct recording *rec, const struct prof_filter *f,
+                      char *err, size_t err_size);
+HIDDEN void prof_free(struct profile *p);
+HIDDEN void prof_filter_free(struct prof_filter *f);
+
+enum prof_order { PROF_BY_NAME, PROF_BY_TOTAL };
+/* Children of a node, sorted, into *out (grown as needed, caller frees).
+ * Returns their number, or SIZE_MAX when out of memory. */
+HIDDEN size_t prof_children(const struct profile *p, uint32_t node, enum prof_order order,
+                            uint32_t **out, size_t *cap);
+
+HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
+/* Value of a weight in the event's unit (weight * period). */
+HIDDEN double prof_value(const struct profile *p, uint64_t weight);
+HIDDEN const char *prof_unit(const struct profile *p);
+HIDDEN const char *prof_event_name(const struct profile *p);
+
+#endif

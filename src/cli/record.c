@@ -1,0 +1,404 @@
+/*
+ * record: `corscope record [options] -- COMMAND [ARGS...]`: runs a program
+ * with the profiler loaded and waits for it.
+ *
+ * The program gets our standard input, output and error unchanged and the
+ * profiler's settings in its environment (CORECLR_* to load the agent,
+ * CORSCOPE_* for the agent's configuration, see common/config.h).  Signals
+ * sent to corscope (TERM, HUP, USR1, USR2) are passed on to the program;
+ * INT and QUIT from the terminal already reach it through its process group,
+ * so corscope ignores them while it waits, as system(3) does.  corscope
+ * exits with the program's status, or 128+signal when it was killed, and
+ * prints one summary line on stderr read from the finished recording.
+ *
+ * The recording file is created here first, exclusively, without following
+ * symlinks, mode 0600 (--force replaces an existing regular file): so a bad
+ * path is reported before the program starts, and the agent only ever
+ * opens a file that corscope made.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/config.h"
+#include "common/product.h"
+#include "format/reader.h"
+
+
+static const char record_usage[] =
+    "usage: corscope record [options] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND (a .NET program: `dotnet App.dll`, or an app host) with the\n"
+    "profiler loaded and writes a recording.\n"
+    "\n"
+    "  -o, --output FILE       recording to write (default NAME-DATE-TIME.corscope)\n"
+    "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
+    "                          wall: where every thread is, running or waiting\n"
+    "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
+    "      --sampler suspend   how stacks are taken: suspend = the runtime's own\n"
+    "                          stop-the-world stack walk (the only sampler for now)\n"
+    "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
+    "      --force             overwrite FILE if it exists\n"
+    "  -q, --quiet             no summary line\n"
+    "  -h, --help\n"
+    "\n"
+    "Exit status: the program's, or 128+N when signal N ended it; 2 for a bad\n"
+    "command line; 127/126 when COMMAND cannot be run.\n";
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+    pid_t pid = (pid_t)child_pid;
+    if (pid > 0)
+        kill(pid, sig);
+}
+
+static const int forwarded_signals[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+static const int ignored_signals[] = {SIGINT, SIGQUIT};
+
+/* Directory of this executable, for finding the agent beside it. */
+static int self_dir(char *out, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", out, size - 1);
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+/* The agent: beside the executable (the build tree), or in
+ * PREFIX/lib/corscope when installed as PREFIX/bin/corscope. */
+static int find_agent(char *out, size_t size)
+{
+    char dir[PATH_MAX];
+    if (self_dir(dir, sizeof dir) < 0)
+        return -1;
+    const char *const candidates[] = {"/libcorscope.so", "/../lib/corscope/libcorscope.so"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s%s", dir, candidates[i]);
+        if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < size)
+            return 0;
+    }
+    return -1;
+}
+
+/* NAME-YYYYmmdd-HHMMSS.corscope, NAME from the program (App for
+ * `dotnet App.dll`). */
+static void default_output(char **cmd, char *out, size_t size)
+{
+    const char *name = cmd[0];
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    char stem[64];
+    if (!strcmp(base, "dotnet") && cmd[1]) {
+        const char *dll = strrchr(cmd[1], '/') ? strrchr(cmd[1], '/') + 1 : cmd[1];
+        snprintf(stem, sizeof stem, "%s", dll);
+        char *dot = strrchr(stem, '.');
+        if (dot && (!strcmp(dot, ".dll") || !strcmp(dot, ".exe")))
+            *dot = '\0';
+    } else {
+        snprintf(stem, sizeof stem, "%s", base);
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, size, "%s-%s.corscope", stem[0] ? stem : "corscope", stamp);
+}
+
+/* Creates the recording file (see the top of this file).  Returns 0 or -1
+ * after printing the reason. */
+static int create_output(const char *path, int force)
+{
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+    int fd = open(path, flags, 0600);
+    if (fd < 0) {
+        int e = errno;
+        struct stat st;
+        if (e == EEXIST)
+            cli_error("%s exists (use --force to overwrite it)", path);
+        else if (e == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+            cli_error("%s is a symbolic link; refusing to write through it", path);
+        else
+            cli_error("cannot create %s: %s", path, strerror(e));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        cli_error("%s is not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void set_child_env(const struct config *c, const char *agent, const char *output)
+{
+    setenv("CORECLR_ENABLE_PROFILING", "1", 1);
+    setenv("CORECLR_PROFILER", CORSCOPE_CLSID_STRING, 1);
+    setenv("CORECLR_PROFILER_PATH", agent, 1);
+    setenv("CORECLR_PROFILER_PATH_64", agent, 1); /* the _64 form wins when set */
+    unsetenv("CORECLR_PROFILER_PATH_ARM64");
+    char value[PATH_MAX];
+#define EXPORT_SETTING(k, env)                        \
+    config_value_text(c, #k, value, sizeof value);    \
+    setenv(env, value, 1);
+    CONFIG_KEYS(EXPORT_SETTING)
+#undef EXPORT_SETTING
+    /* the agent expands %p in the path; a literal % travels as %% */
+    char escaped[2 * PATH_MAX];
+    size_t o = 0;
+    for (const char *p = output; *p && o + 2 < sizeof escaped; p++) {
+        if (*p == '%')
+            escaped[o++] = '%';
+        escaped[o++] = *p;
+    }
+    escaped[o] = '\0';
+    setenv("CORSCOPE_OUTPUT", escaped, 1);
+}
+
+/* Runs the command; returns its wait status, or -1 when it could not be
+ * started (after printing why; *exec_errno set when exec failed). */
+static int run_child(char **cmd, const struct config *c, const char *agent, const char *output,
+                     int *exec_errno)
+{
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        cli_error("cannot start %s: %s", cmd[0], strerror(errno));
+        return -1;
+    }
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        sigaddset(&block, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+
+    struct sigaction ign = {0}, saved_ign[2];
+    ign.sa_handler = SIG_IGN;
+    for (size_t i = 0; i < 2; i++)
+        sigaction(ignored_signals[i], &ign, &saved_ign[i]);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        cli_error("cannot start %s: %s", cmd[0], strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return -1;
+    }
+    if (pid == 0) {
+        for (size_t i = 0; i < 2; i++)
+            sigaction(ignored_signals[i], &saved_ign[i], NULL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(pipefd[0]);
+        set_child_env(c, agent, output);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        ssize_t w = write(pipefd[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    child_pid = pid;
+    struct sigaction fwd = {0};
+    fwd.sa_handler = forward_signal;
+    sigemptyset(&fwd.sa_mask);
+    fwd.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        sigaction(forwarded_signals[i], &fwd, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    close(pipefd[1]);
+    int e = 0;
+    ssize_t got;
+    do
+        got = read(pipefd[0], &e, sizeof e);
+    while (got < 0 && errno == EINTR);
+    close(pipefd[0]);
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            cli_error("waiting for %s: %s", cmd[0], strerror(errno));
+            return -1;
+        }
+    }
+    child_pid = 0;
+    for (size_t i = 0; i < 2; i++)
+        sigaction(ignored_signals[i], &saved_ign[i], NULL);
+    if (got == (ssize_t)sizeof e) {
+        *exec_errno = e;
+        return -1;
+    }
+    return status;
+}
+
+static int exit_status_of(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return EXIT_WORK_FAILED;
+}
+
+/* Reads the recording back and prints the summary line.  Returns 0 when a
+ * recording exists, -1 when the agent never wrote one. */
+static int summarize(const char *path, double seconds, int quiet)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size == 0)
+        return -1;
+    struct recording r;
+    char err[512];
+    if (rec_load_file(path, &r, err, sizeof err) < 0) {
+        cli_error("%s: %s", path, err);
+        return 0;
+    }
+    uint64_t weight = 0;
+    for (size_t i = 0; i < r.sample_count; i++)
+        weight += r.samples[i].weight;
+    uint64_t dropped = rec_stat(&r, "dropped_samples");
+    uint64_t failed = rec_stat(&r, "failed_walks");
+    if (!quiet) {
+        char extra[160] = "";
+        if (failed)
+            snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
+        fprintf(stderr, "corscope: %.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s%s\n",
+                seconds, r.sample_count, (unsigned long long)weight,
+                (unsigned long long)dropped, extra, path,
+                r.status == REC_COMPLETE ? "" : " (", r.status == REC_COMPLETE ? "" :
+                rec_status_name(r.status));
+        if (r.status != REC_COMPLETE)
+            fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
+    }
+    rec_free(&r);
+    return 0;
+}
+
+enum { OPT_SAMPLER = 256, OPT_MAX_DEPTH, OPT_FORCE };
+
+int cmd_record(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},   {"event", required_argument, NULL, 'e'},
+        {"interval", required_argument, NULL, 'i'}, {"sampler", required_argument, NULL, OPT_SAMPLER},
+        {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+        {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    char err[256];
+    struct config cfg;
+    config_defaults(&cfg);
+    /* the agent's log level is the one setting taken from our environment */
+    const char *level = getenv("CORSCOPE_LOG");
+    if (level && config_set(&cfg, "log", level, err, sizeof err) < 0)
+        return cli_usage_error("record", "CORSCOPE_LOG=%s: %s", level, err);
+    const char *output = NULL;
+    int force = 0, quiet = 0;
+
+    optind = 1;
+    opterr = 0;
+    int c, longindex = -1;
+    while ((c = getopt_long(argc, argv, "+:o:e:i:qh", longopts, &longindex)) != -1) {
+        /* the option as the user spelled it, for messages */
+        char opt[64];
+        if (longindex >= 0)
+            snprintf(opt, sizeof opt, "--%s", longopts[longindex].name);
+        else if (c == ':' || c == '?')
+            snprintf(opt, sizeof opt, "%s", argv[optind - 1]);
+        else
+            snprintf(opt, sizeof opt, "-%c", c);
+        longindex = -1;
+        const char *key = NULL;
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'e': key = "event"; break;
+        case 'i': key = "interval"; break;
+        case OPT_SAMPLER: key = "sampler"; break;
+        case OPT_MAX_DEPTH: key = "max_depth"; break;
+        case OPT_FORCE: force = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(record_usage, stdout); return 0;
+        case ':': return cli_usage_error("record", "option %s needs a value", opt);
+        default: return cli_usage_error("record", "unknown option '%s'", opt);
+        }
+        if (key && config_set(&cfg, key, optarg, err, sizeof err) < 0)
+            return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
+    }
+    if (optind >= argc)
+        return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
+    char **cmd = argv + optind;
+
+    const char *diag = getenv("DOTNET_EnableDiagnostics");
+    if (diag && !strcmp(diag, "0")) {
+        cli_error("DOTNET_EnableDiagnostics=0 is set, which stops the runtime from loading "
+                  "profilers; unset it to record");
+        return EXIT_USAGE;
+    }
+
+    char agent[PATH_MAX];
+    if (find_agent(agent, sizeof agent) < 0) {
+        cli_error("cannot find libcorscope.so beside corscope or in ../lib/corscope");
+        return EXIT_WORK_FAILED;
+    }
+
+    char name[PATH_MAX], path[PATH_MAX];
+    if (!output) {
+        default_output(cmd, name, sizeof name);
+        output = name;
+    }
+    if (output[0] == '/') {
+        snprintf(path, sizeof path, "%s", output);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || strlen(cwd) + strlen(output) + 2 > sizeof path) {
+            cli_error("cannot resolve the output path %s", output);
+            return EXIT_WORK_FAILED;
+        }
+        size_t n = strlen(cwd);
+        memcpy(path, cwd, n);
+        path[n] = '/';
+        memcpy(path + n + 1, output, strlen(output) + 1);
+    }
+    if (create_output(path, force) < 0)
+        return EXIT_WORK_FAILED;
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int exec_errno = 0;
+    int status = run_child(cmd, &cfg, agent, path, &exec_errno);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+    if (status < 0) {
+        unlink(path);
+        if (exec_errno) {
+            cli_error("cannot run '%s': %s", cmd[0], strerror(exec_errno));
+            return exec_errno == ENOENT ? 127 : 126;
+        }
+        return EXIT_WORK_FAILED;
+    }
+    int code = exit_status_of(status);
+    if (summarize(path, seconds, quiet) < 0) {
+        unlink(path);
+        cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                  "a bad CORSCOPE_* setting is reported above)", cmd[0]);
+        return code ? code : EXIT_WORK_FAILED;
+    }
+    return code;
+}

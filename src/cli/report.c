@@ -1,0 +1,322 @@
+/*
+ * report: `corscope report`: parses the options, loads the recording
+ * through the filters into a profile, and hands it to one format's writer.
+ * Also the table of formats and the helpers writers share.
+ *
+ * Output goes to stdout or to -o FILE; a file is written under a temporary
+ * name beside it and renamed into place only when the writer succeeded, so
+ * a failed report never leaves half a file behind.
+ */
+#include "cli/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/units.h"
+
+static const struct report_format formats[] = {
+    {"top", ".txt", report_top, "flat table of methods by self and total share"},
+    {"collapsed", ".collapsed", report_collapsed, "folded stacks for flame graph tools"},
+};
+
+const struct report_format *report_formats(size_t *count)
+{
+    *count = sizeof formats / sizeof formats[0];
+    return formats;
+}
+
+const struct report_format *report_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+const struct report_format *report_for_path(const char *path)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        const char *ext = formats[i].extension;
+        size_t e = ext ? strlen(ext) : 0;
+        if (e && n > e && strcmp(path + n - e, ext) == 0)
+            return &formats[i];
+    }
+    return NULL;
+}
+
+void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size)
+{
+    double v = prof_value(p, weight);
+    const char *unit = prof_unit(p);
+    if (strcmp(unit, "ns") == 0) {
+        if (v >= 1e9)
+            snprintf(out, size, "%.2f s", v / 1e9);
+        else if (v >= 1e6)
+            snprintf(out, size, "%.1f ms", v / 1e6);
+        else
+            snprintf(out, size, "%.0f us", v / 1e3);
+    } else if (strcmp(unit, "bytes") == 0) {
+        if (v >= 1024.0 * 1024 * 1024)
+            snprintf(out, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+        else if (v >= 1024.0 * 1024)
+            snprintf(out, size, "%.1f MiB", v / (1024.0 * 1024));
+        else
+            snprintf(out, size, "%.1f KiB", v / 1024.0);
+    } else {
+        snprintf(out, size, "%.0f", v);
+    }
+}
+
+/* Counters the agent writes when something could not be recorded as it
+ * happened, and how to say so. */
+static const struct {
+    const char *key;
+    const char *words;
+} loss_counters[] = {
+    {"dropped_samples", "samples dropped (buffers full)"},
+    {"failed_walks", "stack walks failed (shown as [unknown])"},
+    {"truncated_stacks", "stacks cut at the depth limit (shown as [truncated])"},
+    {"unresolved_frames", "frames without a name (shown as [unknown])"},
+    {"skipped_ticks", "sampling ticks skipped (runtime busy suspending)"},
+    {"write_errors", "write errors (recording stopped early)"},
+};
+
+void report_losses(const struct profile *p, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof loss_counters / sizeof loss_counters[0]; i++) {
+        uint64_t v = rec_stat(&p->rec, loss_counters[i].key);
+        if (!v || used >= size)
+            continue;
+        int n = snprintf(out + used, size - used, "%s%llu %s", used ? ", " : "",
+                         (unsigned long long)v, loss_counters[i].words);
+        if (n > 0)
+            used += (size_t)n;
+    }
+}
+
+static const char report_usage[] =
+    "usage: corscope report [options] RECORDING\n"
+    "\n"
+    "  -f, --format FORMAT   top (default) or collapsed; or picked by -o's extension\n"
+    "  -o, --output FILE     write there instead of standard output\n"
+    "      --event NAME      which event to report when the recording has several\n"
+    "      --thread T        only threads whose name contains T, or whose tid is T\n"
+    "      --from DURATION   only samples this long after the start (e.g. 2s)\n"
+    "      --to DURATION     only samples before this time\n"
+    "      --include REGEX   only stacks with a frame matching REGEX (POSIX ERE)\n"
+    "      --exclude REGEX   drop stacks with a frame matching REGEX\n"
+    "      --reverse         stacks leaf first: who calls the hot methods\n"
+    "      --threads         start every stack with its thread's name\n"
+    "      --limit N         top: rows to show (default 50, 0 for all)\n"
+    "  -h, --help\n";
+
+enum {
+    OPT_EVENT = 256,
+    OPT_THREAD,
+    OPT_FROM,
+    OPT_TO,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
+    OPT_REVERSE,
+    OPT_THREADS,
+    OPT_LIMIT,
+};
+
+static int compile_regex(regex_t *re, const char *pattern, const char *option)
+{
+    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, re, msg, sizeof msg);
+        cli_usage_error("report", "%s '%s': %s", option, pattern, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_report(const struct report_format *fmt, const struct profile *p,
+                        const struct report_options *o, const char *output)
+{
+    if (!output) {
+        int rc = fmt->write(p, o, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            cli_error("cannot write the report to standard output: %s", strerror(errno));
+            return EXIT_WORK_FAILED;
+        }
+        return rc < 0 ? EXIT_WORK_FAILED : 0;
+    }
+    size_t n = strlen(output);
+    char *tmp = malloc(n + 32);
+    if (!tmp) {
+        cli_error("out of memory");
+        return EXIT_WORK_FAILED;
+    }
+    snprintf(tmp, n + 32, "%s.tmp-%ld", output, (long)getpid());
+    FILE *f = fopen(tmp, "wx");
+    if (!f) {
+        cli_error("cannot write %s: %s", output, strerror(errno));
+        free(tmp);
+        return EXIT_WORK_FAILED;
+    }
+    int rc = fmt->write(p, o, f);
+    int write_errno = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !write_errno)
+        write_errno = errno ? errno : EIO;
+    if (rc == 0 && write_errno) {
+        cli_error("cannot write %s: %s", output, strerror(write_errno));
+        rc = -1;
+    }
+    if (rc == 0 && rename(tmp, output) != 0) {
+        cli_error("cannot write %s: %s", output, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    return rc == 0 ? 0 : EXIT_WORK_FAILED;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},   {"output", required_argument, NULL, 'o'},
+        {"event", required_argument, NULL, OPT_EVENT}, {"thread", required_argument, NULL, OPT_THREAD},
+        {"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+        {"include", required_argument, NULL, OPT_INCLUDE},
+        {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
+        {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct prof_filter filter;
+    memset(&filter, 0, sizeof filter);
+    struct report_options ro = {0, 50};
+    const char *format = NULL, *output = NULL;
+    int status = EXIT_USAGE;
+    const char *why;
+    uint64_t v;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:f:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': output = optarg; break;
+        case OPT_EVENT: filter.event = optarg; break;
+        case OPT_THREAD: filter.thread = optarg; break;
+        case OPT_FROM:
+            if (units_parse_duration(optarg, 0, &filter.from_ns, &why) < 0) {
+                cli_usage_error("report", "--from %s: %s", optarg, why);
+                goto out;
+            }
+            break;
+        case OPT_TO:
+            if (units_parse_duration(optarg, 0, &filter.to_ns, &why) < 0 || filter.to_ns == 0) {
+                cli_usage_error("report", "--to %s: %s", optarg,
+                                filter.to_ns == 0 ? "must be after the start" : why);
+                goto out;
+            }
+            break;
+        case OPT_INCLUDE:
+            if (filter.has_include)
+                regfree(&filter.include);
+            filter.has_include = 0;
+            if (compile_regex(&filter.include, optarg, "--include") < 0)
+                goto out;
+            filter.has_include = 1;
+            break;
+        case OPT_EXCLUDE:
+            if (filter.has_exclude)
+                regfree(&filter.exclude);
+            filter.has_exclude = 0;
+            if (compile_regex(&filter.exclude, optarg, "--exclude") < 0)
+                goto out;
+            filter.has_exclude = 1;
+            break;
+        case OPT_REVERSE: filter.reverse = 1; break;
+        case OPT_THREADS: filter.thread_roots = 1; break;
+        case OPT_LIMIT:
+            if (units_parse_count(optarg, 1000000000, &v, &why) < 0) {
+                cli_usage_error("report", "--limit %s: %s", optarg, why);
+                goto out;
+            }
+            ro.limit = (long)v;
+            break;
+        case 'h':
+            fputs(report_usage, stdout);
+            status = 0;
+            goto out;
+        case ':':
+            cli_usage_error("report", "option %s needs a value", argv[optind - 1]);
+            goto out;
+        default:
+            cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            goto out;
+        }
+    }
+    if (optind >= argc) {
+        cli_usage_error("report", "no recording given");
+        goto out;
+    }
+    if (optind + 1 < argc) {
+        cli_usage_error("report", "one recording at a time (got '%s' and '%s')", argv[optind],
+                        argv[optind + 1]);
+        goto out;
+    }
+    if (filter.to_ns && filter.to_ns <= filter.from_ns) {
+        cli_usage_error("report", "--to must be later than --from");
+        goto out;
+    }
+    const struct report_format *fmt = NULL;
+    if (format) {
+        fmt = report_find(format);
+        if (!fmt) {
+            size_t n;
+            const struct report_format *all = report_formats(&n);
+            char names[256] = "";
+            for (size_t i = 0; i < n; i++) {
+                size_t used = strlen(names);
+                snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", all[i].name);
+            }
+            cli_usage_error("report", "unknown format '%s' (formats: %s)", format, names);
+            goto out;
+        }
+    } else {
+        fmt = output ? report_for_path(output) : NULL;
+        if (!fmt)
+            fmt = report_find("top");
+    }
+
+    const char *path = argv[optind];
+    struct profile p;
+    char err[512];
+    if (prof_load(&p, path, &filter, err, sizeof err) < 0) {
+        cli_error("%s: %s", path, err);
+        status = EXIT_WORK_FAILED;
+        goto out;
+    }
+    if (p.rec.status != REC_COMPLETE)
+        cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
+                 rec_status_name(p.rec.status), p.rec.problem);
+    char losses[512];
+    report_losses(&p, losses, sizeof losses);
+    if (losses[0])
+        cli_warn("%s: %s", path, losses);
+    if (p.selected_samples == 0)
+        cli_warn("%s: no samples%s", path,
+                 p.rec.sample_count ? " pass the filters" : " were recorded");
+    status = write_report(fmt, &p, &ro, output);
+    prof_free(&p);
+out:
+    prof_filter_free(&filter);
+    return status;
+}

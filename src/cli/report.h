@@ -1,0 +1,45 @@
+/*
+ * report: the output formats.  Each format is one writer over a loaded
+ * profile (profile.h); this table is the only place that lists them, so a
+ * new format is one new file and one new line.
+ */
+#ifndef CORSCOPE_REPORT_H
+#define CORSCOPE_REPORT_H
+
+#include <stdio.h>
+
+#include "cli/profile.h"
+#include "common/visibility.h"
+
+struct report_options {
+    double min_percent; /* tree: prune nodes below this share */
+    long limit;         /* top: rows; 0 = all */
+};
+
+/* Writes the report to out.  Returns 0, or -1 after printing a
+ * `corscope:` line (e.g. out of memory). */
+typedef int (*report_writer)(const struct profile *p, const struct report_options *o, FILE *out);
+
+struct report_format {
+    const char *name;
+    const char *extension; /* picked by `-o file.ext`; NULL = none */
+    report_writer write;
+    const char *description;
+};
+
+HIDDEN const struct report_format *report_find(const char *name);
+HIDDEN const struct report_format *report_for_path(const char *path);
+HIDDEN const struct report_format *report_formats(size_t *count);
+
+HIDDEN int report_collapsed(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_top(const struct profile *p, const struct report_options *o, FILE *out);
+
+/* Helpers the writers share. */
+/* Formats a value in the profile's unit for people: "1.52 s", "320 ms",
+ * "12.0 MiB", "1234". */
+HIDDEN void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size);
+/* One line describing what was lost (drops, failed walks ...), or "" when
+ * nothing was. */
+HIDDEN void report_losses(const struct profile *p, char *out, size_t size);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * Tests of the report side: frame names (the same rules in every format),
+ * the profile aggregate with its filters, and the collapsed and top writers,
+ * over the fixture recording.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/frame_name.h"
+#include "cli/profile.h"
+#include "cli/report.h"
+#include "fixture.h"
+#include "format/writer.h"
+#include "test.h"
+
+static int load(struct profile *p, struct prof_filter *f)
+{
+    struct buf b;
+    buf_init(&b);
+    if (fixture_recording(&b, 1) < 0)
+        return -1;
+    struct recording r;
+    char err[256];
+    int rc = rec_load_memory(b.data, b.len, &r, err, sizeof err);
+    buf_free(&b);
+    if (rc < 0)
+        return -1;
+    return prof_build(p, &r, f, err, sizeof err);
+}
+
+/* Runs a writer into a string (caller frees). */
+static char *render(report_writer w, const struct profile *p, const struct report_options *o)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int rc = w(p, o, f);
+    fclose(f);
+    if (rc < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void test_frame_names(void)
+{
+    struct profile p;
+    struct prof_filter f = {0};
+    REQUIRE(load(&p, &f) == 0);
+    char name[128];
+    /* frames of the fixture: 1 Main, 2 Hot, 3 Cold (generic arity 1), 4 memcpy */
+    fname_format(&p.rec, 1, name, sizeof name);
+    CHECK_STR(name, "Demo.Program.Main");
+    fname_format(&p.rec, 3, name, sizeof name);
+    CHECK_STR(name, "Demo.Work.Cold``1");
+    fname_format(&p.rec, 4, name, sizeof name);
+    CHECK_STR(name, "libc.so.6!memcpy");
+    CHECK_EQ(fname_format(&p.rec, 3, name, 5), 17); /* cut, but says how long */
+    CHECK_STR(name, "Demo");
+    fname_format(&p.rec, 99, name, sizeof name);
+    CHECK_STR(name, "[invalid frame]");
+    prof_free(&p);
+}
+
+static void test_collapsed(void)
+{
+    struct profile p;
+    struct prof_filter f = {0};
+    REQUIRE(load(&p, &f) == 0);
+    CHECK_EQ(p.total_weight, FIXTURE_WEIGHT);
+    struct report_options o = {0, 0};
+    char *text = render(report_collapsed, &p, &o);
+    REQUIRE(text);
+    CHECK_STR(text, "Demo.Program.Main;Demo.Work.Cold``1 3\n"
+                    "Demo.Program.Main;Demo.Work.Hot 6\n"
+                    "Demo.Program.Main;Demo.Work.Hot;libc.so.6!memcpy 3\n");
+    free(text);
+    prof_free(&p);
+}
+
+static void test_filters(void)
+{
+    struct profile p;
+    struct prof_filter f = {0};
+    struct report_options o = {0, 0};
+    char *text;
+
+    f.thread_roots = 1;
+    f.thread = "work"; /* the thread named "worker" */
+    REQUIRE(load(&p, &f) == 0);
+    text = render(report_collapsed, &p, &o);
+    CHECK_STR(text, "[worker tid=101];Demo.Program.Main;Demo.Work.Cold``1 3\n");
+    free(text);
+    prof_free(&p);
+
+    memset(&f, 0, sizeof f);
+    f.reverse = 1;
+    REQUIRE(regcomp(&f.exclude, "memcpy", REG_EXTENDED | REG_NOSUB) == 0);
+    f.has_exclude = 1;
+    REQUIRE(load(&p, &f) == 0);
+    text = render(report_collapsed, &p, &o);
+    CHECK_STR(text, "Demo.Work.Cold``1;Demo.Program.Main 3\nDemo.Work.Hot;Demo.Program.Main 6\n");
+    free(text);
+    prof_free(&p);
+    prof_filter_free(&f);
+
+    /* the time window: the fixture's samples are 10 ms apart from 10 ms on */
+    memset(&f, 0, sizeof f);
+    f.from_ns = 30000000;
+    f.to_ns = 50000000;
+    REQUIRE(load(&p, &f) == 0);
+    CHECK_EQ(p.selected_samples, 2);
+    prof_free(&p);
+
+    memset(&f, 0, sizeof f);
+    f.event = "wall";
+    struct buf b;
+    buf_init(&b);
+    REQUIRE(fixture_recording(&b, 1) == 0);
+    struct recording r;
+    char err[256];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    CHECK(prof_build(&p, &r, &f, err, sizeof err) < 0);
+    CHECK_STR(err, "the recording has no 'wall' event (it has: cpu)");
+    buf_free(&b);
+}
+
+static void test_top(void)
+{
+    struct profile p;
+    struct prof_filter f = {0};
+    REQUIRE(load(&p, &f) == 0);
+    struct report_options o = {0, 0};
+    char *text = render(report_top, &p, &o);
+    REQUIRE(text);
+    /* Hot: self 6 of 12, total 9 of 12; Main total 100% */
+    CHECK(strstr(text, "  50.00%   75.00%") != NULL);
+    CHECK(strstr(text, "   0.00%  100.00%") != NULL);
+    CHECK(strstr(text, "# lost: 2 samples dropped (buffers full)") != NULL);
+    char *hot = strstr(text, "Demo.Work.Hot"), *cold = strstr(text, "Demo.Work.Cold");
+    CHECK(hot && cold && hot < cold); /* sorted by self */
+    free(text);
+    o.limit = 1;
+    text = render(report_top, &p, &o);
+    CHECK(text && strstr(text, "Demo.Work.Hot") && !strstr(text, "Demo.Work.Cold"));
+    free(text);
+    prof_free(&p);
+}
+
+void suite_report(void)
+{
+    RUN(test_frame_names);
+    RUN(test_collapsed);
+    RUN(test_filters);
+    RUN(test_top);
+}
