@@ -1,0 +1,14 @@
+#!/bin/sh
+# The main job: profile the bundled demo program (tests/apps/Demo) and write
+# reports of it into build/demo/, then show the top of the table.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/build/demo
+mkdir -p "$OUT"
+CORSCOPE=$ROOT/build/corscope
+"$CORSCOPE" record --force -o "$OUT/demo.corscope" -- dotnet "$ROOT/build/apps/Demo/Demo.dll" 4
+"$CORSCOPE" report -f collapsed -o "$OUT/demo.collapsed" "$OUT/demo.corscope"
+"$CORSCOPE" report -f top --limit 0 -o "$OUT/demo-top.txt" "$OUT/demo.corscope"
+"$CORSCOPE" report -f top --limit 25 "$OUT/demo.corscope"
+echo
+echo "reports in $OUT: demo.corscope (the recording), demo-top.txt, demo.collapsed"

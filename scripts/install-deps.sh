@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs what building and testing corscope needs and the machine lacks:
+# a C compiler, make, and the .NET SDK (which must already be there: it is
+# not in Debian's archive). Idempotent and quiet when nothing is missing.
+set -eu
+
+missing=""
+need() { command -v "$1" > /dev/null 2>&1 || missing="$missing $2"; }
+need cc gcc
+need make make
+need timeout coreutils
+need pgrep procps
+
+if [ -n "$missing" ]; then
+    echo "corscope: installing:$missing"
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo > /dev/null || { echo "corscope: need root (or sudo) to install:$missing" >&2; exit 1; }
+        SUDO=sudo
+    else
+        SUDO=
+    fi
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing > /dev/null
+fi
+
+if ! command -v dotnet > /dev/null 2>&1; then
+    echo "corscope: the .NET SDK (dotnet) is not installed; install .NET 8 or later from https://dot.net" >&2
+    exit 1
+fi

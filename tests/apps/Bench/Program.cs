@@ -1,0 +1,52 @@
+// Bench: a fixed amount of CPU-bound work (UNITS units of arithmetic and small
+// allocations) split over THREADS threads, for the overhead benchmark. Prints
+// the wall time the work took; the benchmark also times the whole process.
+// Usage: Bench [threads] [units]
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+
+namespace Bench;
+
+static class Kernel
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static double Unit(int seed)
+    {
+        // a little of everything a real program does: arithmetic, calls, a small allocation
+        double x = seed;
+        for (int i = 0; i < 20_000; i++) x = Step(x, i);
+        var list = new List<int>(64);
+        for (int i = 0; i < 64; i++) list.Add(i ^ seed);
+        return x + list.Sum();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static double Step(double x, int i) => x * 1.0000001 + (i & 7);
+}
+
+static class Program
+{
+    static int Main(string[] args)
+    {
+        int threads = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 1;
+        int units = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 2000;
+        var sw = Stopwatch.StartNew();
+        var workers = new Thread[threads];
+        double total = 0;
+        for (int t = 0; t < threads; t++)
+        {
+            int k = t;
+            workers[t] = new Thread(() =>
+            {
+                double s = 0;
+                for (int u = k; u < units; u += threads) s += Kernel.Unit(u);
+                lock (workers) total += s;
+            }) { Name = $"bench-{t}" };
+            workers[t].Start();
+        }
+        foreach (var w in workers) w.Join();
+        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "bench threads {0} units {1} ms {2:F1} check {3}", threads, units, sw.Elapsed.TotalMilliseconds, total > 0));
+        return 0;
+    }
+}

@@ -1,0 +1,44 @@
+# Shared helpers of the end-to-end tests. Each test is a bash script that
+# sources this file, runs programs from build/apps under the real runtime with
+# corscope, and asserts on what corscope reports. A test fails by exiting
+# non-zero with a message saying what differed from what.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}
+APPS=$ROOT/build/apps
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-e2e.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "  $*"; }
+
+# app NAME -> the command line that runs a test program
+app() { echo "dotnet $APPS/$1/$1.dll"; }
+
+# cs ARGS... : run corscope, with a timeout so a hang fails instead of blocking CI
+cs() { timeout -k 5 "${CS_TIMEOUT:-120}" "$CORSCOPE" "$@"; }
+
+# top_total FILE METHOD -> total% of METHOD in a `report -f top` output (0 if absent)
+top_total() { awk -v m="$2" '$NF == m { gsub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+top_self() { awk -v m="$2" '$NF == m { gsub("%", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+
+# assert_near WHAT ACTUAL EXPECTED TOLERANCE
+assert_near() {
+    awk -v a="$2" -v e="$3" -v t="$4" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }' ||
+        fail "$1: got $2, expected $3 +/- $4"
+    note "$1: $2 (expected $3 +/- $4)"
+}
+
+# assert_ge WHAT ACTUAL MIN
+assert_ge() {
+    awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }' || fail "$1: got $2, expected at least $3"
+}
+
+# assert_eq WHAT ACTUAL EXPECTED
+assert_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
+
+# collapsed_sum FILE REGEX -> total weight of collapsed lines matching REGEX
+collapsed_sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
+collapsed_total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }

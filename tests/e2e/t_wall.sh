@@ -1,0 +1,23 @@
+# Wall-clock mode samples every thread whatever it does: the sleeping thread
+# shows up in Thread.Sleep about as often as the spinning one; in CPU mode the
+# sleeper adds (almost) nothing.
+source "$(dirname "$0")/lib.sh"
+
+cs record -q -e wall -o "$T/wall.corscope" -- $(app WallClock) 2 > /dev/null
+cs report -f collapsed --threads "$T/wall.corscope" > "$T/wall.txt"
+sleeper=$(collapsed_sum "$T/wall.txt" '^\[sleeper tid=[0-9]+\];')
+spinner=$(collapsed_sum "$T/wall.txt" '^\[spinner tid=[0-9]+\];')
+napping=$(collapsed_sum "$T/wall.txt" '^\[sleeper tid=[0-9]+\];.*WallClock\.Sleeper\.Nap')
+assert_ge "wall: spinner samples" "$spinner" 100
+ratio=$(awk -v a="$sleeper" -v b="$spinner" 'BEGIN { printf "%.2f", a / b }')
+assert_near "wall: sleeper/spinner samples" "$ratio" 1 0.2
+assert_ge "wall: sleeper samples in Sleeper.Nap" "$napping" "$(awk -v s="$sleeper" 'BEGIN { print 0.9 * s }')"
+
+cs record -q -e cpu -o "$T/cpu.corscope" -- $(app WallClock) 2 > /dev/null
+cs report -f collapsed --threads "$T/cpu.corscope" > "$T/cpu.txt"
+sleeper=$(collapsed_sum "$T/cpu.txt" '^\[sleeper tid=[0-9]+\];')
+spinner=$(collapsed_sum "$T/cpu.txt" '^\[spinner tid=[0-9]+\];')
+assert_ge "cpu: spinner samples" "$spinner" 100
+pct=$(awk -v a="$sleeper" -v b="$spinner" 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
+awk -v p="$pct" 'BEGIN { exit !(p < 3) }' || fail "cpu: sleeper has $pct% of the samples"
+note "cpu: sleeper $sleeper samples vs spinner $spinner"
