@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what building and testing corscope needs and the machine lacks:
-# a C compiler, make, and the .NET SDK (which must already be there: it is
+# a C compiler, make, the C library's debug symbols, and the .NET SDK (which must already be there: it is
 # not in Debian's archive). Idempotent and quiet when nothing is missing.
 set -eu
 
@@ -10,6 +10,10 @@ need cc gcc
 need make make
 need timeout coreutils
 need pgrep procps
+# the C library's full symbol table, so native frames inside it have names
+# (its waits and sorts live in functions it does not export)
+pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }
+command -v dpkg > /dev/null 2>&1 && pkg libc6-dbg
 
 if [ -n "$missing" ]; then
     echo "corscope: installing:$missing"

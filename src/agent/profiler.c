@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/codemap.h"
 #include "agent/log.h"
 #include "agent/threads.h"
 #include "clr/clr_defaults.h"
@@ -159,8 +160,13 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         a->info = NULL;
         return E_FAIL;
     }
-    DWORD mask = COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT;
-    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, mask, 0);
+    DWORD mask = COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT, high = 0;
+    if (a->cfg.sampler == CONFIG_SAMPLER_SIGNAL) {
+        /* the code map: where each method's code is, and when it goes away */
+        mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_MODULE_LOADS;
+        high |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    }
+    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, mask, high);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
         goto decline;
@@ -233,6 +239,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
 {
     (void)iface;
     threads_assigned_os_thread(thread, (pid_t)os_thread);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (p->initialized && p->agent.cfg.sampler == CONFIG_SAMPLER_SIGNAL)
+        agent_poke(&p->agent);
     return S_OK;
 }
 
@@ -244,6 +253,42 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
     char utf8[96];
     utf16_to_utf8(name, name ? length : 0, utf8, sizeof utf8);
     threads_renamed(thread, utf8);
+    return S_OK;
+}
+
+/* The code map (codemap.h) learns about code from these; they only queue. */
+static HRESULT STDMETHODCALLTYPE profiler_JITCompilationFinished(ICorProfilerCallback11 *iface,
+                                                                 FunctionID function,
+                                                                 HRESULT status, BOOL safe)
+{
+    (void)iface;
+    (void)safe;
+    if (status >= 0)
+        codemap_note(function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodJITCompilationFinished(
+    ICorProfilerCallback11 *iface, FunctionID function, HRESULT status, BOOL safe)
+{
+    return profiler_JITCompilationFinished(iface, function, status, safe);
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCallback11 *iface,
+                                                                FunctionID function)
+{
+    (void)iface;
+    (void)function;
+    codemap_invalidate(); /* its code may be reused for another method */
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
+                                                              ModuleID module)
+{
+    (void)iface;
+    (void)module;
+    codemap_invalidate(); /* a collectible assembly goes, with its code */
     return S_OK;
 }
 
@@ -260,8 +305,13 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
+    .JITCompilationFinished = profiler_JITCompilationFinished,
+    .ModuleUnloadStarted = profiler_ModuleUnloadStarted,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
+    /* ICorProfilerCallback8, 9 */
+    .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,
+    .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
 };
 CLR_VTBL_END
 

@@ -124,7 +124,7 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
     read_cmdline(text, sizeof text);
     fmtw_info(&r->w, "command", text);
     fmtw_info(&r->w, "event", config_event_name(c->event));
-    fmtw_info(&r->w, "sampler", "suspend");
+    fmtw_info(&r->w, "sampler", config_sampler_name(c->sampler));
     snprintf(text, sizeof text, "%llu", (unsigned long long)c->interval_ns);
     fmtw_info(&r->w, "interval_ns", text);
     snprintf(text, sizeof text, "%u", c->max_depth);

@@ -43,7 +43,11 @@
     X(SUSPEND_NS, "suspended_ns")             /* total time the runtime was held */  \
     X(MAX_SUSPEND_NS, "max_suspended_ns")     /* longest single suspension */        \
     X(STACK_RESETS, "stack_table_resets")     /* stack table forgotten (memory) */   \
-    X(WRITE_ERRORS, "write_errors")           /* recording stopped by an I/O error */
+    X(WRITE_ERRORS, "write_errors")           /* recording stopped by an I/O error */ \
+    X(UNSAMPLED_THREADS, "unsampled_threads") /* no timer/ring: thread not sampled */ \
+    X(ORPHAN_SIGNALS, "orphan_signals")       /* sampler signals on unknown threads */ \
+    X(NO_SYMBOL, "native_frames_without_symbol") /* shown as library!+offset */ \
+    X(SAMPLER_CPU_NS, "sampler_cpu_ns")       /* CPU the sampler thread used */
 
 enum recorder_counter {
 #define ENUM(name, key) RECORDER_##name,

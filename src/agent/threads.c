@@ -26,6 +26,7 @@ static uint32_t next_id = 1;
 static struct map64 by_managed; /* ThreadID -> slot index */
 static _Atomic(struct thread_slot *) walking;
 static _Atomic uint64_t destroy_waits;
+static _Atomic uint64_t changes; /* bumped when a thread gets a tid, a name or dies */
 
 static struct thread_slot *slot_at(uint32_t index)
 {
@@ -102,6 +103,7 @@ void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid)
     if (s)
         atomic_store(&s->os_tid, os_tid);
     pthread_mutex_unlock(&lock);
+    atomic_fetch_add(&changes, 1);
 }
 
 void threads_renamed(uintptr_t managed, const char *utf8_name)
@@ -113,10 +115,12 @@ void threads_renamed(uintptr_t managed, const char *utf8_name)
         s->name_version++;
     }
     pthread_mutex_unlock(&lock);
+    atomic_fetch_add(&changes, 1);
 }
 
 void threads_destroyed(uintptr_t managed)
 {
+    atomic_fetch_add(&changes, 1);
     pthread_mutex_lock(&lock);
     struct thread_slot *s = find_locked(managed, 0);
     uint32_t index = 0;
@@ -200,4 +204,9 @@ void threads_set_os_tid(const struct thread_view *v, pid_t os_tid)
 uint64_t threads_destroy_waits(void)
 {
     return atomic_load(&destroy_waits);
+}
+
+uint64_t threads_changes(void)
+{
+    return atomic_load(&changes);
 }

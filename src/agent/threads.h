@@ -74,6 +74,10 @@ HIDDEN void threads_end_walk(void);
 /* Sets the OS tid learned another way (GetThreadInfo). */
 HIDDEN void threads_set_os_tid(const struct thread_view *v, pid_t os_tid);
 
+/* A counter that moves whenever a thread gets an OS tid, a name, or dies:
+ * the signal sampler rescans its threads when it changed. */
+HIDDEN uint64_t threads_changes(void);
+
 /* Test hook: number of ThreadDestroyed calls that had to wait for a walk. */
 HIDDEN uint64_t threads_destroy_waits(void);
 

@@ -45,8 +45,12 @@ static const char record_usage[] =
     "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
-    "      --sampler suspend   how stacks are taken: suspend = the runtime's own\n"
-    "                          stop-the-world stack walk (the only sampler for now)\n"
+    "      --sampler S         how stacks are taken: signal (default) interrupts each\n"
+    "                          thread where it runs and walks managed and native\n"
+    "                          frames; suspend stops the runtime and asks it for the\n"
+    "                          managed stacks (safepoint-biased, for comparison)\n"
+    "      --signal SIG        the signal sampler's signal (default SIGPROF; also\n"
+    "                          SIGVTALRM, SIGALRM, SIGUSR1, SIGUSR2, SIGRTMIN+3..)\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line\n"
@@ -290,13 +294,14 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_MAX_DEPTH, OPT_FORCE };
+enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_MAX_DEPTH, OPT_FORCE };
 
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"event", required_argument, NULL, 'e'},
         {"interval", required_argument, NULL, 'i'}, {"sampler", required_argument, NULL, OPT_SAMPLER},
+        {"signal", required_argument, NULL, OPT_SIGNAL},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
@@ -330,6 +335,7 @@ int cmd_record(int argc, char **argv)
         case 'e': key = "event"; break;
         case 'i': key = "interval"; break;
         case OPT_SAMPLER: key = "sampler"; break;
+        case OPT_SIGNAL: key = "signal"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_FORCE: force = 1; break;
         case 'q': quiet = 1; break;

@@ -304,17 +304,21 @@ int cmd_report(int argc, char **argv)
         status = EXIT_WORK_FAILED;
         goto out;
     }
-    if (p.rec.status != REC_COMPLETE)
-        cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
-                 rec_status_name(p.rec.status), p.rec.problem);
-    char losses[512];
-    report_losses(&p, losses, sizeof losses);
-    if (losses[0])
-        cli_warn("%s: %s", path, losses);
-    if (p.selected_samples == 0)
-        cli_warn("%s: no samples%s", path,
-                 p.rec.sample_count ? " pass the filters" : " were recorded");
     status = write_report(fmt, &p, &ro, output);
+    /* what the report could not show, once it exists (a report that could
+     * not be written gets its one error line, nothing more) */
+    if (status == 0) {
+        if (p.rec.status != REC_COMPLETE)
+            cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
+                     rec_status_name(p.rec.status), p.rec.problem);
+        char losses[512];
+        report_losses(&p, losses, sizeof losses);
+        if (losses[0])
+            cli_warn("%s: %s", path, losses);
+        if (p.selected_samples == 0)
+            cli_warn("%s: no samples%s", path,
+                     p.rec.sample_count ? " pass the filters" : " were recorded");
+    }
     prof_free(&p);
 out:
     prof_filter_free(&filter);

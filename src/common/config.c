@@ -3,6 +3,7 @@
  */
 #include "common/config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@ void config_defaults(struct config *c)
     snprintf(c->output, sizeof c->output, "corscope-%%p.corscope");
     c->event = CONFIG_EVENT_CPU;
     c->interval_ns = CONFIG_INTERVAL_DEFAULT_NS;
-    c->sampler = CONFIG_SAMPLER_SUSPEND;
+    c->sampler = CONFIG_SAMPLER_SIGNAL;
+    c->signal = SIGPROF;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
 }
@@ -23,6 +25,49 @@ void config_defaults(struct config *c)
 const char *config_event_name(enum config_event e)
 {
     return e == CONFIG_EVENT_WALL ? "wall" : "cpu";
+}
+
+const char *config_sampler_name(enum config_sampler s)
+{
+    return s == CONFIG_SAMPLER_SUSPEND ? "suspend" : "signal";
+}
+
+/* Signals the sampler may use: ones the runtime and the C library leave
+ * alone.  Not SIGRTMIN (the runtime's activation signal) nor the two after
+ * it, not the fault signals the runtime turns into exceptions, not the
+ * ones that stop or kill. */
+static const struct {
+    const char *name;
+    int number;
+} usable_signals[] = {
+    {"SIGPROF", SIGPROF}, {"SIGVTALRM", SIGVTALRM}, {"SIGALRM", SIGALRM},
+    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2},
+};
+
+static int parse_signal(const char *text, int *out)
+{
+    const char *name = strncmp(text, "SIG", 3) == 0 ? text + 3 : text;
+    for (size_t i = 0; i < sizeof usable_signals / sizeof usable_signals[0]; i++) {
+        if (!strcmp(name, usable_signals[i].name + 3)) {
+            *out = usable_signals[i].number;
+            return 0;
+        }
+    }
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (*text && !*end) {
+        for (size_t i = 0; i < sizeof usable_signals / sizeof usable_signals[0]; i++) {
+            if (usable_signals[i].number == n) {
+                *out = (int)n;
+                return 0;
+            }
+        }
+        if (n >= SIGRTMIN + 3 && n <= SIGRTMAX) {
+            *out = (int)n;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
@@ -53,10 +98,16 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
                 c->interval_ns = ns;
         }
     } else if (!strcmp(key, "sampler")) {
-        if (!strcmp(value, "suspend"))
+        if (!strcmp(value, "signal"))
+            c->sampler = CONFIG_SAMPLER_SIGNAL;
+        else if (!strcmp(value, "suspend"))
             c->sampler = CONFIG_SAMPLER_SUSPEND;
         else
-            why = "unknown sampler (samplers: suspend)";
+            why = "unknown sampler (samplers: signal, suspend)";
+    } else if (!strcmp(key, "signal")) {
+        if (parse_signal(value, &c->signal) < 0)
+            why = "not a signal the sampler may use (SIGPROF, SIGVTALRM, SIGALRM, SIGUSR1, "
+                  "SIGUSR2, or a number from SIGRTMIN+3 to SIGRTMAX)";
     } else if (!strcmp(key, "max_depth")) {
         uint64_t n;
         if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
@@ -117,7 +168,9 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
     else if (!strcmp(key, "interval"))
         snprintf(out, size, "%lluns", (unsigned long long)c->interval_ns);
     else if (!strcmp(key, "sampler"))
-        snprintf(out, size, "suspend");
+        snprintf(out, size, "%s", config_sampler_name(c->sampler));
+    else if (!strcmp(key, "signal"))
+        snprintf(out, size, "%d", c->signal);
     else if (!strcmp(key, "max_depth"))
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))

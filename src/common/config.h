@@ -18,7 +18,7 @@
 #include "common/visibility.h"
 
 enum config_event { CONFIG_EVENT_CPU = 1, CONFIG_EVENT_WALL = 2 };
-enum config_sampler { CONFIG_SAMPLER_SUSPEND = 1 };
+enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
@@ -33,6 +33,7 @@ struct config {
     enum config_event event;
     uint64_t interval_ns;
     enum config_sampler sampler;
+    int signal;            /* the signal sampler's signal (SIGPROF by default) */
     uint32_t max_depth;
     enum config_log log;
 };
@@ -44,6 +45,7 @@ struct config {
     X(interval, "CORSCOPE_INTERVAL") \
     X(sampler, "CORSCOPE_SAMPLER") \
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
+    X(signal, "CORSCOPE_SIGNAL") \
     X(log, "CORSCOPE_LOG")
 
 HIDDEN void config_defaults(struct config *c);
@@ -59,6 +61,7 @@ HIDDEN const char *config_env_name(const char *key);
 /* Text form of a setting, as config_set accepts it. */
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
 HIDDEN const char *config_event_name(enum config_event e);
+HIDDEN const char *config_sampler_name(enum config_sampler s);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

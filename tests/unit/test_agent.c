@@ -4,6 +4,7 @@
  * (rule 2), and the pure helpers of name resolution.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -19,7 +20,7 @@ static void test_config_defaults_and_values(void)
     CHECK_EQ(c.event, CONFIG_EVENT_CPU);
     CHECK_EQ(c.interval_ns, 10000000);
     CHECK_EQ(c.max_depth, 4096);
-    char err[128];
+    char err[256], text0[64];
     CHECK(config_set(&c, "interval", "1ms", err, sizeof err) == 0 && c.interval_ns == 1000000);
     CHECK(config_set(&c, "interval", "1s", err, sizeof err) == 0 && c.interval_ns == 1000000000);
     CHECK(config_set(&c, "interval", "999us", err, sizeof err) < 0);
@@ -31,6 +32,26 @@ static void test_config_defaults_and_values(void)
     CHECK(config_set(&c, "max_depth", "65536", err, sizeof err) == 0 && c.max_depth == 65536);
     CHECK(config_set(&c, "output", "", err, sizeof err) < 0);
     CHECK(config_set(&c, "nonsense", "1", err, sizeof err) < 0);
+    /* the sampler and its signal: never the runtime's SIGRTMIN, nor a fault */
+    CHECK(c.sampler == CONFIG_SAMPLER_SIGNAL && c.signal == SIGPROF);
+    CHECK(config_set(&c, "sampler", "suspend", err, sizeof err) == 0 &&
+          c.sampler == CONFIG_SAMPLER_SUSPEND);
+    CHECK(config_set(&c, "sampler", "signal", err, sizeof err) == 0 &&
+          c.sampler == CONFIG_SAMPLER_SIGNAL);
+    CHECK(config_set(&c, "sampler", "perf", err, sizeof err) < 0);
+    CHECK(config_set(&c, "signal", "SIGVTALRM", err, sizeof err) == 0 && c.signal == SIGVTALRM);
+    CHECK(config_set(&c, "signal", "USR2", err, sizeof err) == 0 && c.signal == SIGUSR2);
+    CHECK(config_set(&c, "signal", "SIGSEGV", err, sizeof err) < 0);
+    CHECK(config_set(&c, "signal", "SIGRTMIN", err, sizeof err) < 0);
+    char rt[16];
+    snprintf(rt, sizeof rt, "%d", SIGRTMIN);
+    CHECK(config_set(&c, "signal", rt, err, sizeof err) < 0);
+    snprintf(rt, sizeof rt, "%d", SIGRTMIN + 3);
+    CHECK(config_set(&c, "signal", rt, err, sizeof err) == 0 && c.signal == SIGRTMIN + 3);
+    config_value_text(&c, "signal", text0, sizeof text0);
+    struct config e;
+    config_defaults(&e);
+    CHECK(config_set(&e, "signal", text0, err, sizeof err) == 0 && e.signal == c.signal);
     /* values print back in a form the parser takes */
     char text[64];
     config_value_text(&c, "interval", text, sizeof text);

@@ -1,5 +1,5 @@
 /*
- * sampler: the stop-the-world sampler (--sampler suspend).
+ * sampler_suspend: the stop-the-world sampler (--sampler suspend).
  *
  * On Linux a cross-thread DoStackSnapshot works only while the profiler
  * itself has suspended the runtime, so every tick this dedicated native
@@ -32,11 +32,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "agent/osthread.h"
 #include "agent/threads.h"
 #include "common/mem.h"
 
@@ -105,35 +107,6 @@ static HRESULT STDMETHODCALLTYPE on_frame(FunctionID function, UINT_PTR ip,
     return S_OK;
 }
 
-static uint64_t thread_cpu_ns(pid_t tid)
-{
-    /* the kernel's per-thread CPU clock id of another thread of this process
-     * (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)) */
-    clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6u);
-    struct timespec ts;
-    if (clock_gettime(clock, &ts) < 0)
-        return UINT64_MAX;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Is the thread on a CPU (or ready for one) right now?  From the state
- * field of /proc/self/task/TID/stat, which follows the last ')'. */
-static int thread_running(pid_t tid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    const char *paren = strrchr(text, ')');
-    return paren && paren[1] == ' ' && paren[2] == 'R';
-}
-
 /* Index of the thread's accounting, created on first sight; SIZE_MAX when
  * out of memory. */
 static size_t track(struct sampler *s, const struct thread_view *v)
@@ -169,25 +142,6 @@ static void prune_tracks(struct sampler *s)
     s->track_count = kept;
 }
 
-/* The name the OS knows a thread by (the runtime names its own threads:
- * ".NET Finalizer", ".NET TP Worker" ...), or "" */
-static void os_thread_name(pid_t tid, char *out, size_t size)
-{
-    char path[64];
-    out[0] = '\0';
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, size - 1);
-    close(fd);
-    if (n <= 0)
-        n = 0;
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-        n--;
-    out[n] = '\0';
-}
-
 /* Writes THRD records for new and renamed threads.  A thread without a
  * managed name is named after its OS name when it is first recorded. */
 static void record_thread(struct sampler *s, struct thread_view *v, struct tracked *t)
@@ -197,7 +151,7 @@ static void record_thread(struct sampler *s, struct thread_view *v, struct track
     char name[96];
     snprintf(name, sizeof name, "%s", v->name);
     if (!name[0])
-        os_thread_name(v->os_tid, name, sizeof name);
+        osthread_name(v->os_tid, name, sizeof name);
     recorder_thread(&s->a->rec, v->id, (uint64_t)v->os_tid, name[0] ? name : NULL);
     t->name_version = v->name_version + 1;
 }
@@ -227,7 +181,7 @@ static size_t choose(struct sampler *s, long count)
         if (a->cfg.event == CONFIG_EVENT_CPU) {
             if (!v->os_tid)
                 continue;
-            uint64_t now = thread_cpu_ns(v->os_tid);
+            uint64_t now = osthread_cpu_ns(v->os_tid);
             if (now == UINT64_MAX)
                 continue;
             if (t->cpu_last != UINT64_MAX && now > t->cpu_last)
@@ -236,7 +190,7 @@ static size_t choose(struct sampler *s, long count)
             /* a thread that used CPU but is blocked now would be caught in
              * its wait (Thread.Sleep, a lock), not where the CPU went: its
              * credit waits for a tick that finds it running */
-            if (t->credit < interval || !thread_running(v->os_tid))
+            if (t->credit < interval || !osthread_running(v->os_tid))
                 continue;
             weight = t->credit / interval;
             /* the credit is spent when the sample is taken (see tick) */
@@ -396,20 +350,7 @@ static void tick(struct sampler *s)
     prune_tracks(s);
 }
 
-/* Sleeps until the absolute CLOCK_MONOTONIC time, or until Shutdown. */
-static void sleep_until(struct agent *a, uint64_t deadline_ns)
-{
-    struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
-                          (long)(deadline_ns % 1000000000ull)};
-    pthread_mutex_lock(&a->wake_lock);
-    while (!atomic_load(&a->stopping)) {
-        if (pthread_cond_timedwait(&a->wake, &a->wake_lock, &ts) == ETIMEDOUT)
-            break;
-    }
-    pthread_mutex_unlock(&a->wake_lock);
-}
-
-static void *sampler_main(void *arg)
+void *suspend_sampler_main(void *arg)
 {
     struct sampler s;
     memset(&s, 0, sizeof s);
@@ -424,7 +365,7 @@ static void *sampler_main(void *arg)
     uint64_t interval = s.a->cfg.interval_ns;
     uint64_t next = recorder_now_ns() + interval;
     while (!atomic_load(&s.a->stopping)) {
-        sleep_until(s.a, next);
+        agent_sleep_until(s.a, next);
         if (atomic_load(&s.a->stopping))
             break;
         uint64_t now = recorder_now_ns();
@@ -434,6 +375,8 @@ static void *sampler_main(void *arg)
         tick(&s);
         recorder_maybe_flush(&s.a->rec, recorder_now_ns());
     }
+    recorder_count(&s.a->rec, RECORDER_SAMPLER_CPU_NS,
+                   osthread_cpu_ns((pid_t)syscall(SYS_gettid)));
     mem_free(s.views);
     mem_free(s.tracks);
     mem_free(s.picks);
@@ -441,50 +384,4 @@ static void *sampler_main(void *arg)
     mem_free(s.frames);
     map64_free(&s.track_of);
     return NULL;
-}
-
-int sampler_start(struct agent *a)
-{
-    pthread_mutex_init(&a->wake_lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->wake, &attr);
-    pthread_condattr_destroy(&attr);
-
-    /* the sampler takes no signals meant for the program */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&a->sampler, NULL, sampler_main, a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        log_error("cannot start the sampler thread: %s", strerror(rc));
-        return -1;
-    }
-    a->sampler_started = 1;
-    return 0;
-}
-
-int sampler_stop(struct agent *a)
-{
-    if (!a->sampler_started)
-        return 0;
-    pthread_mutex_lock(&a->wake_lock);
-    atomic_store(&a->stopping, 1);
-    pthread_cond_broadcast(&a->wake);
-    pthread_mutex_unlock(&a->wake_lock);
-
-    /* a tick ends within a suspension and a few walks; allow plenty */
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 10;
-    int rc = pthread_timedjoin_np(a->sampler, NULL, &deadline);
-    if (rc != 0) {
-        log_error("the sampler thread did not stop within 10 s; the recording is left "
-                  "unfinished");
-        return -1;
-    }
-    a->sampler_started = 0;
-    return 0;
 }

@@ -1,0 +1,514 @@
+/*
+ * cfi: see cfi.h.  A reader over the section checks every byte it takes;
+ * CIEs are parsed when an FDE refers to them (a CIE is small, and parsing
+ * it again for each FDE keeps the code free of a cache); each FDE's
+ * instructions run on a small state machine that emits a row whenever the
+ * location advances, and a CFI_NONE row where the FDE's range ends.
+ */
+#include "agent/cfi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mem.h"
+
+/* DWARF register numbers on x86-64 */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+#define DW_EH_PE_omit 0xff
+#define DW_EH_PE_absptr 0x00
+#define DW_EH_PE_uleb128 0x01
+#define DW_EH_PE_udata2 0x02
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_udata8 0x04
+#define DW_EH_PE_sleb128 0x09
+#define DW_EH_PE_sdata2 0x0a
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+#define DW_EH_PE_indirect 0x80
+
+#define STATE_STACK 16
+
+struct reader {
+    const uint8_t *p, *end;
+    const uint8_t *start;
+    uint64_t address; /* of start */
+    int bad;
+};
+
+static uint8_t u8(struct reader *r)
+{
+    if (r->p >= r->end) {
+        r->bad = 1;
+        return 0;
+    }
+    return *r->p++;
+}
+
+static uint64_t fixed(struct reader *r, int bytes)
+{
+    if (r->end - r->p < bytes) {
+        r->bad = 1;
+        r->p = r->end;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += bytes;
+    return v;
+}
+
+static uint64_t uleb(struct reader *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = u8(r);
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80) || r->bad)
+            return v;
+    }
+}
+
+static int64_t sleb(struct reader *r)
+{
+    int64_t v = 0;
+    int shift = 0;
+    uint8_t b;
+    do {
+        b = u8(r);
+        if (shift < 64)
+            v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+        shift += 7;
+    } while ((b & 0x80) && !r->bad);
+    if (shift < 64 && (b & 0x40))
+        v |= -((int64_t)1 << shift);
+    return v;
+}
+
+/* An encoded pointer.  Indirect pointers (to a GOT slot) and data-relative
+ * ones appear only in personality and LSDA fields, which we skip: they are
+ * read for their size only. */
+static uint64_t pointer(struct reader *r, uint8_t enc)
+{
+    if (enc == DW_EH_PE_omit)
+        return 0;
+    uint64_t at = r->address + (uint64_t)(r->p - r->start);
+    uint64_t v;
+    switch (enc & 0x0f) {
+    case DW_EH_PE_absptr: v = fixed(r, 8); break;
+    case DW_EH_PE_uleb128: v = uleb(r); break;
+    case DW_EH_PE_udata2: v = fixed(r, 2); break;
+    case DW_EH_PE_udata4: v = fixed(r, 4); break;
+    case DW_EH_PE_udata8: v = fixed(r, 8); break;
+    case DW_EH_PE_sleb128: v = (uint64_t)sleb(r); break;
+    case DW_EH_PE_sdata2: v = (uint64_t)(int64_t)(int16_t)fixed(r, 2); break;
+    case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)fixed(r, 4); break;
+    case DW_EH_PE_sdata8: v = fixed(r, 8); break;
+    default: r->bad = 1; return 0;
+    }
+    if ((enc & 0x70) == DW_EH_PE_pcrel)
+        v += at;
+    return v;
+}
+
+struct cie {
+    uint64_t code_align;
+    int64_t data_align;
+    uint64_t ra_reg;
+    uint8_t fde_enc;
+    int has_aug_data;
+    const uint8_t *insns, *insns_end;
+};
+
+static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
+{
+    struct reader r = *section;
+    r.p = at;
+    r.bad = 0;
+    uint64_t len = fixed(&r, 4);
+    if (len == 0xffffffffu)
+        len = fixed(&r, 8);
+    if (r.bad || len > (uint64_t)(r.end - r.p))
+        return -1;
+    r.end = r.p + len;
+    if (fixed(&r, 4) != 0) /* CIE id */
+        return -1;
+    uint8_t version = u8(&r);
+    const char *aug = (const char *)r.p;
+    while (u8(&r) != 0 && !r.bad) {
+    }
+    if (r.bad)
+        return -1;
+    if (version >= 4) {
+        u8(&r); /* address size */
+        u8(&r); /* segment selector size */
+    }
+    c->code_align = uleb(&r);
+    c->data_align = sleb(&r);
+    c->ra_reg = version == 1 ? u8(&r) : uleb(&r);
+    c->fde_enc = DW_EH_PE_absptr;
+    c->has_aug_data = 0;
+    if (aug[0] == 'z') {
+        c->has_aug_data = 1;
+        uint64_t aug_len = uleb(&r);
+        const uint8_t *aug_end = r.p + aug_len;
+        if (aug_len > (uint64_t)(r.end - r.p))
+            return -1;
+        for (const char *a = aug + 1; *a && !r.bad; a++) {
+            switch (*a) {
+            case 'R': c->fde_enc = u8(&r); break;
+            case 'L': u8(&r); break;
+            case 'P': {
+                uint8_t enc = u8(&r);
+                pointer(&r, (uint8_t)(enc & ~DW_EH_PE_indirect));
+                break;
+            }
+            case 'S': case 'B': case 'G': break;
+            default: goto done; /* unknown: the length lets us skip the rest */
+            }
+        }
+    done:
+        r.p = aug_end;
+    } else if (aug[0]) {
+        return -1; /* an augmentation we cannot skip */
+    }
+    if (r.bad)
+        return -1;
+    c->insns = r.p;
+    c->insns_end = r.end;
+    return 0;
+}
+
+/* The unwind state at one location. */
+struct state {
+    int cfa;            /* enum cfi_cfa */
+    int64_t cfa_offset;
+    int rbp_saved;      /* 1: at CFA + rbp_offset */
+    int64_t rbp_offset;
+    int rbp_unsupported;
+    int ra_undefined;
+};
+
+struct rows {
+    struct cfi_row *v;
+    size_t count, cap;
+    int oom;
+};
+
+static void emit(struct rows *rows, uint64_t pc, const struct state *s)
+{
+    struct cfi_row row;
+    memset(&row, 0, sizeof row);
+    row.pc = pc;
+    row.cfa = (uint8_t)s->cfa;
+    if (s->cfa != CFI_NONE && (s->cfa_offset < INT32_MIN || s->cfa_offset > INT32_MAX ||
+                               s->rbp_unsupported ||
+                               (s->rbp_saved && (s->rbp_offset < INT16_MIN ||
+                                                 s->rbp_offset > INT16_MAX || !s->rbp_offset))))
+        row.cfa = CFI_UNSUPPORTED;
+    row.cfa_offset = (int32_t)s->cfa_offset;
+    row.rbp_offset = s->rbp_saved ? (int16_t)s->rbp_offset : 0;
+    row.outermost = (uint8_t)s->ra_undefined;
+    /* a row at the same pc replaces the one before (several ops at one
+     * location) */
+    if (rows->count && rows->v[rows->count - 1].pc == pc) {
+        rows->v[rows->count - 1] = row;
+        return;
+    }
+    struct cfi_row *grown = mem_grow(rows->v, &rows->cap, rows->count + 1, sizeof *grown);
+    if (!grown) {
+        rows->oom = 1;
+        return;
+    }
+    rows->v = grown;
+    rows->v[rows->count++] = row;
+}
+
+static void set_reg_rule(struct state *s, uint64_t reg, int saved, int64_t offset, int unsupported)
+{
+    if (reg == REG_RBP) {
+        s->rbp_saved = saved;
+        s->rbp_offset = offset;
+        s->rbp_unsupported = unsupported;
+    } else if (reg == REG_RA) {
+        s->ra_undefined = 0;
+    }
+}
+
+/* Runs CFA instructions from [p, end), emitting rows from `loc` on.  The
+ * CIE's initial instructions run with rows == NULL. */
+static int run(struct reader *section, const uint8_t *p, const uint8_t *end, const struct cie *c,
+               struct state *s, const struct state *initial, uint64_t loc, uint64_t loc_end,
+               uintptr_t bias, struct rows *rows)
+{
+    struct reader r = *section;
+    r.p = p;
+    r.end = end;
+    r.bad = 0;
+    struct state stack[STATE_STACK];
+    int depth = 0;
+    while (r.p < r.end && !r.bad) {
+        uint8_t op = u8(&r);
+        uint64_t advance = 0, reg;
+        switch (op & 0xc0) {
+        case 0x40: advance = (op & 0x3f) * c->code_align; goto advance;
+        case 0x80:
+            set_reg_rule(s, op & 0x3f, 1, (int64_t)uleb(&r) * c->data_align, 0);
+            continue;
+        case 0xc0:
+            reg = op & 0x3f;
+            goto restore;
+        default: break;
+        }
+        switch (op) {
+        case 0x00: break; /* nop */
+        case 0x01: {      /* set_loc */
+            uint64_t to = pointer(&r, c->fde_enc);
+            if (to > loc) {
+                advance = to - loc;
+                goto advance;
+            }
+            break;
+        }
+        case 0x02: advance = fixed(&r, 1) * c->code_align; goto advance;
+        case 0x03: advance = fixed(&r, 2) * c->code_align; goto advance;
+        case 0x04: advance = fixed(&r, 4) * c->code_align; goto advance;
+        case 0x05: reg = uleb(&r); set_reg_rule(s, reg, 1, (int64_t)uleb(&r) * c->data_align, 0); break;
+        case 0x06: reg = uleb(&r); goto restore;
+        case 0x07: /* undefined */
+            reg = uleb(&r);
+            if (reg == REG_RA)
+                s->ra_undefined = 1;
+            else
+                set_reg_rule(s, reg, 0, 0, 0);
+            break;
+        case 0x08: set_reg_rule(s, uleb(&r), 0, 0, 0); break; /* same_value */
+        case 0x09: /* register: saved in another register */
+            reg = uleb(&r);
+            uleb(&r);
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP);
+            break;
+        case 0x0a: /* remember_state */
+            if (depth < STATE_STACK)
+                stack[depth] = *s;
+            depth++;
+            break;
+        case 0x0b: /* restore_state */
+            if (depth > 0 && --depth < STATE_STACK) {
+                int ra = s->ra_undefined;
+                *s = stack[depth];
+                s->ra_undefined = ra && s->ra_undefined;
+            }
+            break;
+        case 0x0c: /* def_cfa */
+            reg = uleb(&r);
+            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            s->cfa_offset = (int64_t)uleb(&r);
+            break;
+        case 0x0d: /* def_cfa_register */
+            reg = uleb(&r);
+            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            break;
+        case 0x0e: s->cfa_offset = (int64_t)uleb(&r); break; /* def_cfa_offset */
+        case 0x0f: { /* def_cfa_expression */
+            uint64_t n = uleb(&r);
+            if (n > (uint64_t)(r.end - r.p)) {
+                r.bad = 1;
+                break;
+            }
+            r.p += n;
+            s->cfa = CFI_UNSUPPORTED;
+            break;
+        }
+        case 0x10: case 0x16: { /* expression, val_expression */
+            reg = uleb(&r);
+            uint64_t n = uleb(&r);
+            if (n > (uint64_t)(r.end - r.p)) {
+                r.bad = 1;
+                break;
+            }
+            r.p += n;
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP);
+            break;
+        }
+        case 0x11: reg = uleb(&r); set_reg_rule(s, reg, 1, sleb(&r) * c->data_align, 0); break;
+        case 0x12: /* def_cfa_sf */
+            reg = uleb(&r);
+            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            s->cfa_offset = sleb(&r) * c->data_align;
+            break;
+        case 0x13: s->cfa_offset = sleb(&r) * c->data_align; break;
+        case 0x14: reg = uleb(&r); uleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
+        case 0x15: reg = uleb(&r); sleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
+        case 0x2e: uleb(&r); break; /* GNU_args_size */
+        case 0x2f: /* GNU_negative_offset_extended */
+            reg = uleb(&r);
+            set_reg_rule(s, reg, 1, -(int64_t)uleb(&r) * c->data_align, 0);
+            break;
+        default: r.bad = 1; break; /* unknown opcode: its operands are unknown too */
+        }
+        continue;
+    advance:
+        if (rows && loc < loc_end)
+            emit(rows, loc - bias, s);
+        loc += advance;
+        continue;
+    restore:
+        if (initial) {
+            if (reg == REG_RBP) {
+                s->rbp_saved = initial->rbp_saved;
+                s->rbp_offset = initial->rbp_offset;
+                s->rbp_unsupported = initial->rbp_unsupported;
+            } else if (reg == REG_RA) {
+                s->ra_undefined = initial->ra_undefined;
+            }
+        }
+    }
+    if (rows && loc < loc_end)
+        emit(rows, loc - bias, s);
+    return r.bad ? -1 : 0;
+}
+
+static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *body,
+                     const uint8_t *end, uintptr_t bias, struct rows *rows)
+{
+    struct reader r = *section;
+    r.p = body;
+    r.end = end;
+    r.bad = 0;
+    const uint8_t *cie_field = r.p;
+    uint32_t cie_delta = (uint32_t)fixed(&r, 4);
+    (void)fde;
+    if (r.bad || cie_delta > (uint64_t)(cie_field - section->start))
+        return -1;
+    struct cie c;
+    if (parse_cie(section, cie_field - cie_delta, &c) < 0)
+        return -1;
+    uint64_t pc_begin = pointer(&r, c.fde_enc);
+    uint64_t pc_range = pointer(&r, (uint8_t)(c.fde_enc & 0x0f));
+    if (c.has_aug_data) {
+        uint64_t n = uleb(&r);
+        if (n > (uint64_t)(r.end - r.p))
+            return -1;
+        r.p += n;
+    }
+    if (r.bad || pc_begin == 0 || pc_range == 0 || pc_begin < bias)
+        return -1;
+    struct state initial;
+    memset(&initial, 0, sizeof initial);
+    initial.cfa = CFI_RSP;
+    initial.cfa_offset = 8;
+    run(section, c.insns, c.insns_end, &c, &initial, NULL, 0, 0, 0, NULL);
+    struct state s = initial;
+    run(section, r.p, r.end, &c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows);
+    /* the end of the range: no CFI until another FDE says otherwise */
+    struct state none;
+    memset(&none, 0, sizeof none);
+    emit(rows, pc_begin + pc_range - bias, &none);
+    return 0;
+}
+
+static int by_pc(const void *a, const void *b)
+{
+    const struct cfi_row *x = a, *y = b;
+    if (x->pc != y->pc)
+        return x->pc < y->pc ? -1 : 1;
+    /* at one pc, the end marker of the FDE before sorts first, so the
+     * real row, kept as the last of its pc, wins */
+    int xn = x->cfa == CFI_NONE, yn = y->cfa == CFI_NONE;
+    return yn - xn;
+}
+
+/* Sorts rows and keeps one per pc: FDEs appear in any order, and one FDE's
+ * end marker shares its pc with the next FDE's first row. */
+static void finish(struct rows *rows, struct cfi_table *out)
+{
+    if (rows->count)
+        qsort(rows->v, rows->count, sizeof *rows->v, by_pc);
+    size_t kept = 0;
+    for (size_t i = 0; i < rows->count; i++) {
+        if (kept && rows->v[kept - 1].pc == rows->v[i].pc) {
+            rows->v[kept - 1] = rows->v[i]; /* the last of a pc: a real row sorts last */
+            continue;
+        }
+        rows->v[kept++] = rows->v[i];
+    }
+    out->rows = rows->v;
+    out->count = kept;
+}
+
+int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, uintptr_t bias,
+                      struct cfi_table *out)
+{
+    struct reader section = {eh_frame, eh_frame + size, eh_frame, address, 0};
+    struct rows rows = {NULL, 0, 0, 0};
+    const uint8_t *p = eh_frame;
+    while (p + 4 <= section.end) {
+        struct reader r = section;
+        r.p = p;
+        uint64_t len = fixed(&r, 4);
+        if (len == 0)
+            break; /* the terminator */
+        if (len == 0xffffffffu)
+            len = fixed(&r, 8);
+        if (r.bad || len < 4 || len > (uint64_t)(section.end - r.p))
+            break;
+        const uint8_t *body = r.p, *end = r.p + len;
+        uint32_t id = (uint32_t)fixed(&r, 4);
+        if (id != 0)
+            parse_fde(&section, p, body, end, bias, &rows); /* a bad FDE is skipped */
+        if (rows.oom)
+            break;
+        p = end;
+    }
+    if (rows.oom) {
+        mem_free(rows.v);
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    finish(&rows, out);
+    return 0;
+}
+
+int cfi_parse_hdr(const uint8_t *hdr, const uint8_t *lo, const uint8_t *hi, uintptr_t bias,
+                  struct cfi_table *out)
+{
+    memset(out, 0, sizeof *out);
+    if (hdr < lo || hi - hdr < 4 || hdr[0] != 1)
+        return 0;
+    struct reader r = {hdr + 4, hi, hdr, (uint64_t)(uintptr_t)hdr, 0};
+    uint64_t eh_frame = pointer(&r, hdr[1]);
+    if (r.bad || eh_frame < (uintptr_t)lo || eh_frame >= (uintptr_t)hi)
+        return 0;
+    const uint8_t *start = (const uint8_t *)(uintptr_t)eh_frame;
+    return cfi_parse_section(start, (size_t)(hi - start), eh_frame, bias, out);
+}
+
+void cfi_free(struct cfi_table *t)
+{
+    mem_free(t->rows);
+    t->rows = NULL;
+    t->count = 0;
+}
+
+const struct cfi_row *cfi_find(const struct cfi_table *t, uint64_t pc)
+{
+    size_t a = 0, b = t->count;
+    while (a < b) { /* first row with row.pc > pc */
+        size_t m = a + (b - a) / 2;
+        if (t->rows[m].pc <= pc)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0)
+        return NULL;
+    const struct cfi_row *row = &t->rows[a - 1];
+    return row->cfa == CFI_NONE ? NULL : row;
+}

@@ -1,0 +1,251 @@
+/*
+ * nativeunwind: see nativeunwind.h.  The collector keeps one published,
+ * immutable snapshot: the loaded ELF objects sorted by the address range of
+ * their executable segments, each with its CFI table (cfi.h), parsed once
+ * when the object is first seen.  dl_iterate_phdr's adds/subs counters say
+ * cheaply whether anything was loaded or unloaded since the last look.
+ * Tables are parsed inside dl_iterate_phdr's callback, while the loader's
+ * lock keeps the object from being unloaded under the parser.  Old
+ * snapshots, and the tables of unloaded objects, go to the reclaimer
+ * (sigslots), so a handler never reads freed memory.
+ */
+#include "agent/nativeunwind.h"
+
+#include <link.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cfi.h"
+#include "agent/sigslots.h"
+#include "common/mem.h"
+
+struct nu_module {
+    uintptr_t lo, hi; /* executable segments, runtime addresses */
+    uintptr_t bias;
+    struct cfi_table table;
+};
+
+struct nu_snapshot {
+    size_t count;
+    struct nu_module *modules[]; /* sorted by lo */
+};
+
+static _Atomic(struct nu_snapshot *) current;
+static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+static size_t rows_total;
+
+/* ---- the handler's side ---------------------------------------------------- */
+
+static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *out)
+{
+    if (addr < lo || addr > hi - 8 || (addr & 7))
+        return 0;
+    *out = *(const uintptr_t *)addr;
+    return 1;
+}
+
+static const struct nu_module *find_module(const struct nu_snapshot *s, uintptr_t pc)
+{
+    size_t a = 0, b = s->count;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        const struct nu_module *mod = s->modules[m];
+        if (pc < mod->lo)
+            b = m;
+        else if (pc >= mod->hi)
+            a = m + 1;
+        else
+            return mod;
+    }
+    return NULL;
+}
+
+enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t lo,
+                                 uintptr_t hi, int leaf)
+{
+    const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+    if (!s)
+        return NU_NO_CFI;
+    /* a return address is the instruction after the call: look inside it */
+    uintptr_t at = leaf ? *pc : *pc - 1;
+    const struct nu_module *m = find_module(s, at);
+    if (!m)
+        return NU_NO_CFI;
+    const struct cfi_row *row = cfi_find(&m->table, at - m->bias);
+    if (!row)
+        return NU_NO_CFI;
+    if (row->cfa == CFI_UNSUPPORTED)
+        return NU_RULE;
+    if (row->outermost) {
+        *pc = 0;
+        return NU_OK;
+    }
+    uintptr_t cfa = (row->cfa == CFI_RSP ? *sp : *fp) + (uintptr_t)(intptr_t)row->cfa_offset;
+    uintptr_t ret, saved_fp = *fp;
+    if (!read_word(cfa - 8, lo, hi, &ret))
+        return NU_BOUNDS;
+    if (row->rbp_offset &&
+        !read_word(cfa + (uintptr_t)(intptr_t)row->rbp_offset, lo, hi, &saved_fp))
+        return NU_BOUNDS;
+    *pc = ret;
+    *sp = cfa;
+    *fp = saved_fp;
+    return NU_OK;
+}
+
+/* ---- the collector's side -------------------------------------------------- */
+
+static void free_module(void *p)
+{
+    struct nu_module *m = p;
+    cfi_free(&m->table);
+    mem_free(m);
+}
+
+struct scan {
+    const struct nu_snapshot *old;
+    struct nu_module **found;
+    size_t count, cap;
+    int oom;
+};
+
+static struct nu_module *reuse(const struct nu_snapshot *old, uintptr_t lo, uintptr_t hi,
+                               uintptr_t bias)
+{
+    for (size_t i = 0; old && i < old->count; i++) {
+        struct nu_module *m = old->modules[i];
+        if (m->lo == lo && m->hi == hi && m->bias == bias)
+            return m;
+    }
+    return NULL;
+}
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct scan *sc = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    const ElfW(Phdr) *eh = NULL;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            if (a < lo)
+                lo = a;
+            if (a + ph->p_memsz > hi)
+                hi = a + ph->p_memsz;
+        } else if (ph->p_type == PT_GNU_EH_FRAME) {
+            eh = ph;
+        }
+    }
+    if (!eh || lo >= hi)
+        return 0;
+    struct nu_module *m = reuse(sc->old, lo, hi, info->dlpi_addr);
+    if (!m) {
+        /* the readable segment holding .eh_frame_hdr bounds the parser */
+        const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
+        const uint8_t *seg_lo = NULL, *seg_hi = NULL;
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            const uint8_t *a = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+            if (ph->p_type == PT_LOAD && hdr >= a && hdr < a + ph->p_filesz) {
+                seg_lo = a;
+                seg_hi = a + ph->p_filesz;
+            }
+        }
+        if (!seg_lo)
+            return 0;
+        m = mem_calloc(1, sizeof *m);
+        if (!m || cfi_parse_hdr(hdr, seg_lo, seg_hi, info->dlpi_addr, &m->table) < 0) {
+            mem_free(m);
+            sc->oom = 1;
+            return 0;
+        }
+        m->lo = lo;
+        m->hi = hi;
+        m->bias = info->dlpi_addr;
+    }
+    struct nu_module **grown = mem_grow(sc->found, &sc->cap, sc->count + 1, sizeof *grown);
+    if (!grown) {
+        if (!reuse(sc->old, lo, hi, info->dlpi_addr))
+            free_module(m);
+        sc->oom = 1;
+        return 0;
+    }
+    sc->found = grown;
+    sc->found[sc->count++] = m;
+    return 0;
+}
+
+static int changed(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)arg;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return 1; /* no counters: always rescan */
+    if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
+        return 2;
+    seen_adds = info->dlpi_adds;
+    seen_subs = info->dlpi_subs;
+    return 1;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const struct nu_module *x = *(struct nu_module *const *)a, *y = *(struct nu_module *const *)b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void nativeunwind_refresh(void)
+{
+    if (dl_iterate_phdr(changed, NULL) == 2)
+        return;
+    struct nu_snapshot *old = atomic_load(&current);
+    struct scan sc = {old, NULL, 0, 0, 0};
+    dl_iterate_phdr(on_object, &sc);
+    struct nu_snapshot *next = mem_alloc(sizeof *next + sc.count * sizeof next->modules[0]);
+    if (!next) {
+        for (size_t i = 0; i < sc.count; i++)
+            if (!reuse(old, sc.found[i]->lo, sc.found[i]->hi, sc.found[i]->bias))
+                free_module(sc.found[i]);
+        mem_free(sc.found);
+        seen_adds = seen_subs = ~0ull; /* try again next time */
+        return;
+    }
+    next->count = sc.count;
+    if (sc.count)
+        memcpy(next->modules, sc.found, sc.count * sizeof sc.found[0]);
+    qsort(next->modules, next->count, sizeof next->modules[0], by_lo);
+    mem_free(sc.found);
+    if (sc.oom)
+        seen_adds = seen_subs = ~0ull;
+    atomic_store_explicit(&current, next, memory_order_release);
+    rows_total = 0;
+    for (size_t i = 0; i < next->count; i++)
+        rows_total += next->modules[i]->table.count;
+    if (!old)
+        return;
+    /* modules of the old snapshot that are gone, then the old array */
+    for (size_t i = 0; i < old->count; i++) {
+        struct nu_module *m = old->modules[i];
+        if (!reuse(next, m->lo, m->hi, m->bias))
+            slots_retire_object(m, free_module);
+    }
+    slots_retire_object(old, mem_free);
+}
+
+size_t nativeunwind_rows(void)
+{
+    return rows_total;
+}
+
+void nativeunwind_shutdown(void)
+{
+    struct nu_snapshot *old = atomic_exchange(&current, NULL);
+    seen_adds = seen_subs = ~0ull;
+    if (!old)
+        return;
+    for (size_t i = 0; i < old->count; i++)
+        slots_retire_object(old->modules[i], free_module);
+    slots_retire_object(old, mem_free);
+}

@@ -1,0 +1,35 @@
+/*
+ * nativeunwind: the handler's view of native code: for an instruction
+ * pointer in a loaded ELF object with DWARF CFI, step to the caller's
+ * registers.  The collector keeps the table of objects and their unwind
+ * tables current (nativeunwind_refresh); the handler only reads published,
+ * immutable tables (reclaimed through sigslots).
+ */
+#ifndef CORSCOPE_NATIVEUNWIND_H
+#define CORSCOPE_NATIVEUNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/visibility.h"
+
+enum nu_status {
+    NU_OK,      /* stepped with CFI */
+    NU_NO_CFI,  /* not native code we have tables for: use frame pointers */
+    NU_BOUNDS,  /* the rule needs memory outside [lo, hi) */
+    NU_RULE,    /* a rule we cannot follow */
+};
+
+/* Handler (async-signal-safe).  `leaf` is set for the interrupted frame,
+ * whose pc is exact; callers' pcs are return addresses, looked up at pc-1. */
+HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+                                        uintptr_t lo, uintptr_t hi, int leaf);
+
+/* Collector: notices loaded and unloaded objects and (re)publishes the
+ * table.  Cheap when nothing changed. */
+HIDDEN void nativeunwind_refresh(void);
+HIDDEN void nativeunwind_shutdown(void);
+/* Rows in the published tables (for the log and tests). */
+HIDDEN size_t nativeunwind_rows(void);
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * sigslots: see sigslots.h.
+ */
+#include "agent/sigslots.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "common/mem.h"
+
+struct slot {
+    _Atomic(struct sthread *) thread;
+    _Atomic uint64_t epoch; /* of the handler running on this tid, 0 = none */
+};
+
+/* Something handed to the reclaimer, freed once the epoch has moved past
+ * `epoch` everywhere. */
+struct retired {
+    void *object;
+    void (*free_fn)(void *);
+    uint64_t epoch;   /* the global epoch after its replacement was published */
+    pid_t tid;        /* for a thread: the only slot that can refer to it */
+    struct retired *next;
+};
+
+static struct slot *slots;
+static size_t slot_count;
+static _Atomic uint64_t global_epoch = 1;
+static _Atomic uint64_t orphans;
+static struct retired *retired;
+/* tids whose slot may show a handler: those with a thread not yet freed */
+static pid_t *live_tids;
+static size_t live_count, live_cap;
+
+static size_t read_pid_max(void)
+{
+    size_t n = 32768;
+    FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+    if (f) {
+        unsigned long v;
+        if (fscanf(f, "%lu", &v) == 1 && v > 0 && v <= (1ul << 22))
+            n = v;
+        fclose(f);
+    }
+    return n;
+}
+
+int slots_init(void)
+{
+    slot_count = read_pid_max() + 1;
+    void *p = mmap(NULL, slot_count * sizeof *slots, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        slots = NULL;
+        return -1;
+    }
+    slots = p;
+    return 0;
+}
+
+static void free_thread(void *p)
+{
+    struct sthread *t = p;
+    mem_free(t->ring);
+    mem_free(t);
+}
+
+void slots_shutdown(void)
+{
+    /* a handler that entered before its thread was retired finishes in
+     * microseconds; wait up to 200 ms, then leak what is left rather than
+     * free it under a handler */
+    for (int i = 0; i < 200 && retired; i++) {
+        slots_reclaim();
+        if (retired) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    /* the table stays mapped: a signal still pending after shutdown looks
+     * its thread up, finds none, and returns */
+    mem_free(live_tids);
+    live_tids = NULL;
+    live_count = live_cap = 0;
+}
+
+struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
+{
+    if (!slots || tid <= 0 || (size_t)tid >= slot_count)
+        return NULL;
+    size_t words = 8192;
+    size_t record = SLOTS_HEADER_WORDS + SLOTS_TOP_WORDS + (size_t)max_depth;
+    while (words < 2 * record)
+        words *= 2;
+    struct sthread *t = mem_calloc(1, sizeof *t);
+    uint64_t *ring = mem_alloc(words * sizeof *ring);
+    pid_t *grown = mem_grow(live_tids, &live_cap, live_count + 1, sizeof *live_tids);
+    if (!t || !ring || !grown) {
+        mem_free(t);
+        mem_free(ring);
+        return NULL;
+    }
+    live_tids = grown;
+    live_tids[live_count++] = tid;
+    t->ring = ring;
+    t->ring_mask = words - 1;
+    t->max_depth = max_depth;
+    t->tid = tid;
+    t->id = id;
+    t->perf_fd = -1;
+    atomic_store(&t->state, STHREAD_LIVE);
+    atomic_store(&slots[tid].thread, t);
+    return t;
+}
+
+struct sthread *slots_lookup(pid_t tid)
+{
+    if (!slots || tid <= 0 || (size_t)tid >= slot_count)
+        return NULL;
+    return atomic_load(&slots[tid].thread);
+}
+
+static void add_retired(void *object, void (*free_fn)(void *), pid_t tid)
+{
+    struct retired *r = mem_alloc(sizeof *r);
+    if (!r)
+        return; /* out of memory: leak rather than free too early */
+    r->object = object;
+    r->free_fn = free_fn;
+    r->tid = tid;
+    r->epoch = atomic_fetch_add(&global_epoch, 1) + 1;
+    r->next = retired;
+    retired = r;
+}
+
+void slots_retire(struct sthread *t)
+{
+    atomic_store(&t->state, STHREAD_DEAD);
+    struct sthread *expected = t;
+    atomic_compare_exchange_strong(&slots[t->tid].thread, &expected, NULL);
+    add_retired(t, free_thread, t->tid);
+}
+
+void slots_retire_object(void *object, void (*free_fn)(void *))
+{
+    add_retired(object, free_fn, 0);
+}
+
+/* A thread's tid stays among those checked for old epochs until its state
+ * is freed: a handler that entered just before the thread was retired may
+ * still be reading a table. */
+static void forget_tid(pid_t tid)
+{
+    for (size_t i = 0; i < live_count; i++) {
+        if (live_tids[i] == tid) {
+            live_tids[i] = live_tids[--live_count];
+            return;
+        }
+    }
+}
+
+/* May a handler still hold `r`?  Only one that entered at an epoch before
+ * r's, on the slot that referred to it (for a thread) or on any live
+ * thread's slot (for a table). */
+static int still_visible(const struct retired *r)
+{
+    if (r->tid) {
+        uint64_t e = atomic_load(&slots[r->tid].epoch);
+        return e != 0 && e < r->epoch;
+    }
+    for (size_t i = 0; i < live_count; i++) {
+        uint64_t e = atomic_load(&slots[live_tids[i]].epoch);
+        if (e != 0 && e < r->epoch)
+            return 1;
+    }
+    return 0;
+}
+
+void slots_reclaim(void)
+{
+    struct retired **p = &retired;
+    while (*p) {
+        struct retired *r = *p;
+        if (still_visible(r)) {
+            p = &r->next;
+            continue;
+        }
+        *p = r->next;
+        if (r->tid)
+            forget_tid(r->tid);
+        r->free_fn(r->object);
+        mem_free(r);
+    }
+}
+
+struct sthread *slots_handler_enter(pid_t tid)
+{
+    if (!slots || tid <= 0 || (size_t)tid >= slot_count)
+        return NULL;
+    struct slot *s = &slots[tid];
+    atomic_store(&s->epoch, atomic_load(&global_epoch));
+    struct sthread *t = atomic_load(&s->thread);
+    if (!t || atomic_load(&t->state) != STHREAD_LIVE) {
+        atomic_fetch_add_explicit(&orphans, 1, memory_order_relaxed);
+        atomic_store(&s->epoch, 0);
+        return NULL;
+    }
+    return t;
+}
+
+void slots_handler_leave(pid_t tid)
+{
+    atomic_store(&slots[tid].epoch, 0);
+}
+
+uint64_t slots_orphan_signals(void)
+{
+    return atomic_load(&orphans);
+}

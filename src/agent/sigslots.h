@@ -1,0 +1,97 @@
+/*
+ * sigslots: the state the signal sampler keeps per OS thread, and the rules
+ * that let a signal handler and the collector thread share it without locks.
+ *
+ * A table indexed by thread id (sized by /proc/sys/kernel/pid_max, mapped
+ * lazily so only touched pages cost memory) holds, per tid, a pointer to the
+ * thread's `struct sthread` and the epoch of a handler running on it (0 when
+ * none).  A thread's sthread holds a ring of 64-bit words: the handler on
+ * that thread is its only producer, the collector its only consumer
+ * (single-producer single-consumer, head/tail with acquire/release).  A
+ * full ring drops the sample and counts the drop.
+ *
+ * Reclamation, with sequentially consistent atomics:
+ *   handler:   slot.epoch = global epoch;  t = slot.thread;  ...use t and any
+ *              published table...;  slot.epoch = 0
+ *   collector: slot.thread = NULL, or publish a new table and advance the
+ *              global epoch;  then free the old object only once every slot
+ *              that could hold it shows epoch 0 or an epoch after the change.
+ * So nothing a running handler can reach is ever freed under it.
+ *
+ * Everything here except slots_handler_* is for the collector thread.
+ */
+#ifndef CORSCOPE_SIGSLOTS_H
+#define CORSCOPE_SIGSLOTS_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "common/visibility.h"
+
+/* Words of a ring record header (see sighandler.c for the layout). */
+#define SLOTS_HEADER_WORDS 6
+/* Words of the stack top copied with each sample, for the leaf frame fix. */
+#define SLOTS_TOP_WORDS 64
+
+enum sthread_state { STHREAD_LIVE = 1, STHREAD_DEAD = 2 };
+
+struct sthread {
+    /* shared with the handler */
+    _Atomic int state;
+    _Atomic uint64_t head;       /* words written (producer) */
+    _Atomic uint64_t tail;       /* words consumed (consumer) */
+    _Atomic uint64_t dropped;    /* samples the handler could not store */
+    _Atomic uint64_t wall_weight; /* weight of the pending wall-clock request */
+    uint64_t *ring;
+    uint64_t ring_mask;          /* ring words - 1 */
+    uint32_t max_depth;
+    uintptr_t stack_lo, stack_hi; /* the stack mapping, cached by the handler */
+
+    /* the collector's own */
+    pid_t tid;
+    uint32_t id;                 /* recording thread id */
+    int managed;                 /* known to the runtime (name from the registry) */
+    timer_t timer;
+    int has_timer;
+    int perf_fd;                 /* cpu mode with perf_event: its fd, else -1 */
+    _Atomic int perf_first;      /* the first period is a random phase: the
+                                  * handler sets the real period after it */
+    uint64_t perf_period;        /* the real period, ns */
+    uint64_t cpu_seen;           /* wall mode: thread CPU ns at the last sample */
+    uint32_t last_stack;         /* wall mode: stack of the last sample */
+    uint32_t name_version;       /* last THRD record written, +1 */
+    uint64_t seen_scan;          /* /proc scan generation that last saw it */
+    uint32_t name_checks;        /* times the OS name was read (native threads) */
+    uint64_t dropped_reported;
+    struct sthread *next;        /* collector's list of live threads */
+};
+
+HIDDEN int slots_init(void);
+/* Frees every retired thread and object once no handler can use it (waits
+ * briefly, leaks the rest).  The tid table stays mapped for late signals. */
+HIDDEN void slots_shutdown(void);
+
+/* A new thread state for tid, registered in the table (or NULL). */
+HIDDEN struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth);
+/* Unregisters the thread; it is freed once no handler can be using it. */
+HIDDEN void slots_retire(struct sthread *t);
+/* Frees retired threads and objects whose epoch has passed.  Cheap; call
+ * every collector cycle. */
+HIDDEN void slots_reclaim(void);
+/* Hands an object a handler may be reading to the reclaimer: it is freed
+ * with free_fn once no handler can still see it.  Call after publishing
+ * its replacement. */
+HIDDEN void slots_retire_object(void *object, void (*free_fn)(void *));
+HIDDEN struct sthread *slots_lookup(pid_t tid);
+
+/* The handler's side: enter/leave bracket every use of slot data. */
+HIDDEN struct sthread *slots_handler_enter(pid_t tid);
+HIDDEN void slots_handler_leave(pid_t tid);
+
+/* Signals that arrived on threads we do not (or no longer) track. */
+HIDDEN uint64_t slots_orphan_signals(void);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * stackmaps: see stackmaps.h.
+ */
+#include "agent/stackmaps.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/sigslots.h"
+#include "common/mem.h"
+
+struct range {
+    uintptr_t lo, hi;
+};
+
+struct snapshot {
+    size_t count;
+    struct range ranges[]; /* sorted, non-overlapping */
+};
+
+static _Atomic(struct snapshot *) current;
+static _Atomic int wanted;
+
+int stackmaps_refresh(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    struct range *r = NULL;
+    size_t n = 0, cap = 0;
+    char line[512];
+    int ok = 1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+            continue;
+        if (perms[0] != 'r' || perms[1] != 'w')
+            continue;
+        /* adjacent mappings are not merged: a walk gone astray must stop at
+         * the end of the stack's own mapping, which lives as long as the
+         * thread, and not run into a neighbour that may be unmapped */
+        struct range *grown = mem_grow(r, &cap, n + 1, sizeof *r);
+        if (!grown) {
+            ok = 0;
+            break;
+        }
+        r = grown;
+        r[n].lo = lo;
+        r[n].hi = hi;
+        n++;
+    }
+    fclose(f);
+    struct snapshot *s = ok ? mem_alloc(sizeof *s + n * sizeof(struct range)) : NULL;
+    if (!s) {
+        mem_free(r);
+        return -1;
+    }
+    s->count = n;
+    if (n)
+        memcpy(s->ranges, r, n * sizeof *r);
+    mem_free(r);
+    struct snapshot *old = atomic_exchange(&current, s);
+    atomic_store(&wanted, 0);
+    if (old)
+        slots_retire_object(old, mem_free);
+    return 0;
+}
+
+int stackmaps_wanted(void)
+{
+    return atomic_load(&wanted);
+}
+
+void stackmaps_shutdown(void)
+{
+    struct snapshot *old = atomic_exchange(&current, NULL);
+    if (old)
+        slots_retire_object(old, mem_free);
+}
+
+int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    const struct snapshot *s = atomic_load(&current);
+    if (s) {
+        size_t a = 0, b = s->count;
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (addr < s->ranges[m].lo)
+                b = m;
+            else if (addr >= s->ranges[m].hi)
+                a = m + 1;
+            else {
+                *lo = s->ranges[m].lo;
+                *hi = s->ranges[m].hi;
+                return 1;
+            }
+        }
+    }
+    atomic_store(&wanted, 1);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * stackmaps: where a thread's stack may be read.  The signal handler reads
+ * return addresses and saved frame pointers from the interrupted stack; it
+ * must never touch an address that is not mapped.  The collector parses
+ * /proc/self/maps into a sorted snapshot of the readable and writable
+ * mappings (thread stacks are such mappings) and publishes it; the handler
+ * looks up the mapping that holds the interrupted stack pointer and reads
+ * only between that pointer and the mapping's end.
+ *
+ * Snapshots are immutable.  A new one is published when the thread set
+ * changes (a new thread has a new stack) or when a handler reports a stack
+ * pointer it could not place; the old one goes to the reclaimer (sigslots).
+ */
+#ifndef CORSCOPE_STACKMAPS_H
+#define CORSCOPE_STACKMAPS_H
+
+#include <stdint.h>
+
+#include "common/visibility.h"
+
+/* Collector: reads /proc/self/maps and publishes a new snapshot.  Returns
+ * 0, or -1 (the previous snapshot stays). */
+HIDDEN int stackmaps_refresh(void);
+/* Collector: has a handler missed since the last refresh? */
+HIDDEN int stackmaps_wanted(void);
+/* Retires the current snapshot (shutdown; before slots_shutdown). */
+HIDDEN void stackmaps_shutdown(void);
+
+/* Handler (async-signal-safe; call between slots_handler_enter/leave):
+ * the bounds of the mapping holding addr.  Returns 1, or 0 when unknown
+ * (and asks the collector for a refresh). */
+HIDDEN int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * Tests of the native unwinder: the .eh_frame parser against what readelf
+ * says about the C library, and a real unwind from inside a signal handler
+ * through qsort (Debian's glibc has no frame pointers) up to the thread's
+ * first frame.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+#include "agent/cfi.h"
+#include "agent/leaf.h"
+#include "agent/nativeunwind.h"
+#include "test.h"
+
+/* ---- the parser, on libc's own .eh_frame ----------------------------------- */
+
+struct found {
+    const char *want;
+    const uint8_t *hdr, *lo, *hi;
+    uintptr_t bias;
+    char path[512];
+};
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct found *f = arg;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, f->want))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_EH_FRAME)
+            f->hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+    }
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const uint8_t *a = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (ph->p_type == PT_LOAD && f->hdr >= a && f->hdr < a + ph->p_filesz) {
+            f->lo = a;
+            f->hi = a + ph->p_filesz;
+        }
+    }
+    f->bias = info->dlpi_addr;
+    snprintf(f->path, sizeof f->path, "%s", info->dlpi_name);
+    return 1;
+}
+
+/* One FDE as readelf --debug-dump=frames-interp prints it: the rows of the
+ * function holding `pc` (link-time), CFA and RBP columns. */
+static int readelf_row(const char *path, uint64_t pc, char *cfa, size_t cfa_size, char *rbp,
+                       size_t rbp_size)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char line[512];
+    int in_fde = 0, rbp_col = -1, found = 0;
+    while (fgets(line, sizeof line, p)) {
+        unsigned long long a, b;
+        const char *fde = strstr(line, "FDE cie=");
+        if (fde) {
+            const char *eq = strstr(fde, "pc=");
+            in_fde = eq && sscanf(eq, "pc=%llx..%llx", &a, &b) == 2 && a <= pc && pc < b;
+            rbp_col = -1;
+            continue;
+        }
+        if (!in_fde)
+            continue;
+        char cols[12][32];
+        int n = sscanf(line, "%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", cols[0], cols[1],
+                       cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9]);
+        if (n > 0 && !strcmp(cols[0], "LOC")) {
+            for (int i = 1; i < n; i++)
+                if (!strcmp(cols[i], "rbp"))
+                    rbp_col = i;
+            continue;
+        }
+        if (n < 2 || sscanf(cols[0], "%llx", &a) != 1 || a > pc)
+            continue;
+        snprintf(cfa, cfa_size, "%s", cols[1]);
+        snprintf(rbp, rbp_size, "%s", rbp_col > 0 && rbp_col < n ? cols[rbp_col] : "u");
+        found = 1;
+    }
+    pclose(p);
+    return found ? 0 : -1;
+}
+
+static void test_libc_rows_match_readelf(void)
+{
+    struct found f = {.want = "libc.so"};
+    dl_iterate_phdr(find_object, &f);
+    REQUIRE(f.hdr && f.lo);
+    struct cfi_table t;
+    REQUIRE(cfi_parse_hdr(f.hdr, f.lo, f.hi, f.bias, &t) == 0);
+    CHECK(t.count > 1000);
+    /* functions whose unwinding matters: qsort's helpers, memcpy, a syscall wrapper */
+    const char *names[] = {"qsort", "qsort_r", "memcpy", "read", "pthread_cond_wait", "malloc"};
+    int compared = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        /* libc's own symbols (under ASan, RTLD_DEFAULT finds interceptors) */
+        void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+        void *sym = libc ? dlsym(libc, names[i]) : NULL;
+        if (libc)
+            dlclose(libc);
+        Dl_info info;
+        if (!sym || !dladdr(sym, &info) || !strstr(info.dli_fname, "libc.so"))
+            continue;
+        for (int off = 0; off < 64; off += 5) {
+            uint64_t pc = (uint64_t)(uintptr_t)sym - f.bias + (uint64_t)off;
+            char cfa[32], rbp[32], mine[40];
+            if (readelf_row(f.path, pc, cfa, sizeof cfa, rbp, sizeof rbp) < 0)
+                continue;
+            const struct cfi_row *row = cfi_find(&t, pc);
+            REQUIRE(row);
+            if (row->cfa == CFI_UNSUPPORTED)
+                snprintf(mine, sizeof mine, "exp");
+            else
+                snprintf(mine, sizeof mine, "%s%+d", row->cfa == CFI_RSP ? "rsp" : "rbp",
+                         row->cfa_offset);
+            CHECK_STR(mine, cfa);
+            char my_rbp[16];
+            if (row->rbp_offset)
+                snprintf(my_rbp, sizeof my_rbp, "c%d", row->rbp_offset);
+            else
+                snprintf(my_rbp, sizeof my_rbp, "u");
+            CHECK_STR(my_rbp, rbp);
+            compared++;
+        }
+    }
+    CHECK(compared >= 20);
+    cfi_free(&t);
+}
+
+static void test_damaged_sections(void)
+{
+    /* every truncation of a real section parses without reading past it */
+    struct found f = {.want = "libc.so"};
+    dl_iterate_phdr(find_object, &f);
+    REQUIRE(f.hdr && f.lo);
+    const uint8_t *start = NULL;
+    {
+        /* the .eh_frame the header points to (pc-relative sdata4) */
+        int32_t rel;
+        memcpy(&rel, f.hdr + 4, 4);
+        start = f.hdr + 4 + rel;
+    }
+    REQUIRE(start >= f.lo && start < f.hi);
+    size_t sizes[] = {0, 1, 3, 4, 7, 8, 20, 25, 64, 100, 333, 1000, 4097};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint8_t *copy = malloc(sizes[i] + 1);
+        REQUIRE(copy);
+        memcpy(copy, start, sizes[i]);
+        struct cfi_table t;
+        CHECK(cfi_parse_section(copy, sizes[i], (uint64_t)(uintptr_t)start, f.bias, &t) == 0);
+        cfi_free(&t);
+        free(copy);
+    }
+    /* garbage */
+    uint8_t junk[4096];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof junk; i++) {
+        x = x * 1103515245u + 12345u;
+        junk[i] = (uint8_t)(x >> 16);
+    }
+    struct cfi_table t;
+    CHECK(cfi_parse_section(junk, sizeof junk, 0x1000, 0, &t) == 0);
+    cfi_free(&t);
+}
+
+/* ---- a real unwind from a signal handler ----------------------------------- */
+
+#define MAX_CHAIN 128
+static uintptr_t chain[MAX_CHAIN];
+static int chain_len, chain_ended, fired;
+static uintptr_t stack_lo, stack_hi;
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    (void)si;
+    ucontext_t *uc = ucv;
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    chain_len = 0;
+    chain_ended = 0;
+    int leaf = 1;
+    while (chain_len < MAX_CHAIN) {
+        chain[chain_len++] = pc;
+        uintptr_t old_sp = sp;
+        enum nu_status st = nativeunwind_step(&pc, &sp, &fp, sp, stack_hi, leaf);
+        if (st == NU_NO_CFI) {
+            /* our own code keeps frame pointers */
+            if (fp < sp || fp + 16 > stack_hi)
+                break;
+            pc = ((uintptr_t *)fp)[1];
+            sp = fp + 16;
+            fp = ((uintptr_t *)fp)[0];
+        } else if (st != NU_OK) {
+            break;
+        }
+        leaf = 0;
+        if (pc == 0) {
+            chain_ended = 1;
+            break;
+        }
+        if (sp <= old_sp)
+            break;
+    }
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+    if (!fired) {
+        fired = 1;
+        raise(SIGPROF); /* delivered here, inside qsort */
+    }
+    return *(const int *)a - *(const int *)b;
+}
+
+__attribute__((noinline)) static void sort_something(void)
+{
+    int v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (i * 37) % 64;
+    qsort(v, 64, sizeof v[0], compare_ints);
+    __asm__ volatile("" ::: "memory");
+}
+
+static int in_function(uintptr_t pc, void (*fn)(void))
+{
+    return pc > (uintptr_t)fn && pc < (uintptr_t)fn + 256;
+}
+
+static void *unwind_thread(void *arg)
+{
+    (void)arg;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    stack_lo = (uintptr_t)addr;
+    stack_hi = (uintptr_t)addr + size;
+    sort_something();
+    return NULL;
+}
+
+static void test_unwind_through_qsort(void)
+{
+    nativeunwind_refresh();
+    CHECK(nativeunwind_rows() > 1000);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGPROF, &sa, &old);
+    fired = 0;
+    /* on a thread of its own: its first frame is clone's, which ends the walk */
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, unwind_thread, NULL) == 0);
+    pthread_join(t, NULL);
+    sigaction(SIGPROF, &old, NULL);
+
+    REQUIRE(chain_len > 3);
+#ifdef __SANITIZE_ADDRESS__
+    /* under ASan, qsort is libasan's interceptor, whose own frames are not
+     * what this test is about; the plain build checks the walk through libc */
+    return;
+#endif
+    int saw_compare = -1, saw_qsort = -1, saw_caller = -1, saw_thread = -1;
+    for (int i = 0; i < chain_len; i++) {
+        Dl_info info;
+        if (in_function(chain[i] - (i > 0), (void (*)(void))compare_ints) && saw_compare < 0)
+            saw_compare = i;
+        else if (in_function(chain[i] - 1, sort_something) && saw_caller < 0)
+            saw_caller = i;
+        else if (in_function(chain[i] - 1, (void (*)(void))unwind_thread) && saw_thread < 0)
+            saw_thread = i;
+        else if (dladdr((void *)(chain[i] - 1), &info) && info.dli_fname &&
+                 strstr(info.dli_fname, ".so") && saw_compare >= 0 && saw_caller < 0)
+            saw_qsort = i; /* libc's qsort (or, under ASan, its interceptor) */
+    }
+    CHECK(saw_compare >= 0);
+    CHECK(saw_qsort > saw_compare);  /* libc frames between the comparator ... */
+    CHECK(saw_caller > saw_qsort);   /* ... and the function that called qsort */
+    CHECK(saw_thread > saw_caller);
+    CHECK(chain_ended);              /* up to clone's frame, whose return address is undefined */
+    nativeunwind_shutdown();
+}
+
+void suite_unwind(void)
+{
+    RUN(test_libc_rows_match_readelf);
+    RUN(test_damaged_sections);
+    RUN(test_unwind_through_qsort);
+}
