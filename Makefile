@@ -113,6 +113,8 @@ demo: deps
 
 bench: all apps
 	bench/overhead.sh
+	bench/wall.sh
+	bench/accuracy.sh
 
 # ---- install -------------------------------------------------------------
 

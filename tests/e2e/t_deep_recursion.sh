@@ -8,6 +8,6 @@ leaf_lines=$(grep -c 'DeepRecursion\.Recursion\.Leaf [0-9]*$' "$T/collapsed.txt"
 assert_ge "leaf stacks" "$leaf_lines" 1
 awk '/DeepRecursion\.Recursion\.Leaf [0-9]+$/ {
         n = gsub(/DeepRecursion\.Recursion\.Descend/, "&")
-        if (n != 1001 || $0 !~ /^DeepRecursion\.Program\.Main;/) { print "bad stack with " n " Descend frames"; bad = 1 }
+        if (n != 1001 || $0 !~ /(^|;)DeepRecursion\.Program\.Main;/) { print "bad stack with " n " Descend frames"; bad = 1 }
      } END { exit bad }' "$T/collapsed.txt" || fail "incomplete deep stacks"
 note "$leaf_lines leaf stacks, each with 1001 Descend frames under Main"

@@ -1,7 +1,10 @@
 // Bench: a fixed amount of CPU-bound work (UNITS units of arithmetic and small
 // allocations) split over THREADS threads, for the overhead benchmark. Prints
 // the wall time the work took; the benchmark also times the whole process.
-// Usage: Bench [threads] [units]
+// With IDLE > 0, that many more threads start first and wait, blocked, until
+// the work is done (a server's idle pool), so the benchmark can show whether
+// the profiler's cost grows with threads that do nothing.
+// Usage: Bench [threads] [units] [idle]
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -31,6 +34,14 @@ static class Program
     {
         int threads = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 1;
         int units = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 2000;
+        int idle = args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 0;
+        var done = new ManualResetEventSlim(false);
+        var idlers = new Thread[idle];
+        for (int i = 0; i < idle; i++)
+        {
+            idlers[i] = new Thread(() => done.Wait(), 256 * 1024) { Name = $"idle-{i}", IsBackground = true };
+            idlers[i].Start();
+        }
         var sw = Stopwatch.StartNew();
         var workers = new Thread[threads];
         double total = 0;
@@ -46,6 +57,8 @@ static class Program
             workers[t].Start();
         }
         foreach (var w in workers) w.Join();
+        done.Set();
+        foreach (var t in idlers) t.Join();
         Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "bench threads {0} units {1} ms {2:F1} check {3}", threads, units, sw.Elapsed.TotalMilliseconds, total > 0));
         return 0;
     }

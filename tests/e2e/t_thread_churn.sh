@@ -1,0 +1,27 @@
+# Thousands of threads created and destroyed while the signal sampler runs,
+# in cpu and wall mode at 1 ms: no crash, no hang (a time limit), the same
+# output as without the profiler, a complete recording, and the threads'
+# work is in it: a thread is given its CPU clock as soon as the runtime
+# reports it, with a random first period, so even threads that live for
+# less than one interval are sampled in proportion to the CPU they use.
+source "$(dirname "$0")/lib.sh"
+
+$(app ThreadChurn) 2000 32 > "$T/plain.txt"
+for mode in "-e cpu -i 1ms" "-e wall -i 1ms"; do
+    # shellcheck disable=SC2086
+    CS_TIMEOUT=180 cs record -q --force $mode -o "$T/churn.corscope" -- $(app ThreadChurn) 2000 32 > "$T/profiled.txt" ||
+        fail "ThreadChurn failed under '$mode'"
+    diff "$T/plain.txt" "$T/profiled.txt" > /dev/null || fail "output differs under '$mode'"
+    cs check "$T/churn.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
+    grep -q "status       complete" "$T/check.txt" || fail "recording not complete under '$mode'"
+    threads=$(awk '/^  tables/ { print $2 }' "$T/check.txt")
+    cs report -f top --limit 0 "$T/churn.corscope" > "$T/top.txt" 2> /dev/null
+    work=$(top_total "$T/top.txt" ThreadChurn.Program.Work)
+    note "$mode: $threads threads recorded, Work at $work%"
+    assert_ge "$mode: threads in the recording" "$threads" 1000
+    # in cpu mode the threads' work is most of the CPU (thread start and
+    # join are the rest); in wall mode every thread counts, waiting or not
+    if [ "$mode" = "-e cpu -i 1ms" ]; then
+        assert_ge "$mode: Work's share" "$work" 40
+    fi
+done
