@@ -185,6 +185,17 @@ static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
     return 0;
 }
 
+/* The PLT's CFA expression: rsp + 8 + ((rip & 15) >= N) << 3, that is
+ * breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus. */
+static int plt_expression(const uint8_t *p, uint64_t n)
+{
+    static const uint8_t head[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a};
+    static const uint8_t tail[] = {0x2a, 0x33, 0x24, 0x22};
+    if (n != 11 || memcmp(p, head, sizeof head) != 0 || memcmp(p + 7, tail, sizeof tail) != 0)
+        return CFI_UNSUPPORTED;
+    return p[6] == 0x3a ? CFI_PLT10 : p[6] == 0x3b ? CFI_PLT11 : CFI_UNSUPPORTED;
+}
+
 /* The unwind state at one location. */
 struct state {
     int cfa;            /* enum cfi_cfa */
@@ -322,8 +333,8 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 r.bad = 1;
                 break;
             }
+            s->cfa = plt_expression(r.p, n);
             r.p += n;
-            s->cfa = CFI_UNSUPPORTED;
             break;
         }
         case 0x10: case 0x16: { /* expression, val_expression */

@@ -16,7 +16,8 @@
  * Everything the parser reads is bounded by the section's size: a corrupt
  * .eh_frame gives fewer rows, never a crash.  Rules we cannot express (DWARF
  * expressions, registers saved in other registers) become CFI_UNSUPPORTED
- * rows, where the unwinder stops.
+ * rows, where the unwinder stops; the one expression every shared library
+ * has, the PLT's, is recognised and kept as CFI_PLT10/11.
  */
 #ifndef CORSCOPE_CFI_H
 #define CORSCOPE_CFI_H
@@ -31,6 +32,8 @@ enum cfi_cfa {
     CFI_RSP = 1,         /* CFA = RSP + cfa_offset */
     CFI_RBP = 2,         /* CFA = RBP + cfa_offset */
     CFI_UNSUPPORTED = 3, /* an expression or rule we do not follow */
+    CFI_PLT10 = 4,       /* a PLT entry: CFA = RSP + 8, + 8 more when (pc & 15) >= 10 */
+    CFI_PLT11 = 5,       /* the same with 11 (the two expressions the linkers emit) */
 };
 
 struct cfi_row {

@@ -134,6 +134,10 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
             sym->st_name >= strtab->sh_size)
             continue;
         size_t len = strnlen(strs + sym->st_name, strtab->sh_size - sym->st_name);
+        /* "read@GLIBC_2.2.5": the version is not part of the name */
+        const char *version = memchr(strs + sym->st_name, '@', len);
+        if (version && version > strs + sym->st_name)
+            len = (size_t)(version - (strs + sym->st_name));
         memcpy(s->names + at, strs + sym->st_name, len);
         s->names[at + len] = '\0';
         s->entries[s->count].addr = sym->st_value;

@@ -81,7 +81,11 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         *pc = 0;
         return NU_OK;
     }
-    uintptr_t cfa = (row->cfa == CFI_RSP ? *sp : *fp) + (uintptr_t)(intptr_t)row->cfa_offset;
+    uintptr_t cfa;
+    if (row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11)
+        cfa = *sp + 8 + ((*pc & 15) >= (row->cfa == CFI_PLT10 ? 10u : 11u) ? 8 : 0);
+    else
+        cfa = (row->cfa == CFI_RSP ? *sp : *fp) + (uintptr_t)(intptr_t)row->cfa_offset;
     uintptr_t ret, saved_fp = *fp;
     if (!read_word(cfa - 8, lo, hi, &ret))
         return NU_BOUNDS;

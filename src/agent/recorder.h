@@ -47,7 +47,8 @@
     X(UNSAMPLED_THREADS, "unsampled_threads") /* no timer/ring: thread not sampled */ \
     X(ORPHAN_SIGNALS, "orphan_signals")       /* sampler signals on unknown threads */ \
     X(NO_SYMBOL, "native_frames_without_symbol") /* shown as library!+offset */ \
-    X(SAMPLER_CPU_NS, "sampler_cpu_ns")       /* CPU the sampler thread used */
+    X(SAMPLER_CPU_NS, "sampler_cpu_ns")       /* CPU the sampler thread used */ \
+    X(OSR_FRAMES, "osr_frames_merged")        /* OSR frames shown as one; caller may be missing */
 
 enum recorder_counter {
 #define ENUM(name, key) RECORDER_##name,

@@ -26,6 +26,7 @@
  * [unknown] and are counted.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -360,6 +361,27 @@ static uintptr_t osr_leaf_caller(const uint64_t *rec, const uint64_t *top, uint3
     return 0;
 }
 
+/* Is ips[k + 1] the pseudo return address of an OSR method's frame: the
+ * same method as ips[k], in another code version, right after the tier-0
+ * code's call to the runtime's patchpoint helper (a direct call into native
+ * code)?  A genuine recursive call is a call to managed code (through an
+ * indirection cell or a stub), so it never matches. */
+static int osr_pseudo_frame(const uint64_t *ips, uint32_t k)
+{
+    const struct code_range *a = resolve_managed((uintptr_t)ips[k] - (k > 0));
+    const struct code_range *b = resolve_managed((uintptr_t)ips[k + 1] - 1);
+    if (!a || !b || a->function != b->function || a->method_start == b->method_start)
+        return 0;
+    uint8_t call[5];
+    if (read_code((uintptr_t)ips[k + 1] - 5, call, 5) != 5 || call[0] != 0xe8)
+        return 0;
+    int32_t rel;
+    memcpy(&rel, call + 1, 4);
+    uintptr_t target = (uintptr_t)ips[k + 1] + (uintptr_t)(intptr_t)rel;
+    Dl_info info;
+    return !resolve_managed(target) && dladdr((void *)target, &info) && info.dli_fbase;
+}
+
 static void put_frame(struct sigsampler *s, uint32_t *n, uint32_t frame)
 {
     uint32_t *grown = mem_grow(s->frames, &s->frames_cap, *n + 1, sizeof *grown);
@@ -388,6 +410,12 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *rec
         if (k == 1 && osr_caller) {
             /* the tier-0 frame is the same call as the OSR leaf: one frame */
             put_frame(s, &n, resolve_ip(&s->res, osr_caller, 1));
+            continue;
+        }
+        if (k > 0 && osr_pseudo_frame(ips, k - 1)) {
+            /* the same call again, in its tier-0 frame: shown once (the
+             * frame that called it is not on the frame-pointer chain) */
+            recorder_count(out, RECORDER_OSR_FRAMES, 1);
             continue;
         }
         put_frame(s, &n, resolve_ip(&s->res, (uintptr_t)ips[k], k > 0));
