@@ -45,11 +45,13 @@ say = @printf '  %-6s %s\n'
 endif
 
 AGENT_OBJ := $(call obj,$(AGENT_SRC) $(COMMON_SRC) $(CLR_SRC))
-CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC))
+# resources built into the CLI (tools/embed.c turns a file into a C array)
+GEN_SRC := $(BUILD)/gen/flamegraph_html.c
+CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
 	src/format/reader.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c)))
+	$(wildcard src/agent/*.c))) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
@@ -64,6 +66,25 @@ $(BUILD)/obj/%.o: %.c
 	$(say) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/gen/flamegraph_html.c: src/cli/flamegraph.html $(BUILD)/tools/embed
+	@mkdir -p $(dir $@)
+	$(say) EMBED $<
+	$(Q)$(BUILD)/tools/embed flamegraph_html $< $@
+
+$(BUILD)/gen/flamegraph_html.o: $(BUILD)/gen/flamegraph_html.c
+	$(say) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# the synthetic recording generator of bench/report_speed.sh
+$(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
@@ -71,11 +92,11 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz
 
 $(UNIT): $(UNIT_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -111,10 +132,11 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps
+bench: all apps $(BUILD)/synth
 	bench/overhead.sh
 	bench/wall.sh
 	bench/accuracy.sh
+	bench/report_speed.sh
 
 # ---- install -------------------------------------------------------------
 

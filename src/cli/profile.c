@@ -214,6 +214,10 @@ static int select_samples(struct profile *p, const struct prof_filter *f)
         }
         p->paths[at].weight += s->weight;
         p->paths[at].samples++;
+        if (GROW(p->selected, p->selected_cap, p->selected_samples + 1))
+            goto out;
+        p->selected[p->selected_samples].sample = (uint32_t)i;
+        p->selected[p->selected_samples].path = at;
         p->total_weight += s->weight;
         if (!p->selected_samples || s->time < p->first_time)
             p->first_time = s->time;
@@ -231,59 +235,106 @@ out:
     return rc;
 }
 
-/* Child of `parent` named `name`, created when missing; UINT32_MAX on OOM. */
-static uint32_t child(struct profile *p, struct map64 *index, uint32_t parent, uint32_t name)
+/* The trie is built from the paths sorted by their names, root first:
+ * then the children of every node arrive together, and a path shares with
+ * the one before it exactly their common prefix, so no index of children
+ * is needed (with 100,000 distinct deep stacks such an index would take
+ * more memory than everything else together). */
+struct path_view {
+    const struct profile *p;
+    const struct prof_filter *f;
+};
+static struct path_view sort_view;
+
+static uint32_t path_length(const struct path_view *v, const struct prof_path *path)
 {
-    uint64_t key = ((uint64_t)parent << 32) | name;
-    uint32_t at;
-    if (map64_get(index, key, &at))
-        return at;
-    if (p->node_count >= UINT32_MAX - 1 || GROW(p->nodes, p->node_cap, p->node_count + 1))
-        return UINT32_MAX;
-    at = (uint32_t)p->node_count++;
-    struct prof_node n = {name, parent, 0, p->nodes[parent].first_child, 0, 0};
-    p->nodes[at] = n;
-    p->nodes[parent].first_child = at;
-    if (map64_put(index, key, at) < 0)
-        return UINT32_MAX;
-    return at;
+    return v->p->rec.stacks[path->stack].depth + (v->f->thread_roots ? 1 : 0);
+}
+
+/* The k-th name of a path, root first. */
+static uint32_t path_name(const struct path_view *v, const struct prof_path *path, uint32_t k)
+{
+    const struct recording *r = &v->p->rec;
+    if (v->f->thread_roots) {
+        if (k == 0)
+            return v->p->thread_name[path->thread];
+        k--;
+    }
+    struct rec_stack s = r->stacks[path->stack];
+    /* frames are stored leaf first */
+    uint32_t at = v->f->reverse ? k : s.depth - 1 - k;
+    return v->p->frame_name[r->stack_frames[s.offset + at]];
+}
+
+static int by_names(const void *a, const void *b)
+{
+    const struct prof_path *x = &sort_view.p->paths[*(const uint32_t *)a];
+    const struct prof_path *y = &sort_view.p->paths[*(const uint32_t *)b];
+    uint32_t nx = path_length(&sort_view, x), ny = path_length(&sort_view, y);
+    for (uint32_t k = 0; k < nx && k < ny; k++) {
+        uint32_t u = path_name(&sort_view, x, k), w = path_name(&sort_view, y, k);
+        if (u != w)
+            return u < w ? -1 : 1;
+    }
+    return nx < ny ? -1 : nx > ny;
 }
 
 static int build_tree(struct profile *p, const struct prof_filter *f)
 {
-    const struct recording *r = &p->rec;
-    struct map64 index;
-    map64_init(&index);
     if (GROW(p->nodes, p->node_cap, 1))
         return -1;
     memset(&p->nodes[0], 0, sizeof p->nodes[0]);
     p->node_count = 1;
     int rc = -1;
+    uint32_t *order = mem_alloc((p->path_count ? p->path_count : 1) * sizeof *order);
+    uint32_t *chain = NULL; /* nodes of the previous path, root first */
+    size_t chain_cap = 0, chain_len = 0;
+    p->path_leaf = mem_alloc((p->path_count ? p->path_count : 1) * sizeof *p->path_leaf);
+    if (!p->path_leaf || !order)
+        goto out;
+    struct path_view v = {p, f};
+    for (size_t i = 0; i < p->path_count; i++)
+        order[i] = (uint32_t)i;
+    sort_view = v;
+    qsort(order, p->path_count, sizeof *order, by_names);
+    const struct prof_path *prev = NULL;
     for (size_t i = 0; i < p->path_count; i++) {
-        const struct prof_path *path = &p->paths[i];
-        struct rec_stack s = r->stacks[path->stack];
-        uint32_t node = 0;
+        const struct prof_path *path = &p->paths[order[i]];
+        uint32_t n = path_length(&v, path);
+        uint32_t keep = 0;
+        if (prev) {
+            uint32_t pn = (uint32_t)chain_len;
+            while (keep < n && keep < pn && path_name(&v, path, keep) == path_name(&v, prev, keep))
+                keep++;
+        }
+        uint32_t *grown = mem_grow(chain, &chain_cap, n ? n : 1, sizeof *chain);
+        if (!grown)
+            goto out;
+        chain = grown;
+        for (uint32_t k = keep; k < n; k++) {
+            uint32_t parent = k ? chain[k - 1] : 0;
+            if (p->node_count >= UINT32_MAX - 1 || GROW(p->nodes, p->node_cap, p->node_count + 1))
+                goto out;
+            uint32_t at = (uint32_t)p->node_count++;
+            struct prof_node node = {path_name(&v, path, k), parent, 0,
+                                     p->nodes[parent].first_child, 0, 0};
+            p->nodes[at] = node;
+            p->nodes[parent].first_child = at;
+            chain[k] = at;
+        }
+        chain_len = n;
         p->nodes[0].total += path->weight;
-        if (f->thread_roots) {
-            node = child(p, &index, node, p->thread_name[path->thread]);
-            if (node == UINT32_MAX)
-                goto out;
-            p->nodes[node].total += path->weight;
-        }
-        for (uint32_t k = 0; k < s.depth; k++) {
-            /* frames are stored leaf first */
-            uint32_t at = f->reverse ? k : s.depth - 1 - k;
-            uint32_t name = p->frame_name[r->stack_frames[s.offset + at]];
-            node = child(p, &index, node, name);
-            if (node == UINT32_MAX)
-                goto out;
-            p->nodes[node].total += path->weight;
-        }
-        p->nodes[node].self += path->weight;
+        for (uint32_t k = 0; k < n; k++)
+            p->nodes[chain[k]].total += path->weight;
+        uint32_t leaf = n ? chain[n - 1] : 0;
+        p->nodes[leaf].self += path->weight;
+        p->path_leaf[order[i]] = leaf;
+        prev = path;
     }
     rc = 0;
 out:
-    map64_free(&index);
+    mem_free(order);
+    mem_free(chain);
     return rc;
 }
 
@@ -328,7 +379,24 @@ void prof_free(struct profile *p)
     mem_free(p->thread_name);
     mem_free(p->paths);
     mem_free(p->nodes);
+    mem_free(p->selected);
+    mem_free(p->path_leaf);
     memset(p, 0, sizeof *p);
+}
+
+size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap)
+{
+    size_t depth = 0;
+    for (uint32_t n = node; n != 0; n = p->nodes[n].parent)
+        depth++;
+    uint32_t *grown = mem_grow(*out, cap, depth ? depth : 1, sizeof *grown);
+    if (!grown)
+        return SIZE_MAX;
+    *out = grown;
+    size_t at = depth;
+    for (uint32_t n = node; n != 0; n = p->nodes[n].parent)
+        grown[--at] = p->nodes[n].name;
+    return depth;
 }
 
 static const struct profile *sort_profile;

@@ -51,6 +51,12 @@ struct prof_path {
     uint64_t samples;
 };
 
+/* One selected sample, for the formats that keep time order. */
+struct prof_sample {
+    uint32_t sample; /* index into rec.samples */
+    uint32_t path;   /* index into paths */
+};
+
 struct profile {
     struct recording rec;
     long event;                /* index into rec.events, -1 when none */
@@ -62,6 +68,9 @@ struct profile {
     size_t path_count, path_cap;
     struct prof_node *nodes;   /* [0] = root */
     size_t node_count, node_cap;
+    struct prof_sample *selected; /* the samples that passed the filters, in file order */
+    size_t selected_cap;
+    uint32_t *path_leaf;       /* path index -> its last node in the tree */
     uint64_t total_weight;     /* of the selected samples */
     uint64_t selected_samples;
     uint64_t first_time, last_time; /* of the selected samples */
@@ -81,6 +90,11 @@ enum prof_order { PROF_BY_NAME, PROF_BY_TOTAL };
  * Returns their number, or SIZE_MAX when out of memory. */
 HIDDEN size_t prof_children(const struct profile *p, uint32_t node, enum prof_order order,
                             uint32_t **out, size_t *cap);
+
+/* The names of a tree node's path, root first, into *out (grown as
+ * needed, caller frees).  Returns the depth, or SIZE_MAX when out of
+ * memory.  The root itself (node 0) has depth 0. */
+HIDDEN size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap);
 
 HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
 /* Value of a weight in the event's unit (weight * period). */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/report.h"
 #include "common/config.h"
 #include "common/product.h"
 #include "format/reader.h"
@@ -41,7 +42,10 @@ static const char record_usage[] =
     "Runs COMMAND (a .NET program: `dotnet App.dll`, or an app host) with the\n"
     "profiler loaded and writes a recording.\n"
     "\n"
-    "  -o, --output FILE       recording to write (default NAME-DATE-TIME.corscope)\n"
+    "  -o, --output FILE       recording to write (default NAME-DATE-TIME.corscope);\n"
+    "                          with a report's extension (app.html, app.pb.gz ...)\n"
+    "                          the recording goes to app.corscope and that report\n"
+    "                          is written from it when the program ends\n"
     "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
@@ -368,6 +372,29 @@ int cmd_record(int argc, char **argv)
         default_output(cmd, name, sizeof name);
         output = name;
     }
+    /* -o app.html (or any report's extension): the recording goes beside
+     * it as app.corscope, and the report is written from it at the end */
+    const struct report_format *render = report_for_path(output);
+    const char *report_path = NULL;
+    char recording_name[PATH_MAX];
+    if (render) {
+        report_path = output;
+        const char *ext = strrchr(output, '.');
+        size_t stem = (size_t)(ext - output);
+        if (!strcmp(render->extension, ".speedscope.json") || !strcmp(render->extension, ".trace.json") ||
+            !strcmp(render->extension, ".pb.gz"))
+            stem = strlen(output) - strlen(render->extension);
+        if (stem + sizeof ".corscope" > sizeof recording_name) {
+            cli_error("output path too long: %s", output);
+            return EXIT_WORK_FAILED;
+        }
+        snprintf(recording_name, sizeof recording_name, "%.*s.corscope", (int)stem, output);
+        if (!force && access(report_path, F_OK) == 0) {
+            cli_error("%s exists; use --force to overwrite it", report_path);
+            return EXIT_WORK_FAILED;
+        }
+        output = recording_name;
+    }
     if (output[0] == '/') {
         snprintf(path, sizeof path, "%s", output);
     } else {
@@ -405,6 +432,13 @@ int cmd_record(int argc, char **argv)
         cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
                   "a bad CORSCOPE_* setting is reported above)", cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
+    }
+    if (report_path) {
+        int rc = report_render(path, render, report_path);
+        if (rc != 0)
+            return code ? code : rc;
+        if (!quiet)
+            fprintf(stderr, "corscope: %s report -> %s\n", render->name, report_path);
     }
     return code;
 }

@@ -22,6 +22,11 @@
 static const struct report_format formats[] = {
     {"top", ".txt", report_top, "flat table of methods by self and total share"},
     {"collapsed", ".collapsed", report_collapsed, "folded stacks for flame graph tools"},
+    {"tree", ".tree", report_tree, "indented call tree with total and self shares (--min)"},
+    {"flamegraph", ".html", report_flamegraph, "interactive flame graph, one self-contained HTML file"},
+    {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
+    {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
+    {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
 };
 
 const struct report_format *report_formats(size_t *count)
@@ -48,6 +53,15 @@ const struct report_format *report_for_path(const char *path)
             return &formats[i];
     }
     return NULL;
+}
+
+void report_title(const struct profile *p, char *out, size_t size)
+{
+    const struct rec_str *cmd = rec_info(&p->rec, "command");
+    if (cmd && cmd->len)
+        snprintf(out, size, "%.*s (%s)", (int)cmd->len, cmd->p, prof_event_name(p));
+    else
+        snprintf(out, size, "profile (%s)", prof_event_name(p));
 }
 
 void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size)
@@ -104,8 +118,12 @@ void report_losses(const struct profile *p, char *out, size_t size)
 
 static const char report_usage[] =
     "usage: corscope report [options] RECORDING\n"
+    "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
     "\n"
-    "  -f, --format FORMAT   top (default) or collapsed; or picked by -o's extension\n"
+    "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
+    "                        pprof or chrome; or picked by -o's extension (.txt,\n"
+    "                        .collapsed, .tree, .html, .speedscope.json, .pb.gz,\n"
+    "                        .trace.json)\n"
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -116,6 +134,8 @@ static const char report_usage[] =
     "      --reverse         stacks leaf first: who calls the hot methods\n"
     "      --threads         start every stack with its thread's name\n"
     "      --limit N         top: rows to show (default 50, 0 for all)\n"
+    "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
+    "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "  -h, --help\n";
 
 enum {
@@ -128,6 +148,8 @@ enum {
     OPT_REVERSE,
     OPT_THREADS,
     OPT_LIMIT,
+    OPT_MIN,
+    OPT_DIFF,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -184,6 +206,22 @@ static int write_report(const struct report_format *fmt, const struct profile *p
     return rc == 0 ? 0 : EXIT_WORK_FAILED;
 }
 
+int report_render(const char *recording, const struct report_format *fmt, const char *output)
+{
+    struct prof_filter filter;
+    memset(&filter, 0, sizeof filter);
+    struct report_options ro = {0.5, 50, NULL};
+    struct profile p;
+    char err[512];
+    if (prof_load(&p, recording, &filter, err, sizeof err) < 0) {
+        cli_error("%s: %s", recording, err);
+        return EXIT_WORK_FAILED;
+    }
+    int status = write_report(fmt, &p, &ro, output);
+    prof_free(&p);
+    return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -194,11 +232,15 @@ int cmd_report(int argc, char **argv)
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
+        {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0, 50};
+    struct report_options ro = {0.5, 50, NULL};
+    const char *diff_base = NULL;
+    struct profile base;
+    int have_base = 0;
     const char *format = NULL, *output = NULL;
     int status = EXIT_USAGE;
     const char *why;
@@ -251,6 +293,17 @@ int cmd_report(int argc, char **argv)
             }
             ro.limit = (long)v;
             break;
+        case OPT_MIN: {
+            char *end;
+            double m = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "%") != 0) || !(m >= 0 && m <= 100)) {
+                cli_usage_error("report", "--min %s: not a percentage from 0 to 100", optarg);
+                goto out;
+            }
+            ro.min_percent = m;
+            break;
+        }
+        case OPT_DIFF: diff_base = optarg; break;
         case 'h':
             fputs(report_usage, stdout);
             status = 0;
@@ -296,9 +349,22 @@ int cmd_report(int argc, char **argv)
             fmt = report_find("top");
     }
 
+    if (diff_base && strcmp(fmt->name, "flamegraph") != 0) {
+        cli_usage_error("report", "--diff goes with -f flamegraph");
+        goto out;
+    }
     const char *path = argv[optind];
     struct profile p;
     char err[512];
+    if (diff_base) {
+        if (prof_load(&base, diff_base, &filter, err, sizeof err) < 0) {
+            cli_error("%s: %s", diff_base, err);
+            status = EXIT_WORK_FAILED;
+            goto out;
+        }
+        have_base = 1;
+        ro.base = &base;
+    }
     if (prof_load(&p, path, &filter, err, sizeof err) < 0) {
         cli_error("%s: %s", path, err);
         status = EXIT_WORK_FAILED;
@@ -321,6 +387,8 @@ int cmd_report(int argc, char **argv)
     }
     prof_free(&p);
 out:
+    if (have_base)
+        prof_free(&base);
     prof_filter_free(&filter);
     return status;
 }

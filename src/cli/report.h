@@ -14,6 +14,7 @@
 struct report_options {
     double min_percent; /* tree: prune nodes below this share */
     long limit;         /* top: rows; 0 = all */
+    const struct profile *base; /* flamegraph --diff: the baseline, else NULL */
 };
 
 /* Writes the report to out.  Returns 0, or -1 after printing a
@@ -33,11 +34,23 @@ HIDDEN const struct report_format *report_formats(size_t *count);
 
 HIDDEN int report_collapsed(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_top(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_tree(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_speedscope(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_chrome(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_pprof(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out);
+
+/* Writes the report of a recording file in one format to `output` (whole
+ * or not at all), with default options.  Returns 0 or an exit status. */
+HIDDEN int report_render(const char *recording, const struct report_format *fmt,
+                         const char *output);
 
 /* Helpers the writers share. */
 /* Formats a value in the profile's unit for people: "1.52 s", "320 ms",
  * "12.0 MiB", "1234". */
 HIDDEN void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size);
+/* "COMMAND (EVENT)" for titles. */
+HIDDEN void report_title(const struct profile *p, char *out, size_t size);
 /* One line describing what was lost (drops, failed walks ...), or "" when
  * nothing was. */
 HIDDEN void report_losses(const struct profile *p, char *out, size_t size);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cli/frame_name.h"
+#include "cli/json.h"
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "fixture.h"
@@ -71,7 +72,7 @@ static void test_collapsed(void)
     struct prof_filter f = {0};
     REQUIRE(load(&p, &f) == 0);
     CHECK_EQ(p.total_weight, FIXTURE_WEIGHT);
-    struct report_options o = {0, 0};
+    struct report_options o = {0, 0, NULL};
     char *text = render(report_collapsed, &p, &o);
     REQUIRE(text);
     CHECK_STR(text, "Demo.Program.Main;Demo.Work.Cold``1 3\n"
@@ -85,7 +86,7 @@ static void test_filters(void)
 {
     struct profile p;
     struct prof_filter f = {0};
-    struct report_options o = {0, 0};
+    struct report_options o = {0, 0, NULL};
     char *text;
 
     f.thread_roots = 1;
@@ -133,7 +134,7 @@ static void test_top(void)
     struct profile p;
     struct prof_filter f = {0};
     REQUIRE(load(&p, &f) == 0);
-    struct report_options o = {0, 0};
+    struct report_options o = {0, 0, NULL};
     char *text = render(report_top, &p, &o);
     REQUIRE(text);
     /* Hot: self 6 of 12, total 9 of 12; Main total 100% */
@@ -150,8 +151,54 @@ static void test_top(void)
     prof_free(&p);
 }
 
+static void test_tree(void)
+{
+    struct profile p;
+    struct prof_filter f = {0};
+    REQUIRE(load(&p, &f) == 0);
+    /* 12 weight: Main 12 (Hot 9 with memcpy 3, Cold 3) */
+    struct report_options o = {0, 0, NULL};
+    char *text = render(report_tree, &p, &o);
+    REQUIRE(text);
+    CHECK(strstr(text, " 100.00%    0.00%  Demo.Program.Main\n"));
+    CHECK(strstr(text, "  75.00%   50.00%    Demo.Work.Hot\n"));
+    CHECK(strstr(text, "  25.00%   25.00%      libc.so.6!memcpy\n"));
+    CHECK(strstr(text, "  25.00%   25.00%    Demo.Work.Cold``1\n"));
+    /* the heavier callee first */
+    CHECK(strstr(text, "Demo.Work.Hot") < strstr(text, "Demo.Work.Cold"));
+    free(text);
+    o.min_percent = 30; /* Cold and memcpy (25% each) go, and say so */
+    text = render(report_tree, &p, &o);
+    REQUIRE(text);
+    CHECK(!strstr(text, "Cold") && !strstr(text, "memcpy"));
+    if (!strstr(text, "  25.00%             [1 more below 30.00%]\n") ||
+        !strstr(text, "  25.00%               [1 more below 30.00%]\n"))
+        printf("%s", text);
+    CHECK(strstr(text, "  25.00%             [1 more below 30.00%]\n"));   /* under Main */
+    CHECK(strstr(text, "  25.00%               [1 more below 30.00%]\n")); /* under Hot */
+    free(text);
+    prof_free(&p);
+}
+
+static void test_json_strings(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    REQUIRE(f);
+    json_string(f, "a\"b\\c\n\t\x01</script>");
+    fputc(' ', f);
+    json_string(f, "caf\xc3\xa9 \xff\xfe ok \xe2\x82"); /* valid, invalid, cut short */
+    fclose(f);
+    CHECK_STR(text, "\"a\\\"b\\\\c\\n\\t\\u0001\\u003c/script>\" "
+                    "\"caf\xc3\xa9 \\ufffd\\ufffd ok \\ufffd\\ufffd\"");
+    free(text);
+}
+
 void suite_report(void)
 {
+    RUN(test_tree);
+    RUN(test_json_strings);
     RUN(test_frame_names);
     RUN(test_collapsed);
     RUN(test_filters);

@@ -1,0 +1,18 @@
+/*
+ * json: the one piece of JSON writing the JSON formats (speedscope, chrome,
+ * the flame graph's embedded data) share: a string literal, escaped as
+ * RFC 8259 requires, invalid UTF-8 replaced so that every consumer parses
+ * it, and '<' written as \u003c so the text is safe inside an HTML
+ * <script> element.
+ */
+#ifndef CORSCOPE_JSON_H
+#define CORSCOPE_JSON_H
+
+#include <stdio.h>
+
+#include "common/visibility.h"
+
+/* Writes s as a JSON string literal, quotes included. */
+HIDDEN void json_string(FILE *out, const char *s);
+
+#endif

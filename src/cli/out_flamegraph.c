@@ -1,0 +1,430 @@
+/*
+ * out_flamegraph: the interactive flame graph, one self-contained HTML file.
+ *
+ * The page (src/cli/flamegraph.html, built into the program) does the
+ * drawing, zooming, searching, the inverted view and the thread filter in
+ * the browser; this writer gives it the data as JSON in place of the
+ * template's placeholder: the display names and their kinds (managed,
+ * native, runtime ...), a call tree (each node's parent and name), the
+ * thread names, and per (leaf node, thread) the value of the samples that
+ * end there.  That is compact enough for 100,000 distinct stacks: a path is
+ * stored once as a chain of nodes, not once per sample.
+ *
+ * With --diff BASE, the tree holds the paths of both profiles, matched by
+ * name, and the baseline's values come as a second list; the page sizes
+ * frames by the new profile and colours them by the change of their share.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "cli/report.h"
+#include "cli/resources.h"
+#include "cli/timeline.h"
+#include "common/map.h"
+#include "common/mem.h"
+#include "common/strtab.h"
+
+struct fg {
+    struct strtab names;   /* display names of both profiles; id 0 = "" */
+    uint8_t *kinds;
+    size_t kinds_cap;
+    uint32_t *parent, *node_name; /* node 0 is the root */
+    size_t nodes, nodes_cap;
+    struct map64 child;    /* baseline: parent << 32 | name -> node */
+    struct strtab threads; /* thread labels; id 0 unused */
+    struct map64 leaf_index; /* baseline: thread << 32 | leaf -> entry */
+    uint32_t *leaf, *thread;
+    uint64_t *value;
+    uint8_t *set;
+    size_t entries, entries_cap;
+    uint32_t *path;        /* scratch */
+    size_t path_cap;
+};
+
+static uint32_t fg_name(struct fg *g, const char *s, uint8_t kind)
+{
+    int is_new;
+    uint32_t id = strtab_intern(&g->names, s, strlen(s), &is_new);
+    if (id == UINT32_MAX)
+        return UINT32_MAX;
+    uint8_t *grown = mem_grow(g->kinds, &g->kinds_cap, (size_t)id + 1, 1);
+    if (!grown)
+        return UINT32_MAX;
+    g->kinds = grown;
+    if (is_new)
+        g->kinds[id] = kind;
+    return id;
+}
+
+static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t name)
+{
+    uint64_t key = (uint64_t)parent << 32 | name;
+    uint32_t at;
+    if (map64_get(&g->child, key, &at))
+        return at;
+    size_t cap = g->nodes_cap;
+    uint32_t *p = mem_grow(g->parent, &cap, g->nodes + 1, sizeof *p);
+    if (!p)
+        return UINT32_MAX;
+    g->parent = p;
+    uint32_t *n = mem_grow(g->node_name, &g->nodes_cap, g->nodes + 1, sizeof *n);
+    if (!n)
+        return UINT32_MAX;
+    g->node_name = n;
+    at = (uint32_t)g->nodes++;
+    g->parent[at] = parent;
+    g->node_name[at] = name;
+    if (map64_put(&g->child, key, at) < 0)
+        return UINT32_MAX;
+    return at;
+}
+
+/* Appends one (leaf, thread, value) entry of a set. */
+static int fg_entry(struct fg *g, uint32_t leaf, uint32_t thread, uint64_t value, uint8_t set)
+{
+    size_t c1 = g->entries_cap, c2 = g->entries_cap, c3 = g->entries_cap;
+    uint32_t *l = mem_grow(g->leaf, &c1, g->entries + 1, sizeof *l);
+    if (!l)
+        return -1;
+    g->leaf = l;
+    uint32_t *t = mem_grow(g->thread, &c2, g->entries + 1, sizeof *t);
+    if (!t)
+        return -1;
+    g->thread = t;
+    uint64_t *v = mem_grow(g->value, &c3, g->entries + 1, sizeof *v);
+    if (!v)
+        return -1;
+    g->value = v;
+    uint8_t *st = mem_grow(g->set, &g->entries_cap, g->entries + 1, 1);
+    if (!st)
+        return -1;
+    g->set = st;
+    g->leaf[g->entries] = leaf;
+    g->thread[g->entries] = thread;
+    g->value[g->entries] = value;
+    g->set[g->entries] = set;
+    g->entries++;
+    return 0;
+}
+
+/* A thread's label id (1-based) in the page's list. */
+static uint32_t fg_thread(struct fg *g, const struct profile *p, uint32_t thread)
+{
+    char label[160];
+    timeline_thread_name(p, thread, label, sizeof label);
+    int is_new;
+    return strtab_intern(&g->threads, label, strlen(label), &is_new);
+}
+
+static const struct profile *sort_profile;
+
+static int by_leaf_thread(const void *a, const void *b)
+{
+    const struct prof_sample *x = a, *y = b;
+    uint32_t lx = sort_profile->path_leaf[x->path], ly = sort_profile->path_leaf[y->path];
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
+    uint32_t tx = sort_profile->rec.samples[x->sample].thread;
+    uint32_t ty = sort_profile->rec.samples[y->sample].thread;
+    return tx < ty ? -1 : tx > ty;
+}
+
+static int by_leaf_thread_index(const void *a, const void *b)
+{
+    return by_leaf_thread(&sort_profile->selected[*(const uint32_t *)a],
+                          &sort_profile->selected[*(const uint32_t *)b]);
+}
+
+/* The profile's own call tree becomes the page's (names mapped to the
+ * shared name table), and its samples are summed per (leaf, thread) by
+ * sorting, not hashing: no index larger than the tree itself. */
+static int fg_add_main(struct fg *g, const struct profile *p)
+{
+    int rc = -1;
+    uint32_t *name_map = mem_calloc(p->names.count ? p->names.count : 1, sizeof *name_map);
+    uint32_t *thread_of = mem_calloc(p->rec.thread_count ? p->rec.thread_count : 1, sizeof *thread_of);
+    struct prof_sample *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
+    if (!name_map || !thread_of || !order)
+        goto out;
+    for (size_t n = 1; n < p->names.count; n++) {
+        name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
+        if (name_map[n] == UINT32_MAX)
+            goto out;
+    }
+    size_t cap = g->nodes_cap;
+    uint32_t *parent = mem_grow(g->parent, &cap, p->node_count, sizeof *parent);
+    if (!parent)
+        goto out;
+    g->parent = parent;
+    uint32_t *name = mem_grow(g->node_name, &g->nodes_cap, p->node_count, sizeof *name);
+    if (!name)
+        goto out;
+    g->node_name = name;
+    for (size_t i = 0; i < p->node_count; i++) {
+        g->parent[i] = i ? p->nodes[i].parent : 0;
+        g->node_name[i] = i ? name_map[p->nodes[i].name] : 0;
+    }
+    g->nodes = p->node_count ? p->node_count : 1;
+    if (p->selected_samples)
+        memcpy(order, p->selected, p->selected_samples * sizeof *order);
+    sort_profile = p;
+    qsort(order, p->selected_samples, sizeof *order, by_leaf_thread);
+    for (size_t i = 0; i < p->selected_samples;) {
+        uint32_t leaf = p->path_leaf[order[i].path];
+        uint32_t thread = p->rec.samples[order[i].sample].thread;
+        uint64_t value = 0;
+        for (; i < p->selected_samples && p->path_leaf[order[i].path] == leaf &&
+               p->rec.samples[order[i].sample].thread == thread;
+             i++)
+            value += (uint64_t)prof_value(p, p->rec.samples[order[i].sample].weight);
+        if (!thread_of[thread] && (thread_of[thread] = fg_thread(g, p, thread)) == UINT32_MAX)
+            goto out;
+        if (fg_entry(g, leaf, thread_of[thread], value, 0) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    mem_free(name_map);
+    mem_free(thread_of);
+    mem_free(order);
+    return rc;
+}
+
+/* Adds the baseline's samples (set 1), its paths matched by name into the
+ * tree. */
+static int fg_add_base(struct fg *g, const struct profile *p)
+{
+    const uint8_t set = 1;
+    for (size_t i = 1; i < g->nodes; i++)
+        if (map64_put(&g->child, (uint64_t)g->parent[i] << 32 | g->node_name[i], (uint32_t)i) < 0)
+            return -1;
+    uint32_t *leaf_of = mem_alloc((p->path_count ? p->path_count : 1) * sizeof *leaf_of);
+    uint32_t *thread_of = mem_calloc(p->rec.thread_count ? p->rec.thread_count : 1, sizeof *thread_of);
+    int rc = -1;
+    if (!leaf_of || !thread_of)
+        goto out;
+    for (size_t i = 0; i < p->path_count; i++) {
+        size_t depth = prof_node_path(p, p->path_leaf[i], &g->path, &g->path_cap);
+        if (depth == SIZE_MAX)
+            goto out;
+        uint32_t node = 0;
+        for (size_t d = 0; d < depth && node != UINT32_MAX; d++) {
+            uint32_t name = fg_name(g, prof_name(p, g->path[d]), p->name_kind[g->path[d]]);
+            node = name == UINT32_MAX ? UINT32_MAX : fg_child(g, node, name);
+        }
+        if (node == UINT32_MAX)
+            goto out;
+        leaf_of[i] = node;
+    }
+    for (size_t i = 0; i < p->selected_samples; i++) {
+        const struct prof_sample *s = &p->selected[i];
+        const struct rec_sample *rs = &p->rec.samples[s->sample];
+        if (!thread_of[rs->thread] && (thread_of[rs->thread] = fg_thread(g, p, rs->thread)) == UINT32_MAX)
+            goto out;
+        uint32_t th = thread_of[rs->thread], leaf = leaf_of[s->path];
+        uint64_t key = (uint64_t)th << 32 | leaf;
+        uint32_t at;
+        if (!map64_get(&g->leaf_index, key, &at)) {
+            at = (uint32_t)g->entries;
+            if (fg_entry(g, leaf, th, 0, set) < 0 || map64_put(&g->leaf_index, key, at) < 0)
+                goto out;
+        }
+        g->value[at] += (uint64_t)prof_value(p, rs->weight);
+    }
+    rc = 0;
+out:
+    mem_free(leaf_of);
+    mem_free(thread_of);
+    return rc;
+}
+
+static void fg_free(struct fg *g)
+{
+    strtab_free(&g->names);
+    strtab_free(&g->threads);
+    map64_free(&g->child);
+    map64_free(&g->leaf_index);
+    mem_free(g->kinds);
+    mem_free(g->parent);
+    mem_free(g->node_name);
+    mem_free(g->leaf);
+    mem_free(g->thread);
+    mem_free(g->value);
+    mem_free(g->set);
+    mem_free(g->path);
+}
+
+static void samples_json(FILE *out, const struct fg *g, uint8_t set)
+{
+    fputc('[', out);
+    int first = 1;
+    for (size_t i = 0; i < g->entries; i++) {
+        if (g->set[i] != set)
+            continue;
+        /* threads are 0-based in the page */
+        fprintf(out, first ? "%u,%u,%llu" : ",%u,%u,%llu", g->leaf[i], g->thread[i] - 1,
+                (unsigned long long)g->value[i]);
+        first = 0;
+    }
+    fputc(']', out);
+}
+
+static void data_json(FILE *out, const struct fg *g, const struct profile *p)
+{
+    char title[512], losses[512];
+    report_title(p, title, sizeof title);
+    fputs("{\"title\":", out);
+    json_string(out, title);
+    fputs(",\"event\":", out);
+    json_string(out, prof_event_name(p));
+    fputs(",\"unit\":", out);
+    json_string(out, prof_unit(p));
+    report_losses(p, losses, sizeof losses);
+    fputs(",\"lost\":", out);
+    json_string(out, losses);
+    fputs(",\"names\":[", out);
+    for (size_t i = 0; i < g->names.count; i++) {
+        if (i)
+            fputc(',', out);
+        json_string(out, i ? g->names.strs[i] : "");
+    }
+    fputs("],\"kinds\":[", out);
+    for (size_t i = 0; i < g->names.count; i++)
+        fprintf(out, i ? ",%u" : "%u", i ? g->kinds[i] : 0);
+    fputs("],\"parent\":[", out);
+    for (size_t i = 0; i < g->nodes; i++)
+        fprintf(out, i ? ",%u" : "%u", g->parent[i]);
+    fputs("],\"node\":[", out);
+    for (size_t i = 0; i < g->nodes; i++)
+        fprintf(out, i ? ",%u" : "%u", g->node_name[i]);
+    fputs("],\"threads\":[", out);
+    for (size_t i = 1; i < g->threads.count; i++) {
+        if (i > 1)
+            fputc(',', out);
+        json_string(out, g->threads.strs[i]);
+    }
+    fputs("],\"samples\":", out);
+    samples_json(out, g, 0);
+    fputs(",\"base\":", out);
+    int diff = 0;
+    for (size_t i = 0; i < g->entries && !diff; i++)
+        diff = g->set[i] == 1;
+    if (diff)
+        samples_json(out, g, 1);
+    else
+        fputs("null", out);
+    fputc('}', out);
+}
+
+/* Without a baseline, the JSON is written straight from the profile's own
+ * tree and a sorted index of its samples: nothing the size of the tree is
+ * copied, which keeps a report of a million samples within ten times the
+ * recording's size in memory. */
+static int write_single(FILE *out, const struct profile *p, struct fg *g)
+{
+    int rc = -1;
+    uint32_t *name_map = mem_calloc(p->names.count ? p->names.count : 1, sizeof *name_map);
+    uint32_t *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
+    if (!name_map || !order)
+        goto out;
+    for (size_t n = 1; n < p->names.count; n++) {
+        name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
+        if (name_map[n] == UINT32_MAX)
+            goto out;
+    }
+    for (size_t i = 0; i < p->selected_samples; i++)
+        order[i] = (uint32_t)i;
+    sort_profile = p;
+    qsort(order, p->selected_samples, sizeof *order, by_leaf_thread_index);
+
+    char title[512], losses[512];
+    report_title(p, title, sizeof title);
+    report_losses(p, losses, sizeof losses);
+    fputs("{\"title\":", out);
+    json_string(out, title);
+    fputs(",\"event\":", out);
+    json_string(out, prof_event_name(p));
+    fputs(",\"unit\":", out);
+    json_string(out, prof_unit(p));
+    fputs(",\"lost\":", out);
+    json_string(out, losses);
+    fputs(",\"names\":[", out);
+    for (size_t i = 0; i < g->names.count; i++) {
+        if (i)
+            fputc(',', out);
+        json_string(out, i ? g->names.strs[i] : "");
+    }
+    fputs("],\"kinds\":[", out);
+    for (size_t i = 0; i < g->names.count; i++)
+        fprintf(out, i ? ",%u" : "%u", i ? g->kinds[i] : 0);
+    fputs("],\"parent\":[0", out);
+    for (size_t i = 1; i < p->node_count; i++)
+        fprintf(out, ",%u", p->nodes[i].parent);
+    fputs("],\"node\":[0", out);
+    for (size_t i = 1; i < p->node_count; i++)
+        fprintf(out, ",%u", name_map[p->nodes[i].name]);
+    fputs("],\"threads\":[", out);
+    for (size_t t = 0; t < p->rec.thread_count; t++) {
+        char label[160];
+        timeline_thread_name(p, (uint32_t)t, label, sizeof label);
+        if (t)
+            fputc(',', out);
+        json_string(out, label);
+    }
+    fputs("],\"samples\":[", out);
+    for (size_t i = 0; i < p->selected_samples;) {
+        const struct prof_sample *first = &p->selected[order[i]];
+        uint32_t leaf = p->path_leaf[first->path];
+        uint32_t thread = p->rec.samples[first->sample].thread;
+        uint64_t value = 0;
+        for (; i < p->selected_samples; i++) {
+            const struct prof_sample *s = &p->selected[order[i]];
+            if (p->path_leaf[s->path] != leaf || p->rec.samples[s->sample].thread != thread)
+                break;
+            value += (uint64_t)prof_value(p, p->rec.samples[s->sample].weight);
+        }
+        fprintf(out, first == &p->selected[order[0]] ? "%u,%u,%llu" : ",%u,%u,%llu", leaf, thread,
+                (unsigned long long)value);
+    }
+    fputs("],\"base\":null}", out);
+    rc = 0;
+out:
+    mem_free(name_map);
+    mem_free(order);
+    return rc;
+}
+
+int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out)
+{
+    struct fg g;
+    memset(&g, 0, sizeof g);
+    map64_init(&g.child);
+    map64_init(&g.leaf_index);
+    int rc = -1;
+    if (strtab_init(&g.names) < 0 || strtab_init(&g.threads) < 0)
+        goto out;
+    const char *marker = strstr(flamegraph_html, FLAMEGRAPH_PLACEHOLDER);
+    if (!marker) {
+        cli_error("the flame graph template has no data placeholder (a build problem)");
+        goto out;
+    }
+    if (o->base && (fg_add_main(&g, p) < 0 || fg_add_base(&g, o->base) < 0))
+        goto out;
+    fwrite(flamegraph_html, 1, (size_t)(marker - flamegraph_html), out);
+    if (!o->base) {
+        if (write_single(out, p, &g) < 0)
+            goto out;
+    } else {
+        data_json(out, &g, p);
+    }
+    const char *rest = marker + strlen(FLAMEGRAPH_PLACEHOLDER);
+    fwrite(rest, 1, flamegraph_html_len - (size_t)(rest - flamegraph_html), out);
+    rc = 0;
+out:
+    if (rc < 0)
+        cli_error("out of memory while writing the flame graph");
+    fg_free(&g);
+    return rc;
+}
