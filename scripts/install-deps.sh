@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what building and testing corscope needs and the machine lacks:
-# a C compiler, make, the C library's debug symbols, and the .NET SDK (which must already be there: it is
+# a C compiler, make, zlib, the C library's debug symbols, Node.js and
+# Chromium for the report tests, and the .NET SDK (which must already be there: it is
 # not in Debian's archive). Idempotent and quiet when nothing is missing.
 set -eu
 
@@ -13,7 +14,14 @@ need pgrep procps
 # the C library's full symbol table, so native frames inside it have names
 # (its waits and sorts live in functions it does not export)
 pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }
-command -v dpkg > /dev/null 2>&1 && pkg libc6-dbg
+if command -v dpkg > /dev/null 2>&1; then
+    pkg libc6-dbg
+    pkg zlib1g-dev   # the pprof report is gzip-compressed
+    # the report tests: Node.js runs the consumers, Chromium shows the flame graph
+    need node nodejs
+    need npm npm
+    need chromium chromium
+fi
 
 if [ -n "$missing" ]; then
     echo "corscope: installing:$missing"
@@ -26,6 +34,13 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing > /dev/null
+fi
+
+# the consumers the report tests run (versions pinned by package-lock.json)
+viewers=$(cd "$(dirname "$0")/../tests/viewers" && pwd)
+if [ ! -d "$viewers/node_modules/playwright-core" ] || [ "$viewers/package-lock.json" -nt "$viewers/node_modules" ]; then
+    echo "corscope: installing the report tests' node packages"
+    (cd "$viewers" && npm ci --no-audit --no-fund --loglevel=error > /dev/null)
 fi
 
 if ! command -v dotnet > /dev/null 2>&1; then

@@ -1,0 +1,41 @@
+# Every report format, checked by the tools people load them into
+# (tests/viewers/check.mjs: pprof-format, the speedscope schema, headless
+# Chromium on the flame graph), plus the text formats, --min, --diff and
+# `record -o app.html`.  Screenshots of the flame graph are kept in
+# build/viewers/.
+source "$(dirname "$0")/lib.sh"
+
+VIEWERS=$ROOT/tests/viewers
+[ -d "$VIEWERS/node_modules/playwright-core" ] || fail "tests/viewers has no node_modules: run scripts/install-deps.sh"
+command -v chromium > /dev/null || fail "chromium is not installed: run scripts/install-deps.sh"
+
+cs record -q -i 1ms -o "$T/r.corscope" -- $(app CpuShares) 2 > /dev/null
+mkdir -p "$T/v"
+# the extension picks the format
+for ext in collapsed tree html speedscope.json pb.gz trace.json; do
+    cs report -o "$T/v/report.$ext" "$T/r.corscope" 2> /dev/null || fail "report -o report.$ext failed"
+done
+node "$VIEWERS/check.mjs" "$T/v" CpuShares.Work.Alpha "$ROOT/build/viewers" || fail "viewer checks failed"
+
+# tree: shares add up, and --min prunes
+cs report -f tree --min 0 "$T/r.corscope" > "$T/tree0.txt" 2> /dev/null
+cs report -f tree --min 5 "$T/r.corscope" > "$T/tree5.txt" 2> /dev/null
+grep -Eq '^ +[0-9.]+% +[0-9.]+% +CpuShares\.Work\.Alpha$' "$T/tree5.txt" || fail "tree lacks Alpha: $(head "$T/tree5.txt")"
+[ "$(wc -l < "$T/tree5.txt")" -lt "$(wc -l < "$T/tree0.txt")" ] || fail "--min 5 pruned nothing"
+grep -q "more below 5.00%" "$T/tree5.txt" || fail "tree does not say what it left out"
+awk '$NF ~ /Work\.(Alpha|Beta|Gamma)$/ { gsub("%", "", $2); s += $2 } END { exit !(s > 80) }' "$T/tree0.txt" ||
+    fail "tree self shares of the three methods do not add up"
+cs report -f tree --min 101 "$T/r.corscope" > /dev/null 2>&1 && fail "--min 101 accepted"
+
+# differential flame graph: the two recordings' paths in one tree
+cs record -q -i 1ms -o "$T/b.corscope" -- $(app CpuShares) 1 1 1 1 > /dev/null
+cs report -f flamegraph --diff "$T/b.corscope" -o "$T/diff.html" "$T/r.corscope" 2> /dev/null
+grep -q '"base":\[[0-9]' "$T/diff.html" || fail "diff flame graph has no baseline"
+cs report -f top --diff "$T/b.corscope" "$T/r.corscope" > /dev/null 2>&1 && fail "--diff accepted with -f top"
+
+# record -o app.html: recording beside it, flame graph written at the end
+(cd "$T" && cs record -q -o app.html -- $(app CpuShares) 0.5 > /dev/null)
+[ -s "$T/app.corscope" ] || fail "record -o app.html left no app.corscope"
+grep -q "CpuShares.Work.Alpha" "$T/app.html" || fail "record -o app.html wrote no flame graph"
+(cd "$T" && cs record -q -o app.html -- $(app CpuShares) 0.1 > /dev/null 2>&1) && fail "record -o app.html overwrote an existing report"
+note "all formats checked; screenshots in build/viewers"

@@ -1,0 +1,179 @@
+// Checks corscope's reports with the consumers people use, not with
+// corscope's own reader:
+//   pprof       decoded by pprof-format (the maintained JS decoder of
+//               profile.proto): sample types, samples, locations, functions,
+//               mappings, and totals that agree with the collapsed report;
+//   speedscope  validated against the speedscope file format's schema (ajv),
+//               plus what the schema cannot say (frame indexes in range,
+//               one weight per sample, samples in time order);
+//   chrome      parsed as Chrome trace events: a named track per thread,
+//               slices well nested on each track;
+//   flamegraph  opened in headless Chromium (playwright-core): a click on a
+//               frame zooms to it, a search counts its matches and their
+//               share, the inverted view puts leaves at the root, the thread
+//               filter narrows the total. Screenshots go to OUT_DIR.
+// Usage: node check.mjs DIR METHOD   (DIR holds report.{pb.gz,speedscope.json,
+//        trace.json,html,collapsed}; METHOD is a hot method's display name)
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { join, resolve } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const [dir, method, outDir = dir] = process.argv.slice(2);
+let failures = 0;
+function check(what, ok, detail = "") {
+  console.log(`  ${ok ? "ok" : "FAIL"} ${what}${detail ? ": " + detail : ""}`);
+  if (!ok) failures++;
+}
+
+// the truth to compare with: collapsed stacks from the same recording
+const collapsed = readFileSync(join(dir, "report.collapsed"), "utf8").trim().split("\n");
+const collapsedTotal = collapsed.reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" ")).split(";").includes(method))
+  .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+
+// ---- pprof ---------------------------------------------------------------
+{
+  const { Profile } = require("pprof-format");
+  const p = Profile.decode(gunzipSync(readFileSync(join(dir, "report.pb.gz"))));
+  const str = (i) => p.stringTable.strings[Number(i)];
+  const types = p.sampleType.map((t) => `${str(t.type)}/${str(t.unit)}`);
+  check("pprof sample types", types[0] === "samples/count" && /^(cpu|wall)\/nanoseconds$/.test(types[1]), types.join(", "));
+  check("pprof has samples, locations, functions, mappings",
+    p.sample.length > 0 && p.location.length > 0 && p.function.length > 0 && p.mapping.length > 0,
+    `${p.sample.length} samples, ${p.location.length} locations, ${p.function.length} functions, ${p.mapping.length} mappings`);
+  const locs = new Map(p.location.map((l) => [Number(l.id), l]));
+  const funcs = new Map(p.function.map((f) => [Number(f.id), f]));
+  const maps = new Set(p.mapping.map((m) => Number(m.id)));
+  let linked = true, methodSamples = 0, total = 0, labels = false;
+  for (const s of p.sample) {
+    total += Number(s.value[0]);
+    let hasMethod = false;
+    for (const id of s.locationId) {
+      const l = locs.get(Number(id));
+      if (!l || (Number(l.mappingId) && !maps.has(Number(l.mappingId)))) { linked = false; continue; }
+      const f = funcs.get(Number(l.line[0].functionId));
+      if (!f) { linked = false; continue; }
+      if (str(f.name) === method) hasMethod = true;
+    }
+    if (hasMethod) methodSamples += Number(s.value[0]);
+    labels ||= s.label.some((lb) => str(lb.key) === "thread");
+  }
+  check("pprof locations, functions and mappings all resolve", linked);
+  check("pprof samples carry thread labels", labels);
+  check("pprof total samples = collapsed total", total === collapsedTotal, `${total} vs ${collapsedTotal}`);
+  check(`pprof samples through ${method} = collapsed`, methodSamples === methodInCollapsed, `${methodSamples} vs ${methodInCollapsed}`);
+}
+
+// ---- speedscope -------------------------------------------------------------
+{
+  const Ajv = require("ajv");
+  const schema = JSON.parse(readFileSync(new URL("./speedscope-schema.json", import.meta.url), "utf8"));
+  const file = JSON.parse(readFileSync(join(dir, "report.speedscope.json"), "utf8"));
+  const validate = new Ajv({ strict: false }).compile(schema);
+  check("speedscope file matches the schema", validate(file), JSON.stringify(validate.errors || "").slice(0, 300));
+  const frames = file.shared.frames.length;
+  let inRange = true, lengths = true, ordered = true, samples = 0, methodSamples = 0;
+  const methodFrame = file.shared.frames.findIndex((f) => f.name === method);
+  for (const prof of file.profiles) {
+    lengths &&= prof.samples.length === prof.weights.length;
+    for (const st of prof.samples) {
+      inRange &&= st.every((i) => Number.isInteger(i) && i >= 0 && i < frames);
+      if (st.includes(methodFrame)) methodSamples++;
+    }
+    ordered &&= prof.startValue <= prof.endValue;
+    samples += prof.samples.length;
+  }
+  check("speedscope frame indexes in range, one weight per sample", inRange && lengths && ordered);
+  check("speedscope has one profile per sampled thread", file.profiles.length >= 1, `${file.profiles.length} profiles, ${samples} samples`);
+  check(`speedscope has ${method}`, methodFrame >= 0 && methodSamples > 0, `${methodSamples} samples`);
+}
+
+// ---- chrome trace -------------------------------------------------------------
+{
+  const trace = JSON.parse(readFileSync(join(dir, "report.trace.json"), "utf8"));
+  const ev = trace.traceEvents;
+  const named = new Set(ev.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.tid));
+  const slices = ev.filter((e) => e.ph === "X");
+  check("chrome trace has named thread tracks and slices", named.size > 0 && slices.length > 0, `${named.size} tracks, ${slices.length} slices`);
+  check("chrome slices are on named tracks", slices.every((e) => named.has(e.tid)));
+  // well nested per track: sorted by start (longest first), each slice ends
+  // inside the one that encloses it
+  let nested = true;
+  const byTid = new Map();
+  for (const e of slices) (byTid.get(e.tid) || byTid.set(e.tid, []).get(e.tid)).push(e);
+  for (const list of byTid.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    const open = [];
+    for (const e of list) {
+      while (open.length && open[open.length - 1].ts + open[open.length - 1].dur <= e.ts + 1e-6) open.pop();
+      if (open.length && e.ts + e.dur > open[open.length - 1].ts + open[open.length - 1].dur + 1e-3) nested = false;
+      open.push(e);
+    }
+  }
+  check("chrome slices are well nested on each track", nested);
+  check(`chrome trace has ${method} slices`, slices.some((e) => e.name === method));
+}
+
+// ---- flame graph in Chromium ---------------------------------------------------
+{
+  const { chromium } = require("playwright-core");
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const requests = [];
+  page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto("file://" + resolve(dir, "report.html"));
+  await page.waitForFunction(() => window.corscope !== undefined);
+  mkdirSync(outDir, { recursive: true });
+  await page.screenshot({ path: join(outDir, "flamegraph.png"), fullPage: true });
+  check("flame graph loads without script errors or network requests", errors.length === 0 && requests.length === 0, errors.concat(requests).join("; "));
+
+  const rect = await page.evaluate((m) => window.corscope.frameRect(m), method);
+  check(`flame graph draws ${method}`, !!rect);
+  if (rect) {
+    await page.mouse.move(rect.x, rect.y);
+    const tipShown = await page.evaluate(() => getComputedStyle(document.getElementById("tip")).display !== "none" && document.getElementById("tip").textContent);
+    check("hovering shows the frame's details", !!tipShown && tipShown.includes(method) && /of all/.test(tipShown), String(tipShown).slice(0, 120));
+    await page.mouse.click(rect.x, rect.y);
+    const zoomed = await page.evaluate(() => window.corscope.zoomed());
+    check("clicking a frame zooms to it", zoomed === method, String(zoomed));
+    const crumbs = await page.textContent("#crumbs");
+    check("the zoomed frame is in the breadcrumbs", crumbs.includes(method));
+    await page.screenshot({ path: join(outDir, "flamegraph-zoomed.png"), fullPage: true });
+    await page.click("#reset");
+    check("reset zoom", (await page.evaluate(() => window.corscope.zoomed())) === null);
+  }
+
+  await page.fill("#search", method);
+  const m = await page.evaluate(() => window.corscope.matches());
+  const status = await page.textContent("#status");
+  const share = (100 * methodInCollapsed / collapsedTotal).toFixed(2);
+  check("search counts matching frames and their share", m.frames >= 1 && status.includes(`${share}%`), `${m.frames} frames, status "${status}", expected ${share}%`);
+  await page.fill("#search", "/^" + method.replace(/[.$]/g, "\\$&") + "$/");
+  const r = await page.evaluate(() => window.corscope.matches());
+  check("regex search finds the same frames", r.frames === m.frames && r.value === m.value, `${r.frames} vs ${m.frames}`);
+  await page.screenshot({ path: join(outDir, "flamegraph-search.png"), fullPage: true });
+  await page.fill("#search", "");
+
+  await page.check("#invert");
+  const root = await page.evaluate(() => window.corscope.rootName());
+  const leaves = new Set(collapsed.map((l) => { const s = l.slice(0, l.lastIndexOf(" ")).split(";"); return s[s.length - 1]; }));
+  check("inverted view puts leaf frames at the root", leaves.has(root), String(root));
+  await page.screenshot({ path: join(outDir, "flamegraph-inverted.png"), fullPage: true });
+  await page.uncheck("#invert");
+
+  const options = await page.$$eval("#thread option", (os) => os.map((o) => o.value));
+  check("thread filter lists the threads", options.length >= 2, `${options.length - 1} threads`);
+  const all = await page.evaluate(() => window.corscope.matches().total);
+  await page.selectOption("#thread", options[options.length - 1]);
+  const one = await page.evaluate(() => window.corscope.matches().total);
+  check("thread filter narrows the total", one > 0 && one <= all, `${one} of ${all}`);
+  await browser.close();
+}
+
+writeFileSync(join(outDir, "viewers.txt"), failures ? `${failures} failed\n` : "all passed\n");
+console.log(failures ? `viewers: ${failures} check(s) failed` : "viewers: all checks passed");
+process.exit(failures ? 1 : 0);
