@@ -176,11 +176,13 @@ static size_t choose(struct sampler *s, long count)
                 threads_set_os_tid(v, v->os_tid);
             }
         }
+        /* a thread the runtime has not yet given an OS thread has not
+         * started: nothing to walk, and no THRD record yet to refer to */
+        if (!v->os_tid)
+            continue;
         record_thread(s, v, t);
         uint64_t weight = 1;
         if (a->cfg.event == CONFIG_EVENT_CPU) {
-            if (!v->os_tid)
-                continue;
             uint64_t now = osthread_cpu_ns(v->os_tid);
             if (now == UINT64_MAX)
                 continue;
