@@ -271,17 +271,19 @@ static void samples_json(FILE *out, const struct fg *g, uint8_t set)
     fputc(']', out);
 }
 
-static void data_json(FILE *out, const struct fg *g, const struct profile *p)
+/* The part of the page's data both layouts share: what the profile is,
+ * and the name table with each name's kind.  Leaves the object open. */
+static void header_json(FILE *out, const struct fg *g, const struct profile *p)
 {
     char title[512], losses[512];
     report_title(p, title, sizeof title);
+    report_losses(p, losses, sizeof losses);
     fputs("{\"title\":", out);
     json_string(out, title);
     fputs(",\"event\":", out);
     json_string(out, prof_event_name(p));
     fputs(",\"unit\":", out);
     json_string(out, prof_unit(p));
-    report_losses(p, losses, sizeof losses);
     fputs(",\"lost\":", out);
     json_string(out, losses);
     fputs(",\"names\":[", out);
@@ -293,7 +295,13 @@ static void data_json(FILE *out, const struct fg *g, const struct profile *p)
     fputs("],\"kinds\":[", out);
     for (size_t i = 0; i < g->names.count; i++)
         fprintf(out, i ? ",%u" : "%u", i ? g->kinds[i] : 0);
-    fputs("],\"parent\":[", out);
+    fputc(']', out);
+}
+
+static void data_json(FILE *out, const struct fg *g, const struct profile *p)
+{
+    header_json(out, g, p);
+    fputs(",\"parent\":[", out);
     for (size_t i = 0; i < g->nodes; i++)
         fprintf(out, i ? ",%u" : "%u", g->parent[i]);
     fputs("],\"node\":[", out);
@@ -339,27 +347,8 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
     sort_profile = p;
     qsort(order, p->selected_samples, sizeof *order, by_leaf_thread_index);
 
-    char title[512], losses[512];
-    report_title(p, title, sizeof title);
-    report_losses(p, losses, sizeof losses);
-    fputs("{\"title\":", out);
-    json_string(out, title);
-    fputs(",\"event\":", out);
-    json_string(out, prof_event_name(p));
-    fputs(",\"unit\":", out);
-    json_string(out, prof_unit(p));
-    fputs(",\"lost\":", out);
-    json_string(out, losses);
-    fputs(",\"names\":[", out);
-    for (size_t i = 0; i < g->names.count; i++) {
-        if (i)
-            fputc(',', out);
-        json_string(out, i ? g->names.strs[i] : "");
-    }
-    fputs("],\"kinds\":[", out);
-    for (size_t i = 0; i < g->names.count; i++)
-        fprintf(out, i ? ",%u" : "%u", i ? g->kinds[i] : 0);
-    fputs("],\"parent\":[0", out);
+    header_json(out, g, p);
+    fputs(",\"parent\":[0", out);
     for (size_t i = 1; i < p->node_count; i++)
         fprintf(out, ",%u", p->nodes[i].parent);
     fputs("],\"node\":[0", out);
