@@ -11,9 +11,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -167,6 +169,9 @@ static int compile_regex(regex_t *re, const char *pattern, const char *option)
 static int write_report(const struct report_format *fmt, const struct profile *p,
                         const struct report_options *o, const char *output)
 {
+    /* past RLIMIT_FSIZE a write must fail with EFBIG and be reported, not
+     * kill us with SIGXFSZ */
+    signal(SIGXFSZ, SIG_IGN);
     if (!output) {
         int rc = fmt->write(p, o, stdout);
         if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -175,16 +180,28 @@ static int write_report(const struct report_format *fmt, const struct profile *p
         }
         return rc < 0 ? EXIT_WORK_FAILED : 0;
     }
+    /* a temporary file beside the output, with a name nobody can predict
+     * (mkstemp: O_EXCL, random suffix, mode 0600), renamed into place */
     size_t n = strlen(output);
     char *tmp = malloc(n + 32);
     if (!tmp) {
         cli_error("out of memory");
         return EXIT_WORK_FAILED;
     }
-    snprintf(tmp, n + 32, "%s.tmp-%ld", output, (long)getpid());
-    FILE *f = fopen(tmp, "wx");
+    snprintf(tmp, n + 32, "%s.tmp-XXXXXX", output);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask); /* an ordinary file, as fopen would make */
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         cli_error("cannot write %s: %s", output, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         free(tmp);
         return EXIT_WORK_FAILED;
     }
