@@ -2,8 +2,11 @@
 #
 #   make                 build build/libcorscope.so and build/corscope
 #   make demo            install what is missing, build, profile the demo app
-#   make test            every test: unit (plain, ASan+UBSan), end to end
-#   make unit | e2e      one part of it
+#   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
+#                        end to end (with the agent under ASan), stress
+#   make unit | replay | e2e | stress    one part of it
+#   make fuzz            libFuzzer over the reader; make reliability: docs/reliability.md
+#   make bench           the benchmarks of docs/performance.md
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
 # One object tree per variant (build/ and build/asan/); the agent and the CLI
@@ -57,7 +60,8 @@ AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench
+.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
+	replay fuzz asan-programs stress reliability
 
 all: $(AGENT) $(CLI)
 
@@ -108,20 +112,62 @@ unit-plain: $(UNIT)
 	$(UNIT)
 
 unit-asan:
-	$(MAKE) --no-print-directory BUILD=build/asan \
-		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all' build/asan/unit-tests
+	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
 
 apps:
 	tests/apps/build.sh
 
-e2e: all apps
+e2e: all apps asan-programs
 	tests/e2e/run.sh
 
 test: deps
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory stress
+
+# ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
+
+REPLAY_OBJ = $(call obj,tests/fuzz/replay.c tests/fuzz/fuzz_reader.c src/format/reader.c \
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+$(BUILD)/replay: $(REPLAY_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(REPLAY_OBJ) $(LIBS) -lz
+
+# the fuzz corpus through the reader and every report, plain and ASan+UBSan
+replay: $(BUILD)/replay
+	$(BUILD)/replay tests/fuzz/corpus
+	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/replay
+	ASAN_OPTIONS=detect_leaks=1 build/asan/replay tests/fuzz/corpus
+
+# libFuzzer over the reader (clang): FUZZ_SECONDS of new inputs, found
+# crashes saved under build/fuzz; the corpus grows in build/fuzz/corpus
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+fuzz:
+	@mkdir -p build/fuzz/corpus
+	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
+		-fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_reader \
+		tests/fuzz/fuzz_reader.c src/format/reader.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+		$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c -lm -lz
+	build/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
+		-print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus 2>&1 | tee build/fuzz/last.log | tail -15
+
+# the agent and the CLI built with ASan+UBSan, for tests/e2e/t_sanitizers.sh
+asan-programs:
+	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/libcorscope.so build/asan/corscope
+
+stress: all apps
+	tests/stress/run.sh
+
+# docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
+# damage tests
+reliability: all apps asan-programs replay
+	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------
 

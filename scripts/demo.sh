@@ -7,8 +7,13 @@ OUT=$ROOT/build/demo
 mkdir -p "$OUT"
 CORSCOPE=$ROOT/build/corscope
 "$CORSCOPE" record --force -o "$OUT/demo.corscope" -- dotnet "$ROOT/build/apps/Demo/Demo.dll" 4
+"$CORSCOPE" report -f flamegraph -o "$OUT/demo.html" "$OUT/demo.corscope"
 "$CORSCOPE" report -f collapsed -o "$OUT/demo.collapsed" "$OUT/demo.corscope"
+"$CORSCOPE" report -f tree -o "$OUT/demo.tree" "$OUT/demo.corscope"
+"$CORSCOPE" report -f speedscope -o "$OUT/demo.speedscope.json" "$OUT/demo.corscope"
+"$CORSCOPE" report -f pprof -o "$OUT/demo.pb.gz" "$OUT/demo.corscope"
 "$CORSCOPE" report -f top --limit 0 -o "$OUT/demo-top.txt" "$OUT/demo.corscope"
 "$CORSCOPE" report -f top --limit 25 "$OUT/demo.corscope"
 echo
-echo "reports in $OUT: demo.corscope (the recording), demo-top.txt, demo.collapsed"
+echo "reports in $OUT: demo.html (flame graph, open it in a browser), demo-top.txt, demo.tree,"
+echo "demo.collapsed, demo.speedscope.json, demo.pb.gz, and demo.corscope (the recording)"

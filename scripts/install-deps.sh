@@ -21,6 +21,9 @@ if command -v dpkg > /dev/null 2>&1; then
     need node nodejs
     need npm npm
     need chromium chromium
+    # make fuzz: clang with libFuzzer
+    need clang-14 clang-14
+    pkg libclang-rt-14-dev
 fi
 
 if [ -n "$missing" ]; then

@@ -37,7 +37,7 @@ static size_t rows_total;
 
 /* ---- the handler's side ---------------------------------------------------- */
 
-static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *out)
+NO_ASAN static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *out)
 {
     if (addr < lo || addr > hi - 8 || (addr & 7))
         return 0;

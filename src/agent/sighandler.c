@@ -16,9 +16,10 @@
 #include "agent/nativeunwind.h"
 #include "agent/sigslots.h"
 #include "agent/stackmaps.h"
+#include "common/visibility.h"
 
 /* Reads the word at addr if [addr, addr+8) lies in [lo, hi). */
-static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uint64_t *out)
+NO_ASAN static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uint64_t *out)
 {
     if (addr < lo || addr > hi - 8 || (addr & 7))
         return 0;
@@ -29,7 +30,7 @@ static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uint64_t *out)
 /* One step along the frame-pointer chain: the caller's return address is
  * at fp+8, its frame pointer at fp, its stack pointer fp+16.  The chain
  * must move up the stack. */
-static int fp_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t hi)
+NO_ASAN static int fp_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t hi)
 {
     uint64_t ret, saved;
     if (*fp < *sp || !read_word(*fp + 8, *sp, hi, &ret) || !read_word(*fp, *sp, hi, &saved))
@@ -45,7 +46,7 @@ static void put(struct sthread *t, uint64_t at, uint64_t word)
     t->ring[at & t->ring_mask] = word;
 }
 
-static void sample(struct sthread *t, const siginfo_t *si, const ucontext_t *uc)
+NO_ASAN static void sample(struct sthread *t, const siginfo_t *si, const ucontext_t *uc)
 {
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];

@@ -11,4 +11,9 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
 
+/* For code that reads another frame's stack memory on purpose (the signal
+ * handler's stack walk): AddressSanitizer would take the redzones of the
+ * interrupted frames for overflows. */
+#define NO_ASAN __attribute__((no_sanitize_address))
+
 #endif

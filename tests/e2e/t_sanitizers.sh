@@ -1,0 +1,56 @@
+# The agent and the CLI built with ASan and UBSan (make asan-programs): the
+# agent, loaded into the real runtime, samples programs with exceptions,
+# P/Invoke callbacks, forced GCs and thread churn in cpu and wall mode, and
+# the CLI writes every report of the recordings and reads damaged ones;
+# the sanitizers must report nothing and the programs' output must not
+# change.
+source "$(dirname "$0")/lib.sh"
+
+ASAN_CS=$ROOT/build/asan/corscope
+[ -x "$ASAN_CS" ] && [ -f "$ROOT/build/asan/libcorscope.so" ] || fail "run make asan-programs first"
+LIBASAN=$(gcc -print-file-name=libasan.so)
+# the runtime handles SIGSEGV itself (null references) and keeps memory
+# ASan cannot see; leaks of the process at exit are not the agent's to judge
+export ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:allow_user_segv_handler=1:use_sigaltstack=0:halt_on_error=1:exitcode=86
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+sanitized() { LD_PRELOAD=$LIBASAN timeout -k 5 300 "$ASAN_CS" "$@"; }
+no_reports() {
+    if grep -Eq "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$1"; then
+        fail "$2: sanitizer report: $(grep -E -m3 "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$1")"
+    fi
+}
+
+runs=0
+for prog in "exceptions 5" "pinvoke 5" "gc 1" "threads 1"; do
+    dotnet "$APPS/Stress/Stress.dll" $prog > "$T/plain.txt"
+    for mode in "-e cpu -i 1ms" "-e wall -i 1ms"; do
+        # shellcheck disable=SC2086
+        sanitized record -q --force $mode -o "$T/s.corscope" -- dotnet "$APPS/Stress/Stress.dll" $prog \
+            > "$T/out.txt" 2> "$T/err.txt" || fail "Stress $prog under '$mode' failed: $(tail -3 "$T/err.txt")"
+        no_reports "$T/err.txt" "agent, Stress $prog, $mode"
+        cmp -s "$T/plain.txt" "$T/out.txt" || fail "Stress $prog: output changed under the ASan agent"
+        for f in top collapsed tree flamegraph speedscope pprof chrome; do
+            sanitized report -f "$f" -o "$T/out.$f" "$T/s.corscope" 2> "$T/rerr.txt" || fail "report -f $f failed"
+            no_reports "$T/rerr.txt" "CLI report -f $f"
+        done
+        runs=$((runs + 1))
+    done
+done
+note "$runs sanitized agent runs, each reported in 7 formats by the sanitized CLI"
+
+# damaged recordings through the sanitized CLI: every report and check
+cp "$T/s.corscope" "$T/whole.corscope"
+size=$(stat -c %s "$T/whole.corscope")
+damaged=0
+for cut in 0 5 17 100 $((size / 4)) $((size / 2)) $((size - 3)); do
+    head -c "$cut" "$T/whole.corscope" > "$T/cut.corscope"
+    rc=0; sanitized check "$T/cut.corscope" > /dev/null 2> "$T/cerr.txt" || rc=$?
+    no_reports "$T/cerr.txt" "check of a recording cut at $cut"
+    [ "$rc" -eq 1 ] || [ "$rc" -eq 3 ] || fail "check of a recording cut at $cut: status $rc (1 corrupt or 3 truncated expected)"
+    rc=0; sanitized report -f flamegraph -o "$T/cut.html" "$T/cut.corscope" 2> "$T/cerr.txt" || rc=$?
+    no_reports "$T/cerr.txt" "report of a recording cut at $cut"
+    [ "$rc" -lt 128 ] || fail "report of a recording cut at $cut died with status $rc"
+    damaged=$((damaged + 1))
+done
+note "$damaged damaged recordings read by the sanitized CLI"
