@@ -56,6 +56,7 @@
 #define SCAN_NS 250000000ull  /* rescan the process's threads */
 #define RESCAN_NS 30000000ull /* ... at most this often when the runtime reports changes */
 #define DRAIN_NS 10000000ull  /* cpu mode: empty the rings */
+#define MAPS_NS 50000000ull   /* re-read stack mappings for new threads at most this often */
 /* Wall mode: a thread whose CPU time moved less than this since its last
  * sample (the tail of our own handler, sigreturn, a restarted syscall) has
  * not run: its last stack is reused. */
@@ -70,13 +71,15 @@ struct sigsampler {
     uint64_t scan_gen;
     uint64_t last_scan_ns;
     uint64_t seen_changes;   /* threads_changes() at the last scan */
-    int maps_stale;
+    int maps_stale;          /* a thread was added since the last stackmaps refresh */
+    uint64_t maps_ns;        /* when the stack mappings were last read */
     int perf_unavailable;    /* perf_event_open failed: POSIX CPU timers */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     uint64_t random;         /* state of first_phase */          /* a thread was added since the last stackmaps refresh */
     struct thread_view *views;
     size_t views_cap;
     struct resolver res;
+    struct map64 leaf_cache; /* leaf pc -> where its return address is (leaf_caller) */
     uint64_t *record;        /* one ring record, unwrapped */
     size_t record_cap;
     uint32_t *frames;        /* one stack being assembled, leaf first */
@@ -314,18 +317,26 @@ static size_t read_code(uintptr_t at, uint8_t *out, size_t n)
 
 /* The return address a managed leaf has not (or no longer) framed, from
  * the words copied off the top of its stack; 0 when the walk was right. */
-static uintptr_t leaf_caller(const struct code_range *range, uintptr_t pc, const uint64_t *top,
-                             uint32_t top_words)
+static uintptr_t leaf_caller(struct sigsampler *s, const struct code_range *range, uintptr_t pc,
+                             const uint64_t *top, uint32_t top_words)
 {
-    uint8_t prologue[64], at_pc[32];
-    size_t np = read_code(range->method_start, prologue, sizeof prologue);
-    size_t na = read_code(pc, at_pc, sizeof at_pc);
-    uint32_t offset = 0;
-    if (leaf_analyze(prologue, np, at_pc, na, pc - range->method_start, &offset) != LEAF_RA_AT)
+    /* the answer depends only on the code at pc: cached per pc (code never
+     * changes under an address until it is unloaded, which clears the cache)
+     * as offset + 1, or 0 when the walk was right */
+    uint32_t cached;
+    if (!map64_get(&s->leaf_cache, pc, &cached)) {
+        uint8_t prologue[64], at_pc[32];
+        size_t np = read_code(range->method_start, prologue, sizeof prologue);
+        size_t na = read_code(pc, at_pc, sizeof at_pc);
+        uint32_t offset = 0;
+        enum leaf_answer answer =
+            leaf_analyze(prologue, np, at_pc, na, pc - range->method_start, &offset);
+        cached = answer == LEAF_RA_AT && offset % 8 == 0 ? offset + 1 : 0;
+        map64_put(&s->leaf_cache, pc, cached);
+    }
+    if (!cached || (cached - 1) / 8 >= top_words)
         return 0;
-    if (offset % 8 || offset / 8 >= top_words)
-        return 0;
-    return (uintptr_t)top[offset / 8];
+    return (uintptr_t)top[(cached - 1) / 8];
 }
 
 /* A leaf running on-stack-replaced (OSR) code: the OSR method's frame sits
@@ -421,7 +432,7 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *rec
         put_frame(s, &n, resolve_ip(&s->res, (uintptr_t)ips[k], k > 0));
         if (k == 0 && !(flags & HANDLER_LEAF_CFI)) {
             const struct code_range *range = resolve_managed((uintptr_t)ips[0]);
-            uintptr_t caller = range ? leaf_caller(range, (uintptr_t)ips[0], top, top_words) : 0;
+            uintptr_t caller = range ? leaf_caller(s, range, (uintptr_t)ips[0], top, top_words) : 0;
             /* only a word that is a return address into managed code: the
              * analysis can be wrong about code it half understands (OSR
              * methods, which inherit their tier-0 frame) */
@@ -450,6 +461,9 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *rec
     }
     recorder_sample(out, s->event, t->id, time, stack, weight);
     t->last_stack = stack;
+    /* a stack taken before its thread's stack mapping was known is the leaf
+     * alone: not one to repeat while the thread waits */
+    t->last_stack_whole = !(flags & HANDLER_NO_STACK);
     if (cpu)
         t->cpu_seen = cpu;
 }
@@ -496,7 +510,7 @@ static void wall_tick(struct sigsampler *s, uint64_t now)
         if (cpu == UINT64_MAX)
             continue; /* exiting; the next scan removes it */
         int pending = atomic_load(&t->wall_weight) != 0;
-        if (!pending && t->last_stack && cpu - t->cpu_seen < WALL_IDLE_NS) {
+        if (!pending && t->last_stack && t->last_stack_whole && cpu - t->cpu_seen < WALL_IDLE_NS) {
             recorder_sample(&s->a->rec, s->event, t->id, now, t->last_stack, 1);
             continue;
         }
@@ -518,12 +532,20 @@ static void cycle(struct sigsampler *s, uint64_t now)
     if (now - s->last_scan_ns >= SCAN_NS ||
         (threads_changes() != s->seen_changes && now - s->last_scan_ns >= RESCAN_NS))
         scan(s, now);
-    if (s->maps_stale || stackmaps_wanted()) {
-        if (stackmaps_refresh() == 0)
+    /* new threads have new stacks; reading /proc/self/maps costs in
+     * proportion to the threads, so a burst of new threads is read in once
+     * every MAPS_NS (a handler that finds no mapping meanwhile records its
+     * leaf alone and asks for a refresh) */
+    if ((s->maps_stale && now - s->maps_ns >= MAPS_NS) || stackmaps_wanted()) {
+        if (stackmaps_refresh() == 0) {
             s->maps_stale = 0;
+            s->maps_ns = now;
+        }
     }
-    if (codemap_update())
+    if (codemap_update()) {
         resolve_forget(&s->res);
+        map64_clear(&s->leaf_cache);
+    }
     if (s->event == FMT_EVENT_WALL)
         wall_tick(s, now);
     for (struct sthread *t = s->threads; t; t = t->next)
@@ -579,6 +601,7 @@ void *signal_sampler_main(void *arg)
     s.next_id = 1;
     s.random = recorder_now_ns() ^ ((uint64_t)s.self << 32) ^ 0x9e3779b97f4a7c15ull;
     resolve_init(&s.res, s.a);
+    map64_init(&s.leaf_cache);
     prctl(PR_SET_NAME, "corscope-sample");
     HRESULT hr = s.a->info->lpVtbl->InitializeCurrentThread(s.a->info);
     if (hr < 0)
@@ -611,6 +634,7 @@ void *signal_sampler_main(void *arg)
         }
     }
     finish(&s);
+    map64_free(&s.leaf_cache);
     mem_free(s.views);
     mem_free(s.record);
     mem_free(s.frames);

@@ -62,6 +62,7 @@ struct sthread {
     uint64_t perf_period;        /* the real period, ns */
     uint64_t cpu_seen;           /* wall mode: thread CPU ns at the last sample */
     uint32_t last_stack;         /* wall mode: stack of the last sample */
+    int last_stack_whole;        /* ... and it was walked with the stack's bounds known */
     uint32_t name_version;       /* last THRD record written, +1 */
     uint64_t seen_scan;          /* /proc scan generation that last saw it */
     uint32_t name_checks;        /* times the OS name was read (native threads) */

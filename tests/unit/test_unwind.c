@@ -142,6 +142,92 @@ static void test_libc_rows_match_readelf(void)
     cfi_free(&t);
 }
 
+/* Every row readelf prints for libc, against the table: the CFA rule and
+ * where RBP is saved, row by row. */
+static void test_libc_all_rows_match_readelf(void)
+{
+    struct found f = {.want = "libc.so"};
+    dl_iterate_phdr(find_object, &f);
+    REQUIRE(f.hdr && f.lo);
+    struct cfi_table t;
+    REQUIRE(cfi_parse_hdr(f.hdr, f.lo, f.hi, f.bias, &t) == 0);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames-interp '%s' 2>/dev/null", f.path);
+    FILE *p = popen(cmd, "r");
+    REQUIRE(p);
+    char line[1024];
+    int in_fde = 0, rbp_col = -1, cols = 0;
+    size_t compared = 0, mismatched = 0;
+    while (fgets(line, sizeof line, p)) {
+        if (strstr(line, "FDE cie=")) {
+            in_fde = 1;
+            continue;
+        }
+        if (!in_fde || line[0] == '\n') {
+            in_fde = 0;
+            continue;
+        }
+        /* columns; a register rule prints as two words, "r10 (r10)" */
+        char c[24][32];
+        int n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \n", &save); tok && n < 24; tok = strtok_r(NULL, " \n", &save)) {
+            if (tok[0] == '(' && n > 0)
+                continue;
+            snprintf(c[n++], sizeof c[0], "%s", tok);
+        }
+        if (n > 0 && !strcmp(c[0], "LOC")) {
+            rbp_col = -1;
+            cols = n;
+            for (int i = 1; i < n; i++)
+                if (!strcmp(c[i], "rbp"))
+                    rbp_col = i;
+            continue;
+        }
+        unsigned long long loc;
+        if (n != cols || n < 2 || sscanf(c[0], "%llx", &loc) != 1)
+            continue;
+        const struct cfi_row *row = cfi_find(&t, loc);
+        char mine[40], my_rbp[16];
+        if (!row)
+            snprintf(mine, sizeof mine, "none");
+        else if (row->cfa == CFI_UNSUPPORTED || row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11)
+            snprintf(mine, sizeof mine, "exp");
+        else
+            snprintf(mine, sizeof mine, "%s%+d", row->cfa == CFI_RSP ? "rsp" : "rbp", row->cfa_offset);
+        if (row && row->rbp_offset)
+            snprintf(my_rbp, sizeof my_rbp, "c%+d", row->rbp_offset);
+        else
+            snprintf(my_rbp, sizeof my_rbp, "u");
+        const char *want_rbp = rbp_col > 0 ? c[rbp_col] : "u";
+        /* readelf says "exp" for CFA expressions; a register rule other
+         * than an offset from the CFA is one we stop at (the row is
+         * unsupported), which readelf shows as r<N> or exp */
+        int rbp_ok = !strcmp(my_rbp, want_rbp) ||
+                     (row && row->cfa == CFI_UNSUPPORTED && strcmp(want_rbp, "u") != 0 &&
+                      want_rbp[0] != 'c');
+        /* a CFA in another register (setcontext and the like): we stop */
+        if (strncmp(c[1], "rsp", 3) != 0 && strncmp(c[1], "rbp", 3) != 0 && strcmp(c[1], "exp") != 0) {
+            if (!row || row->cfa != CFI_UNSUPPORTED) {
+                if (++mismatched <= 5)
+                    printf("  row %llx: readelf %s, ours %s (should stop)\n", loc, c[1], mine);
+            }
+            compared++;
+            continue;
+        }
+        if (strcmp(mine, c[1]) != 0 || !rbp_ok) {
+            if (++mismatched <= 5)
+                printf("  row %llx: readelf %s rbp %s, ours %s rbp %s\n", loc, c[1], want_rbp, mine,
+                       my_rbp);
+        }
+        compared++;
+    }
+    pclose(p);
+    CHECK(compared > 10000);
+    CHECK_EQ(mismatched, 0);
+    cfi_free(&t);
+}
+
 static void test_damaged_sections(void)
 {
     /* every truncation of a real section parses without reading past it */
@@ -304,6 +390,7 @@ static void test_unwind_through_qsort(void)
 void suite_unwind(void)
 {
     RUN(test_libc_rows_match_readelf);
+    RUN(test_libc_all_rows_match_readelf);
     RUN(test_damaged_sections);
     RUN(test_unwind_through_qsort);
 }
