@@ -26,7 +26,7 @@ CONFIGS=(
     "EventPipe SampleProfiler (1 ms, built in)|eventpipe"
 )
 # workloads: busy threads | units of work | idle threads
-WORKLOADS=("1|20000|0" "$(nproc)|40000|0" "1|20000|500")
+WORKLOADS=("1|20000|0" "1|60000|0" "$(nproc)|40000|0" "$(nproc)|120000|0" "1|20000|500")
 
 now() { date +%s.%N; }
 
