@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -239,6 +241,18 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
 {
     (void)iface;
     threads_assigned_os_thread(thread, (pid_t)os_thread);
+    /* on the thread itself: its stack's exact bounds, so the signal
+     * sampler needs no read of /proc/self/maps for it */
+    if ((pid_t)syscall(SYS_gettid) == (pid_t)os_thread) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+                threads_set_stack(thread, (uintptr_t)addr, (uintptr_t)addr + size);
+            pthread_attr_destroy(&attr);
+        }
+    }
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (p->initialized && p->agent.cfg.sampler == CONFIG_SAMPLER_SIGNAL)
         agent_poke(&p->agent);

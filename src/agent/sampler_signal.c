@@ -72,6 +72,7 @@ struct sigsampler {
     uint64_t last_scan_ns;
     uint64_t seen_changes;   /* threads_changes() at the last scan */
     int maps_stale;          /* a thread was added since the last stackmaps refresh */
+    int clocks_pending;      /* threads were added whose clocks are not started */
     uint64_t maps_ns;        /* when the stack mappings were last read */
     int perf_unavailable;    /* perf_event_open failed: POSIX CPU timers */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
@@ -180,6 +181,7 @@ static void start_timer(struct sigsampler *s, struct sthread *t)
     its.it_value.tv_sec = (time_t)(phase / 1000000000ull);
     its.it_value.tv_nsec = (long)(phase % 1000000000ull);
     if (timer_create(osthread_cpu_clock(t->tid), &sev, &t->timer) < 0) {
+        t->clock_failed = 1;
         /* the thread is gone already (ESRCH/EINVAL), or no timers are left */
         if (errno != EINVAL && errno != ESRCH)
             recorder_count(&s->a->rec, RECORDER_UNSAMPLED_THREADS, 1);
@@ -194,7 +196,9 @@ static void name_thread(struct sigsampler *s, struct sthread *t, const char *nam
     recorder_thread(&s->a->rec, t->id, (uint64_t)t->tid, name && name[0] ? name : NULL);
 }
 
-static struct sthread *add_thread(struct sigsampler *s, pid_t tid)
+/* lo/hi: the thread's stack when the runtime told us (else 0): then no
+ * snapshot of the mappings is needed for it. */
+static struct sthread *add_thread(struct sigsampler *s, pid_t tid, uintptr_t lo, uintptr_t hi)
 {
     struct sthread *t = slots_add(tid, s->next_id, s->a->cfg.max_depth);
     if (!t) {
@@ -204,13 +208,22 @@ static struct sthread *add_thread(struct sigsampler *s, pid_t tid)
     s->next_id++;
     t->next = s->threads;
     s->threads = t;
-    s->maps_stale = 1;
+    /* its stack is in no snapshot yet: the handler may not use older ones
+     * for it, and its clock starts once a new snapshot is read
+     * (start_clocks) */
+    if (lo && hi > lo) {
+        t->stack_lo = lo;
+        t->stack_hi = hi;
+        t->maps_generation = stackmaps_generation();
+    } else {
+        t->maps_generation = stackmaps_generation() + 1;
+        s->maps_stale = 1;
+    }
+    s->clocks_pending = 1;
     char name[96];
     osthread_name(tid, name, sizeof name);
     name_thread(s, t, name);
     t->name_checks = 1;
-    if (s->a->cfg.event == CONFIG_EVENT_CPU)
-        start_timer(s, t);
     return t;
 }
 
@@ -221,6 +234,25 @@ static void remove_thread(struct sigsampler *s, struct sthread *t)
     stop_clock(t);
     drain(s, t); /* what it recorded before it died */
     slots_retire(t);
+}
+
+/* After threads were added: one read of /proc/self/maps for all of their
+ * stacks, then their CPU clocks (cpu mode; wall mode signals them from the
+ * next tick). */
+static void start_clocks(struct sigsampler *s, uint64_t now)
+{
+    if (!s->clocks_pending)
+        return;
+    if (s->maps_stale && stackmaps_refresh() == 0) {
+        s->maps_stale = 0;
+        s->maps_ns = now;
+    }
+    s->clocks_pending = 0;
+    if (s->a->cfg.event != CONFIG_EVENT_CPU)
+        return;
+    for (struct sthread *t = s->threads; t; t = t->next)
+        if (!t->has_timer && t->perf_fd < 0 && !t->clock_failed)
+            start_timer(s, t);
 }
 
 /* Names managed threads after the runtime's view (Thread.Name), native
@@ -263,11 +295,13 @@ static void add_managed(struct sigsampler *s)
     for (long i = 0; i < count; i++) {
         const struct thread_view *v = &s->views[i];
         if (v->os_tid && v->os_tid != s->self && !slots_lookup(v->os_tid) &&
-            add_thread(s, v->os_tid))
+            add_thread(s, v->os_tid, v->stack_lo, v->stack_hi))
             added = 1;
     }
-    if (added)
+    if (added) {
+        start_clocks(s, recorder_now_ns());
         update_names(s);
+    }
 }
 
 /* Brings the thread set up to date with /proc/self/task. */
@@ -287,7 +321,7 @@ static void scan(struct sigsampler *s, uint64_t now)
             continue;
         struct sthread *t = slots_lookup((pid_t)tid);
         if (!t)
-            t = add_thread(s, (pid_t)tid);
+            t = add_thread(s, (pid_t)tid, 0, 0);
         if (t)
             t->seen_scan = gen;
     }
@@ -301,6 +335,7 @@ static void scan(struct sigsampler *s, uint64_t now)
         *p = t->next;
         remove_thread(s, t);
     }
+    start_clocks(s, now);
     update_names(s);
 }
 

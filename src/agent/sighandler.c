@@ -74,7 +74,7 @@ NO_ASAN static void sample(struct sthread *t, const siginfo_t *si, const ucontex
     uintptr_t lo = 0, hi = 0;
     if (sp >= t->stack_lo && sp < t->stack_hi) {
         hi = t->stack_hi;
-    } else if (stackmaps_find(sp, &lo, &hi)) {
+    } else if (stackmaps_find(sp, &lo, &hi, t->maps_generation)) {
         t->stack_lo = lo;
         t->stack_hi = hi;
     } else {

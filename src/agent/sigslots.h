@@ -49,6 +49,7 @@ struct sthread {
     uint64_t ring_mask;          /* ring words - 1 */
     uint32_t max_depth;
     uintptr_t stack_lo, stack_hi; /* the stack mapping, cached by the handler */
+    uint64_t maps_generation;    /* the stack mappings snapshot must be this recent */
 
     /* the collector's own */
     pid_t tid;
@@ -57,6 +58,7 @@ struct sthread {
     timer_t timer;
     int has_timer;
     int perf_fd;                 /* cpu mode with perf_event: its fd, else -1 */
+    int clock_failed;            /* no clock could be made for it */
     _Atomic int perf_first;      /* the first period is a random phase: the
                                   * handler sets the real period after it */
     uint64_t perf_period;        /* the real period, ns */

@@ -15,11 +15,13 @@ struct range {
 };
 
 struct snapshot {
+    uint64_t generation; /* of the /proc/self/maps read it holds */
     size_t count;
     struct range ranges[]; /* sorted, non-overlapping */
 };
 
 static _Atomic(struct snapshot *) current;
+static _Atomic uint64_t generation;
 static _Atomic int wanted;
 
 int stackmaps_refresh(void)
@@ -58,9 +60,11 @@ int stackmaps_refresh(void)
         return -1;
     }
     s->count = n;
+    s->generation = atomic_load(&generation) + 1;
     if (n)
         memcpy(s->ranges, r, n * sizeof *r);
     mem_free(r);
+    atomic_store(&generation, s->generation);
     struct snapshot *old = atomic_exchange(&current, s);
     atomic_store(&wanted, 0);
     if (old)
@@ -80,10 +84,18 @@ void stackmaps_shutdown(void)
         slots_retire_object(old, mem_free);
 }
 
-int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+uint64_t stackmaps_generation(void)
+{
+    return atomic_load(&generation);
+}
+
+int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uint64_t min_generation)
 {
     const struct snapshot *s = atomic_load(&current);
-    if (s) {
+    /* a snapshot older than the thread may hold a mapping that was since
+     * unmapped where the thread's stack now is, with other bounds: never
+     * trust it for that thread */
+    if (s && s->generation >= min_generation) {
         size_t a = 0, b = s->count;
         while (a < b) {
             size_t m = a + (b - a) / 2;

@@ -10,6 +10,10 @@
  * Snapshots are immutable.  A new one is published when the thread set
  * changes (a new thread has a new stack) or when a handler reports a stack
  * pointer it could not place; the old one goes to the reclaimer (sigslots).
+ * Each has a generation, and a thread is only looked up in snapshots read
+ * after it was added: an older one may still hold a mapping, since
+ * unmapped, whose range the new thread's stack now occupies with other
+ * bounds, and reading to that old end could fault.
  */
 #ifndef CORSCOPE_STACKMAPS_H
 #define CORSCOPE_STACKMAPS_H
@@ -26,9 +30,14 @@ HIDDEN int stackmaps_wanted(void);
 /* Retires the current snapshot (shutdown; before slots_shutdown). */
 HIDDEN void stackmaps_shutdown(void);
 
+/* Collector: the generation of the current snapshot (each refresh adds
+ * one).  A thread added now needs a snapshot of a later generation. */
+HIDDEN uint64_t stackmaps_generation(void);
+
 /* Handler (async-signal-safe; call between slots_handler_enter/leave):
- * the bounds of the mapping holding addr.  Returns 1, or 0 when unknown
- * (and asks the collector for a refresh). */
-HIDDEN int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+ * the bounds of the mapping holding addr, from a snapshot of at least
+ * min_generation.  Returns 1, or 0 when unknown (and asks the collector for
+ * a refresh). */
+HIDDEN int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uint64_t min_generation);
 
 #endif

@@ -85,6 +85,7 @@ static struct thread_slot *find_locked(uintptr_t managed, int create)
     s->id = next_id++;
     s->name_version = 0;
     s->name[0] = '\0';
+    s->stack_lo = s->stack_hi = 0;
     atomic_store(&s->state, THREAD_LIVE);
     return s;
 }
@@ -104,6 +105,17 @@ void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid)
         atomic_store(&s->os_tid, os_tid);
     pthread_mutex_unlock(&lock);
     atomic_fetch_add(&changes, 1);
+}
+
+void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi)
+{
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 1);
+    if (s) {
+        s->stack_lo = lo;
+        s->stack_hi = hi;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void threads_renamed(uintptr_t managed, const char *utf8_name)
@@ -175,6 +187,8 @@ long threads_snapshot(struct thread_view **out, size_t *cap)
         v->id = s->id;
         v->name_version = s->name_version;
         memcpy(v->name, s->name, sizeof v->name);
+        v->stack_lo = s->stack_lo;
+        v->stack_hi = s->stack_hi;
     }
     pthread_mutex_unlock(&lock);
     return n;

@@ -38,6 +38,7 @@ struct thread_slot {
     uint32_t id;            /* recording id, unique for the whole run */
     uint32_t name_version;  /* bumped on every rename (under the lock) */
     char name[96];
+    uintptr_t stack_lo, stack_hi; /* the thread's stack, when it told us (under the lock) */
     uint32_t next_free;
 };
 
@@ -50,6 +51,7 @@ struct thread_view {
     uint32_t id;
     uint32_t name_version;
     char name[96];
+    uintptr_t stack_lo, stack_hi; /* 0 when not known */
 };
 
 HIDDEN int threads_init(void);
@@ -59,6 +61,9 @@ HIDDEN void threads_shutdown(void);
  * a stack walk of that thread to finish. */
 HIDDEN void threads_created(uintptr_t managed);
 HIDDEN void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid);
+/* Called on the thread itself (ThreadAssignedToOSThread runs there): its
+ * stack's bounds, exact, from pthread_getattr_np. */
+HIDDEN void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi);
 HIDDEN void threads_renamed(uintptr_t managed, const char *utf8_name);
 HIDDEN void threads_destroyed(uintptr_t managed);
 
