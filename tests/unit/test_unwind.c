@@ -14,6 +14,8 @@
 #include "agent/cfi.h"
 #include "agent/leaf.h"
 #include "agent/nativeunwind.h"
+#include "agent/sigslots.h"
+#include "agent/stackmaps.h"
 #include "test.h"
 
 /* ---- the parser, on libc's own .eh_frame ----------------------------------- */
@@ -387,8 +389,33 @@ static void test_unwind_through_qsort(void)
     nativeunwind_shutdown();
 }
 
+/* The stale-snapshot bug: a thread added after a snapshot of the mappings
+ * was read must not take its stack bounds from it (an older snapshot may
+ * hold a mapping since unmapped where the new stack now is, with other
+ * bounds); it needs a snapshot read after it. */
+static void test_stack_bounds_need_a_recent_snapshot(void)
+{
+    REQUIRE(slots_init() == 0);
+    REQUIRE(stackmaps_refresh() == 0);
+    uint64_t g = stackmaps_generation();
+    int local = 0;
+    uintptr_t at = (uintptr_t)&local, lo = 0, hi = 0;
+    CHECK(stackmaps_find(at, &lo, &hi, g) == 1 && lo <= at && at < hi);
+    lo = hi = 0;
+    CHECK(stackmaps_find(at, &lo, &hi, g + 1) == 0); /* a thread added since */
+    CHECK(lo == 0 && hi == 0);
+    CHECK(stackmaps_wanted());                       /* and a refresh is asked for */
+    REQUIRE(stackmaps_refresh() == 0);
+    CHECK_EQ(stackmaps_generation(), g + 1);
+    CHECK(!stackmaps_wanted());
+    CHECK(stackmaps_find(at, &lo, &hi, g + 1) == 1 && lo <= at && at < hi);
+    stackmaps_shutdown();
+    slots_shutdown();
+}
+
 void suite_unwind(void)
 {
+    RUN(test_stack_bounds_need_a_recent_snapshot);
     RUN(test_libc_rows_match_readelf);
     RUN(test_libc_all_rows_match_readelf);
     RUN(test_damaged_sections);
