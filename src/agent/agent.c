@@ -16,6 +16,40 @@
 /* How long Shutdown waits for the sampler: a tick ends within a runtime
  * suspension and a few walks, or a drain of the rings. */
 #define STOP_DEADLINE_S 10
+/* How long an unload callback waits for the sampler to let go of its ids:
+ * a cycle of the sampler takes milliseconds; past this it is stuck, and
+ * the program must not be */
+#define UNLOAD_WAIT_S 2
+
+void agent_code_unloading(struct agent *a, ModuleID module, FunctionID function)
+{
+    atomic_fetch_add(&a->unloads, 1);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += UNLOAD_WAIT_S;
+    if (pthread_mutex_timedlock(&a->ids_lock, &deadline) != 0) {
+        /* the sampler forgets everything before it next uses an id */
+        atomic_store(&a->unload_missed, 1);
+        log_warn("the sampler did not answer an unload within %d s; names of code sampled "
+                 "meanwhile may be missing", UNLOAD_WAIT_S);
+        return;
+    }
+    if (a->on_unload)
+        a->on_unload(a, module, function);
+    pthread_mutex_unlock(&a->ids_lock);
+}
+
+void agent_ids_lock(struct agent *a)
+{
+    pthread_mutex_lock(&a->ids_lock);
+    if (atomic_exchange(&a->unload_missed, 0) && a->on_unload)
+        a->on_unload(a, 0, 0);
+}
+
+void agent_ids_unlock(struct agent *a)
+{
+    pthread_mutex_unlock(&a->ids_lock);
+}
 
 void agent_sleep_until(struct agent *a, uint64_t deadline_ns)
 {

@@ -2,12 +2,12 @@
  * codemap: see codemap.h.  Ranges live in a sorted array plus a short
  * unsorted tail merged in when it grows; the JIT callbacks only append a
  * FunctionID to a queue under a mutex that is never held across a runtime
- * call (rule 3).
+ * call (rule 3).  Everything but that queue is used under the agent's
+ * ids_lock, by the sampler or by an unload callback.
  */
 #include "agent/codemap.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +22,6 @@ static int info_version;
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static FunctionID *queue, *draining;
 static size_t queue_count, queue_cap, draining_cap;
-static _Atomic int invalidated;
 
 static struct code_range *ranges; /* sorted by start */
 static size_t count, cap;
@@ -37,11 +36,6 @@ void codemap_note(FunctionID function)
         queue[queue_count++] = function;
     }
     pthread_mutex_unlock(&queue_lock);
-}
-
-void codemap_invalidate(void)
-{
-    atomic_store(&invalidated, 1);
 }
 
 int codemap_init(ICorProfilerInfo15 *i, int version)
@@ -124,11 +118,8 @@ static void merge(void)
     count = sorted = kept;
 }
 
-int codemap_update(void)
+void codemap_update(void)
 {
-    int was_invalidated = atomic_exchange(&invalidated, 0);
-    if (was_invalidated)
-        count = sorted = 0;
     pthread_mutex_lock(&queue_lock);
     /* swap buffers so the runtime calls below run without the lock */
     FunctionID *batch = queue;
@@ -142,7 +133,29 @@ int codemap_update(void)
     draining = batch;
     draining_cap = batch_cap;
     merge();
-    return was_invalidated;
+}
+
+void codemap_forget(FunctionID function)
+{
+    if (!function) {
+        /* queued ids too: after a missed unload some may be gone (code of
+         * live methods queued meanwhile is found by GetFunctionFromIP) */
+        pthread_mutex_lock(&queue_lock);
+        queue_count = 0;
+        pthread_mutex_unlock(&queue_lock);
+        count = sorted = 0;
+        return;
+    }
+    size_t kept = 0, kept_sorted = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (ranges[i].function == function)
+            continue;
+        if (i < sorted)
+            kept_sorted++;
+        ranges[kept++] = ranges[i];
+    }
+    count = kept;
+    sorted = kept_sorted; /* removal keeps the sorted prefix sorted */
 }
 
 const struct code_range *codemap_find(uintptr_t address)

@@ -9,8 +9,11 @@
  * queued methods into code ranges (GetNativeCodeStartAddresses /
  * GetCodeInfo4: every code version, tier 0 and tier 1 alike) and looks up
  * addresses by binary search.  A range also gives the method's start,
- * which the leaf analysis needs.  When code can be unloaded (a collectible
- * assembly goes away), codemap_invalidate forgets everything.
+ * which the leaf analysis needs.  When code is unloaded (a collectible
+ * assembly or a DynamicMethod goes away) codemap_forget drops its ranges,
+ * before the runtime reuses the addresses and the FunctionIDs.
+ *
+ * All but codemap_note run under the agent's ids_lock (agent.h).
  */
 #ifndef CORSCOPE_CODEMAP_H
 #define CORSCOPE_CODEMAP_H
@@ -28,14 +31,14 @@ struct code_range {
 
 /* Any thread: a method was compiled (or its code changed). */
 HIDDEN void codemap_note(FunctionID function);
-/* Any thread: code may have been unloaded; drop every range. */
-HIDDEN void codemap_invalidate(void);
 
 /* Collector. */
 HIDDEN int codemap_init(ICorProfilerInfo15 *info, int info_version);
-/* Turns queued methods into ranges.  Returns 1 when the map was
- * invalidated since the last call (the caller drops its own caches). */
-HIDDEN int codemap_update(void);
+/* Turns queued methods into ranges. */
+HIDDEN void codemap_update(void);
+/* Drops the ranges of a function that is being unloaded, or every range
+ * (function 0: a module is being unloaded). */
+HIDDEN void codemap_forget(FunctionID function);
 /* Adds every range of a function learned another way. */
 HIDDEN void codemap_add_function(FunctionID function);
 HIDDEN const struct code_range *codemap_find(uintptr_t address);

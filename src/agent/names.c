@@ -210,6 +210,34 @@ uint32_t names_function(struct names *n, FunctionID function)
     return frame;
 }
 
+static void forget_module(struct names_module *m)
+{
+    if (m->import)
+        m->import->lpVtbl->Release(m->import);
+    m->import = NULL;
+    m->id = 0; /* the slot stays (type names are keyed by it), unreachable */
+}
+
+void names_forget(struct names *n, ModuleID module, FunctionID function)
+{
+    if (function) {
+        map64_remove(&n->frame_of, function);
+        return;
+    }
+    map64_clear(&n->frame_of);
+    if (module) {
+        uint32_t at;
+        if (map64_get(&n->module_of, module, &at)) {
+            forget_module(&n->modules[at]);
+            map64_remove(&n->module_of, module);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n->module_count; i++)
+        forget_module(&n->modules[i]);
+    map64_clear(&n->module_of);
+}
+
 void names_free(struct names *n)
 {
     for (size_t i = 0; i < n->module_count; i++)

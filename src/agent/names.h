@@ -9,9 +9,10 @@
  * "Namespace.Outer+Inner.Method``1" the same way in every report.
  *
  * Every result is cached (FunctionID -> frame id; ModuleID -> metadata
- * import; type token -> name), so a method costs runtime calls once.  Only
- * the sampler thread calls in here, outside any runtime suspension, holding
- * no lock (rule 3: these calls may take runtime locks).
+ * import; type token -> name), so a method costs runtime calls once.  The
+ * runtime reuses the ids of unloaded code, so an unload makes names_forget
+ * drop them.  Callers hold the agent's ids_lock (agent.h), outside any
+ * runtime suspension; the calls made here only read runtime data.
  */
 #ifndef CORSCOPE_NAMES_H
 #define CORSCOPE_NAMES_H
@@ -44,6 +45,11 @@ HIDDEN int names_init(struct names *n, ICorProfilerInfo15 *info, int info_versio
 /* Frame id of a managed function; a function that cannot be named becomes
  * the [unknown] frame and is counted as unresolved. */
 HIDDEN uint32_t names_function(struct names *n, FunctionID function);
+/* The runtime is about to unload a module (module != 0: its metadata
+ * interface is released, and every FunctionID forgotten, since any may
+ * have been one of its methods) or a dynamic method (function != 0); both
+ * 0: everything. */
+HIDDEN void names_forget(struct names *n, ModuleID module, FunctionID function);
 /* Releases the metadata interfaces.  Call before the runtime is gone. */
 HIDDEN void names_free(struct names *n);
 

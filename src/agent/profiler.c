@@ -147,6 +147,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
     struct agent *a = &p->agent;
     char err[512];
 
+    pthread_mutex_init(&a->ids_lock, NULL);
     if (config_from_env(&a->cfg, err, sizeof err) < 0) {
         log_error("%s; profiling is off for this run", err);
         return E_FAIL;
@@ -162,12 +163,13 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         a->info = NULL;
         return E_FAIL;
     }
-    DWORD mask = COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT, high = 0;
-    if (a->cfg.sampler == CONFIG_SAMPLER_SIGNAL) {
-        /* the code map: where each method's code is, and when it goes away */
-        mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_MODULE_LOADS;
-        high |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
-    }
+    /* unloads, for every sampler: ids are valid only until their code goes
+     * (agent_code_unloading) */
+    DWORD mask = COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT |
+                 COR_PRF_MONITOR_MODULE_LOADS;
+    DWORD high = COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    if (a->cfg.sampler == CONFIG_SAMPLER_SIGNAL)
+        mask |= COR_PRF_MONITOR_JIT_COMPILATION; /* the code map: where each method's code is */
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, mask, high);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
@@ -288,21 +290,24 @@ static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodJITCompilationFinished(
     return profiler_JITCompilationFinished(iface, function, status, safe);
 }
 
+/* The last moments of code and of its ids: a DynamicMethod's MethodDesc
+ * and code are freed right after this callback, a collectible module's
+ * after ModuleUnloadStarted returns. */
 static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCallback11 *iface,
                                                                 FunctionID function)
 {
-    (void)iface;
-    (void)function;
-    codemap_invalidate(); /* its code may be reused for another method */
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (function)
+        agent_code_unloading(&p->agent, 0, function);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
                                                               ModuleID module)
 {
-    (void)iface;
-    (void)module;
-    codemap_invalidate(); /* a collectible assembly goes, with its code */
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (module)
+        agent_code_unloading(&p->agent, module, 0);
     return S_OK;
 }
 

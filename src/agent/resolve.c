@@ -18,14 +18,16 @@ void resolve_init(struct resolver *r, struct agent *a)
 {
     memset(r, 0, sizeof *r);
     r->a = a;
-    map64_init(&r->frame_of_ip);
+    map64_init(&r->native_of_ip);
+    map64_init(&r->managed_of_ip);
     strtab_init(&r->native_keys);
     strtab_init(&r->symbol_files);
 }
 
 void resolve_free(struct resolver *r)
 {
-    map64_free(&r->frame_of_ip);
+    map64_free(&r->native_of_ip);
+    map64_free(&r->managed_of_ip);
     strtab_free(&r->native_keys);
     mem_free(r->native_frame);
     for (size_t i = 1; i < r->symbol_files.count && r->symbols; i++)
@@ -37,7 +39,7 @@ void resolve_free(struct resolver *r)
 
 void resolve_forget(struct resolver *r)
 {
-    map64_clear(&r->frame_of_ip);
+    map64_clear(&r->managed_of_ip);
 }
 
 int resolve_is_runtime_module(const char *base)
@@ -144,11 +146,14 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return)
 {
     uintptr_t at = is_return && address ? address - 1 : address;
     uint32_t frame;
-    if (!map64_get(&r->frame_of_ip, at, &frame)) {
+    if (!map64_get(&r->native_of_ip, at, &frame) && !map64_get(&r->managed_of_ip, at, &frame)) {
+        struct map64 *cache = &r->managed_of_ip;
         const struct code_range *range = codemap_find(at);
         if (range) {
             frame = names_function(&r->a->names, range->function);
-        } else if (!resolve_native(r, at, &frame)) {
+        } else if (resolve_native(r, at, &frame)) {
+            cache = &r->native_of_ip;
+        } else {
             ICorProfilerInfo15 *info = r->a->info;
             FunctionID function = 0;
             if (info->lpVtbl->GetFunctionFromIP(info, (LPCBYTE)at, &function) >= 0 && function) {
@@ -162,7 +167,7 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return)
         }
         if ((frame & ~(UNNAMED | NO_SYMBOL)) == 0)
             return 0;
-        map64_put(&r->frame_of_ip, at, frame);
+        map64_put(cache, at, frame);
     }
     if (frame & UNNAMED)
         recorder_count(&r->a->rec, RECORDER_UNRESOLVED, 1);

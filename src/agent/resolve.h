@@ -27,7 +27,8 @@
 
 struct resolver {
     struct agent *a;
-    struct map64 frame_of_ip;    /* lookup address -> frame id */
+    struct map64 native_of_ip;   /* lookup address -> frame id, native code */
+    struct map64 managed_of_ip;  /* idem, managed code or nothing known */
     struct strtab native_keys;   /* "module\nsymbol" -> index into native_frame */
     uint32_t *native_frame;
     size_t native_cap;
@@ -38,7 +39,8 @@ struct resolver {
 
 HIDDEN void resolve_init(struct resolver *r, struct agent *a);
 HIDDEN void resolve_free(struct resolver *r);
-/* Forgets every cached address (code was unloaded). */
+/* Forgets every address not in a native library (managed code was
+ * unloaded, and its addresses will be reused). */
 HIDDEN void resolve_forget(struct resolver *r);
 
 /* Frame id of the code at `address` (a return address is looked up one

@@ -577,15 +577,30 @@ static void cycle(struct sigsampler *s, uint64_t now)
             s->maps_ns = now;
         }
     }
-    if (codemap_update()) {
-        resolve_forget(&s->res);
-        map64_clear(&s->leaf_cache);
-    }
+    codemap_update();
     if (s->event == FMT_EVENT_WALL)
         wall_tick(s, now);
     for (struct sthread *t = s->threads; t; t = t->next)
         drain(s, t);
     slots_reclaim();
+}
+
+/* An unload callback's thread, under ids_lock (agent_code_unloading):
+ * names every sample taken so far and every method compiled so far while
+ * their ids are valid, then forgets what the runtime is about to free and
+ * reuse.  The unloaded code is unreachable, so no later sample holds it. */
+static void on_unload(struct agent *a, ModuleID module, FunctionID function)
+{
+    struct sigsampler *s = a->sampler_state;
+    if (module || function) {
+        codemap_update();
+        for (struct sthread *t = s->threads; t; t = t->next)
+            drain(s, t);
+    }
+    codemap_forget(function);
+    names_forget(&a->names, module, function);
+    resolve_forget(&s->res);
+    map64_clear(&s->leaf_cache);
 }
 
 /* Stops every timer, drains what is left, and waits (briefly) until no
@@ -642,6 +657,10 @@ void *signal_sampler_main(void *arg)
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
 
+    /* ids_lock is held all the time but the sleep (agent.h) */
+    agent_ids_lock(s.a);
+    s.a->sampler_state = &s;
+    s.a->on_unload = on_unload;
     if (s.event == FMT_EVENT_CPU) {
         scan(&s, recorder_now_ns());
         recorder_info(&s.a->rec, "cpu_clock",
@@ -660,7 +679,9 @@ void *signal_sampler_main(void *arg)
         if (next < now)
             next = now + period; /* fell behind: do not try to catch up */
         for (;;) {
+            agent_ids_unlock(s.a);
             agent_sleep_until(s.a, next);
+            agent_ids_lock(s.a);
             if (atomic_load(&s.a->stopping) || !atomic_exchange(&s.a->poked, 0))
                 break;
             /* a new thread: give it its clock now, not at the next cycle,
@@ -669,6 +690,9 @@ void *signal_sampler_main(void *arg)
         }
     }
     finish(&s);
+    s.a->on_unload = NULL;
+    s.a->sampler_state = NULL;
+    agent_ids_unlock(s.a);
     map64_free(&s.leaf_cache);
     mem_free(s.views);
     mem_free(s.record);

@@ -312,6 +312,11 @@ static void sample_once(struct sampler *s)
     size_arena(s, picked);
     recorder_count(&a->rec, RECORDER_TICKS, 1);
 
+    /* ids_lock is let go while the world is stopped: an unload callback
+     * (DynamicMethodUnloaded runs in cooperative mode) waiting for it
+     * would hold up the suspension */
+    uint64_t unloads = atomic_load(&a->unloads);
+    agent_ids_unlock(a);
     uint64_t t0 = recorder_now_ns();
     HRESULT hr = a->info->lpVtbl->SuspendRuntime(a->info);
     if (hr == CORPROF_E_RUNTIME_UNINITIALIZED) {
@@ -319,18 +324,26 @@ static void sample_once(struct sampler *s)
          * must not be credited to whatever stack comes first */
         for (size_t i = 0; i < picked; i++)
             s->tracks[s->picks[i].track].credit = 0;
+        agent_ids_lock(a);
         recorder_count(&a->rec, RECORDER_STARTUP_TICKS, 1);
         return;
     }
     if (hr < 0) {
         /* e.g. CORPROF_E_SUSPENSION_IN_PROGRESS during a GC: try next tick,
          * the CPU credit is kept */
+        agent_ids_lock(a);
         recorder_count(&a->rec, RECORDER_SKIPPED_TICKS, 1);
         log_debug("SuspendRuntime failed: 0x%08x", (unsigned)hr);
         return;
     }
     walk_all(s, picked);
     a->info->lpVtbl->ResumeRuntime(a->info);
+    agent_ids_lock(a);
+    /* the FunctionIDs just copied were on live stacks; code unloaded since
+     * the suspension may be among them (the method returned, was collected
+     * and freed before this thread got the lock back): such a tick is not
+     * named but counted as dropped */
+    int stale = atomic_load(&a->unloads) != unloads;
     uint64_t held = recorder_now_ns() - t0;
     recorder_count(&a->rec, RECORDER_SUSPEND_NS, held);
     recorder_max(&a->rec, RECORDER_MAX_SUSPEND_NS, held);
@@ -341,8 +354,18 @@ static void sample_once(struct sampler *s)
             continue;
         if (a->cfg.event == CONFIG_EVENT_CPU)
             s->tracks[p->track].credit -= p->weight * a->cfg.interval_ns;
-        record_pick(s, p, t0);
+        if (stale)
+            recorder_count(&a->rec, RECORDER_DROPPED, 1);
+        else
+            record_pick(s, p, t0);
     }
+}
+
+/* An unload callback's thread, under ids_lock: between ticks this sampler
+ * holds no id, only the names' caches do. */
+static void on_unload(struct agent *a, ModuleID module, FunctionID function)
+{
+    names_forget(&a->names, module, function);
 }
 
 static void tick(struct sampler *s)
@@ -366,8 +389,13 @@ void *suspend_sampler_main(void *arg)
 
     uint64_t interval = s.a->cfg.interval_ns;
     uint64_t next = recorder_now_ns() + interval;
+    /* ids_lock is held but in the sleep and the stopped world (agent.h) */
+    agent_ids_lock(s.a);
+    s.a->on_unload = on_unload;
     while (!atomic_load(&s.a->stopping)) {
+        agent_ids_unlock(s.a);
         agent_sleep_until(s.a, next);
+        agent_ids_lock(s.a);
         if (atomic_load(&s.a->stopping))
             break;
         uint64_t now = recorder_now_ns();
@@ -379,6 +407,8 @@ void *suspend_sampler_main(void *arg)
     }
     recorder_count(&s.a->rec, RECORDER_SAMPLER_CPU_NS,
                    osthread_cpu_ns((pid_t)syscall(SYS_gettid)));
+    s.a->on_unload = NULL;
+    agent_ids_unlock(s.a);
     mem_free(s.views);
     mem_free(s.tracks);
     mem_free(s.picks);

@@ -95,7 +95,7 @@ static const struct {
     const char *key;
     const char *words;
 } loss_counters[] = {
-    {"dropped_samples", "samples dropped (buffers full)"},
+    {"dropped_samples", "samples dropped (buffers full, or code unloaded before they were named)"},
     {"failed_walks", "stack walks failed (shown as [unknown])"},
     {"truncated_stacks", "stacks cut at the depth limit (shown as [truncated])"},
     {"unresolved_frames", "frames without a name (shown as [unknown])"},
