@@ -63,18 +63,24 @@ static void add_range(uintptr_t start, uintptr_t end, uintptr_t method_start, Fu
     ranges[count++] = r;
 }
 
-/* Adds the ranges of one code version starting at `code`. */
-static void add_version(FunctionID f, UINT_PTR code)
+/* Adds the parts of one code version (hot, cold), as the runtime reported
+ * n of them: the method starts where its first part does. */
+static void add_parts(FunctionID f, const COR_PRF_CODE_INFO *parts, ULONG32 n)
 {
-    COR_PRF_CODE_INFO parts[MAX_PARTS];
-    ULONG32 n = 0;
-    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) < 0 || n == 0)
-        return;
     if (n > MAX_PARTS)
         n = MAX_PARTS;
     for (ULONG32 i = 0; i < n; i++)
         add_range(parts[i].startAddress, parts[i].startAddress + parts[i].size,
                   parts[0].startAddress, f);
+}
+
+/* Adds the ranges of one code version starting at `code`. */
+static void add_version(FunctionID f, UINT_PTR code)
+{
+    COR_PRF_CODE_INFO parts[MAX_PARTS];
+    ULONG32 n = 0;
+    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) >= 0)
+        add_parts(f, parts, n);
 }
 
 void codemap_add_function(FunctionID f)
@@ -92,13 +98,8 @@ void codemap_add_function(FunctionID f)
     }
     COR_PRF_CODE_INFO parts[MAX_PARTS];
     ULONG32 n = 0;
-    if (info->lpVtbl->GetCodeInfo2(info, f, MAX_PARTS, &n, parts) < 0)
-        return;
-    if (n > MAX_PARTS)
-        n = MAX_PARTS;
-    for (ULONG32 i = 0; i < n; i++)
-        add_range(parts[i].startAddress, parts[i].startAddress + parts[i].size,
-                  parts[0].startAddress, f);
+    if (info->lpVtbl->GetCodeInfo2(info, f, MAX_PARTS, &n, parts) >= 0)
+        add_parts(f, parts, n);
 }
 
 /* Sorts, and drops duplicates (a method queued twice). */
