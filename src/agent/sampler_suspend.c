@@ -317,34 +317,34 @@ static void sample_once(struct sampler *s)
      * would hold up the suspension */
     uint64_t unloads = atomic_load(&a->unloads);
     agent_ids_unlock(a);
-    uint64_t t0 = recorder_now_ns();
+    uint64_t t0 = recorder_now_ns(), held = 0;
     HRESULT hr = a->info->lpVtbl->SuspendRuntime(a->info);
+    if (hr >= 0) {
+        walk_all(s, picked);
+        a->info->lpVtbl->ResumeRuntime(a->info);
+        held = recorder_now_ns() - t0;
+    }
+    agent_ids_lock(a);
     if (hr == CORPROF_E_RUNTIME_UNINITIALIZED) {
         /* the runtime is still starting: its CPU cannot be attributed, and
          * must not be credited to whatever stack comes first */
         for (size_t i = 0; i < picked; i++)
             s->tracks[s->picks[i].track].credit = 0;
-        agent_ids_lock(a);
         recorder_count(&a->rec, RECORDER_STARTUP_TICKS, 1);
         return;
     }
     if (hr < 0) {
         /* e.g. CORPROF_E_SUSPENSION_IN_PROGRESS during a GC: try next tick,
          * the CPU credit is kept */
-        agent_ids_lock(a);
         recorder_count(&a->rec, RECORDER_SKIPPED_TICKS, 1);
         log_debug("SuspendRuntime failed: 0x%08x", (unsigned)hr);
         return;
     }
-    walk_all(s, picked);
-    a->info->lpVtbl->ResumeRuntime(a->info);
-    agent_ids_lock(a);
     /* the FunctionIDs just copied were on live stacks; code unloaded since
      * the suspension may be among them (the method returned, was collected
      * and freed before this thread got the lock back): such a tick is not
      * named but counted as dropped */
     int stale = atomic_load(&a->unloads) != unloads;
-    uint64_t held = recorder_now_ns() - t0;
     recorder_count(&a->rec, RECORDER_SUSPEND_NS, held);
     recorder_max(&a->rec, RECORDER_MAX_SUSPEND_NS, held);
 
