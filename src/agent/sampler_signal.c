@@ -74,7 +74,7 @@ struct sigsampler {
     int maps_stale;          /* a thread was added since the last stackmaps refresh */
     int clocks_pending;      /* threads were added whose clocks are not started */
     uint64_t maps_ns;        /* when the stack mappings were last read */
-    int perf_unavailable;    /* perf_event_open failed: POSIX CPU timers */
+    int posix_clock;         /* POSIX CPU timers: asked for, or perf_event_open failed */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     uint64_t random;         /* state of first_phase */          /* a thread was added since the last stackmaps refresh */
     struct thread_view *views;
@@ -107,7 +107,7 @@ static uint64_t first_phase(struct sigsampler *s)
  * when perf_event is not available (then the POSIX timer serves). */
 static int start_perf(struct sigsampler *s, struct sthread *t)
 {
-    if (s->perf_unavailable)
+    if (s->posix_clock)
         return -1;
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -131,7 +131,7 @@ static int start_perf(struct sigsampler *s, struct sthread *t)
     }
     if (fd < 0) {
         if (errno != ESRCH) {
-            s->perf_unavailable = 1;
+            s->posix_clock = 1;
             log_info("perf_event unavailable (%s): CPU timers instead", strerror(errno));
         }
         return -1;
@@ -662,9 +662,12 @@ void *signal_sampler_main(void *arg)
     s.a->sampler_state = &s;
     s.a->on_unload = on_unload;
     if (s.event == FMT_EVENT_CPU) {
+        s.posix_clock = s.a->cfg.cpu_clock == CONFIG_CPU_CLOCK_POSIX;
         scan(&s, recorder_now_ns());
         recorder_info(&s.a->rec, "cpu_clock",
-                      s.perf_unavailable ? "posix-cpu-timer (checked at the scheduler tick)"
+                      s.a->cfg.cpu_clock == CONFIG_CPU_CLOCK_POSIX
+                          ? "posix-cpu-timer (--cpu-clock posix; checked at the scheduler tick)"
+                      : s.posix_clock ? "posix-cpu-timer (perf_event refused; checked at the scheduler tick)"
                       : s.perf_exclude_kernel ? "perf_event task-clock (user time only)"
                                               : "perf_event task-clock");
     }

@@ -41,6 +41,8 @@ static int check_one(const char *path)
     print_info(&r, "command", "command");
     print_info(&r, "pid", "pid");
     print_info(&r, "runtime", "runtime");
+    print_info(&r, "sampler", "sampler");
+    print_info(&r, "cpu_clock", "clock");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];
         uint64_t weight = 0, samples = 0;

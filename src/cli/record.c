@@ -55,6 +55,11 @@ static const char record_usage[] =
     "                          managed stacks (safepoint-biased, for comparison)\n"
     "      --signal SIG        the signal sampler's signal (default SIGPROF; also\n"
     "                          SIGVTALRM, SIGALRM, SIGUSR1, SIGUSR2, SIGRTMIN+3..)\n"
+    "      --cpu-clock C       the signal sampler's clock in cpu mode: perf (default)\n"
+    "                          signals after each interval of a thread's CPU time,\n"
+    "                          to the nanosecond; posix is checked at the kernel's\n"
+    "                          tick (coarser), and cheaper on virtual machines that\n"
+    "                          make timer interrupts dear (docs/performance.md)\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line\n"
@@ -298,7 +303,7 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_MAX_DEPTH, OPT_FORCE };
+enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -306,6 +311,7 @@ int cmd_record(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},   {"event", required_argument, NULL, 'e'},
         {"interval", required_argument, NULL, 'i'}, {"sampler", required_argument, NULL, OPT_SAMPLER},
         {"signal", required_argument, NULL, OPT_SIGNAL},
+        {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
@@ -319,6 +325,8 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error("record", "CORSCOPE_LOG=%s: %s", level, err);
     const char *output = NULL;
     int force = 0, quiet = 0;
+    /* options that only some settings use, for the conflict checks */
+    const char *signal_opt = NULL, *clock_opt = NULL;
 
     optind = 1;
     opterr = 0;
@@ -339,7 +347,8 @@ int cmd_record(int argc, char **argv)
         case 'e': key = "event"; break;
         case 'i': key = "interval"; break;
         case OPT_SAMPLER: key = "sampler"; break;
-        case OPT_SIGNAL: key = "signal"; break;
+        case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
+        case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_FORCE: force = 1; break;
         case 'q': quiet = 1; break;
@@ -350,6 +359,12 @@ int cmd_record(int argc, char **argv)
         if (key && config_set(&cfg, key, optarg, err, sizeof err) < 0)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
     }
+    if (cfg.sampler == CONFIG_SAMPLER_SUSPEND && (signal_opt || clock_opt))
+        return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
+                               signal_opt ? signal_opt : clock_opt);
+    if (clock_opt && cfg.event != CONFIG_EVENT_CPU)
+        return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
+                               "every thread at each tick of the wall clock)");
     if (optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;

@@ -18,6 +18,7 @@ void config_defaults(struct config *c)
     c->interval_ns = CONFIG_INTERVAL_DEFAULT_NS;
     c->sampler = CONFIG_SAMPLER_SIGNAL;
     c->signal = SIGPROF;
+    c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
 }
@@ -30,6 +31,11 @@ const char *config_event_name(enum config_event e)
 const char *config_sampler_name(enum config_sampler s)
 {
     return s == CONFIG_SAMPLER_SUSPEND ? "suspend" : "signal";
+}
+
+const char *config_cpu_clock_name(enum config_cpu_clock k)
+{
+    return k == CONFIG_CPU_CLOCK_POSIX ? "posix" : "perf";
 }
 
 /* Signals the sampler may use: ones the runtime and the C library leave
@@ -108,6 +114,13 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
         if (parse_signal(value, &c->signal) < 0)
             why = "not a signal the sampler may use (SIGPROF, SIGVTALRM, SIGALRM, SIGUSR1, "
                   "SIGUSR2, or a number from SIGRTMIN+3 to SIGRTMAX)";
+    } else if (!strcmp(key, "cpu_clock")) {
+        if (!strcmp(value, "perf"))
+            c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
+        else if (!strcmp(value, "posix"))
+            c->cpu_clock = CONFIG_CPU_CLOCK_POSIX;
+        else
+            why = "unknown CPU clock (clocks: perf, posix)";
     } else if (!strcmp(key, "max_depth")) {
         uint64_t n;
         if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
@@ -171,6 +184,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", config_sampler_name(c->sampler));
     else if (!strcmp(key, "signal"))
         snprintf(out, size, "%d", c->signal);
+    else if (!strcmp(key, "cpu_clock"))
+        snprintf(out, size, "%s", config_cpu_clock_name(c->cpu_clock));
     else if (!strcmp(key, "max_depth"))
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))

@@ -19,6 +19,11 @@
 
 enum config_event { CONFIG_EVENT_CPU = 1, CONFIG_EVENT_WALL = 2 };
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
+/* The signal sampler's CPU clock in cpu mode: perf (a perf_event task-clock,
+ * precise to the nanosecond; POSIX timers where perf_event is refused) or
+ * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
+ * and cheaper where the machine makes timer interrupts dear). */
+enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
@@ -34,6 +39,7 @@ struct config {
     uint64_t interval_ns;
     enum config_sampler sampler;
     int signal;            /* the signal sampler's signal (SIGPROF by default) */
+    enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
 };
@@ -46,6 +52,7 @@ struct config {
     X(sampler, "CORSCOPE_SAMPLER") \
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
+    X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
     X(log, "CORSCOPE_LOG")
 
 HIDDEN void config_defaults(struct config *c);
@@ -62,6 +69,7 @@ HIDDEN const char *config_env_name(const char *key);
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
 HIDDEN const char *config_event_name(enum config_event e);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
+HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

@@ -25,6 +25,11 @@ expect_error 2 ".*-i fast: not a duration" record -i fast -- true
 expect_error 2 ".*-e gpu: unknown event" record -e gpu -- true
 expect_error 2 ".*--max-depth 0: out of range" record --max-depth 0 -- true
 expect_error 2 "unknown option '--bogus'" record --bogus -- true
+expect_error 2 ".*--cpu-clock tsc: unknown CPU clock" record --cpu-clock tsc -- true
+# options that cannot apply to what was asked for
+expect_error 2 ".*--signal goes with the signal sampler" record --sampler suspend --signal SIGUSR1 -- true
+expect_error 2 ".*--cpu-clock goes with the signal sampler" record --cpu-clock posix --sampler suspend -- true
+expect_error 2 ".*--cpu-clock goes with -e cpu" record -e wall --cpu-clock posix -- true
 expect_error 2 "option -o needs a value" record -o
 expect_error 2 "no recording given" report
 expect_error 2 "unknown format 'svg'" report -f svg x.corscope

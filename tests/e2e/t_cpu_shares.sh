@@ -1,17 +1,26 @@
 # The CPU shares of three methods that burn in a known 5:3:2 proportion come
-# out of `report -f top` within 2 points (the signal sampler, the default) or
-# 5 points (the stop-the-world sampler) of the CPU time the program measured
+# out of `report -f top` within 2 points (the signal sampler, the default,
+# with either CPU clock) or 5 points (the stop-the-world sampler) of the CPU
+# time the program measured
 # for each with its own thread clock (shares among the three), and the
 # collapsed output shows them under Main, root first.
 source "$(dirname "$0")/lib.sh"
 
-for sampler in signal suspend; do
+for variant in signal signal-posix suspend; do
+sampler=${variant%-posix}
+opts=(--sampler "$sampler")
+[ "$variant" = signal-posix ] && opts+=(--cpu-clock posix)
 tolerance=2
 [ "$sampler" = suspend ] && tolerance=5
-note "sampler $sampler"
-cs record -q --force --sampler "$sampler" -o "$T/cpu.corscope" -i 1ms -- $(app CpuShares) 4 > "$T/truth.txt"
+note "sampler $variant"
+cs record -q --force "${opts[@]}" -o "$T/cpu.corscope" -i 1ms -- $(app CpuShares) 4 > "$T/truth.txt"
 cs check "$T/cpu.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
 grep -q "status       complete" "$T/check.txt" || fail "recording not complete"
+grep -q "^  sampler      $sampler$" "$T/check.txt" || fail "check does not name the sampler: $(head -8 "$T/check.txt")"
+case $variant in
+signal) grep -q "^  clock        perf_event task-clock" "$T/check.txt" || fail "not the perf_event clock: $(grep clock "$T/check.txt")" ;;
+signal-posix) grep -q "^  clock        posix-cpu-timer (--cpu-clock posix" "$T/check.txt" || fail "not the POSIX clock: $(grep clock "$T/check.txt")" ;;
+esac
 cs report -f top --limit 0 "$T/cpu.corscope" > "$T/top.txt"
 
 sum=0
