@@ -89,6 +89,11 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# the platform's cost of a CPU-clock signal, for bench/sigcost.sh
+$(BUILD)/sigcost: $(call obj,bench/sigcost.c)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
@@ -178,8 +183,9 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/overhead.sh
+	bench/sigcost.sh
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh

@@ -16,11 +16,12 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
-# errors APP SECONDS METHODS... -> one "error" line per method per run in $T/err
+# errors OPTIONS APP SECONDS METHODS... -> one "error" line per method per run
 errors() {
-    local sampler=$1 app=$2 seconds=$3
+    local opts=$1 app=$2 seconds=$3
     shift 3
-    "$CORSCOPE" record -q --force --sampler "$sampler" -i 1ms -o "$T/a.corscope" -- \
+    # shellcheck disable=SC2086
+    "$CORSCOPE" record -q --force $opts -i 1ms -o "$T/a.corscope" -- \
         dotnet "$ROOT/build/apps/$app/$app.dll" "$seconds" > "$T/truth.txt"
     "$CORSCOPE" report -f top --limit 0 "$T/a.corscope" > "$T/top.txt" 2> /dev/null
     awk -v list="$*" '
@@ -42,11 +43,13 @@ echo "|---|---|---|---|---|"
 for prog in "CpuShares|CpuShares.Work.Alpha CpuShares.Work.Beta CpuShares.Work.Gamma" \
             "SafepointBias|SafepointBias.Bias.CallFree SafepointBias.Bias.Caller"; do
     app=${prog%%|*} methods=${prog#*|}
-    for sampler in signal suspend; do
+    for variant in "signal|--sampler signal" "signal, posix clock|--sampler signal --cpu-clock posix" \
+                   "suspend|--sampler suspend"; do
+        sampler=${variant%%|*}
         : > "$T/all"
         for _ in $(seq "$RUNS"); do
             # shellcheck disable=SC2086
-            errors "$sampler" "$app" 4 $methods >> "$T/all"
+            errors "${variant#*|}" "$app" 4 $methods >> "$T/all"
         done
         awk -v app="$app" -v s="$sampler" '
             $1 == "error" { n++; sum += $2; if ($2 > worst) worst = $2 }

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Overhead of the profiler on a CPU-bound program: wall time of
-# tests/apps/Bench (a fixed amount of work) without corscope and with it at
-# several settings, the configurations interleaved run by run so that drift
-# of the machine hits all alike, and the median of RUNS runs of each.
+# Overhead of the profiler on a CPU-bound program: tests/apps/Bench (a fixed
+# amount of work) without corscope and with it at several settings, the
+# configurations interleaved run by run so that drift of the machine hits all
+# alike, and the median of RUNS runs of each.
 #
-#   bench/overhead.sh [RUNS]          (default 5)
+#   bench/overhead.sh [RUNS]          (default 7)
 #
-# Prints a markdown table (for docs/performance.md) and the machine it ran on.
+# Three measures per run, because a profiler's cost has two parts that a
+# single ratio mixes up, a rate (while the program runs) and a fixed cost
+# (start-up and exit), and because wall time hides work done on other cores:
+#   - work: the program's own timer around its work (Stopwatch), the rate;
+#   - whole: wall time of the whole process, from `corscope record` to its
+#     exit (runtime start-up, the agent's start-up, the final flush);
+#   - CPU: user + system time of the whole process, every thread, the
+#     agent's own thread included.
+# Prints markdown tables (for docs/performance.md) and the machine.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RUNS=${1:-5}
+RUNS=${1:-7}
 CORSCOPE=$ROOT/build/corscope
 BENCH="dotnet $ROOT/build/apps/Bench/Bench.dll"
+[ -x /usr/bin/time ] || { echo "corscope: bench/overhead.sh needs /usr/bin/time (scripts/install-deps.sh installs it)" >&2; exit 1; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
@@ -22,36 +31,40 @@ CONFIGS=(
     "no profiler|-"
     "signal sampler, cpu, 10 ms|-e cpu -i 10ms"
     "signal sampler, cpu, 1 ms|-e cpu -i 1ms"
+    "signal sampler, cpu, 10 ms, posix clock|-e cpu -i 10ms --cpu-clock posix"
+    "signal sampler, cpu, 1 ms, posix clock|-e cpu -i 1ms --cpu-clock posix"
     "suspend sampler, cpu, 10 ms|-e cpu -i 10ms --sampler suspend"
     "EventPipe SampleProfiler (1 ms, built in)|eventpipe"
 )
 # workloads: busy threads | units of work | idle threads
-WORKLOADS=("1|20000|0" "1|60000|0" "$(nproc)|40000|0" "$(nproc)|120000|0" "1|20000|500")
+WORKLOADS=("1|60000|0" "$(nproc)|120000|0" "1|60000|500")
 
-now() { date +%s.%N; }
-
-# run_once OPTS THREADS UNITS IDLE -> wall seconds of the whole process
+# run_once OPTS THREADS UNITS IDLE -> "work_s whole_s cpu_s"
 run_once() {
-    local opts=$1 threads=$2 units=$3 idle=$4 t0 t1
-    t0=$(now)
+    local opts=$1 threads=$2 units=$3 idle=$4
+    local -a cmd=(/usr/bin/time -f "%e %U %S" -o "$T/time")
     if [ "$opts" = "-" ]; then
-        $BENCH "$threads" "$units" "$idle" > /dev/null
+        "${cmd[@]}" $BENCH "$threads" "$units" "$idle" > "$T/out"
     elif [ "$opts" = eventpipe ]; then
         DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$T/ep.nettrace" \
             DOTNET_EventPipeConfig=Microsoft-DotNETCore-SampleProfiler:0:5,Microsoft-Windows-DotNETRuntime:4c14fccbd:5 \
-            $BENCH "$threads" "$units" "$idle" > /dev/null
+            "${cmd[@]}" $BENCH "$threads" "$units" "$idle" > "$T/out"
     else
         # shellcheck disable=SC2086
-        "$CORSCOPE" record -q --force $opts -o "$T/b.corscope" -- $BENCH "$threads" "$units" "$idle" > /dev/null
+        "${cmd[@]}" "$CORSCOPE" record -q --force $opts -o "$T/b.corscope" -- $BENCH "$threads" "$units" "$idle" > "$T/out"
     fi
-    t1=$(now)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+    local work
+    work=$(awk '/^bench threads/ { for (i = 1; i < NF; i++) if ($i == "ms") print $(i + 1) / 1000 }' "$T/out")
+    [ -n "$work" ] || { echo "corscope: Bench printed no time: $(cat "$T/out")" >&2; exit 1; }
+    awk -v w="$work" 'END { printf "%.4f %.3f %.3f\n", w, $1, $2 + $3 }' "$T/time"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+pct() { awk -v m="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }'; }
 
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r), .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')"
-echo "runs: $RUNS per cell, interleaved; wall time of the whole process, median"
+echo "runs: $RUNS per cell, interleaved; medians"
 echo
 for w in "${WORKLOADS[@]}"; do
     IFS='|' read -r threads units idle <<< "$w"
@@ -62,15 +75,21 @@ for w in "${WORKLOADS[@]}"; do
             run_once "${CONFIGS[$c]##*|}" "$threads" "$units" "$idle" >> "$T/times.$c"
         done
     done
-    base=$(median < "$T/times.0")
-    echo "**$threads busy thread(s), $idle idle threads**, $units units of work"
+    bw=$(col 1 "$T/times.0") bp=$(col 2 "$T/times.0") bc=$(col 3 "$T/times.0")
+    spread=$(awk '{ print $1 }' "$T/times.0" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f to %.3f s", lo, hi }')
+    echo "**$threads busy thread(s), $idle idle threads**, $units units of work (no profiler, work: $spread over $RUNS runs)"
     echo
-    echo "| configuration | median wall time | overhead |"
-    echo "|---|---|---|"
+    echo "| configuration | work | overhead | whole process | fixed cost | CPU (user+sys) | overhead |"
+    echo "|---|---|---|---|---|---|---|"
     for c in "${!CONFIGS[@]}"; do
-        m=$(median < "$T/times.$c")
-        over=$(awk -v m="$m" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }')
-        echo "| ${CONFIGS[$c]%%|*} | ${m} s | $([ "$c" = 0 ] && echo - || echo "$over") |"
+        mw=$(col 1 "$T/times.$c") mp=$(col 2 "$T/times.$c") mc=$(col 3 "$T/times.$c")
+        if [ "$c" = 0 ]; then
+            echo "| ${CONFIGS[$c]%%|*} | $mw s | - | $mp s | - | $mc s | - |"
+            continue
+        fi
+        # what the whole process lost beyond what the work lost: start-up and exit
+        fixed=$(awk -v mp="$mp" -v bp="$bp" -v mw="$mw" -v bw="$bw" 'BEGIN { printf "%+.0f ms", 1000 * ((mp - bp) - (mw - bw)) }')
+        echo "| ${CONFIGS[$c]%%|*} | $mw s | $(pct "$mw" "$bw") | $mp s | $fixed | $mc s | $(pct "$mc" "$bc") |"
     done
     echo
 done

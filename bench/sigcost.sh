@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The floor under the signal sampler's overhead: the cost to a busy thread
+# of being signalled by its CPU-time clock, with an empty handler and no
+# corscope at all (bench/sigcost.c), for the clocks the signal sampler uses
+# (perf_event task-clock; POSIX thread-CPU-time timer, its fallback) at
+# 10 ms and 1 ms.  Runs interleaved, medians of RUNS.
+#
+#   bench/sigcost.sh [RUNS]          (default 5)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-5}
+SIGCOST=$ROOT/build/sigcost
+[ -x "$SIGCOST" ] || { echo "corscope: build/sigcost is missing: run make build/sigcost" >&2; exit 1; }
+ITER=600000000
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+CONFIGS=("none 1" "perf 10000000" "perf 1000000" "posix 10000000" "posix 1000000")
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+for c in "${!CONFIGS[@]}"; do : > "$T/r.$c"; done
+for _ in $(seq "$RUNS"); do
+    for c in "${!CONFIGS[@]}"; do
+        # shellcheck disable=SC2086
+        "$SIGCOST" ${CONFIGS[$c]} "$ITER" >> "$T/r.$c"
+    done
+done
+echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
+echo "runs: $RUNS per cell, interleaved; median time of a fixed busy loop on one thread, empty handler"
+echo
+echo "| clock | interval | time | overhead | signals per s | cost per signal |"
+echo "|---|---|---|---|---|---|"
+base=$(awk '{ print $1 }' "$T/r.0" | median)
+for c in "${!CONFIGS[@]}"; do
+    read -r clock period <<< "${CONFIGS[$c]}"
+    t=$(awk '{ print $1 }' "$T/r.$c" | median)
+    n=$(awk '{ print $2 }' "$T/r.$c" | median)
+    if [ "$clock" = none ]; then
+        echo "| none | - | $t s | - | - | - |"
+        continue
+    fi
+    awk -v t="$t" -v b="$base" -v n="$n" -v clock="$clock" -v p="$period" 'BEGIN {
+        per = n > 0 ? sprintf("%.1f us", 1e6 * (t - b) / n) : "-"
+        printf "| %s | %d ms | %s s | %+.1f%% | %.0f | %s |\n", clock, p / 1e6, t, 100 * (t - b) / b, n / t, per }'
+done
