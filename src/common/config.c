@@ -23,19 +23,43 @@ void config_defaults(struct config *c)
     c->log = CONFIG_LOG_WARN;
 }
 
+/* The words of each choice, indexed by its enum value, for the parser and
+ * for the text forms alike. */
+static const char *const event_names[] = {[CONFIG_EVENT_CPU] = "cpu", [CONFIG_EVENT_WALL] = "wall"};
+static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
+                                            [CONFIG_SAMPLER_SUSPEND] = "suspend"};
+static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
+                                              [CONFIG_CPU_CLOCK_POSIX] = "posix"};
+static const char *const log_names[] = {"error", "warn", "info", "debug"};
+#define CHOICES(names) names, sizeof names / sizeof names[0]
+
+/* The enum value whose word is `value`, or -1. */
+static int choice(const char *value, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (names[i] && !strcmp(value, names[i]))
+            return (int)i;
+    return -1;
+}
+
+static const char *choice_name(const char *const *names, size_t count, int value)
+{
+    return value >= 0 && (size_t)value < count && names[value] ? names[value] : "?";
+}
+
 const char *config_event_name(enum config_event e)
 {
-    return e == CONFIG_EVENT_WALL ? "wall" : "cpu";
+    return choice_name(CHOICES(event_names), (int)e);
 }
 
 const char *config_sampler_name(enum config_sampler s)
 {
-    return s == CONFIG_SAMPLER_SUSPEND ? "suspend" : "signal";
+    return choice_name(CHOICES(sampler_names), (int)s);
 }
 
 const char *config_cpu_clock_name(enum config_cpu_clock k)
 {
-    return k == CONFIG_CPU_CLOCK_POSIX ? "posix" : "perf";
+    return choice_name(CHOICES(cpu_clock_names), (int)k);
 }
 
 /* Signals the sampler may use: ones the runtime and the C library leave
@@ -76,8 +100,6 @@ static int parse_signal(const char *text, int *out)
     return -1;
 }
 
-static const char *const log_names[] = {"error", "warn", "info", "debug"};
-
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
 {
     const char *why = NULL;
@@ -89,12 +111,11 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
         else
             snprintf(c->output, sizeof c->output, "%s", value);
     } else if (!strcmp(key, "event")) {
-        if (!strcmp(value, "cpu"))
-            c->event = CONFIG_EVENT_CPU;
-        else if (!strcmp(value, "wall"))
-            c->event = CONFIG_EVENT_WALL;
-        else
+        int v = choice(value, CHOICES(event_names));
+        if (v < 0)
             why = "unknown event (events: cpu, wall)";
+        else
+            c->event = (enum config_event)v;
     } else if (!strcmp(key, "interval")) {
         uint64_t ns;
         if (units_parse_duration(value, 0, &ns, &why) == 0) {
@@ -104,23 +125,21 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
                 c->interval_ns = ns;
         }
     } else if (!strcmp(key, "sampler")) {
-        if (!strcmp(value, "signal"))
-            c->sampler = CONFIG_SAMPLER_SIGNAL;
-        else if (!strcmp(value, "suspend"))
-            c->sampler = CONFIG_SAMPLER_SUSPEND;
-        else
+        int v = choice(value, CHOICES(sampler_names));
+        if (v < 0)
             why = "unknown sampler (samplers: signal, suspend)";
+        else
+            c->sampler = (enum config_sampler)v;
     } else if (!strcmp(key, "signal")) {
         if (parse_signal(value, &c->signal) < 0)
             why = "not a signal the sampler may use (SIGPROF, SIGVTALRM, SIGALRM, SIGUSR1, "
                   "SIGUSR2, or a number from SIGRTMIN+3 to SIGRTMAX)";
     } else if (!strcmp(key, "cpu_clock")) {
-        if (!strcmp(value, "perf"))
-            c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
-        else if (!strcmp(value, "posix"))
-            c->cpu_clock = CONFIG_CPU_CLOCK_POSIX;
-        else
+        int v = choice(value, CHOICES(cpu_clock_names));
+        if (v < 0)
             why = "unknown CPU clock (clocks: perf, posix)";
+        else
+            c->cpu_clock = (enum config_cpu_clock)v;
     } else if (!strcmp(key, "max_depth")) {
         uint64_t n;
         if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
@@ -130,13 +149,11 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
                 c->max_depth = (uint32_t)n;
         }
     } else if (!strcmp(key, "log")) {
-        why = "unknown level (levels: error, warn, info, debug)";
-        for (size_t i = 0; i < sizeof log_names / sizeof log_names[0]; i++) {
-            if (!strcmp(value, log_names[i])) {
-                c->log = (enum config_log)i;
-                why = NULL;
-            }
-        }
+        int v = choice(value, CHOICES(log_names));
+        if (v < 0)
+            why = "unknown level (levels: error, warn, info, debug)";
+        else
+            c->log = (enum config_log)v;
     } else {
         why = "unknown setting";
     }
@@ -189,7 +206,7 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
     else if (!strcmp(key, "max_depth"))
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))
-        snprintf(out, size, "%s", log_names[c->log]);
+        snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
     else if (size)
         out[0] = '\0';
 }
