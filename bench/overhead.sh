@@ -18,6 +18,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-7}
+source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 BENCH="dotnet $ROOT/build/apps/Bench/Bench.dll"
 [ -x /usr/bin/time ] || { echo "corscope: bench/overhead.sh needs /usr/bin/time (scripts/install-deps.sh installs it)" >&2; exit 1; }
@@ -59,11 +60,10 @@ run_once() {
     awk -v w="$work" 'END { printf "%.4f %.3f %.3f\n", w, $1, $2 + $3 }' "$T/time"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v c="$1" '{ print $c }' "$2" | median; }
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }'; }
 
-echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r), .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')"
+echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')"
 echo "runs: $RUNS per cell, interleaved; medians"
 echo
 for w in "${WORKLOADS[@]}"; do

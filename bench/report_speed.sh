@@ -10,6 +10,7 @@
 #   bench/report_speed.sh [RUNS] [SAMPLES] [STACKS]     (default 3 1000000 100000)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$ROOT/bench/lib.sh"
 RUNS=${1:-3} SAMPLES=${2:-1000000} STACKS=${3:-100000}
 CORSCOPE=$ROOT/build/corscope
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
@@ -18,12 +19,11 @@ trap 'rm -rf "$T"' EXIT
 
 "$ROOT/build/synth" "$T/big.corscope" "$SAMPLES" "$STACKS"
 size=$(stat -c %s "$T/big.corscope")
-echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
+echo "machine: $(machine)"
 echo "recording: $SAMPLES samples, $STACKS distinct stacks, $(awk -v s="$size" 'BEGIN { printf "%.1f MiB", s / 1048576 }'); median of $RUNS runs"
 echo
 echo "| format | time | peak memory | memory / recording | output |"
 echo "|---|---|---|---|---|"
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for f in collapsed flamegraph top tree pprof speedscope chrome; do
     : > "$T/times"; : > "$T/mem"
     for _ in $(seq "$RUNS"); do
@@ -31,7 +31,7 @@ for f in collapsed flamegraph top tree pprof speedscope chrome; do
         awk '{ print $1 }' "$T/tm" >> "$T/times"
         awk '{ print $2 }' "$T/tm" >> "$T/mem"
     done
-    t=$(median < "$T/times") m=$(median < "$T/mem")
+    t=$(median 2 < "$T/times") m=$(median 2 < "$T/mem")
     out=$(stat -c %s "$T/out.$f")
     echo "| $f | $t s | $(awk -v m="$m" 'BEGIN { printf "%.0f MiB", m / 1024 }') | $(awk -v m="$m" -v s="$size" 'BEGIN { printf "%.1fx", m * 1024 / s }') | $(awk -v o="$out" 'BEGIN { printf "%.1f MiB", o / 1048576 }') |"
     [ "$f" = flamegraph ] && cp "$T/out.$f" "$T/flame.html"

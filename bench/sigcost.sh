@@ -9,6 +9,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-5}
+source "$ROOT/bench/lib.sh"
 SIGCOST=$ROOT/build/sigcost
 [ -x "$SIGCOST" ] || { echo "corscope: build/sigcost is missing: run make build/sigcost" >&2; exit 1; }
 ITER=600000000
@@ -16,7 +17,6 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
 CONFIGS=("none 1" "perf 10000000" "perf 1000000" "posix 10000000" "posix 1000000")
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for c in "${!CONFIGS[@]}"; do : > "$T/r.$c"; done
 for _ in $(seq "$RUNS"); do
@@ -25,7 +25,7 @@ for _ in $(seq "$RUNS"); do
         "$SIGCOST" ${CONFIGS[$c]} "$ITER" >> "$T/r.$c"
     done
 done
-echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
+echo "machine: $(machine)"
 echo "runs: $RUNS per cell, interleaved; median time of a fixed busy loop on one thread, empty handler"
 echo
 echo "| clock | interval | time | overhead | signals per s | cost per signal |"

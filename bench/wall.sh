@@ -9,6 +9,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-3}
+source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 BENCH="dotnet $ROOT/build/apps/Bench/Bench.dll"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
@@ -20,9 +21,8 @@ IDLE=(0 100 500)
 UNITS=20000
 
 now() { date +%s.%N; }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
+echo "machine: $(machine)"
 echo "runs: $RUNS per cell, interleaved; wall time of the whole process, median; 1 busy thread, $UNITS units"
 echo
 echo "| idle threads | configuration | median wall time | overhead | sampler CPU per s | per thread per s |"
@@ -48,16 +48,16 @@ for idle in "${IDLE[@]}"; do
             awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >> "$T/times.$c"
         done
     done
-    base=$(median < "$T/times.0")
+    base=$(median 3 < "$T/times.0")
     for c in "${!CONFIGS[@]}"; do
-        m=$(median < "$T/times.$c")
+        m=$(median 3 < "$T/times.$c")
         if [ "$c" = 0 ]; then
             echo "| $idle | ${CONFIGS[$c]%%|*} | $m s | - | - | - |"
             continue
         fi
         over=$(awk -v m="$m" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }')
-        cpu=$(awk '{ print $1 }' "$T/cpu.$c" | median)
-        threads=$(awk '{ print $2 }' "$T/cpu.$c" | median)
+        cpu=$(awk '{ print $1 }' "$T/cpu.$c" | median 3)
+        threads=$(awk '{ print $2 }' "$T/cpu.$c" | median 3)
         per=$(awk -v c="$cpu" -v n="$threads" 'BEGIN { printf "%.1f us (%d threads)", 1e6 * c / n, n }')
         echo "| $idle | ${CONFIGS[$c]%%|*} | $m s | $over | $(awk -v c="$cpu" 'BEGIN { printf "%.1f ms", 1000 * c }') | $per |"
     done
