@@ -32,8 +32,8 @@ LIBS := -lm
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c) src/format/writer.c
-CLI_SRC := $(wildcard src/cli/*.c) src/format/reader.c
+AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c) src/format/writer.c
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -53,8 +53,8 @@ GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
-	src/format/reader.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c))) $(BUILD)/gen/flamegraph_html.o
+	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
+	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c))) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
@@ -135,7 +135,7 @@ test: deps
 
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
-REPLAY_OBJ = $(call obj,tests/fuzz/replay.c tests/fuzz/fuzz_reader.c src/format/reader.c \
+REPLAY_OBJ = $(call obj,tests/fuzz/replay.c tests/fuzz/fuzz_reader.c src/format/recording.c \
 	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 
@@ -157,7 +157,7 @@ fuzz:
 	@mkdir -p build/fuzz/corpus
 	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
 		-fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_reader \
-		tests/fuzz/fuzz_reader.c src/format/reader.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+		tests/fuzz/fuzz_reader.c src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 		$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c -lm -lz
 	build/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
 		-print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus 2>&1 | tee build/fuzz/last.log | tail -15

@@ -55,30 +55,30 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 1;
     }
-    struct fmtw w;
-    struct fmtw_sink sink = {fd_write, &fd};
-    if (fmtw_begin(&w, sink) < 0)
+    struct writer w;
+    struct writer_sink sink = {fd_write, &fd};
+    if (writer_begin(&w, sink) < 0)
         return 1;
-    fmtw_info(&w, "command", "synth");
-    fmtw_info(&w, "event", "cpu");
-    fmtw_event(&w, 1, "cpu", "ns", 10000000);
+    writer_info(&w, "command", "synth");
+    writer_info(&w, "event", "cpu");
+    writer_event(&w, 1, "cpu", "ns", 10000000);
     enum { NAMES = 5000, THREADS = 8, MAX_DEPTH = 40 };
     uint32_t *frame = malloc(NAMES * sizeof *frame);
     uint32_t *stack_id = malloc(stacks * sizeof *stack_id);
     if (!frame || !stack_id)
         return 1;
-    uint32_t module = fmtw_string(&w, "Synth.dll", 9);
+    uint32_t module = writer_string(&w, "Synth.dll", 9);
     for (uint32_t i = 0; i < NAMES; i++) {
         char type[64], name[64];
         int tl = snprintf(type, sizeof type, "Synth.Namespace%u.Type%u", i % 50, i % 400);
         int nl = snprintf(name, sizeof name, "Method%u", i);
-        frame[i] = fmtw_frame(&w, FMT_FRAME_MANAGED, module, fmtw_string(&w, type, (size_t)tl),
-                              fmtw_string(&w, name, (size_t)nl), 0);
+        frame[i] = writer_frame(&w, FMT_FRAME_MANAGED, module, writer_string(&w, type, (size_t)tl),
+                              writer_string(&w, name, (size_t)nl), 0);
     }
     for (uint32_t t = 0; t < THREADS; t++) {
         char name[32];
         int n = snprintf(name, sizeof name, "worker-%u", t);
-        fmtw_thread(&w, t + 1, 1000 + t, fmtw_string(&w, name, (size_t)n));
+        writer_thread(&w, t + 1, 1000 + t, writer_string(&w, name, (size_t)n));
     }
     /* stacks: a root-side prefix shared by many (a tree), then random tails */
     uint32_t f[MAX_DEPTH];
@@ -89,23 +89,23 @@ int main(int argc, char **argv)
             uint32_t spread = d < 3 ? 4 : d < 8 ? 40 : NAMES;
             f[depth - 1 - d] = frame[(d * 97 + next(spread)) % NAMES];
         }
-        stack_id[s] = fmtw_stack(&w, f, depth);
-        if (fmtw_pending(&w) > (1u << 20))
-            fmtw_flush(&w);
+        stack_id[s] = writer_stack(&w, f, depth);
+        if (writer_pending(&w) > (1u << 20))
+            writer_flush(&w);
     }
     uint64_t time = 0;
     for (size_t i = 0; i < samples; i++) {
         /* a skewed choice: some stacks are hot */
         size_t s = next(4) == 0 ? next((uint32_t)(stacks < 1000 ? stacks : 1000)) : next((uint32_t)stacks);
         time += 10000000 / THREADS;
-        fmtw_sample(&w, 1, 1 + (uint32_t)(i % THREADS), time, stack_id[s], 1 + next(3) / 2);
-        if (fmtw_pending(&w) > (1u << 20))
-            fmtw_flush(&w);
+        writer_sample(&w, 1, 1 + (uint32_t)(i % THREADS), time, stack_id[s], 1 + next(3) / 2);
+        if (writer_pending(&w) > (1u << 20))
+            writer_flush(&w);
     }
     const char *keys[] = {"samples"};
     uint64_t values[] = {samples};
-    int rc = fmtw_finish(&w, keys, values, 1);
-    fmtw_free(&w);
+    int rc = writer_finish(&w, keys, values, 1);
+    writer_free(&w);
     free(frame);
     free(stack_id);
     if (rc < 0 || close(fd) < 0) {

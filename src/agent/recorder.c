@@ -109,32 +109,32 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
         strtab_free(&r->synthetic);
         return -1;
     }
-    struct fmtw_sink sink = {file_write, r};
+    struct writer_sink sink = {file_write, r};
     r->start_ns = r->last_flush_ns = recorder_now_ns();
     r->open = 1;
-    if (fmtw_begin(&r->w, sink) < 0) {
+    if (writer_begin(&r->w, sink) < 0) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
         recorder_close(r);
         return -1;
     }
     char text[4096];
-    fmtw_info(&r->w, "agent_version", CORSCOPE_VERSION);
+    writer_info(&r->w, "agent_version", CORSCOPE_VERSION);
     snprintf(text, sizeof text, "%ld", (long)getpid());
-    fmtw_info(&r->w, "pid", text);
+    writer_info(&r->w, "pid", text);
     read_cmdline(text, sizeof text);
-    fmtw_info(&r->w, "command", text);
-    fmtw_info(&r->w, "event", config_event_name(c->event));
-    fmtw_info(&r->w, "sampler", config_sampler_name(c->sampler));
+    writer_info(&r->w, "command", text);
+    writer_info(&r->w, "event", config_event_name(c->event));
+    writer_info(&r->w, "sampler", config_sampler_name(c->sampler));
     snprintf(text, sizeof text, "%llu", (unsigned long long)c->interval_ns);
-    fmtw_info(&r->w, "interval_ns", text);
+    writer_info(&r->w, "interval_ns", text);
     snprintf(text, sizeof text, "%u", c->max_depth);
-    fmtw_info(&r->w, "max_depth", text);
+    writer_info(&r->w, "max_depth", text);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     snprintf(text, sizeof text, "%llu",
              (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
-    fmtw_info(&r->w, "start_realtime_ns", text);
-    fmtw_event(&r->w, c->event == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU,
+    writer_info(&r->w, "start_realtime_ns", text);
+    writer_event(&r->w, c->event == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU,
                config_event_name(c->event), "ns", c->interval_ns);
     recorder_flush(r);
     if (r->w.error) {
@@ -147,7 +147,7 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
 
 void recorder_info(struct recorder *r, const char *key, const char *value)
 {
-    fmtw_info(&r->w, key, value);
+    writer_info(&r->w, key, value);
     check_failed(r);
 }
 
@@ -158,7 +158,7 @@ uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
     if (id == UINT32_MAX)
         return 0;
     if (is_new) {
-        uint32_t written = fmtw_string(&r->w, s, len);
+        uint32_t written = writer_string(&r->w, s, len);
         check_failed(r);
         /* the writer numbers strings in the order they are interned */
         if (written != id)
@@ -173,7 +173,7 @@ uint32_t recorder_frame(struct recorder *r, enum fmt_frame_kind kind, const char
     uint32_t m = module ? recorder_string(r, module, strlen(module)) : 0;
     uint32_t t = type ? recorder_string(r, type, strlen(type)) : 0;
     uint32_t n = name ? recorder_string(r, name, strlen(name)) : 0;
-    uint32_t id = fmtw_frame(&r->w, kind, m, t, n, extra);
+    uint32_t id = writer_frame(&r->w, kind, m, t, n, extra);
     check_failed(r);
     return id;
 }
@@ -215,7 +215,7 @@ uint32_t recorder_stack(struct recorder *r, const uint32_t *frames, uint32_t dep
             memcmp(r->stack_pool + r->stack_off[at], frames, depth * sizeof *frames) == 0)
             return r->stack_id[at];
     }
-    uint32_t id = fmtw_stack(&r->w, frames, depth);
+    uint32_t id = writer_stack(&r->w, frames, depth);
     check_failed(r);
     if (!id)
         return 0;
@@ -257,7 +257,7 @@ uint32_t recorder_stack(struct recorder *r, const uint32_t *frames, uint32_t dep
 void recorder_thread(struct recorder *r, uint32_t id, uint64_t os_tid, const char *name)
 {
     uint32_t sid = name ? recorder_string(r, name, strlen(name)) : 0;
-    fmtw_thread(&r->w, id, os_tid, sid);
+    writer_thread(&r->w, id, os_tid, sid);
     check_failed(r);
 }
 
@@ -267,7 +267,7 @@ void recorder_sample(struct recorder *r, uint32_t event, uint32_t thread, uint64
     if (!stack)
         return;
     uint64_t t = now_ns > r->start_ns ? now_ns - r->start_ns : 0;
-    fmtw_sample(&r->w, event, thread, t, stack, weight);
+    writer_sample(&r->w, event, thread, t, stack, weight);
     r->counters[RECORDER_SAMPLES]++;
     check_failed(r);
 }
@@ -289,8 +289,8 @@ void recorder_flush(struct recorder *r)
         return;
     for (int i = 0; i < RECORDER_COUNTER_COUNT; i++)
         if (r->counters[i])
-            fmtw_stat(&r->w, counter_keys[i], r->counters[i]);
-    fmtw_flush(&r->w);
+            writer_stat(&r->w, counter_keys[i], r->counters[i]);
+    writer_flush(&r->w);
     check_failed(r);
     r->last_flush_ns = recorder_now_ns();
 }
@@ -314,10 +314,10 @@ void recorder_close(struct recorder *r)
             keys[n] = counter_keys[i];
             values[n++] = r->counters[i];
         }
-        fmtw_finish(&r->w, keys, values, n);
+        writer_finish(&r->w, keys, values, n);
         check_failed(r);
     }
-    fmtw_free(&r->w);
+    writer_free(&r->w);
     if (r->fd >= 0)
         close(r->fd);
     r->fd = -1;

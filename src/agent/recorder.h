@@ -58,7 +58,7 @@ enum recorder_counter {
 };
 
 struct recorder {
-    struct fmtw w;
+    struct writer w;
     int fd;
     uint64_t file_size;
     uint64_t size_limit; /* RLIMIT_FSIZE, UINT64_MAX when unlimited */

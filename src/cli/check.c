@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "common/units.h"
-#include "format/reader.h"
+#include "format/recording.h"
 
 static const char check_usage[] =
     "usage: corscope check RECORDING...\n"

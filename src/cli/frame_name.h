@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "common/visibility.h"
-#include "format/reader.h"
+#include "format/recording.h"
 
 /* Writes the display name of frame `id` into out (always NUL-terminated,
  * cut at size-1 bytes).  Returns the untruncated length. */

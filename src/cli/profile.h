@@ -22,7 +22,7 @@
 #include "common/map.h"
 #include "common/strtab.h"
 #include "common/visibility.h"
-#include "format/reader.h"
+#include "format/recording.h"
 
 struct prof_filter {
     const char *event;  /* event name; NULL = the first event with samples */

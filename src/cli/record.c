@@ -33,7 +33,7 @@
 #include "cli/report.h"
 #include "common/config.h"
 #include "common/product.h"
-#include "format/reader.h"
+#include "format/recording.h"
 
 
 static const char record_usage[] =

@@ -17,7 +17,7 @@ static const uint32_t chunk_tags[FMT_CHUNK_COUNT] = {
 
 #define DEFAULT_FLUSH_THRESHOLD (256u << 10)
 
-static int sink_write(struct fmtw *w, const void *p, size_t n)
+static int sink_write(struct writer *w, const void *p, size_t n)
 {
     if (w->error)
         return -1;
@@ -29,7 +29,7 @@ static int sink_write(struct fmtw *w, const void *p, size_t n)
     return 0;
 }
 
-int fmtw_begin(struct fmtw *w, struct fmtw_sink sink)
+int writer_begin(struct writer *w, struct writer_sink sink)
 {
     memset(w, 0, sizeof *w);
     w->sink = sink;
@@ -63,7 +63,7 @@ int fmtw_begin(struct fmtw *w, struct fmtw_sink sink)
 }
 
 /* Returns the chunk buffer to append a record to, or NULL when failed. */
-static struct buf *record(struct fmtw *w, enum fmt_chunk c)
+static struct buf *record(struct writer *w, enum fmt_chunk c)
 {
     if (w->error || w->finished)
         return NULL;
@@ -73,17 +73,17 @@ static struct buf *record(struct fmtw *w, enum fmt_chunk c)
 
 /* Called after every record: latches allocation failures and flushes when
  * the buffers have grown past the threshold. */
-static void after_record(struct fmtw *w, struct buf *b)
+static void after_record(struct writer *w, struct buf *b)
 {
     if (b->failed) {
         w->error = ENOMEM;
         return;
     }
-    if (fmtw_pending(w) > w->flush_threshold)
-        fmtw_flush(w);
+    if (writer_pending(w) > w->flush_threshold)
+        writer_flush(w);
 }
 
-void fmtw_info(struct fmtw *w, const char *key, const char *value)
+void writer_info(struct writer *w, const char *key, const char *value)
 {
     struct buf *b = record(w, FMT_CHUNK_INFO);
     if (!b)
@@ -93,7 +93,7 @@ void fmtw_info(struct fmtw *w, const char *key, const char *value)
     after_record(w, b);
 }
 
-void fmtw_event(struct fmtw *w, uint32_t id, const char *name, const char *unit, uint64_t period)
+void writer_event(struct writer *w, uint32_t id, const char *name, const char *unit, uint64_t period)
 {
     struct buf *b = record(w, FMT_CHUNK_EVENTS);
     if (!b)
@@ -105,7 +105,7 @@ void fmtw_event(struct fmtw *w, uint32_t id, const char *name, const char *unit,
     after_record(w, b);
 }
 
-uint32_t fmtw_string(struct fmtw *w, const char *s, size_t len)
+uint32_t writer_string(struct writer *w, const char *s, size_t len)
 {
     struct buf *b = record(w, FMT_CHUNK_STRINGS);
     if (!b)
@@ -117,7 +117,7 @@ uint32_t fmtw_string(struct fmtw *w, const char *s, size_t len)
     return w->error ? 0 : id;
 }
 
-uint32_t fmtw_frame(struct fmtw *w, enum fmt_frame_kind kind, uint32_t module_sid,
+uint32_t writer_frame(struct writer *w, enum fmt_frame_kind kind, uint32_t module_sid,
                     uint32_t type_sid, uint32_t name_sid, uint64_t extra)
 {
     struct buf *b = record(w, FMT_CHUNK_FRAMES);
@@ -134,7 +134,7 @@ uint32_t fmtw_frame(struct fmtw *w, enum fmt_frame_kind kind, uint32_t module_si
     return w->error ? 0 : id;
 }
 
-uint32_t fmtw_stack(struct fmtw *w, const uint32_t *frames, uint32_t depth)
+uint32_t writer_stack(struct writer *w, const uint32_t *frames, uint32_t depth)
 {
     struct buf *b = record(w, FMT_CHUNK_STACKS);
     if (!b)
@@ -148,7 +148,7 @@ uint32_t fmtw_stack(struct fmtw *w, const uint32_t *frames, uint32_t depth)
     return w->error ? 0 : id;
 }
 
-void fmtw_thread(struct fmtw *w, uint32_t id, uint64_t os_tid, uint32_t name_sid)
+void writer_thread(struct writer *w, uint32_t id, uint64_t os_tid, uint32_t name_sid)
 {
     struct buf *b = record(w, FMT_CHUNK_THREADS);
     if (!b)
@@ -159,7 +159,7 @@ void fmtw_thread(struct fmtw *w, uint32_t id, uint64_t os_tid, uint32_t name_sid
     after_record(w, b);
 }
 
-void fmtw_sample(struct fmtw *w, uint32_t event, uint32_t thread, uint64_t time_ns,
+void writer_sample(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
                  uint32_t stack, uint64_t weight)
 {
     struct buf *b = record(w, FMT_CHUNK_SAMPLES);
@@ -181,7 +181,7 @@ void fmtw_sample(struct fmtw *w, uint32_t event, uint32_t thread, uint64_t time_
     after_record(w, b);
 }
 
-void fmtw_stat(struct fmtw *w, const char *key, uint64_t value)
+void writer_stat(struct writer *w, const char *key, uint64_t value)
 {
     struct buf *b = record(w, FMT_CHUNK_STATS);
     if (!b)
@@ -191,7 +191,7 @@ void fmtw_stat(struct fmtw *w, const char *key, uint64_t value)
     after_record(w, b);
 }
 
-size_t fmtw_pending(const struct fmtw *w)
+size_t writer_pending(const struct writer *w)
 {
     size_t n = 0;
     for (int i = 0; i < FMT_CHUNK_COUNT; i++)
@@ -199,7 +199,7 @@ size_t fmtw_pending(const struct fmtw *w)
     return n;
 }
 
-static int write_chunk(struct fmtw *w, uint32_t tag, uint32_t records, const struct buf *payload)
+static int write_chunk(struct writer *w, uint32_t tag, uint32_t records, const struct buf *payload)
 {
     uint8_t head[FMT_CHUNK_HEADER_SIZE];
     uint32_t fields[3] = {tag, (uint32_t)payload->len, records};
@@ -230,7 +230,7 @@ static int write_chunk(struct fmtw *w, uint32_t tag, uint32_t records, const str
     return rc;
 }
 
-int fmtw_flush(struct fmtw *w)
+int writer_flush(struct writer *w)
 {
     if (w->error)
         return -1;
@@ -245,11 +245,11 @@ int fmtw_flush(struct fmtw *w)
     return 0;
 }
 
-int fmtw_finish(struct fmtw *w, const char *const *keys, const uint64_t *values, size_t count)
+int writer_finish(struct writer *w, const char *const *keys, const uint64_t *values, size_t count)
 {
     if (w->finished)
         return w->error ? -1 : 0;
-    if (fmtw_flush(w) < 0)
+    if (writer_flush(w) < 0)
         return -1;
     struct buf t;
     buf_init(&t);
@@ -270,7 +270,7 @@ int fmtw_finish(struct fmtw *w, const char *const *keys, const uint64_t *values,
     return rc;
 }
 
-void fmtw_free(struct fmtw *w)
+void writer_free(struct writer *w)
 {
     for (int i = 0; i < FMT_CHUNK_COUNT; i++)
         buf_free(&w->chunk[i]);

@@ -25,14 +25,14 @@
 #include "common/visibility.h"
 #include "format/format.h"
 
-struct fmtw_sink {
+struct writer_sink {
     /* Writes all n bytes or returns -1 with errno set. */
     int (*write)(void *ctx, const void *data, size_t n);
     void *ctx;
 };
 
-struct fmtw {
-    struct fmtw_sink sink;
+struct writer {
+    struct writer_sink sink;
     struct buf chunk[FMT_CHUNK_COUNT];
     uint32_t records[FMT_CHUNK_COUNT];
     uint64_t chunks_written;
@@ -47,31 +47,31 @@ struct fmtw {
 };
 
 /* Writes the header.  Returns 0 or -1 (w->error set). */
-HIDDEN int fmtw_begin(struct fmtw *w, struct fmtw_sink sink);
-HIDDEN void fmtw_info(struct fmtw *w, const char *key, const char *value);
-HIDDEN void fmtw_event(struct fmtw *w, uint32_t id, const char *name, const char *unit,
+HIDDEN int writer_begin(struct writer *w, struct writer_sink sink);
+HIDDEN void writer_info(struct writer *w, const char *key, const char *value);
+HIDDEN void writer_event(struct writer *w, uint32_t id, const char *name, const char *unit,
                        uint64_t period);
 /* Each returns the new id, or 0 when the writer has failed. */
-HIDDEN uint32_t fmtw_string(struct fmtw *w, const char *s, size_t len);
-HIDDEN uint32_t fmtw_frame(struct fmtw *w, enum fmt_frame_kind kind, uint32_t module_sid,
+HIDDEN uint32_t writer_string(struct writer *w, const char *s, size_t len);
+HIDDEN uint32_t writer_frame(struct writer *w, enum fmt_frame_kind kind, uint32_t module_sid,
                            uint32_t type_sid, uint32_t name_sid, uint64_t extra);
-HIDDEN uint32_t fmtw_stack(struct fmtw *w, const uint32_t *frames_leaf_first, uint32_t depth);
+HIDDEN uint32_t writer_stack(struct writer *w, const uint32_t *frames_leaf_first, uint32_t depth);
 /* Defines or redefines (renames) a thread. */
-HIDDEN void fmtw_thread(struct fmtw *w, uint32_t id, uint64_t os_tid, uint32_t name_sid);
+HIDDEN void writer_thread(struct writer *w, uint32_t id, uint64_t os_tid, uint32_t name_sid);
 /* time_ns: nanoseconds since the recording started; must not go backwards
  * within a chunk (the writer clamps it). */
-HIDDEN void fmtw_sample(struct fmtw *w, uint32_t event, uint32_t thread, uint64_t time_ns,
+HIDDEN void writer_sample(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
                         uint32_t stack, uint64_t weight);
-HIDDEN void fmtw_stat(struct fmtw *w, const char *key, uint64_t value);
+HIDDEN void writer_stat(struct writer *w, const char *key, uint64_t value);
 /* Bytes waiting in the buffers. */
-HIDDEN size_t fmtw_pending(const struct fmtw *w);
+HIDDEN size_t writer_pending(const struct writer *w);
 /* Writes every non-empty buffer as a chunk.  Returns 0 or -1. */
-HIDDEN int fmtw_flush(struct fmtw *w);
+HIDDEN int writer_flush(struct writer *w);
 /* Flushes, then writes the trailer: the number of chunks before it and the
  * final counters (key/value pairs).  Returns 0 or -1. */
-HIDDEN int fmtw_finish(struct fmtw *w, const char *const *keys, const uint64_t *values,
+HIDDEN int writer_finish(struct writer *w, const char *const *keys, const uint64_t *values,
                        size_t count);
 /* Frees the buffers (does not close the sink). */
-HIDDEN void fmtw_free(struct fmtw *w);
+HIDDEN void writer_free(struct writer *w);
 
 #endif

@@ -16,7 +16,7 @@
 
 #include "cli/profile.h"
 #include "cli/report.h"
-#include "format/reader.h"
+#include "format/recording.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

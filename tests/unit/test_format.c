@@ -8,7 +8,7 @@
 #include "common/mem.h"
 #include "fixture.h"
 #include <string.h>
-#include "format/reader.h"
+#include "format/recording.h"
 #include "format/writer.h"
 #include "test.h"
 

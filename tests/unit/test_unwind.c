@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <ucontext.h>
 
-#include "agent/cfi.h"
-#include "agent/leaf.h"
-#include "agent/nativeunwind.h"
-#include "agent/sigslots.h"
-#include "agent/stackmaps.h"
+#include "agent/signal/cfi.h"
+#include "agent/signal/leaf.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/slots.h"
+#include "agent/signal/stackmaps.h"
 #include "test.h"
 
 /* ---- the parser, on libc's own .eh_frame ----------------------------------- */

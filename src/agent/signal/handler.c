@@ -1,7 +1,7 @@
 /*
  * sighandler: see sighandler.h.
  */
-#include "agent/sighandler.h"
+#include "agent/signal/handler.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -13,9 +13,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "agent/nativeunwind.h"
-#include "agent/sigslots.h"
-#include "agent/stackmaps.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/slots.h"
+#include "agent/signal/stackmaps.h"
 #include "common/visibility.h"
 
 /* Reads the word at addr if [addr, addr+8) lies in [lo, hi). */

@@ -1,7 +1,7 @@
 /*
  * sigslots: see sigslots.h.
  */
-#include "agent/sigslots.h"
+#include "agent/signal/slots.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -42,14 +42,14 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "agent/leaf.h"
+#include "agent/signal/leaf.h"
 #include "agent/log.h"
-#include "agent/nativeunwind.h"
+#include "agent/signal/nativeunwind.h"
 #include "agent/osthread.h"
 #include "agent/resolve.h"
-#include "agent/sighandler.h"
-#include "agent/sigslots.h"
-#include "agent/stackmaps.h"
+#include "agent/signal/handler.h"
+#include "agent/signal/slots.h"
+#include "agent/signal/stackmaps.h"
 #include "agent/threads.h"
 #include "common/mem.h"
 

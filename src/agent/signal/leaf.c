@@ -12,7 +12,7 @@
  * Anything else ends the prologue (the body begins) or means "not an
  * epilogue".
  */
-#include "agent/leaf.h"
+#include "agent/signal/leaf.h"
 
 #include <string.h>
 

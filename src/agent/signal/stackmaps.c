@@ -1,13 +1,13 @@
 /*
  * stackmaps: see stackmaps.h.
  */
-#include "agent/stackmaps.h"
+#include "agent/signal/stackmaps.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/sigslots.h"
+#include "agent/signal/slots.h"
 #include "common/mem.h"
 
 struct range {

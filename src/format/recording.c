@@ -4,7 +4,7 @@
  * validated before it is added, so a bad record leaves the tables as they
  * were after the last good chunk.
  */
-#include "format/reader.h"
+#include "format/recording.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * instructions run on a small state machine that emits a row whenever the
  * location advances, and a CFI_NONE row where the FDE's range ends.
  */
-#include "agent/cfi.h"
+#include "agent/signal/cfi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,15 +9,15 @@
  * snapshots, and the tables of unloaded objects, go to the reclaimer
  * (sigslots), so a handler never reads freed memory.
  */
-#include "agent/nativeunwind.h"
+#include "agent/signal/nativeunwind.h"
 
 #include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cfi.h"
-#include "agent/sigslots.h"
+#include "agent/signal/cfi.h"
+#include "agent/signal/slots.h"
 #include "common/mem.h"
 
 struct nu_module {
