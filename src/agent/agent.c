@@ -1,57 +1,135 @@
 /*
- * agent: the life of the sampler thread, whichever sampler it runs.  The
- * thread is started from Initialize with all signals blocked, sleeps on a
- * condition variable between ticks so that Shutdown can wake it at once,
- * and is joined with a deadline: a sampler that does not stop in time is
- * abandoned with its recording rather than hanging the program's exit.
+ * agent: the loop, and the life of the sources around it (see agent.h).
  */
+#include "agent/agent.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
-#include "agent/agent.h"
+#include "agent/codemap.h"
+#include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/osthread.h"
+#include "agent/repair.h"
+#include "agent/stacks.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/slots.h"
+#include "agent/threads.h"
 
-/* How long Shutdown waits for the sampler: a tick ends within a runtime
- * suspension and a few walks, or a drain of the rings. */
-#define STOP_DEADLINE_S 10
-/* How long an unload callback waits for the sampler to let go of its ids:
- * a cycle of the sampler takes milliseconds; past this it is stuck, and
- * the program must not be */
-#define UNLOAD_WAIT_S 2
+/* The longest the loop sleeps: the recording is flushed at least every
+ * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
+#define CYCLE_NS 10000000ull
+/* Thread names are looked at when the runtime reports a change, and at
+ * least this often (native threads named late). */
+#define NAMES_NS 250000000ull
+/* How long Shutdown waits for the loop: a last drain and write take
+ * milliseconds; past this it is stuck ... */
+#define STOP_DEADLINE_NS 10000000000ull
+/* ... and a write that has not returned for this long is a disk that does
+ * not take data (a stalled network file system, a pipe nobody reads): the
+ * program's exit does not wait for it. */
+#define STALLED_WRITE_NS 100000000ull
 
-void agent_code_unloading(struct agent *a, ModuleID module, FunctionID function)
+uint64_t agent_now_ns(void)
 {
-    atomic_fetch_add(&a->unloads, 1);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += UNLOAD_WAIT_S;
-    if (pthread_mutex_timedlock(&a->ids_lock, &deadline) != 0) {
-        /* the sampler forgets everything before it next uses an id */
-        atomic_store(&a->unload_missed, 1);
-        log_warn("the sampler did not answer an unload within %d s; names of code sampled "
-                 "meanwhile may be missing", UNLOAD_WAIT_S);
-        return;
+    return recorder_now_ns();
+}
+
+/* ---- the sources ------------------------------------------------------------ */
+
+static int add_source(struct agent *a, const struct source_ops *ops)
+{
+    if (a->source_count >= AGENT_MAX_SOURCES)
+        return -1;
+    struct source *s = &a->sources[a->source_count];
+    memset(s, 0, sizeof *s);
+    s->ops = ops;
+    s->agent = a;
+    s->index = a->source_count;
+    if (ops->init && ops->init(a, s, &a->mask, &a->high_mask) < 0)
+        return -1;
+    a->source_count++;
+    return 0;
+}
+
+int agent_init_sources(struct agent *a)
+{
+    if (config_sampled(&a->cfg) &&
+        add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
+                                                               : &source_cpu_suspend) < 0)
+        return -1;
+    return 0;
+}
+
+#define EACH_SOURCE(a, s) \
+    for (struct source *s = (a)->sources; s < (a)->sources + (a)->source_count; s++)
+
+static void on_entry(void *ctx, const struct evq_entry *e)
+{
+    struct agent *a = ctx;
+    if (e->source < a->source_count && a->sources[e->source].ops->entry)
+        a->sources[e->source].ops->entry(a, &a->sources[e->source], e);
+}
+
+void agent_drain(struct agent *a, uint64_t until)
+{
+    EACH_SOURCE(a, s)
+        if (s->ops->drain)
+            s->ops->drain(a, s, until);
+    evq_drain(on_entry, a, until);
+}
+
+/* Code is about to be forgotten: what was taken before must be recorded
+ * while its names can still be found. */
+static void before_forget(void *ctx, uint64_t until)
+{
+    struct agent *a = ctx;
+    agent_drain(a, until);
+    resolve_forget(&a->resolver);
+    repair_forget();
+    stacks_forget();
+}
+
+uint64_t agent_update_code(struct agent *a)
+{
+    return codemap_update(&a->names, before_forget, a);
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+struct loop_state {
+    uint64_t names_ns;
+    uint64_t seen_changes;
+};
+
+static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
+{
+    /* unwind tables first: a thread's first samples should already find them */
+    nativeunwind_refresh();
+    uint64_t complete = agent_update_code(a);
+    uint64_t changes = threads_changes();
+    if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
+        ls->seen_changes = changes;
+        ls->names_ns = now;
+        tids_update_names(&a->tids, &a->out);
     }
-    if (a->on_unload)
-        a->on_unload(a, module, function);
-    pthread_mutex_unlock(&a->ids_lock);
+    uint64_t next = now + CYCLE_NS;
+    EACH_SOURCE(a, s) {
+        if (!s->ops->cycle)
+            continue;
+        uint64_t want = s->ops->cycle(a, s, now);
+        if (want && want < next)
+            next = want;
+    }
+    agent_drain(a, complete);
+    slots_reclaim();
+    return next;
 }
 
-void agent_ids_lock(struct agent *a)
-{
-    pthread_mutex_lock(&a->ids_lock);
-    if (atomic_exchange(&a->unload_missed, 0) && a->on_unload)
-        a->on_unload(a, 0, 0);
-}
-
-void agent_ids_unlock(struct agent *a)
-{
-    pthread_mutex_unlock(&a->ids_lock);
-}
-
-void agent_sleep_until(struct agent *a, uint64_t deadline_ns)
+static void sleep_until(struct agent *a, uint64_t deadline_ns)
 {
     struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
                           (long)(deadline_ns % 1000000000ull)};
@@ -63,61 +141,114 @@ void agent_sleep_until(struct agent *a, uint64_t deadline_ns)
     pthread_mutex_unlock(&a->wake_lock);
 }
 
-void agent_poke(struct agent *a)
+static void *loop_main(void *arg)
 {
-    if (!a->sampler_started || atomic_exchange(&a->poked, 1))
-        return; /* not running, or already poked */
-    pthread_mutex_lock(&a->wake_lock);
-    pthread_cond_broadcast(&a->wake);
-    pthread_mutex_unlock(&a->wake_lock);
+    struct agent *a = arg;
+    prctl(PR_SET_NAME, "corscope");
+    HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
+    if (hr < 0)
+        log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
+    repair_init();
+    EACH_SOURCE(a, s)
+        if (s->ops->start && s->ops->start(a, s) < 0)
+            log_warn("the %s source could not start; its events are missing", s->ops->name);
+    struct loop_state ls = {0, 0};
+    while (!atomic_load(&a->stopping)) {
+        uint64_t next = cycle(a, &ls, agent_now_ns());
+        recorder_maybe_flush(&a->out, agent_now_ns());
+        for (;;) {
+            uint64_t now = agent_now_ns();
+            if (next <= now)
+                break;
+            sleep_until(a, next);
+            if (atomic_load(&a->stopping) || !atomic_exchange(&a->poked, 0))
+                break;
+            /* the runtime reported new threads: look now, not at the next
+             * cycle, so that even a short-lived thread is sampled */
+            EACH_SOURCE(a, s)
+                if (s->ops->poked)
+                    s->ops->poked(a, s);
+        }
+    }
+    EACH_SOURCE(a, s)
+        if (s->ops->stop)
+            s->ops->stop(a, s);
+    agent_drain(a, agent_update_code(a));
+    EACH_SOURCE(a, s)
+        if (s->ops->finish)
+            s->ops->finish(a, s);
+    recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
+    recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
+    recorder_flush(&a->out);
+    repair_free();
+    stacks_shutdown();
+    return NULL;
 }
 
-int sampler_start(struct agent *a)
+int agent_start(struct agent *a)
 {
-    void *(*body)(void *) = suspend_sampler_main;
-    if (a->cfg.sampler == CONFIG_SAMPLER_SIGNAL) {
-        if (signal_sampler_prepare(a) < 0)
-            return -1;
-        body = signal_sampler_main;
-    }
     pthread_mutex_init(&a->wake_lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&a->wake, &attr);
     pthread_condattr_destroy(&attr);
+    tids_init(&a->tids);
+    resolve_init(&a->resolver, a->info, &a->names, &a->out);
 
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&a->sampler, NULL, body, a);
+    int rc = pthread_create(&a->loop, NULL, loop_main, a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        log_error("cannot start the sampler thread: %s", strerror(rc));
+        log_error("cannot start the agent's thread: %s", strerror(rc));
         return -1;
     }
-    a->sampler_started = 1;
+    a->loop_started = 1;
     return 0;
 }
 
-int sampler_stop(struct agent *a)
+void agent_poke(struct agent *a)
 {
-    if (!a->sampler_started)
+    if (!a->loop_started || atomic_exchange(&a->poked, 1))
+        return; /* not running, or already poked */
+    pthread_mutex_lock(&a->wake_lock);
+    pthread_cond_broadcast(&a->wake);
+    pthread_mutex_unlock(&a->wake_lock);
+}
+
+int agent_stop(struct agent *a)
+{
+    if (!a->loop_started)
         return 0;
     pthread_mutex_lock(&a->wake_lock);
     atomic_store(&a->stopping, 1);
     pthread_cond_broadcast(&a->wake);
     pthread_mutex_unlock(&a->wake_lock);
 
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += STOP_DEADLINE_S;
-    int rc = pthread_timedjoin_np(a->sampler, NULL, &deadline);
-    if (rc != 0) {
-        log_error("the sampler thread did not stop within %d s; the recording is left "
-                  "unfinished", STOP_DEADLINE_S);
-        return -1;
+    uint64_t start = agent_now_ns();
+    for (;;) {
+        if (pthread_tryjoin_np(a->loop, NULL) == 0)
+            break;
+        uint64_t now = agent_now_ns();
+        uint64_t since = atomic_load(&a->out.write_since_ns);
+        if (since && now > since && now - since >= STALLED_WRITE_NS) {
+            log_error("the recording's file has not taken data for %llu ms; it is left "
+                      "unfinished so that the program can exit",
+                      (unsigned long long)((now - since) / 1000000));
+            return -1;
+        }
+        if (now - start >= STOP_DEADLINE_NS) {
+            log_error("the agent's thread did not stop within %llu s; the recording is left "
+                      "unfinished", STOP_DEADLINE_NS / 1000000000ull);
+            return -1;
+        }
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
-    a->sampler_started = 0;
+    a->loop_started = 0;
+    resolve_free(&a->resolver);
+    tids_free(&a->tids);
     return 0;
 }

@@ -1,90 +1,123 @@
 /*
- * codemap: see codemap.h.  Ranges live in a sorted array plus a short
- * unsorted tail merged in when it grows; the JIT callbacks only append a
- * FunctionID to a queue under a mutex that is never held across a runtime
- * call (rule 3).  Everything but that queue is used under the agent's
- * ids_lock, by the sampler or by an unload callback.
+ * codemap: see codemap.h.  The callbacks append to a FIFO under a mutex
+ * held for the append only; ranges live in two sorted arrays (`big`, and
+ * `recent` taking insertions), both owned by the loop.
  */
 #include "agent/codemap.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "common/map.h"
 #include "common/mem.h"
 
 #define MAX_VERSIONS 16
 #define MAX_PARTS 8
+#define MAX_RANGES (MAX_VERSIONS * MAX_PARTS)
+
+enum item_kind { ITEM_JITTED, ITEM_FORGET, ITEM_IMAGE };
+
+struct item {
+    enum item_kind kind;
+    uint64_t time;            /* of an unload's announcement */
+    FunctionID function;
+    ModuleID module;
+    struct method_desc *desc; /* named at JIT time, or NULL */
+    uint32_t count;
+    struct code_range ranges[]; /* frame and function filled by the loop */
+};
+
+struct queued {
+    struct item *item;
+    struct queued *next;
+};
 
 static ICorProfilerInfo15 *info;
 static int info_version;
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static FunctionID *queue, *draining;
-static size_t queue_count, queue_cap, draining_cap;
+static struct queued *queue_head, **queue_tail = &queue_head;
 
-static struct code_range *ranges; /* sorted by start */
-static size_t count, cap;
-static size_t sorted;             /* ranges[0..sorted) are sorted */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t last_unload_ns;
 
-void codemap_note(FunctionID function)
+static struct map64 permanent; /* FunctionID -> 1: its ids are never freed */
+struct image {
+    uintptr_t start, end;
+};
+static struct image *images; /* of modules never unloaded, sorted by start */
+static size_t image_count, image_cap;
+static struct code_range *big, *recent;
+static size_t big_count, big_cap, recent_count, recent_cap;
+
+static uint64_t now_ns(void)
 {
-    pthread_mutex_lock(&queue_lock);
-    FunctionID *grown = mem_grow(queue, &queue_cap, queue_count + 1, sizeof *queue);
-    if (grown) {
-        queue = grown;
-        queue[queue_count++] = function;
-    }
-    pthread_mutex_unlock(&queue_lock);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int codemap_init(ICorProfilerInfo15 *i, int version)
+void codemap_init(ICorProfilerInfo15 *i, int version)
 {
     info = i;
     info_version = version;
-    return 0;
+    map64_init(&permanent);
 }
 
-static int by_start(const void *a, const void *b)
+int codemap_permanent(FunctionID function)
 {
-    const struct code_range *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
+    uint32_t v;
+    return map64_get(&permanent, function, &v);
 }
 
-static void add_range(uintptr_t start, uintptr_t end, uintptr_t method_start, FunctionID f)
+/* ---- the callbacks' side --------------------------------------------------- */
+
+static void enqueue(struct item *item)
 {
-    if (end <= start)
+    struct queued *q = mem_alloc(sizeof *q);
+    if (!q) {
+        mem_free(item ? item->desc : NULL);
+        mem_free(item);
         return;
-    struct code_range *grown = mem_grow(ranges, &cap, count + 1, sizeof *ranges);
-    if (!grown)
-        return;
-    ranges = grown;
-    struct code_range r = {start, end, method_start, f};
-    ranges[count++] = r;
+    }
+    q->item = item;
+    q->next = NULL;
+    pthread_mutex_lock(&queue_lock);
+    *queue_tail = q;
+    queue_tail = &q->next;
+    pthread_mutex_unlock(&queue_lock);
 }
 
-/* Adds the parts of one code version (hot, cold), as the runtime reported
- * n of them: the method starts where its first part does. */
-static void add_parts(FunctionID f, const COR_PRF_CODE_INFO *parts, ULONG32 n)
-{
-    if (n > MAX_PARTS)
-        n = MAX_PARTS;
-    for (ULONG32 i = 0; i < n; i++)
-        add_range(parts[i].startAddress, parts[i].startAddress + parts[i].size,
-                  parts[0].startAddress, f);
-}
-
-/* Adds the ranges of one code version starting at `code`. */
-static void add_version(FunctionID f, UINT_PTR code)
+/* The parts of one code version, as the runtime reports them. */
+static uint32_t version_parts(UINT_PTR code, struct code_range *out, uint32_t room)
 {
     COR_PRF_CODE_INFO parts[MAX_PARTS];
     ULONG32 n = 0;
-    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) >= 0)
-        add_parts(f, parts, n);
+    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) < 0)
+        return 0;
+    if (n > MAX_PARTS)
+        n = MAX_PARTS;
+    uint32_t k = 0;
+    for (ULONG32 i = 0; i < n && k < room; i++) {
+        if (!parts[i].size)
+            continue;
+        out[k].start = parts[i].startAddress;
+        out[k].end = parts[i].startAddress + parts[i].size;
+        out[k].method_start = parts[0].startAddress;
+        k++;
+    }
+    return k;
 }
 
-void codemap_add_function(FunctionID f)
+/* Every range of every code version of a function. */
+static uint32_t function_ranges(FunctionID f, struct code_range *out)
 {
+    uint32_t k = 0;
     if (info_version >= 9) {
         UINT_PTR starts[MAX_VERSIONS];
         ULONG32 n = 0;
@@ -92,103 +125,397 @@ void codemap_add_function(FunctionID f)
             if (n > MAX_VERSIONS)
                 n = MAX_VERSIONS;
             for (ULONG32 i = 0; i < n; i++)
-                add_version(f, starts[i]);
-            return;
+                k += version_parts(starts[i], out + k, MAX_RANGES - k);
+            return k;
         }
     }
     COR_PRF_CODE_INFO parts[MAX_PARTS];
     ULONG32 n = 0;
-    if (info->lpVtbl->GetCodeInfo2(info, f, MAX_PARTS, &n, parts) >= 0)
-        add_parts(f, parts, n);
+    if (info->lpVtbl->GetCodeInfo2(info, f, MAX_PARTS, &n, parts) < 0)
+        return 0;
+    if (n > MAX_PARTS)
+        n = MAX_PARTS;
+    for (ULONG32 i = 0; i < n; i++) {
+        if (!parts[i].size)
+            continue;
+        out[k].start = parts[i].startAddress;
+        out[k].end = parts[i].startAddress + parts[i].size;
+        out[k].method_start = parts[0].startAddress;
+        k++;
+    }
+    return k;
 }
 
-/* Sorts, and drops duplicates (a method queued twice). */
+/* Can this function's ids be freed while the program runs? */
+static int unloadable(FunctionID f, int dynamic, ModuleID *module)
+{
+    *module = 0;
+    if (dynamic)
+        return 1;
+    ClassID klass = 0;
+    mdToken token = 0;
+    if (info->lpVtbl->GetFunctionInfo2(info, f, 0, &klass, module, &token, 0, NULL, NULL) < 0)
+        return 1; /* cannot tell: treat it as one that can go */
+    DWORD flags = 0;
+    LPCBYTE base = NULL;
+    ULONG len = 0;
+    AssemblyID assembly = 0;
+    if (info->lpVtbl->GetModuleInfo2(info, *module, &base, 0, &len, NULL, &assembly, &flags) < 0)
+        return 1;
+    return (flags & COR_PRF_MODULE_COLLECTIBLE) != 0;
+}
+
+void codemap_jitted(FunctionID f, int dynamic)
+{
+    if (!info || !f)
+        return;
+    struct code_range ranges[MAX_RANGES];
+    uint32_t n = function_ranges(f, ranges);
+    ModuleID module = 0;
+    struct method_desc *desc = NULL;
+    if (unloadable(f, dynamic, &module)) {
+        desc = mem_alloc(sizeof *desc);
+        if (desc && names_describe(info, info_version, f, desc) < 0) {
+            mem_free(desc);
+            desc = NULL;
+        }
+        if (!desc)
+            return; /* unnamed: left to GetFunctionFromIP's rules */
+    }
+    struct item *item = mem_alloc(sizeof *item + n * sizeof item->ranges[0]);
+    if (!item) {
+        mem_free(desc);
+        return;
+    }
+    item->kind = ITEM_JITTED;
+    item->function = f;
+    item->module = module;
+    item->desc = desc;
+    item->count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        item->ranges[i] = ranges[i];
+        item->ranges[i].function = f;
+        item->ranges[i].module = module;
+        item->ranges[i].frame = 0;
+        item->ranges[i].permanent = desc == NULL;
+    }
+    enqueue(item);
+}
+
+/* The extent of a PE image mapped at base: its SizeOfImage, read through
+ * the kernel (a module loaded from bytes may have no mapped headers). */
+static size_t image_size(uintptr_t base)
+{
+    uint8_t dos[64], nt[4 + 20 + 64];
+    struct iovec local = {dos, sizeof dos}, remote = {(void *)base, sizeof dos};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof dos ||
+        dos[0] != 'M' || dos[1] != 'Z')
+        return 0;
+    uint32_t lfanew = (uint32_t)dos[60] | (uint32_t)dos[61] << 8 | (uint32_t)dos[62] << 16 |
+                      (uint32_t)dos[63] << 24;
+    if (lfanew > (1u << 20))
+        return 0;
+    local.iov_base = nt;
+    local.iov_len = sizeof nt;
+    remote.iov_base = (void *)(base + lfanew);
+    remote.iov_len = sizeof nt;
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof nt ||
+        memcmp(nt, "PE\0\0", 4) != 0)
+        return 0;
+    /* the optional header follows the 20-byte file header; SizeOfImage is
+     * at offset 56 in both PE32 and PE32+ */
+    const uint8_t *opt = nt + 24;
+    return (size_t)opt[56] | (size_t)opt[57] << 8 | (size_t)opt[58] << 16 | (size_t)opt[59] << 24;
+}
+
+void codemap_module_loaded(ModuleID module)
+{
+    if (!info || !module)
+        return;
+    LPCBYTE base = NULL;
+    ULONG len = 0;
+    AssemblyID assembly = 0;
+    DWORD flags = 0;
+    if (info->lpVtbl->GetModuleInfo2(info, module, &base, 0, &len, NULL, &assembly, &flags) < 0 ||
+        !base || (flags & (COR_PRF_MODULE_COLLECTIBLE | COR_PRF_MODULE_DYNAMIC)))
+        return;
+    size_t size = image_size((uintptr_t)base);
+    if (!size)
+        return;
+    struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
+    if (!item)
+        return;
+    memset(item, 0, sizeof *item + sizeof item->ranges[0]);
+    item->kind = ITEM_IMAGE;
+    item->module = module;
+    item->count = 1;
+    item->ranges[0].start = (uintptr_t)base;
+    item->ranges[0].end = (uintptr_t)base + size;
+    enqueue(item);
+}
+
+int codemap_in_permanent_image(uintptr_t address)
+{
+    size_t a = 0, b = image_count;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (address < images[m].start)
+            b = m;
+        else if (address >= images[m].end)
+            a = m + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+static void add_image(uintptr_t start, uintptr_t end)
+{
+    struct image *grown = mem_grow(images, &image_cap, image_count + 1, sizeof *images);
+    if (!grown)
+        return;
+    images = grown;
+    size_t at = 0;
+    while (at < image_count && images[at].start < start)
+        at++;
+    memmove(images + at + 1, images + at, (image_count - at) * sizeof *images);
+    images[at].start = start;
+    images[at].end = end;
+    image_count++;
+}
+
+void codemap_unloading(ModuleID module, FunctionID function)
+{
+    struct item *item = mem_alloc(sizeof *item);
+    pthread_mutex_lock(&ids_lock);
+    uint64_t now = now_ns();
+    atomic_store(&last_unload_ns, now);
+    pthread_mutex_unlock(&ids_lock);
+    if (!item)
+        return; /* the time above still keeps the loop from asking about it */
+    memset(item, 0, sizeof *item);
+    item->time = now;
+    item->kind = ITEM_FORGET;
+    item->module = module;
+    item->function = function;
+    enqueue(item);
+}
+
+int codemap_ids_begin(uint64_t seen_ns)
+{
+    pthread_mutex_lock(&ids_lock);
+    if (atomic_load(&last_unload_ns) >= seen_ns) {
+        pthread_mutex_unlock(&ids_lock);
+        return 0;
+    }
+    return 1;
+}
+
+void codemap_ids_end(void)
+{
+    pthread_mutex_unlock(&ids_lock);
+}
+
+int codemap_unloaded_since(uint64_t ns)
+{
+    return atomic_load(&last_unload_ns) >= ns;
+}
+
+/* ---- the loop's side ------------------------------------------------------- */
+
+/* Index of the first range of v[0..n) whose start is >= address. */
+static size_t lower_bound(const struct code_range *v, size_t n, uintptr_t address)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v[m].start < address)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static const struct code_range *search(const struct code_range *v, size_t n, uintptr_t address)
+{
+    size_t at = lower_bound(v, n, address + 1); /* first start > address */
+    if (at == 0)
+        return NULL;
+    const struct code_range *r = &v[at - 1];
+    return address < r->end ? r : NULL;
+}
+
+/* Merges `recent` into `big` (both sorted); on a start in both, the recent
+ * one wins (the newer report of that code). */
 static void merge(void)
 {
-    if (sorted == count)
+    if (!recent_count)
         return;
-    qsort(ranges, count, sizeof *ranges, by_start);
-    size_t kept = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (kept && ranges[kept - 1].start == ranges[i].start) {
-            ranges[kept - 1] = ranges[i]; /* the newest wins */
-            continue;
+    struct code_range *out = mem_alloc((big_count + recent_count) * sizeof *out);
+    if (!out)
+        return; /* stays in recent, still found */
+    size_t i = 0, j = 0, k = 0;
+    while (i < big_count || j < recent_count) {
+        if (j == recent_count || (i < big_count && big[i].start < recent[j].start)) {
+            out[k++] = big[i++];
+        } else {
+            if (i < big_count && big[i].start == recent[j].start)
+                i++;
+            out[k++] = recent[j++];
         }
-        ranges[kept++] = ranges[i];
     }
-    count = sorted = kept;
+    mem_free(big);
+    big = out;
+    big_count = big_cap = k;
+    recent_count = 0;
 }
 
-void codemap_update(void)
+void codemap_insert(const struct code_range *r)
 {
-    pthread_mutex_lock(&queue_lock);
-    /* swap buffers so the runtime calls below run without the lock */
-    FunctionID *batch = queue;
-    size_t batch_count = queue_count, batch_cap = queue_cap;
-    queue = draining;
-    queue_cap = draining_cap;
-    queue_count = 0;
-    pthread_mutex_unlock(&queue_lock);
-    for (size_t i = 0; i < batch_count; i++)
-        codemap_add_function(batch[i]);
-    draining = batch;
-    draining_cap = batch_cap;
-    merge();
-}
-
-void codemap_forget(FunctionID function)
-{
-    if (!function) {
-        /* queued ids too: after a missed unload some may be gone (code of
-         * live methods queued meanwhile is found by GetFunctionFromIP) */
-        pthread_mutex_lock(&queue_lock);
-        queue_count = 0;
-        pthread_mutex_unlock(&queue_lock);
-        count = sorted = 0;
+    if (r->end <= r->start)
+        return;
+    /* a newer report of code at the same start takes the older one's place */
+    size_t in_big = lower_bound(big, big_count, r->start);
+    if (in_big < big_count && big[in_big].start == r->start) {
+        big[in_big] = *r;
         return;
     }
-    size_t kept = 0, kept_sorted = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (ranges[i].function == function)
-            continue;
-        if (i < sorted)
-            kept_sorted++;
-        ranges[kept++] = ranges[i];
+    size_t at = lower_bound(recent, recent_count, r->start);
+    if (at < recent_count && recent[at].start == r->start) {
+        recent[at] = *r;
+        return;
     }
-    count = kept;
-    sorted = kept_sorted; /* removal keeps the sorted prefix sorted */
+    struct code_range *grown = mem_grow(recent, &recent_cap, recent_count + 1, sizeof *recent);
+    if (!grown)
+        return;
+    recent = grown;
+    memmove(recent + at + 1, recent + at, (recent_count - at) * sizeof *recent);
+    recent[at] = *r;
+    recent_count++;
+    if ((double)recent_count * recent_count > (double)(big_count + 1024))
+        merge();
 }
 
 const struct code_range *codemap_find(uintptr_t address)
 {
-    merge();
-    size_t a = 0, b = count;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (address < ranges[m].start)
-            b = m;
-        else if (address >= ranges[m].end)
-            a = m + 1;
-        else
-            return &ranges[m];
-    }
-    return NULL;
+    const struct code_range *r = search(recent, recent_count, address);
+    return r ? r : search(big, big_count, address);
 }
 
-size_t codemap_size(void)
+size_t codemap_count(void)
 {
-    return count;
+    return big_count + recent_count;
+}
+
+/* Drops the ranges of a function, or of every function of a module,
+ * handing each dropped function to names_forget once. */
+static void remove_ranges(struct names *names, ModuleID module, FunctionID function)
+{
+    struct code_range *v[2] = {big, recent};
+    size_t *n[2] = {&big_count, &recent_count};
+    for (int a = 0; a < 2; a++) {
+        size_t kept = 0;
+        for (size_t i = 0; i < *n[a]; i++) {
+            const struct code_range *r = &v[a][i];
+            int gone = function ? r->function == function : (module && r->module == module);
+            if (!gone) {
+                v[a][kept++] = *r;
+                continue;
+            }
+            if (names)
+                names_forget(names, r->function);
+        }
+        *n[a] = kept;
+    }
+    if (names && function)
+        names_forget(names, function); /* named lazily, with no range (stop-the-world) */
+}
+
+void codemap_remove(ModuleID module, FunctionID function)
+{
+    remove_ranges(NULL, module, function);
+}
+
+void codemap_add_function(FunctionID f)
+{
+    struct code_range ranges[MAX_RANGES];
+    uint32_t n = function_ranges(f, ranges);
+    ModuleID module = 0;
+    int stays = !unloadable(f, 0, &module);
+    if (stays)
+        map64_put(&permanent, f, 1);
+    for (uint32_t i = 0; i < n; i++) {
+        ranges[i].function = f;
+        ranges[i].module = module;
+        ranges[i].frame = 0;
+        ranges[i].permanent = stays;
+        codemap_insert(&ranges[i]);
+    }
+}
+
+uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, uint64_t t),
+                        void *ctx)
+{
+    /* before the queue is taken: whatever is queued after, was queued after
+     * this time */
+    uint64_t complete = now_ns();
+    pthread_mutex_lock(&queue_lock);
+    struct queued *q = queue_head;
+    queue_head = NULL;
+    queue_tail = &queue_head;
+    pthread_mutex_unlock(&queue_lock);
+    while (q) {
+        struct item *item = q->item;
+        if (item->kind == ITEM_FORGET) {
+            /* what was taken before the unload is recorded first, while
+             * the unloaded code's ranges and names are still here; nothing
+             * taken since can be in that code */
+            if (before_forget)
+                before_forget(ctx, item->time);
+            remove_ranges(names, item->module, item->function);
+            if (names)
+                names_forget_module(names, item->module);
+        } else if (item->kind == ITEM_IMAGE) {
+            add_image(item->ranges[0].start, item->ranges[0].end);
+        } else {
+            uint32_t frame = item->desc && names ? names_add(names, item->function, item->desc) : 0;
+            if (!item->desc)
+                map64_put(&permanent, item->function, 1);
+            for (uint32_t i = 0; i < item->count; i++) {
+                item->ranges[i].frame = frame;
+                codemap_insert(&item->ranges[i]);
+            }
+        }
+        struct queued *next = q->next;
+        mem_free(item->desc);
+        mem_free(item);
+        mem_free(q);
+        q = next;
+    }
+    return complete;
 }
 
 void codemap_shutdown(void)
 {
     pthread_mutex_lock(&queue_lock);
-    mem_free(queue);
-    mem_free(draining);
-    queue = draining = NULL;
-    queue_count = queue_cap = draining_cap = 0;
+    struct queued *q = queue_head;
+    queue_head = NULL;
+    queue_tail = &queue_head;
     pthread_mutex_unlock(&queue_lock);
-    mem_free(ranges);
-    ranges = NULL;
-    count = cap = sorted = 0;
+    while (q) {
+        struct queued *next = q->next;
+        mem_free(q->item->desc);
+        mem_free(q->item);
+        mem_free(q);
+        q = next;
+    }
+    mem_free(big);
+    mem_free(recent);
+    map64_free(&permanent);
+    mem_free(images);
+    images = NULL;
+    image_count = image_cap = 0;
+    big = recent = NULL;
+    big_count = big_cap = recent_count = recent_cap = 0;
 }

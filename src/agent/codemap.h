@@ -1,48 +1,94 @@
 /*
  * codemap: which managed method owns a code address, without asking the
- * runtime each time.
+ * runtime each time, and the rules that keep the agent away from runtime
+ * ids that are about to be freed.
  *
- * Fed from two directions: the JIT callbacks queue every compiled method
- * (codemap_note, any thread, a short lock and no runtime call), and the
- * collector adds the ranges of methods it resolved with GetFunctionFromIP
- * (ReadyToRun code, which is never JIT-compiled).  The collector turns
- * queued methods into code ranges (GetNativeCodeStartAddresses /
- * GetCodeInfo4: every code version, tier 0 and tier 1 alike) and looks up
- * addresses by binary search.  A range also gives the method's start,
- * which the leaf analysis needs.  When code is unloaded (a collectible
- * assembly or a DynamicMethod goes away) codemap_forget drops its ranges,
- * before the runtime reuses the addresses and the FunctionIDs.
+ * The JIT callbacks report every compiled method (codemap_jitted, on the
+ * compiling thread): its code ranges are read there and then (every code
+ * version, tier 0 and tier 1 alike, hot and cold parts), and a method that
+ * can be unloaded (a DynamicMethod, or one of a collectible assembly) is
+ * described right away too, while its ids are certainly valid, so the
+ * agent never has to ask the runtime about it again.  The loop also adds
+ * the ranges of methods it found with GetFunctionFromIP (ReadyToRun code,
+ * which is never JIT-compiled).  When code is unloaded the unload callback
+ * queues a "forget" behind everything reported before it (codemap_unloading,
+ * never waiting for anything but a short lock); the loop applies the queue
+ * in order, recording everything sampled so far before each forget.
  *
- * All but codemap_note run under the agent's ids_lock (agent.h).
+ * Lookups are binary searches over a large sorted array and a small sorted
+ * one that takes insertions (merged into the large one when it outgrows the
+ * square root of the whole), so a new method costs O(sqrt n) and a lookup
+ * O(log n); an unload removes only its own module's or method's ranges.
+ *
+ * All but codemap_jitted and codemap_unloading run on the loop thread.
  */
 #ifndef CORSCOPE_CODEMAP_H
 #define CORSCOPE_CODEMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "agent/names.h"
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
 
 struct code_range {
     uintptr_t start, end;   /* [start, end) */
-    uintptr_t method_start; /* first byte of the method's first range */
+    uintptr_t method_start; /* first byte of the code version this part belongs to */
     FunctionID function;
+    ModuleID module;        /* 0 when not known */
+    uint32_t frame;         /* the recording's frame for it when named at JIT time, else 0 */
+    int permanent;          /* its ids are never freed (not from a collectible module) */
 };
 
-/* Any thread: a method was compiled (or its code changed). */
-HIDDEN void codemap_note(FunctionID function);
-
-/* Collector. */
-HIDDEN int codemap_init(ICorProfilerInfo15 *info, int info_version);
-/* Turns queued methods into ranges. */
-HIDDEN void codemap_update(void);
-/* Drops the ranges of a function that is being unloaded, or every range
- * (function 0: a module is being unloaded). */
-HIDDEN void codemap_forget(FunctionID function);
-/* Adds every range of a function learned another way. */
-HIDDEN void codemap_add_function(FunctionID function);
-HIDDEN const struct code_range *codemap_find(uintptr_t address);
+HIDDEN void codemap_init(ICorProfilerInfo15 *info, int info_version);
 HIDDEN void codemap_shutdown(void);
-HIDDEN size_t codemap_size(void);
+
+/* Any thread (JIT callbacks): a method was compiled (or its code changed). */
+HIDDEN void codemap_jitted(FunctionID function, int dynamic);
+/* Any thread (ModuleLoadFinished): a module was loaded; when it cannot be
+ * unloaded, its image's addresses (ReadyToRun code) are permanent: the
+ * runtime may be asked about them at any time. */
+HIDDEN void codemap_module_loaded(ModuleID module);
+/* Any thread (unload callbacks): the runtime is about to free a dynamic
+ * method (function != 0) or a module (module != 0) and reuse its ids. */
+HIDDEN void codemap_unloading(ModuleID module, FunctionID function);
+/* Loop: brackets runtime calls about ids seen at `seen_ns` (CLOCK_MONOTONIC:
+ * when a sample was taken).  Returns 1, holding the ids lock until
+ * codemap_ids_end, when no unload was announced since then: no id can be
+ * freed meanwhile, since an unload callback takes the lock first.  Returns
+ * 0 (no lock held) when one was: ids seen then may be gone, do not ask.
+ * The lock is held for one method's questions at a time, never across I/O,
+ * so an unload callback waits microseconds at most. */
+HIDDEN int codemap_ids_begin(uint64_t seen_ns);
+HIDDEN void codemap_ids_end(void);
+/* Was an unload announced at or after `ns`? */
+HIDDEN int codemap_unloaded_since(uint64_t ns);
+
+/* Loop: applies what the callbacks queued, in order.  Before a forget it
+ * calls before_forget(ctx, t), which must record everything taken before
+ * the unload's time t (and nothing after it: the code of methods compiled
+ * since may not be applied yet); named methods get their frames through
+ * names.  Returns the time up to which the map is now complete: every
+ * method that ran before it was reported and applied. */
+HIDDEN uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, uint64_t t),
+                               void *ctx);
+/* Loop, within codemap_ids_begin/end: adds every range of a function
+ * learned another way (ReadyToRun code found by GetFunctionFromIP). */
+HIDDEN void codemap_add_function(FunctionID function);
+/* Loop: does address lie in the image of a module that is never unloaded? */
+HIDDEN int codemap_in_permanent_image(uintptr_t address);
+/* Loop: is this a function whose ids are never freed (as far as the JIT
+ * callbacks and GetFunctionFromIP told)?  Such a function may be asked
+ * about at any time, without codemap_ids_begin. */
+HIDDEN int codemap_permanent(FunctionID function);
+/* Loop: the range holding address, or NULL. */
+HIDDEN const struct code_range *codemap_find(uintptr_t address);
+/* Loop: ranges known (tests, benchmarks). */
+HIDDEN size_t codemap_count(void);
+
+/* Tests and benchmarks: a range as the runtime would have reported it. */
+HIDDEN void codemap_insert(const struct code_range *r);
+HIDDEN void codemap_remove(ModuleID module, FunctionID function);
 
 #endif

@@ -1,12 +1,13 @@
 /*
- * names: see names.h.  The path from a FunctionID to a frame:
+ * names: see names.h.  The path from a FunctionID to a description:
  *   GetFunctionInfo2          -> ModuleID, method token
  *   (IsFunctionDynamic        -> GetDynamicFunctionInfo for IL stubs and
  *                                DynamicMethods, which have no metadata)
- *   GetModuleMetaData         -> IMetaDataImport of the module (cached)
+ *   GetModuleMetaData         -> IMetaDataImport of the module
  *   GetMethodProps            -> method name, declaring type, signature
  *   GetTypeDefProps, GetNestedClassProps -> the type name, enclosing first
- *   GetModuleInfo             -> the module's path
+ *   GetModuleInfo2            -> the module's path and whether it can be
+ *                                unloaded
  */
 #include "agent/names.h"
 
@@ -18,13 +19,12 @@
 #include "common/mem.h"
 #include "common/utf.h"
 
-#define NAME_CHARS 512
 #define MAX_NESTING 16
 
 struct names_module {
     ModuleID id;
     IMetaDataImport *import; /* NULL when the module has no metadata for us */
-    char path[512];
+    char path[NAMES_CHARS];
 };
 
 uint32_t names_generic_arity(const uint8_t *sig, size_t len)
@@ -54,23 +54,270 @@ void names_join_nested(const char *const *outermost_first, size_t count, char *o
     }
 }
 
-int names_init(struct names *n, ICorProfilerInfo15 *info, int info_version, struct recorder *rec)
+/* ---- describing, with no state ------------------------------------------- */
+
+/* Name of a type definition, enclosing types first; "" when unknown. */
+static void type_name(IMetaDataImport *import, mdTypeDef type, char *out, size_t size)
+{
+    char parts[MAX_NESTING][NAMES_CHARS];
+    const char *chain[MAX_NESTING];
+    size_t depth = 0;
+    mdTypeDef t = type;
+    while (t && depth < MAX_NESTING) {
+        WCHAR w[NAMES_CHARS];
+        ULONG len = 0;
+        DWORD flags = 0;
+        mdToken extends = 0;
+        if (import->lpVtbl->GetTypeDefProps(import, t, w, NAMES_CHARS, &len, &flags, &extends) < 0)
+            break;
+        utf16_to_utf8(w, len, parts[depth], NAMES_CHARS);
+        depth++;
+        if ((flags & tdVisibilityMask) < tdNestedPublic)
+            break; /* top level: its name carries the namespace */
+        mdTypeDef outer = 0;
+        if (import->lpVtbl->GetNestedClassProps(import, t, &outer) < 0)
+            break;
+        t = outer;
+    }
+    for (size_t i = 0; i < depth; i++)
+        chain[i] = parts[depth - 1 - i];
+    names_join_nested(chain, depth, out, size);
+}
+
+static int describe_dynamic(ICorProfilerInfo15 *info, FunctionID function, struct method_desc *d)
+{
+    WCHAR w[NAMES_CHARS];
+    ULONG len = 0;
+    ModuleID module = 0;
+    PCCOR_SIGNATURE sig = NULL;
+    ULONG sig_len = 0;
+    if (info->lpVtbl->GetDynamicFunctionInfo(info, function, &module, &sig, &sig_len, NAMES_CHARS,
+                                             &len, w) < 0)
+        return -1;
+    snprintf(d->module, sizeof d->module, "[dynamic]");
+    snprintf(d->type, sizeof d->type, "dynamicClass");
+    utf16_to_utf8(w, len, d->method, sizeof d->method);
+    if (!d->method[0])
+        snprintf(d->method, sizeof d->method, "dynamic_method");
+    d->arity = 0;
+    return 0;
+}
+
+/* The method's own facts from its module's metadata. */
+static int describe_method(IMetaDataImport *import, mdToken token, struct method_desc *d,
+                           mdTypeDef *type_out)
+{
+    WCHAR w[NAMES_CHARS];
+    ULONG len = 0;
+    mdTypeDef type = 0;
+    DWORD attrs = 0, impl = 0;
+    PCCOR_SIGNATURE sig = NULL;
+    ULONG sig_len = 0, rva = 0;
+    if (import->lpVtbl->GetMethodProps(import, token, &type, w, NAMES_CHARS, &len, &attrs, &sig,
+                                       &sig_len, &rva, &impl) < 0)
+        return -1;
+    utf16_to_utf8(w, len, d->method, sizeof d->method);
+    d->arity = sig ? names_generic_arity(sig, sig_len) : 0;
+    *type_out = type;
+    return 0;
+}
+
+static int is_dynamic(ICorProfilerInfo15 *info, int info_version, FunctionID function)
+{
+    BOOL dynamic = 0;
+    return info_version >= 8 && info->lpVtbl->IsFunctionDynamic(info, function, &dynamic) >= 0 &&
+           dynamic;
+}
+
+int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID function,
+                   struct method_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    if (is_dynamic(info, info_version, function))
+        return describe_dynamic(info, function, d);
+    ClassID klass = 0;
+    ModuleID module = 0;
+    mdToken token = 0;
+    ULONG32 type_args = 0;
+    if (info->lpVtbl->GetFunctionInfo2(info, function, 0, &klass, &module, &token, 0, &type_args,
+                                       NULL) < 0 || !module)
+        return -1;
+    WCHAR wname[NAMES_CHARS];
+    ULONG len = 0;
+    LPCBYTE base = NULL;
+    AssemblyID assembly = 0;
+    DWORD flags = 0;
+    if (info->lpVtbl->GetModuleInfo2(info, module, &base, NAMES_CHARS, &len, wname, &assembly,
+                                     &flags) >= 0)
+        utf16_to_utf8(wname, len, d->module, sizeof d->module);
+    IUnknown *unk = NULL;
+    if (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
+                                        &unk) < 0 || !unk)
+        return -1;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    mdTypeDef type = 0;
+    int rc = describe_method(import, token, d, &type);
+    if (rc == 0 && type)
+        type_name(import, type, d->type, sizeof d->type);
+    import->lpVtbl->Release(import);
+    return rc;
+}
+
+static const char *primitive_name(CorElementType t)
+{
+    switch (t) {
+    case ELEMENT_TYPE_BOOLEAN: return "System.Boolean";
+    case ELEMENT_TYPE_CHAR: return "System.Char";
+    case ELEMENT_TYPE_I1: return "System.SByte";
+    case ELEMENT_TYPE_U1: return "System.Byte";
+    case ELEMENT_TYPE_I2: return "System.Int16";
+    case ELEMENT_TYPE_U2: return "System.UInt16";
+    case ELEMENT_TYPE_I4: return "System.Int32";
+    case ELEMENT_TYPE_U4: return "System.UInt32";
+    case ELEMENT_TYPE_I8: return "System.Int64";
+    case ELEMENT_TYPE_U8: return "System.UInt64";
+    case ELEMENT_TYPE_R4: return "System.Single";
+    case ELEMENT_TYPE_R8: return "System.Double";
+    case ELEMENT_TYPE_STRING: return "System.String";
+    case ELEMENT_TYPE_I: return "System.IntPtr";
+    case ELEMENT_TYPE_U: return "System.UIntPtr";
+    case ELEMENT_TYPE_OBJECT: return "System.Object";
+    default: return NULL;
+    }
+}
+
+/* Appends to out at *used, never past size. */
+static void append(char *out, size_t size, size_t *used, const char *text)
+{
+    if (*used >= size)
+        return;
+    int n = snprintf(out + *used, size - *used, "%s", text);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
+static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t size, size_t *used,
+                      int depth)
+{
+    if (depth > 8 || !klass)
+        return -1;
+    CorElementType elem = ELEMENT_TYPE_END;
+    ClassID base = 0;
+    ULONG rank = 0;
+    if (info->lpVtbl->IsArrayClass(info, klass, &elem, &base, &rank) == S_OK) {
+        const char *prim = primitive_name(elem);
+        if (prim)
+            append(out, size, used, prim);
+        else if (class_name(info, base, out, size, used, depth + 1) < 0)
+            return -1;
+        append(out, size, used, "[");
+        for (ULONG i = 1; i < rank; i++)
+            append(out, size, used, ",");
+        append(out, size, used, "]");
+        return 0;
+    }
+    ModuleID module = 0;
+    mdTypeDef token = 0;
+    ClassID parent = 0;
+    ClassID args[8];
+    ULONG32 nargs = 0;
+    if (info->lpVtbl->GetClassIDInfo2(info, klass, &module, &token, &parent, 8, &nargs, args) < 0 ||
+        !module || !token)
+        return -1;
+    IUnknown *unk = NULL;
+    if (info->lpVtbl->GetModuleMetaData(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
+        return -1;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    char name[2 * NAMES_CHARS];
+    type_name(import, token, name, sizeof name);
+    import->lpVtbl->Release(import);
+    append(out, size, used, name);
+    if (nargs > 8)
+        nargs = 8;
+    if (nargs) {
+        append(out, size, used, "[");
+        for (ULONG32 i = 0; i < nargs; i++) {
+            if (i)
+                append(out, size, used, ",");
+            if (class_name(info, args[i], out, size, used, depth + 1) < 0)
+                append(out, size, used, "?");
+        }
+        append(out, size, used, "]");
+    }
+    return 0;
+}
+
+int names_describe_class(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t size)
+{
+    size_t used = 0;
+    if (!size)
+        return -1;
+    out[0] = '\0';
+    return class_name(info, klass, out, size, &used, 0);
+}
+
+static void base_name(const WCHAR *w, ULONG len, char *out, size_t size)
+{
+    char path[NAMES_CHARS];
+    utf16_to_utf8(w, len, path, sizeof path);
+    const char *slash = strrchr(path, '/');
+    snprintf(out, size, "%s", slash ? slash + 1 : path);
+}
+
+int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly, char *out, size_t size)
+{
+    WCHAR w[NAMES_CHARS];
+    ULONG len = 0;
+    AppDomainID domain = 0;
+    ModuleID module = 0;
+    if (info->lpVtbl->GetAssemblyInfo(info, assembly, NAMES_CHARS, &len, w, &domain, &module) < 0)
+        return -1;
+    base_name(w, len, out, size);
+    return 0;
+}
+
+int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out, size_t size)
+{
+    WCHAR w[NAMES_CHARS];
+    ULONG len = 0;
+    LPCBYTE base = NULL;
+    AssemblyID assembly = 0;
+    if (info->lpVtbl->GetModuleInfo(info, module, &base, NAMES_CHARS, &len, w, &assembly) < 0)
+        return -1;
+    base_name(w, len, out, size);
+    return 0;
+}
+
+/* ---- the loop's cached path ------------------------------------------------ */
+
+int names_init(struct names *n, ICorProfilerInfo15 *info, int info_version, struct recorder *out)
 {
     memset(n, 0, sizeof *n);
     n->info = info;
     n->info_version = info_version;
-    n->rec = rec;
+    n->out = out;
     map64_init(&n->frame_of);
     map64_init(&n->module_of);
     map64_init(&n->type_of);
     return strtab_init(&n->types);
 }
 
+/* The cached module, or NULL (out of memory, or one that can be unloaded:
+ * its metadata interface must not outlive this call). */
 static struct names_module *module_for(struct names *n, ModuleID id)
 {
     uint32_t at;
     if (map64_get(&n->module_of, id, &at))
         return &n->modules[at];
+    WCHAR wname[NAMES_CHARS];
+    ULONG len = 0;
+    LPCBYTE base = NULL;
+    AssemblyID assembly = 0;
+    DWORD flags = 0;
+    if (n->info->lpVtbl->GetModuleInfo2(n->info, id, &base, NAMES_CHARS, &len, wname, &assembly,
+                                        &flags) < 0 ||
+        (flags & COR_PRF_MODULE_COLLECTIBLE))
+        return NULL;
     struct names_module *grown =
         mem_grow(n->modules, &n->module_cap, n->module_count + 1, sizeof *n->modules);
     if (!grown)
@@ -79,13 +326,7 @@ static struct names_module *module_for(struct names *n, ModuleID id)
     struct names_module *m = &n->modules[n->module_count];
     memset(m, 0, sizeof *m);
     m->id = id;
-
-    WCHAR wname[512];
-    ULONG len = 0;
-    LPCBYTE base = NULL;
-    AssemblyID assembly = 0;
-    if (n->info->lpVtbl->GetModuleInfo(n->info, id, &base, 512, &len, wname, &assembly) >= 0)
-        utf16_to_utf8(wname, len, m->path, sizeof m->path);
+    utf16_to_utf8(wname, len, m->path, sizeof m->path);
     IUnknown *unk = NULL;
     if (n->info->lpVtbl->GetModuleMetaData(n->info, id, 0 /* ofRead */, &IID_IMetaDataImport,
                                            &unk) >= 0 && unk)
@@ -99,39 +340,14 @@ static struct names_module *module_for(struct names *n, ModuleID id)
     return m;
 }
 
-/* Name of a type definition, enclosing types first; "" when unknown. */
-static const char *type_name(struct names *n, struct names_module *m, mdTypeDef type)
+static const char *cached_type_name(struct names *n, struct names_module *m, mdTypeDef type)
 {
     uint64_t key = ((uint64_t)(m - n->modules) << 32) | type;
     uint32_t id;
     if (map64_get(&n->type_of, key, &id))
         return n->types.strs[id];
-
-    char parts[MAX_NESTING][NAME_CHARS];
-    const char *chain[MAX_NESTING];
-    size_t depth = 0;
-    mdTypeDef t = type;
-    while (t && depth < MAX_NESTING) {
-        WCHAR w[NAME_CHARS];
-        ULONG len = 0;
-        DWORD flags = 0;
-        mdToken extends = 0;
-        if (m->import->lpVtbl->GetTypeDefProps(m->import, t, w, NAME_CHARS, &len, &flags,
-                                               &extends) < 0)
-            break;
-        utf16_to_utf8(w, len, parts[depth], NAME_CHARS);
-        depth++;
-        if ((flags & tdVisibilityMask) < tdNestedPublic)
-            break; /* top level: its name carries the namespace */
-        mdTypeDef outer = 0;
-        if (m->import->lpVtbl->GetNestedClassProps(m->import, t, &outer) < 0)
-            break;
-        t = outer;
-    }
-    for (size_t i = 0; i < depth; i++)
-        chain[i] = parts[depth - 1 - i];
-    char joined[NAME_CHARS * 2];
-    names_join_nested(chain, depth, joined, sizeof joined);
+    char joined[2 * NAMES_CHARS];
+    type_name(m->import, type, joined, sizeof joined);
     int is_new;
     id = strtab_intern(&n->types, joined, strlen(joined), &is_new);
     if (id == UINT32_MAX || map64_put(&n->type_of, key, id) < 0)
@@ -141,62 +357,55 @@ static const char *type_name(struct names *n, struct names_module *m, mdTypeDef 
 
 static uint32_t unresolved(struct names *n)
 {
-    recorder_count(n->rec, RECORDER_UNRESOLVED, 1);
-    return recorder_synthetic(n->rec, "[unknown]");
+    recorder_count(n->out, FMT_COUNTER_UNRESOLVED, 1);
+    return recorder_synthetic(n->out, "[unknown]");
 }
 
-static uint32_t dynamic_frame(struct names *n, FunctionID function)
+static uint32_t frame_of_desc(struct names *n, const struct method_desc *d)
 {
-    WCHAR w[NAME_CHARS];
-    ULONG len = 0;
-    ModuleID module = 0;
-    PCCOR_SIGNATURE sig = NULL;
-    ULONG sig_len = 0;
-    if (n->info->lpVtbl->GetDynamicFunctionInfo(n->info, function, &module, &sig, &sig_len,
-                                                NAME_CHARS, &len, w) < 0)
-        return 0;
-    char name[NAME_CHARS];
-    utf16_to_utf8(w, len, name, sizeof name);
-    if (!name[0])
-        snprintf(name, sizeof name, "dynamic_method");
-    return recorder_frame(n->rec, FMT_FRAME_MANAGED, "[dynamic]", "dynamicClass", name, 0);
+    return recorder_frame(n->out, FMT_FRAME_MANAGED, d->module, d->type, d->method, d->arity);
 }
 
-static uint32_t resolve(struct names *n, FunctionID function)
+/* A function of a module the loop caches (the common case), else NULL
+ * with *frame untouched. */
+static int resolve_cached(struct names *n, FunctionID function, uint32_t *frame)
 {
-    if (n->info_version >= 8) {
-        BOOL dynamic = 0;
-        if (n->info->lpVtbl->IsFunctionDynamic(n->info, function, &dynamic) >= 0 && dynamic) {
-            uint32_t f = dynamic_frame(n, function);
-            return f ? f : unresolved(n);
-        }
-    }
     ClassID klass = 0;
     ModuleID module = 0;
     mdToken token = 0;
     ULONG32 type_args = 0;
     if (n->info->lpVtbl->GetFunctionInfo2(n->info, function, 0, &klass, &module, &token, 0,
                                           &type_args, NULL) < 0 || !module)
-        return unresolved(n);
+        return 0;
     struct names_module *m = module_for(n, module);
     if (!m || !m->import)
-        return unresolved(n);
-
-    WCHAR w[NAME_CHARS];
-    ULONG len = 0;
+        return 0;
+    struct method_desc d;
     mdTypeDef type = 0;
-    DWORD attrs = 0, impl = 0;
-    PCCOR_SIGNATURE sig = NULL;
-    ULONG sig_len = 0, rva = 0;
-    if (m->import->lpVtbl->GetMethodProps(m->import, token, &type, w, NAME_CHARS, &len, &attrs,
-                                          &sig, &sig_len, &rva, &impl) < 0)
+    if (describe_method(m->import, token, &d, &type) < 0)
+        return 0;
+    snprintf(d.module, sizeof d.module, "%s", m->path);
+    snprintf(d.type, sizeof d.type, "%s", type ? cached_type_name(n, m, type) : "");
+    *frame = frame_of_desc(n, &d);
+    return 1;
+}
+
+static uint32_t resolve(struct names *n, FunctionID function)
+{
+    uint32_t frame = 0;
+    if (!is_dynamic(n->info, n->info_version, function) && resolve_cached(n, function, &frame))
+        return frame ? frame : unresolved(n);
+    struct method_desc d;
+    if (names_describe(n->info, n->info_version, function, &d) < 0)
         return unresolved(n);
-    char method[NAME_CHARS];
-    utf16_to_utf8(w, len, method, sizeof method);
-    const char *tname = type ? type_name(n, m, type) : "";
-    uint32_t arity = sig ? names_generic_arity(sig, sig_len) : 0;
-    uint32_t f = recorder_frame(n->rec, FMT_FRAME_MANAGED, m->path, tname, method, arity);
-    return f ? f : unresolved(n);
+    frame = frame_of_desc(n, &d);
+    return frame ? frame : unresolved(n);
+}
+
+uint32_t names_known(const struct names *n, FunctionID function)
+{
+    uint32_t frame;
+    return map64_get(&n->frame_of, function, &frame) ? frame : 0;
 }
 
 uint32_t names_function(struct names *n, FunctionID function)
@@ -210,32 +419,30 @@ uint32_t names_function(struct names *n, FunctionID function)
     return frame;
 }
 
-static void forget_module(struct names_module *m)
+uint32_t names_add(struct names *n, FunctionID function, const struct method_desc *d)
 {
+    uint32_t frame = frame_of_desc(n, d);
+    if (frame)
+        map64_put(&n->frame_of, function, frame);
+    return frame;
+}
+
+void names_forget(struct names *n, FunctionID function)
+{
+    map64_remove(&n->frame_of, function);
+}
+
+void names_forget_module(struct names *n, ModuleID module)
+{
+    uint32_t at;
+    if (!module || !map64_get(&n->module_of, module, &at))
+        return;
+    struct names_module *m = &n->modules[at];
     if (m->import)
         m->import->lpVtbl->Release(m->import);
     m->import = NULL;
     m->id = 0; /* the slot stays (type names are keyed by it), unreachable */
-}
-
-void names_forget(struct names *n, ModuleID module, FunctionID function)
-{
-    if (function) {
-        map64_remove(&n->frame_of, function);
-        return;
-    }
-    map64_clear(&n->frame_of);
-    if (module) {
-        uint32_t at;
-        if (map64_get(&n->module_of, module, &at)) {
-            forget_module(&n->modules[at]);
-            map64_remove(&n->module_of, module);
-        }
-        return;
-    }
-    for (size_t i = 0; i < n->module_count; i++)
-        forget_module(&n->modules[i]);
-    map64_clear(&n->module_of);
+    map64_remove(&n->module_of, module);
 }
 
 void names_free(struct names *n)

@@ -8,11 +8,14 @@
  * and the method's name and generic arity.  The CLI turns those into
  * "Namespace.Outer+Inner.Method``1" the same way in every report.
  *
- * Every result is cached (FunctionID -> frame id; ModuleID -> metadata
- * import; type token -> name), so a method costs runtime calls once.  The
- * runtime reuses the ids of unloaded code, so an unload makes names_forget
- * drop them.  Callers hold the agent's ids_lock (agent.h), outside any
- * runtime suspension; the calls made here only read runtime data.
+ * Two ways in.  names_describe asks the runtime about one function with no
+ * state of its own, so any thread may call it: the JIT callbacks describe
+ * methods that may be unloaded while their ids are certainly valid
+ * (codemap.h), and the loop adds them with names_add.  names_function is
+ * the loop's lazy path for every other method, cached (FunctionID -> frame
+ * id; ModuleID -> metadata import; type token -> name), so a method costs
+ * runtime calls once; the caller brackets it with codemap_ids_begin/end.
+ * Modules that can be unloaded are never cached.
  */
 #ifndef CORSCOPE_NAMES_H
 #define CORSCOPE_NAMES_H
@@ -26,12 +29,22 @@
 #include "common/strtab.h"
 #include "common/visibility.h"
 
+#define NAMES_CHARS 512
+
+/* What a method is, as the recording names it. */
+struct method_desc {
+    char module[NAMES_CHARS];     /* path, or "[dynamic]" for a DynamicMethod or IL stub */
+    char type[2 * NAMES_CHARS];
+    char method[NAMES_CHARS];
+    uint32_t arity;
+};
+
 struct names_module;
 
 struct names {
     ICorProfilerInfo15 *info;
     int info_version;
-    struct recorder *rec;
+    struct recorder *out;
     struct map64 frame_of;  /* FunctionID -> frame id */
     struct map64 module_of; /* ModuleID -> index into modules */
     struct names_module *modules;
@@ -41,15 +54,32 @@ struct names {
 };
 
 HIDDEN int names_init(struct names *n, ICorProfilerInfo15 *info, int info_version,
-                      struct recorder *rec);
-/* Frame id of a managed function; a function that cannot be named becomes
- * the [unknown] frame and is counted as unresolved. */
+                      struct recorder *out);
+/* Any thread, no caches: describes a function.  Returns 0, or -1 when the
+ * runtime could not say. */
+HIDDEN int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID function,
+                          struct method_desc *d);
+/* Any thread, no caches: a type's name as the runtime writes it
+ * ("System.Collections.Generic.List`1[System.Int32]", "System.Byte[]").
+ * Returns 0, or -1 when the runtime could not say. */
+HIDDEN int names_describe_class(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t size);
+/* Any thread: an assembly's or a module's name (the file's base name). */
+HIDDEN int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly, char *out,
+                                   size_t size);
+HIDDEN int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out,
+                                 size_t size);
+/* Loop: the frame of a method described elsewhere, remembered for f. */
+HIDDEN uint32_t names_add(struct names *n, FunctionID function, const struct method_desc *d);
+/* Loop: frame id of a managed function (within codemap_ids_begin/end); a
+ * function that cannot be named becomes the [unknown] frame and is counted
+ * as unresolved.  0 only when the recording failed. */
 HIDDEN uint32_t names_function(struct names *n, FunctionID function);
-/* The runtime is about to unload a module (module != 0: its metadata
- * interface is released, and every FunctionID forgotten, since any may
- * have been one of its methods) or a dynamic method (function != 0); both
- * 0: everything. */
-HIDDEN void names_forget(struct names *n, ModuleID module, FunctionID function);
+/* Loop: the frame already known for f, or 0 (no runtime call). */
+HIDDEN uint32_t names_known(const struct names *n, FunctionID function);
+/* Loop: forget a function's id (its code was unloaded; the id will be
+ * reused), or a module's (its metadata interface is released). */
+HIDDEN void names_forget(struct names *n, FunctionID function);
+HIDDEN void names_forget_module(struct names *n, ModuleID module);
 /* Releases the metadata interfaces.  Call before the runtime is gone. */
 HIDDEN void names_free(struct names *n);
 

@@ -9,11 +9,17 @@
  * Initialize reads the configuration; a bad value, a runtime that is too
  * old, or an output that cannot be opened makes it log one line and return
  * a failure, and the runtime then runs the program without us.  Otherwise
- * it takes the highest ICorProfilerInfo offered, sets the event mask,
- * removes corscope's variables from the program's environment (so the
- * program sees what it would see without us, and programs it starts are
- * not profiled into the same file), and starts the sampler.  Shutdown stops
- * the sampler thread and closes the recording.
+ * it takes the highest ICorProfilerInfo offered, lets the sources claim
+ * their event-mask bits, sets the mask, removes corscope's variables from
+ * the program's environment (so the program sees what it would see without
+ * us), and starts the loop.  Shutdown stops the loop and closes the
+ * recording.
+ *
+ * Every other callback is dispatched here, once: to the agent's core (the
+ * thread registry, the code map, what each thread is doing for the signal
+ * sampler's labels) and to the sources that hook it (source.h).  Callbacks
+ * run on the program's threads, often with the runtime in a state where
+ * waiting would stall it: nothing here waits for the loop.
  */
 #include "agent/profiler.h"
 
@@ -27,8 +33,13 @@
 
 #include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/threads.h"
+#include "agent/signal/activity.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/slots.h"
+#include "agent/signal/stackmaps.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/mem.h"
@@ -38,13 +49,82 @@ struct profiler {
     ICorProfilerCallback11 ICorProfilerCallback11_iface;
     _Atomic int refcount;
     int initialized; /* Initialize succeeded */
-    int leak;        /* the sampler would not stop: never free the agent */
+    int leak;        /* the loop would not stop: never free the agent */
+    int labels;      /* follow what threads do, for the signal sampler's labels */
     struct agent agent;
 };
 
 static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCallback11 *iface)
 {
     return (struct profiler *)((char *)iface - offsetof(struct profiler, ICorProfilerCallback11_iface));
+}
+
+/* Calls hook `name` of every source that has it. */
+#define DISPATCH(p, name, ...)                                                        \
+    do {                                                                              \
+        struct agent *a_ = &(p)->agent;                                               \
+        for (uint32_t i_ = 0; i_ < a_->source_count; i_++) {                          \
+            struct source *s_ = &a_->sources[i_];                                     \
+            if (s_->ops->hooks && s_->ops->hooks->name)                               \
+                s_->ops->hooks->name(s_, ##__VA_ARGS__);                              \
+        }                                                                             \
+    } while (0)
+
+/* ---- what each thread is doing (activity.h) ------------------------------ */
+
+#define ACTIVITY_DEPTH 16
+
+struct activity_stack {
+    pid_t tid;
+    uint32_t depth;
+    uint64_t words[ACTIVITY_DEPTH];
+};
+
+static __thread struct activity_stack activities;
+
+static pid_t own_tid(void)
+{
+    if (!activities.tid)
+        activities.tid = (pid_t)syscall(SYS_gettid);
+    return activities.tid;
+}
+
+static void publish_activity(void)
+{
+    struct activity_stack *st = &activities;
+    uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
+    activity_set(own_tid(), n ? st->words[n - 1] : 0, n ? st->words[0] : 0);
+}
+
+static void activity_begin(struct profiler *p, enum activity_kind kind, uint64_t subject)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    if (st->depth < ACTIVITY_DEPTH)
+        st->words[st->depth] = activity_word(kind, subject);
+    st->depth++;
+    publish_activity();
+}
+
+/* Ends the innermost activity of that kind and subject (work that failed
+ * may end without its own end, so a mismatch pops down to the match). */
+static void activity_end(struct profiler *p, enum activity_kind kind, uint64_t subject)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    uint64_t word = activity_word(kind, subject);
+    uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
+    for (uint32_t i = n; i > 0; i--) {
+        if (st->words[i - 1] == word) {
+            st->depth = i - 1;
+            publish_activity();
+            return;
+        }
+    }
+    if (st->depth > ACTIVITY_DEPTH)
+        st->depth--; /* beyond what is kept */
 }
 
 /* ---- IUnknown ------------------------------------------------------------ */
@@ -80,7 +160,7 @@ static ULONG STDMETHODCALLTYPE profiler_Release(ICorProfilerCallback11 *iface)
     return (ULONG)left;
 }
 
-/* ---- ICorProfilerCallback ------------------------------------------------ */
+/* ---- Initialize and Shutdown ---------------------------------------------- */
 
 static void log_ignored_callback(const char *method)
 {
@@ -114,7 +194,7 @@ static void record_runtime_version(struct agent *a)
     utf16_to_utf8(wversion, len, version, sizeof version);
     snprintf(text, sizeof text, "%u.%u.%u.%u (%s), ICorProfilerInfo%d", major, minor, build, qfe,
              version, a->info_version);
-    recorder_info(&a->rec, "runtime", text);
+    recorder_info(&a->out, FMT_INFO_RUNTIME, text);
 }
 
 /* Removes a variable from the program's view of its environment (the
@@ -141,13 +221,40 @@ static void hide_environment(struct agent *a)
 #undef HIDE
 }
 
+/* The agent's tables the signal handler and the callbacks' walks read. */
+static int core_init(struct profiler *p)
+{
+    struct agent *a = &p->agent;
+    if (slots_init() < 0 || activity_init() < 0) {
+        log_error("cannot map the agent's thread tables");
+        return -1;
+    }
+    stackmaps_refresh();
+    nativeunwind_refresh();
+    codemap_init(a->info, a->info_version);
+    evq_open();
+    /* the core: threads, code (where each method is, and when it goes) */
+    a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
+               COR_PRF_MONITOR_MODULE_LOADS;
+    a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    /* what the runtime does on each thread, to name the signal sampler's
+     * samples in its own code; none of these changes how the runtime
+     * works (not COR_PRF_MONITOR_GC, which turns concurrent GC off) */
+    p->labels = a->cfg.sampler == CONFIG_SAMPLER_SIGNAL && config_sampled(&a->cfg);
+    if (p->labels) {
+        a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
+                   COR_PRF_MONITOR_CACHE_SEARCHES;
+        a->high_mask |= COR_PRF_HIGH_BASIC_GC;
+    }
+    return 0;
+}
+
 static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *iface, IUnknown *unk)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     struct agent *a = &p->agent;
     char err[512];
 
-    pthread_mutex_init(&a->ids_lock, NULL);
     if (config_from_env(&a->cfg, err, sizeof err) < 0) {
         log_error("%s; profiling is off for this run", err);
         return E_FAIL;
@@ -163,14 +270,9 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         a->info = NULL;
         return E_FAIL;
     }
-    /* unloads, for every sampler: ids are valid only until their code goes
-     * (agent_code_unloading) */
-    DWORD mask = COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT |
-                 COR_PRF_MONITOR_MODULE_LOADS;
-    DWORD high = COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
-    if (a->cfg.sampler == CONFIG_SAMPLER_SIGNAL)
-        mask |= COR_PRF_MONITOR_JIT_COMPILATION; /* the code map: where each method's code is */
-    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, mask, high);
+    if (core_init(p) < 0 || agent_init_sources(a) < 0)
+        goto decline;
+    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
         goto decline;
@@ -179,26 +281,28 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (recorder_open(&a->rec, &a->cfg, a->output, err, sizeof err) < 0) {
+    if (recorder_open(&a->out, &a->cfg, a->output, err, sizeof err) < 0) {
         log_error("%s; profiling is off for this run", err);
         goto decline;
     }
     record_runtime_version(a);
-    if (names_init(&a->names, a->info, a->info_version, &a->rec) < 0 || threads_init() < 0 ||
-        sampler_start(a) < 0) {
+    if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");
-        recorder_close(&a->rec);
+        recorder_close(&a->out);
         names_free(&a->names);
         goto decline;
     }
     hide_environment(a);
     p->initialized = 1;
-    log_info("recording %s every %llu ns into %s (ICorProfilerInfo%d)",
-             config_event_name(a->cfg.event), (unsigned long long)a->cfg.interval_ns, a->output,
-             a->info_version);
+    char events[128];
+    config_value_text(&a->cfg, "event", events, sizeof events);
+    log_info("recording %s every %llu ns into %s (ICorProfilerInfo%d)", events,
+             (unsigned long long)a->cfg.interval_ns, a->output, a->info_version);
     return S_OK;
 
 decline:
+    /* the runtime goes on without us: nothing we set up may stay active */
+    a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
     return E_FAIL;
@@ -211,29 +315,38 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
     if (!p->initialized)
         return S_OK;
     p->initialized = 0;
-    if (sampler_stop(a) < 0) {
-        /* the sampler still owns the recorder and the names: leave them */
+    if (agent_stop(a) < 0) {
+        /* the loop still owns the recorder and the names: leave them */
         p->leak = 1;
         return S_OK;
     }
-    recorder_close(&a->rec);
+    recorder_close(&a->out);
     names_free(&a->names);
+    codemap_shutdown();
+    evq_shutdown();
+    nativeunwind_shutdown();
+    stackmaps_shutdown();
+    slots_shutdown();
     threads_shutdown();
     log_info("recording closed: %s", a->output);
     return S_OK;
 }
 
+/* ---- threads ---------------------------------------------------------------- */
+
 static HRESULT STDMETHODCALLTYPE profiler_ThreadCreated(ICorProfilerCallback11 *iface, ThreadID thread)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     threads_created(thread);
+    DISPATCH(p, thread_created, thread);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11 *iface,
                                                           ThreadID thread)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, thread_destroyed, thread);
     threads_destroyed(thread);
     return S_OK;
 }
@@ -241,11 +354,11 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
 static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerCallback11 *iface,
                                                                    ThreadID thread, DWORD os_thread)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     threads_assigned_os_thread(thread, (pid_t)os_thread);
     /* on the thread itself: its stack's exact bounds, so the signal
      * sampler needs no read of /proc/self/maps for it */
-    if ((pid_t)syscall(SYS_gettid) == (pid_t)os_thread) {
+    if (own_tid() == (pid_t)os_thread) {
         pthread_attr_t attr;
         void *addr;
         size_t size;
@@ -255,8 +368,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
             pthread_attr_destroy(&attr);
         }
     }
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    if (p->initialized && p->agent.cfg.sampler == CONFIG_SAMPLER_SIGNAL)
+    DISPATCH(p, thread_os_assigned, thread, (pid_t)os_thread);
+    if (p->initialized)
         agent_poke(&p->agent);
     return S_OK;
 }
@@ -272,42 +385,186 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
     return S_OK;
 }
 
-/* The code map (codemap.h) learns about code from these; they only queue. */
+/* ---- code ------------------------------------------------------------------- */
+
+static HRESULT STDMETHODCALLTYPE profiler_JITCompilationStarted(ICorProfilerCallback11 *iface,
+                                                                FunctionID function, BOOL safe)
+{
+    (void)safe;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_JIT, function);
+    DISPATCH(p, jit_started, function, 0);
+    return S_OK;
+}
+
 static HRESULT STDMETHODCALLTYPE profiler_JITCompilationFinished(ICorProfilerCallback11 *iface,
                                                                  FunctionID function,
                                                                  HRESULT status, BOOL safe)
 {
-    (void)iface;
     (void)safe;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (status >= 0)
-        codemap_note(function);
+        codemap_jitted(function, 0);
+    DISPATCH(p, jit_finished, function, status, 0);
+    activity_end(p, ACTIVITY_JIT, function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodJITCompilationStarted(
+    ICorProfilerCallback11 *iface, FunctionID function, BOOL safe, LPCBYTE header, ULONG size)
+{
+    (void)safe;
+    (void)header;
+    (void)size;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_JIT, function);
+    DISPATCH(p, jit_started, function, 1);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodJITCompilationFinished(
     ICorProfilerCallback11 *iface, FunctionID function, HRESULT status, BOOL safe)
 {
-    return profiler_JITCompilationFinished(iface, function, status, safe);
+    (void)safe;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (status >= 0)
+        codemap_jitted(function, 1);
+    DISPATCH(p, jit_finished, function, status, 1);
+    activity_end(p, ACTIVITY_JIT, function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchStarted(
+    ICorProfilerCallback11 *iface, FunctionID function, BOOL *use_cached)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (use_cached)
+        *use_cached = TRUE;
+    activity_begin(p, ACTIVITY_R2R_LOOKUP, function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
+    ICorProfilerCallback11 *iface, FunctionID function, COR_PRF_JIT_CACHE result)
+{
+    (void)result;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_end(p, ACTIVITY_R2R_LOOKUP, function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ClassLoadStarted(ICorProfilerCallback11 *iface,
+                                                           ClassID klass)
+{
+    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ClassLoadFinished(ICorProfilerCallback11 *iface,
+                                                            ClassID klass, HRESULT status)
+{
+    (void)status;
+    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadStarted(ICorProfilerCallback11 *iface,
+                                                              AssemblyID assembly)
+{
+    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadFinished(ICorProfilerCallback11 *iface,
+                                                               AssemblyID assembly, HRESULT status)
+{
+    (void)status;
+    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadStarted(ICorProfilerCallback11 *iface,
+                                                            ModuleID module)
+{
+    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadFinished(ICorProfilerCallback11 *iface,
+                                                             ModuleID module, HRESULT status)
+{
+    if (status >= 0)
+        codemap_module_loaded(module);
+    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    return S_OK;
 }
 
 /* The last moments of code and of its ids: a DynamicMethod's MethodDesc
  * and code are freed right after this callback, a collectible module's
- * after ModuleUnloadStarted returns. */
+ * after ModuleUnloadStarted returns.  Nothing here waits for the loop. */
 static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCallback11 *iface,
                                                                 FunctionID function)
 {
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    (void)iface;
     if (function)
-        agent_code_unloading(&p->agent, 0, function);
+        codemap_unloading(0, function);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
                                                               ModuleID module)
 {
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    (void)iface;
     if (module)
-        agent_code_unloading(&p->agent, module, 0);
+        codemap_unloading(module, 0);
+    return S_OK;
+}
+
+/* ---- collections and runtime events ------------------------------------------ */
+
+static _Atomic uint32_t gc_seq;
+
+static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionStarted(ICorProfilerCallback11 *iface,
+                                                                   int generations,
+                                                                   BOOL collected[],
+                                                                   COR_PRF_GC_REASON reason)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    unsigned gen = 0;
+    for (int g = 0; g < generations && g < 4; g++)
+        if (collected && collected[g])
+            gen = (unsigned)g;
+    if (p->labels) {
+        uint32_t seq = atomic_fetch_add(&gc_seq, 1) + 1;
+        activity_gc_set(activity_gc_word(seq ? seq : 1, own_tid(),
+                                         reason == COR_PRF_GC_INDUCED ? 1u : 0u, gen));
+    }
+    DISPATCH(p, gc_started, generations, collected, reason);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionFinished(ICorProfilerCallback11 *iface)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (p->labels)
+        activity_gc_set(0);
+    DISPATCH(p, gc_finished);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
+    ICorProfilerCallback11 *iface, EVENTPIPE_PROVIDER provider, DWORD event_id, DWORD version,
+    ULONG metadata_size, LPCBYTE metadata, ULONG payload_size, LPCBYTE payload,
+    LPCGUID activity, LPCGUID related, ThreadID thread, ULONG frames, UINT_PTR stack[])
+{
+    (void)metadata_size;
+    (void)metadata;
+    (void)activity;
+    (void)related;
+    (void)frames;
+    (void)stack;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, eventpipe_event, provider, event_id, version, payload, payload_size, thread);
     return S_OK;
 }
 
@@ -321,16 +578,30 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     /* ICorProfilerCallback */
     .Initialize = profiler_Initialize,
     .Shutdown = profiler_Shutdown,
+    .AssemblyLoadStarted = profiler_AssemblyLoadStarted,
+    .AssemblyLoadFinished = profiler_AssemblyLoadFinished,
+    .ModuleLoadStarted = profiler_ModuleLoadStarted,
+    .ModuleLoadFinished = profiler_ModuleLoadFinished,
+    .ModuleUnloadStarted = profiler_ModuleUnloadStarted,
+    .ClassLoadStarted = profiler_ClassLoadStarted,
+    .ClassLoadFinished = profiler_ClassLoadFinished,
+    .JITCompilationStarted = profiler_JITCompilationStarted,
+    .JITCompilationFinished = profiler_JITCompilationFinished,
+    .JITCachedFunctionSearchStarted = profiler_JITCachedFunctionSearchStarted,
+    .JITCachedFunctionSearchFinished = profiler_JITCachedFunctionSearchFinished,
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
-    .JITCompilationFinished = profiler_JITCompilationFinished,
-    .ModuleUnloadStarted = profiler_ModuleUnloadStarted,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
+    .GarbageCollectionStarted = profiler_GarbageCollectionStarted,
+    .GarbageCollectionFinished = profiler_GarbageCollectionFinished,
     /* ICorProfilerCallback8, 9 */
+    .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,
     .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
+    /* ICorProfilerCallback10 */
+    .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
 };
 CLR_VTBL_END
 

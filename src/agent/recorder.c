@@ -18,9 +18,9 @@
 /* 16 M frame ids (64 MiB) of distinct stacks before the table is reset. */
 #define DEFAULT_POOL_BUDGET (16u << 20)
 
-static const char *const counter_keys[RECORDER_COUNTER_COUNT] = {
-#define KEY(name, key) key,
-    RECORDER_COUNTERS(KEY)
+static const char *const counter_keys[FMT_COUNTER_COUNT] = {
+#define KEY(name, key, words) key,
+    FMT_COUNTERS(KEY)
 #undef KEY
 };
 
@@ -39,6 +39,7 @@ static int file_write(void *ctx, const void *data, size_t n)
         return -1;
     }
     const char *p = data;
+    atomic_store(&r->write_since_ns, recorder_now_ns());
     while (n) {
         ssize_t w = write(r->fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -46,12 +47,14 @@ static int file_write(void *ctx, const void *data, size_t n)
         if (w <= 0) {
             if (w == 0)
                 errno = EIO;
+            atomic_store(&r->write_since_ns, 0);
             return -1;
         }
         p += w;
         n -= (size_t)w;
         r->file_size += (uint64_t)w;
     }
+    atomic_store(&r->write_since_ns, 0);
     return 0;
 }
 
@@ -61,7 +64,7 @@ static void check_failed(struct recorder *r)
     if (!r->w.error || r->failed_logged)
         return;
     r->failed_logged = 1;
-    r->counters[RECORDER_WRITE_ERRORS]++;
+    r->counters[FMT_COUNTER_WRITE_ERRORS]++;
     log_error("cannot write %s: %s; the recording stops here (the program goes on)", r->path,
               strerror(r->w.error));
 }
@@ -118,24 +121,24 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
         return -1;
     }
     char text[4096];
-    writer_info(&r->w, "agent_version", CORSCOPE_VERSION);
+    r->next_event = FMT_EVENT_FIRST_RECORDED;
+    writer_info(&r->w, FMT_INFO_AGENT_VERSION, CORSCOPE_VERSION);
     snprintf(text, sizeof text, "%ld", (long)getpid());
-    writer_info(&r->w, "pid", text);
+    writer_info(&r->w, FMT_INFO_PID, text);
     read_cmdline(text, sizeof text);
-    writer_info(&r->w, "command", text);
-    writer_info(&r->w, "event", config_event_name(c->event));
-    writer_info(&r->w, "sampler", config_sampler_name(c->sampler));
+    writer_info(&r->w, FMT_INFO_COMMAND, text);
+    config_value_text(c, "event", text, sizeof text);
+    writer_info(&r->w, FMT_INFO_EVENTS, text);
+    writer_info(&r->w, FMT_INFO_SAMPLER, config_sampler_name(c->sampler));
     snprintf(text, sizeof text, "%llu", (unsigned long long)c->interval_ns);
-    writer_info(&r->w, "interval_ns", text);
+    writer_info(&r->w, FMT_INFO_INTERVAL_NS, text);
     snprintf(text, sizeof text, "%u", c->max_depth);
-    writer_info(&r->w, "max_depth", text);
+    writer_info(&r->w, FMT_INFO_MAX_DEPTH, text);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     snprintf(text, sizeof text, "%llu",
              (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
-    writer_info(&r->w, "start_realtime_ns", text);
-    writer_event(&r->w, c->event == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU,
-               config_event_name(c->event), "ns", c->interval_ns);
+    writer_info(&r->w, FMT_INFO_START_REALTIME_NS, text);
     recorder_flush(r);
     if (r->w.error) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
@@ -149,6 +152,55 @@ void recorder_info(struct recorder *r, const char *key, const char *value)
 {
     writer_info(&r->w, key, value);
     check_failed(r);
+}
+
+void recorder_sampled_event(struct recorder *r, uint32_t id, const char *name, const char *unit,
+                            uint64_t period)
+{
+    writer_event(&r->w, id, name, unit, period);
+    check_failed(r);
+}
+
+uint32_t recorder_define(struct recorder *r, struct writer_event_def *d)
+{
+    if (r->w.error)
+        return 0;
+    d->id = r->next_event++;
+    writer_event_def(&r->w, d);
+    check_failed(r);
+    return r->w.error ? 0 : d->id;
+}
+
+uint64_t recorder_since_start(const struct recorder *r, uint64_t now_ns)
+{
+    return now_ns > r->start_ns ? now_ns - r->start_ns : 0;
+}
+
+void recorder_record(struct recorder *r, uint32_t event, uint32_t thread, uint64_t now_ns,
+                     uint32_t stack, const uint64_t *values, uint32_t value_count,
+                     const uint64_t *fields, uint32_t field_count)
+{
+    if (!event)
+        return;
+    writer_record(&r->w, event, thread, recorder_since_start(r, now_ns), stack, values,
+                  value_count, fields, field_count);
+    r->counters[FMT_COUNTER_EVENTS]++;
+    check_failed(r);
+}
+
+uint32_t recorder_label(struct recorder *r, const char *label, const char *subject,
+                        uint32_t subject_frame)
+{
+    uint32_t l = recorder_string(r, label, strlen(label));
+    uint32_t s = subject ? recorder_string(r, subject, strlen(subject)) : 0;
+    uint32_t id = writer_frame(&r->w, FMT_FRAME_LABEL, 0, s, l, subject_frame);
+    check_failed(r);
+    return id;
+}
+
+int recorder_failed(const struct recorder *r)
+{
+    return r->w.error != 0;
 }
 
 uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
@@ -201,7 +253,7 @@ static void reset_stacks(struct recorder *r)
     map64_clear(&r->stack_index);
     r->pool_len = 0;
     r->stacks = 0;
-    r->counters[RECORDER_STACK_RESETS]++;
+    r->counters[FMT_COUNTER_STACK_RESETS]++;
 }
 
 uint32_t recorder_stack(struct recorder *r, const uint32_t *frames, uint32_t depth)
@@ -266,18 +318,17 @@ void recorder_sample(struct recorder *r, uint32_t event, uint32_t thread, uint64
 {
     if (!stack)
         return;
-    uint64_t t = now_ns > r->start_ns ? now_ns - r->start_ns : 0;
-    writer_sample(&r->w, event, thread, t, stack, weight);
-    r->counters[RECORDER_SAMPLES]++;
+    writer_sample(&r->w, event, thread, recorder_since_start(r, now_ns), stack, weight);
+    r->counters[FMT_COUNTER_SAMPLES]++;
     check_failed(r);
 }
 
-void recorder_count(struct recorder *r, enum recorder_counter c, uint64_t n)
+void recorder_count(struct recorder *r, enum fmt_counter c, uint64_t n)
 {
     r->counters[c] += n;
 }
 
-void recorder_max(struct recorder *r, enum recorder_counter c, uint64_t v)
+void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v)
 {
     if (v > r->counters[c])
         r->counters[c] = v;
@@ -287,7 +338,7 @@ void recorder_flush(struct recorder *r)
 {
     if (!r->open)
         return;
-    for (int i = 0; i < RECORDER_COUNTER_COUNT; i++)
+    for (int i = 0; i < FMT_COUNTER_COUNT; i++)
         if (r->counters[i])
             writer_stat(&r->w, counter_keys[i], r->counters[i]);
     writer_flush(&r->w);
@@ -307,10 +358,10 @@ void recorder_close(struct recorder *r)
         return;
     r->open = 0;
     if (!r->w.error) {
-        const char *keys[RECORDER_COUNTER_COUNT];
-        uint64_t values[RECORDER_COUNTER_COUNT];
+        const char *keys[FMT_COUNTER_COUNT];
+        uint64_t values[FMT_COUNTER_COUNT];
         size_t n = 0;
-        for (int i = 0; i < RECORDER_COUNTER_COUNT; i++) {
+        for (int i = 0; i < FMT_COUNTER_COUNT; i++) {
             keys[n] = counter_keys[i];
             values[n++] = r->counters[i];
         }

@@ -19,6 +19,7 @@
 #ifndef CORSCOPE_RECORDER_H
 #define CORSCOPE_RECORDER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,33 +30,6 @@
 #include "format/writer.h"
 
 #define RECORDER_FLUSH_NS 250000000ull
-
-/* Loss and activity counters, written as STAT records. */
-#define RECORDER_COUNTERS(X)                                                         \
-    X(SAMPLES, "samples")                     /* samples written */                  \
-    X(DROPPED, "dropped_samples")             /* lost: a buffer was full */          \
-    X(FAILED_WALKS, "failed_walks")           /* walk failed; sample is [unknown] */ \
-    X(TRUNCATED, "truncated_stacks")          /* cut at max depth: [truncated] */    \
-    X(UNRESOLVED, "unresolved_frames")        /* frames without a name: [unknown] */ \
-    X(SKIPPED_TICKS, "skipped_ticks")         /* runtime could not be suspended */   \
-    X(STARTUP_TICKS, "startup_ticks")         /* runtime not yet initialised */      \
-    X(TICKS, "ticks")                         /* sampling ticks taken */             \
-    X(SUSPEND_NS, "suspended_ns")             /* total time the runtime was held */  \
-    X(MAX_SUSPEND_NS, "max_suspended_ns")     /* longest single suspension */        \
-    X(STACK_RESETS, "stack_table_resets")     /* stack table forgotten (memory) */   \
-    X(WRITE_ERRORS, "write_errors")           /* recording stopped by an I/O error */ \
-    X(UNSAMPLED_THREADS, "unsampled_threads") /* no timer/ring: thread not sampled */ \
-    X(ORPHAN_SIGNALS, "orphan_signals")       /* sampler signals on unknown threads */ \
-    X(NO_SYMBOL, "native_frames_without_symbol") /* shown as library!+offset */ \
-    X(SAMPLER_CPU_NS, "sampler_cpu_ns")       /* CPU the sampler thread used */ \
-    X(OSR_FRAMES, "osr_frames_merged")        /* OSR frames shown as one; caller may be missing */
-
-enum recorder_counter {
-#define ENUM(name, key) RECORDER_##name,
-    RECORDER_COUNTERS(ENUM)
-#undef ENUM
-    RECORDER_COUNTER_COUNT
-};
 
 struct recorder {
     struct writer w;
@@ -76,17 +50,36 @@ struct recorder {
     uint32_t *stack_off, *stack_len, *stack_id;
     size_t stacks, stacks_cap;
     size_t pool_budget; /* frame ids kept before the table is reset */
-    uint64_t counters[RECORDER_COUNTER_COUNT];
+    uint64_t counters[FMT_COUNTER_COUNT];
+    uint32_t next_event;       /* ids of recorded events (EVDF) */
     int failed_logged;
     int open;
+    _Atomic uint64_t write_since_ns; /* inside a write(2) since then (CLOCK_MONOTONIC), 0 when not */
 };
 
 /* Opens (creates, truncates, never through a symlink, mode 0600) the file
- * and writes the header, the INFO and EVNT records.  Returns 0, or -1 with
- * a reason in err. */
+ * and writes the header and the INFO records.  Returns 0, or -1 with a
+ * reason in err. */
 HIDDEN int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
                          size_t err_size);
 HIDDEN void recorder_info(struct recorder *r, const char *key, const char *value);
+/* A sampled event (SMPL: cpu, wall), FMT_EVENT_*. */
+HIDDEN void recorder_sampled_event(struct recorder *r, uint32_t id, const char *name,
+                                   const char *unit, uint64_t period);
+/* A recorded event: fills in its id (from FMT_EVENT_FIRST_RECORDED) and
+ * writes its definition.  Returns the id, 0 on failure. */
+HIDDEN uint32_t recorder_define(struct recorder *r, struct writer_event_def *d);
+/* One occurrence of a recorded event: values and fields as defined; time
+ * CLOCK_MONOTONIC, thread and stack 0 for none. */
+HIDDEN void recorder_record(struct recorder *r, uint32_t event, uint32_t thread, uint64_t now_ns,
+                            uint32_t stack, const uint64_t *values, uint32_t value_count,
+                            const uint64_t *fields, uint32_t field_count);
+/* A label frame ("[JIT tier1] Type.Method", "[alloc] System.Byte[]"):
+ * label, and what it is about: a string (may be NULL) and a frame (0). */
+HIDDEN uint32_t recorder_label(struct recorder *r, const char *label, const char *subject,
+                               uint32_t subject_frame);
+/* Nanoseconds since the recording started, for a CLOCK_MONOTONIC time. */
+HIDDEN uint64_t recorder_since_start(const struct recorder *r, uint64_t now_ns);
 /* Id of a string, writing it the first time.  0 for "" or on failure. */
 HIDDEN uint32_t recorder_string(struct recorder *r, const char *s, size_t len);
 /* A new frame (the caller caches by its own key).  0 on failure. */
@@ -100,8 +93,11 @@ HIDDEN void recorder_thread(struct recorder *r, uint32_t id, uint64_t os_tid, co
 /* now_ns: CLOCK_MONOTONIC. */
 HIDDEN void recorder_sample(struct recorder *r, uint32_t event, uint32_t thread, uint64_t now_ns,
                             uint32_t stack, uint64_t weight);
-HIDDEN void recorder_count(struct recorder *r, enum recorder_counter c, uint64_t n);
-HIDDEN void recorder_max(struct recorder *r, enum recorder_counter c, uint64_t v);
+HIDDEN void recorder_count(struct recorder *r, enum fmt_counter c, uint64_t n);
+HIDDEN void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v);
+/* Has the recording failed (a write error)?  Then nothing more is
+ * written: sources should stop. */
+HIDDEN int recorder_failed(const struct recorder *r);
 /* Flushes when RECORDER_FLUSH_NS passed since the last flush. */
 HIDDEN void recorder_maybe_flush(struct recorder *r, uint64_t now_ns);
 HIDDEN void recorder_flush(struct recorder *r);

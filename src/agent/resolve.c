@@ -11,13 +11,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/names.h"
+#include "agent/codemap.h"
 #include "common/mem.h"
 
-void resolve_init(struct resolver *r, struct agent *a)
+void resolve_init(struct resolver *r, ICorProfilerInfo15 *info, struct names *names,
+                  struct recorder *out)
 {
     memset(r, 0, sizeof *r);
-    r->a = a;
+    r->info = info;
+    r->names = names;
+    r->out = out;
     map64_init(&r->native_of_ip);
     map64_init(&r->managed_of_ip);
     strtab_init(&r->native_keys);
@@ -34,6 +37,7 @@ void resolve_free(struct resolver *r)
         elfsym_free(r->symbols[i]); /* id 0 is the empty string, never set */
     strtab_free(&r->symbol_files);
     mem_free(r->symbols);
+    mem_free(r->frame_class);
     memset(r, 0, sizeof *r);
 }
 
@@ -59,6 +63,22 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
+static void set_class(struct resolver *r, uint32_t frame, enum frame_class c)
+{
+    if (!frame)
+        return;
+    uint8_t *grown = mem_grow(r->frame_class, &r->frame_class_cap, (size_t)frame + 1, 1);
+    if (!grown)
+        return;
+    r->frame_class = grown;
+    r->frame_class[frame] = (uint8_t)c;
+}
+
+enum frame_class resolve_frame_class(const struct resolver *r, uint32_t frame)
+{
+    return frame < r->frame_class_cap ? (enum frame_class)r->frame_class[frame] : FRAME_OTHER;
+}
+
 /* One frame per (module, symbol): every address inside a function is the
  * same frame. */
 static uint32_t native_symbol_frame(struct resolver *r, const char *module, const char *symbol,
@@ -77,7 +97,7 @@ static uint32_t native_symbol_frame(struct resolver *r, const char *module, cons
         if (!grown)
             return 0;
         r->native_frame = grown;
-        r->native_frame[at] = recorder_frame(&r->a->rec, kind, module, NULL, symbol, 0);
+        r->native_frame[at] = recorder_frame(r->out, kind, module, NULL, symbol, 0);
     }
     return r->native_frame[at];
 }
@@ -107,6 +127,13 @@ static const struct elfsym *module_symbols(struct resolver *r, const char *path)
     return r->symbols[at];
 }
 
+static int is_agent_module(const char *path)
+{
+    Dl_info self;
+    return dladdr((void *)is_agent_module, &self) && self.dli_fname &&
+           !strcmp(self.dli_fname, path);
+}
+
 /* Native code of a loaded ELF object: 1 and *frame (maybe | NO_SYMBOL), or 0. */
 static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame)
 {
@@ -118,8 +145,8 @@ static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame
         return 0;
     const char *module = info.dli_fname && info.dli_fname[0] ? info.dli_fname : "[main]";
     const char *file = map->l_name && map->l_name[0] ? map->l_name : "/proc/self/exe";
-    enum fmt_frame_kind kind =
-        resolve_is_runtime_module(basename_of(module)) ? FMT_FRAME_RUNTIME : FMT_FRAME_NATIVE;
+    int runtime = resolve_is_runtime_module(basename_of(module));
+    enum fmt_frame_kind kind = runtime ? FMT_FRAME_RUNTIME : FMT_FRAME_NATIVE;
     const char *full = elfsym_find(module_symbols(r, file), (uint64_t)(address - map->l_addr));
     uintptr_t start = (uintptr_t)info.dli_saddr;
     if (full) {
@@ -129,11 +156,17 @@ static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame
         *frame = native_symbol_frame(r, module, info.dli_sname, kind);
     } else {
         /* shown as module!+offset: placed, though not named */
-        *frame = recorder_frame(&r->a->rec, kind, module, NULL, NULL,
+        *frame = recorder_frame(r->out, kind, module, NULL, NULL,
                                 (uint64_t)(address - (uintptr_t)info.dli_fbase));
         if (*frame)
+            set_class(r, *frame, runtime ? FRAME_RUNTIME : FRAME_NATIVE);
+        if (*frame)
             *frame |= NO_SYMBOL;
+        return 1;
     }
+    set_class(r, *frame, is_agent_module(module) ? FRAME_AGENT
+                         : runtime              ? FRAME_RUNTIME
+                                                : FRAME_NATIVE);
     return 1;
 }
 
@@ -142,36 +175,90 @@ const struct code_range *resolve_managed(uintptr_t address)
     return codemap_find(address);
 }
 
-uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return)
+uint32_t resolve_function(struct resolver *r, FunctionID function, uint64_t seen_ns)
+{
+    uint32_t frame = names_known(r->names, function);
+    if (!frame && codemap_permanent(function))
+        frame = names_function(r->names, function);
+    if (!frame) {
+        if (!codemap_ids_begin(seen_ns)) {
+            recorder_count(r->out, FMT_COUNTER_UNRESOLVED, 1);
+            return recorder_synthetic(r->out, "[unknown]");
+        }
+        frame = names_function(r->names, function);
+        codemap_ids_end();
+    }
+    set_class(r, frame, FRAME_MANAGED);
+    return frame;
+}
+
+/* Managed code: its frame, named now if need be; 0 when it cannot be
+ * (*asked: whether the runtime was asked). */
+static uint32_t managed_frame(struct resolver *r, const struct code_range *range, uint64_t seen_ns,
+                              int *asked)
+{
+    *asked = 1;
+    if (range->frame)
+        return range->frame;
+    uint32_t frame = names_known(r->names, range->function);
+    if (frame)
+        return frame;
+    if (range->permanent)
+        return names_function(r->names, range->function);
+    if (!codemap_ids_begin(seen_ns)) {
+        *asked = 0;
+        return 0;
+    }
+    frame = names_function(r->names, range->function);
+    codemap_ids_end();
+    return frame;
+}
+
+uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64_t seen_ns)
 {
     uintptr_t at = is_return && address ? address - 1 : address;
     uint32_t frame;
     if (!map64_get(&r->native_of_ip, at, &frame) && !map64_get(&r->managed_of_ip, at, &frame)) {
         struct map64 *cache = &r->managed_of_ip;
         const struct code_range *range = codemap_find(at);
+        int asked = 1;
+        frame = 0;
         if (range) {
-            frame = names_function(&r->a->names, range->function);
+            frame = managed_frame(r, range, seen_ns, &asked);
+            set_class(r, frame, FRAME_MANAGED);
         } else if (resolve_native(r, at, &frame)) {
             cache = &r->native_of_ip;
-        } else {
-            ICorProfilerInfo15 *info = r->a->info;
+        } else if (codemap_in_permanent_image(at) || codemap_ids_begin(seen_ns)) {
+            /* ReadyToRun code of a module that stays, or an address no
+             * unload could have freed since it was seen */
+            int locked = !codemap_in_permanent_image(at);
             FunctionID function = 0;
-            if (info->lpVtbl->GetFunctionFromIP(info, (LPCBYTE)at, &function) >= 0 && function) {
+            if (r->info->lpVtbl->GetFunctionFromIP(r->info, (LPCBYTE)at, &function) >= 0 &&
+                function) {
                 codemap_add_function(function);
-                frame = names_function(&r->a->names, function);
-            } else {
-                frame = recorder_synthetic(&r->a->rec, "[unknown]");
-                if (frame)
-                    frame |= UNNAMED;
+                frame = names_function(r->names, function);
+                set_class(r, frame, FRAME_MANAGED);
             }
+            if (locked)
+                codemap_ids_end();
+        } else {
+            asked = 0;
+        }
+        if (!frame) {
+            frame = recorder_synthetic(r->out, "[unknown]");
+            if (frame)
+                frame |= UNNAMED;
         }
         if ((frame & ~(UNNAMED | NO_SYMBOL)) == 0)
             return 0;
-        map64_put(cache, at, frame);
+        /* an address the runtime could not be asked about (code was
+         * unloaded since it was seen) may be asked about next time */
+        if (asked)
+            map64_put(cache, at, frame);
     }
     if (frame & UNNAMED)
-        recorder_count(&r->a->rec, RECORDER_UNRESOLVED, 1);
+        recorder_count(r->out, FMT_COUNTER_UNRESOLVED, 1);
     else if (frame & NO_SYMBOL)
-        recorder_count(&r->a->rec, RECORDER_NO_SYMBOL, 1);
+        recorder_count(r->out, FMT_COUNTER_NO_SYMBOL, 1);
     return frame & ~(UNNAMED | NO_SYMBOL);
 }

@@ -38,19 +38,29 @@ static int check_one(const char *path)
     }
     printf("%s: corscope recording, format %u.%u, %zu bytes\n", path, r.version_major,
            r.version_minor, r.size);
-    print_info(&r, "command", "command");
-    print_info(&r, "pid", "pid");
-    print_info(&r, "runtime", "runtime");
-    print_info(&r, "sampler", "sampler");
-    print_info(&r, "cpu_clock", "clock");
+    print_info(&r, FMT_INFO_COMMAND, "command");
+    print_info(&r, FMT_INFO_PID, "pid");
+    print_info(&r, FMT_INFO_RUNTIME, "runtime");
+    print_info(&r, FMT_INFO_EVENTS, "recorded");
+    print_info(&r, FMT_INFO_SAMPLER, "sampler");
+    print_info(&r, FMT_INFO_CPU_CLOCK, "clock");
+    print_info(&r, FMT_INFO_ENDED_BY, "ended by");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];
-        uint64_t weight = 0, samples = 0;
+        uint64_t weight = 0, samples = 0, records = 0;
         for (size_t s = 0; s < r.sample_count; s++) {
             if (r.samples[s].event == i) {
                 samples++;
                 weight += r.samples[s].weight;
             }
+        }
+        if (r.events[i].recorded) {
+            for (size_t k = 0; k < r.record_count; k++)
+                records += r.records[k].event == i;
+            printf("  event        %.*s: %llu records, %llu with a stack\n",
+                   (int)r.events[i].name.len, r.events[i].name.p, (unsigned long long)records,
+                   (unsigned long long)samples);
+            continue;
         }
         if (rec_str_eq(r.events[i].unit, "ns"))
             units_format_duration(r.events[i].period, period, sizeof period);

@@ -53,6 +53,19 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
             n = snprintf(out, size, "%.*s!+0x%llx", (int)module.len, module.p,
                          (unsigned long long)f->extra);
         break;
+    case FMT_FRAME_LABEL: {
+        /* [label], [label] subject, or [label] the subject frame's name;
+         * the subject was defined before this frame, so this recursion
+         * always ends */
+        char subject[768] = "";
+        if (f->extra && f->extra < id)
+            fname_format(r, (uint32_t)f->extra, subject, sizeof subject);
+        else if (type.len)
+            snprintf(subject, sizeof subject, "%.*s", (int)type.len, type.p);
+        n = snprintf(out, size, "[%.*s]%s%s", (int)name.len, name.p, subject[0] ? " " : "",
+                     subject);
+        break;
+    }
     default:
         n = snprintf(out, size, "%.*s", (int)name.len, name.p);
         break;

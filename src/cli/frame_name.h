@@ -8,6 +8,9 @@
  *   native     libname.so!symbol, or libname.so!+0x1a2b without a symbol
  *   runtime    as native (libcoreclr.so!...), coloured apart by reports
  *   synthetic  [unknown], [truncated], [native] ... as recorded
+ *   label      what the runtime was doing, or what an event was, with its
+ *              subject: [JIT] Namespace.Type.Method, [GC gen2 induced],
+ *              [alloc] System.Byte[], [throw] System.InvalidOperationException
  */
 #ifndef CORSCOPE_FRAME_NAME_H
 #define CORSCOPE_FRAME_NAME_H

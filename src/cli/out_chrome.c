@@ -58,7 +58,7 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
     first = 0;
     for (size_t k = 0; k < t.thread_count && rc == 0; k++) {
         const struct timeline_thread *th = &t.threads[k];
-        uint32_t tid = (uint32_t)p->rec.threads[th->thread].os_tid;
+        uint32_t tid = (uint32_t)p->rec->threads[th->thread].os_tid;
         char name[160];
         timeline_thread_name(p, th->thread, name, sizeof name);
         fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":", tid);
@@ -68,7 +68,7 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
         double last_end = 0;
         for (size_t i = 0; i < th->count; i++) {
             const struct prof_sample *ps = &t.order[th->first + i];
-            const struct rec_sample *s = &p->rec.samples[ps->sample];
+            const struct rec_sample *s = &p->rec->samples[ps->sample];
             double end = (double)s->time / 1e3;
             double len = prof_value(p, s->weight) / 1e3;
             double start = end - len;

@@ -118,23 +118,23 @@ static uint32_t fg_thread(struct fg *g, const struct profile *p, uint32_t thread
     return strtab_intern(&g->threads, label, strlen(label), &is_new);
 }
 
-static const struct profile *sort_profile;
-
-static int by_leaf_thread(const void *a, const void *b)
+static int by_leaf_thread(const void *a, const void *b, void *ctx)
 {
+    const struct profile *sort_profile = ctx;
     const struct prof_sample *x = a, *y = b;
     uint32_t lx = sort_profile->path_leaf[x->path], ly = sort_profile->path_leaf[y->path];
     if (lx != ly)
         return lx < ly ? -1 : 1;
-    uint32_t tx = sort_profile->rec.samples[x->sample].thread;
-    uint32_t ty = sort_profile->rec.samples[y->sample].thread;
+    uint32_t tx = sort_profile->rec->samples[x->sample].thread;
+    uint32_t ty = sort_profile->rec->samples[y->sample].thread;
     return tx < ty ? -1 : tx > ty;
 }
 
-static int by_leaf_thread_index(const void *a, const void *b)
+static int by_leaf_thread_index(const void *a, const void *b, void *ctx)
 {
+    const struct profile *sort_profile = ctx;
     return by_leaf_thread(&sort_profile->selected[*(const uint32_t *)a],
-                          &sort_profile->selected[*(const uint32_t *)b]);
+                          &sort_profile->selected[*(const uint32_t *)b], ctx);
 }
 
 /* The profile's own call tree becomes the page's (names mapped to the
@@ -143,12 +143,12 @@ static int by_leaf_thread_index(const void *a, const void *b)
 static int fg_add_main(struct fg *g, const struct profile *p)
 {
     int rc = -1;
-    uint32_t *name_map = mem_calloc(p->names.count ? p->names.count : 1, sizeof *name_map);
-    uint32_t *thread_of = mem_calloc(p->rec.thread_count ? p->rec.thread_count : 1, sizeof *thread_of);
+    uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
+    uint32_t *thread_of = mem_calloc(p->rec->thread_count ? p->rec->thread_count : 1, sizeof *thread_of);
     struct prof_sample *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
     if (!name_map || !thread_of || !order)
         goto out;
-    for (size_t n = 1; n < p->names.count; n++) {
+    for (size_t n = 1; n < p->names->count; n++) {
         name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
         if (name_map[n] == UINT32_MAX)
             goto out;
@@ -169,16 +169,15 @@ static int fg_add_main(struct fg *g, const struct profile *p)
     g->nodes = p->node_count ? p->node_count : 1;
     if (p->selected_samples)
         memcpy(order, p->selected, p->selected_samples * sizeof *order);
-    sort_profile = p;
-    qsort(order, p->selected_samples, sizeof *order, by_leaf_thread);
+    qsort_r(order, p->selected_samples, sizeof *order, by_leaf_thread, (void *)p);
     for (size_t i = 0; i < p->selected_samples;) {
         uint32_t leaf = p->path_leaf[order[i].path];
-        uint32_t thread = p->rec.samples[order[i].sample].thread;
+        uint32_t thread = p->rec->samples[order[i].sample].thread;
         uint64_t value = 0;
         for (; i < p->selected_samples && p->path_leaf[order[i].path] == leaf &&
-               p->rec.samples[order[i].sample].thread == thread;
+               p->rec->samples[order[i].sample].thread == thread;
              i++)
-            value += (uint64_t)prof_value(p, p->rec.samples[order[i].sample].weight);
+            value += (uint64_t)prof_value(p, p->rec->samples[order[i].sample].weight);
         if (!thread_of[thread] && (thread_of[thread] = fg_thread(g, p, thread)) == UINT32_MAX)
             goto out;
         if (fg_entry(g, leaf, thread_of[thread], value, 0) < 0)
@@ -201,7 +200,7 @@ static int fg_add_base(struct fg *g, const struct profile *p)
         if (map64_put(&g->child, (uint64_t)g->parent[i] << 32 | g->node_name[i], (uint32_t)i) < 0)
             return -1;
     uint32_t *leaf_of = mem_alloc((p->path_count ? p->path_count : 1) * sizeof *leaf_of);
-    uint32_t *thread_of = mem_calloc(p->rec.thread_count ? p->rec.thread_count : 1, sizeof *thread_of);
+    uint32_t *thread_of = mem_calloc(p->rec->thread_count ? p->rec->thread_count : 1, sizeof *thread_of);
     int rc = -1;
     if (!leaf_of || !thread_of)
         goto out;
@@ -220,7 +219,7 @@ static int fg_add_base(struct fg *g, const struct profile *p)
     }
     for (size_t i = 0; i < p->selected_samples; i++) {
         const struct prof_sample *s = &p->selected[i];
-        const struct rec_sample *rs = &p->rec.samples[s->sample];
+        const struct rec_sample *rs = &p->rec->samples[s->sample];
         if (!thread_of[rs->thread] && (thread_of[rs->thread] = fg_thread(g, p, rs->thread)) == UINT32_MAX)
             goto out;
         uint32_t th = thread_of[rs->thread], leaf = leaf_of[s->path];
@@ -333,19 +332,18 @@ static void data_json(FILE *out, const struct fg *g, const struct profile *p)
 static int write_single(FILE *out, const struct profile *p, struct fg *g)
 {
     int rc = -1;
-    uint32_t *name_map = mem_calloc(p->names.count ? p->names.count : 1, sizeof *name_map);
+    uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
     uint32_t *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
     if (!name_map || !order)
         goto out;
-    for (size_t n = 1; n < p->names.count; n++) {
+    for (size_t n = 1; n < p->names->count; n++) {
         name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
         if (name_map[n] == UINT32_MAX)
             goto out;
     }
     for (size_t i = 0; i < p->selected_samples; i++)
         order[i] = (uint32_t)i;
-    sort_profile = p;
-    qsort(order, p->selected_samples, sizeof *order, by_leaf_thread_index);
+    qsort_r(order, p->selected_samples, sizeof *order, by_leaf_thread_index, (void *)p);
 
     header_json(out, g, p);
     fputs(",\"parent\":[0", out);
@@ -355,7 +353,7 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
     for (size_t i = 1; i < p->node_count; i++)
         fprintf(out, ",%u", name_map[p->nodes[i].name]);
     fputs("],\"threads\":[", out);
-    for (size_t t = 0; t < p->rec.thread_count; t++) {
+    for (size_t t = 0; t < p->rec->thread_count; t++) {
         char label[160];
         timeline_thread_name(p, (uint32_t)t, label, sizeof label);
         if (t)
@@ -366,13 +364,13 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
     for (size_t i = 0; i < p->selected_samples;) {
         const struct prof_sample *first = &p->selected[order[i]];
         uint32_t leaf = p->path_leaf[first->path];
-        uint32_t thread = p->rec.samples[first->sample].thread;
+        uint32_t thread = p->rec->samples[first->sample].thread;
         uint64_t value = 0;
         for (; i < p->selected_samples; i++) {
             const struct prof_sample *s = &p->selected[order[i]];
-            if (p->path_leaf[s->path] != leaf || p->rec.samples[s->sample].thread != thread)
+            if (p->path_leaf[s->path] != leaf || p->rec->samples[s->sample].thread != thread)
                 break;
-            value += (uint64_t)prof_value(p, p->rec.samples[s->sample].weight);
+            value += (uint64_t)prof_value(p, p->rec->samples[s->sample].weight);
         }
         fprintf(out, first == &p->selected[order[0]] ? "%u,%u,%llu" : ",%u,%u,%llu", leaf, thread,
                 (unsigned long long)value);

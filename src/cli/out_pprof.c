@@ -92,7 +92,7 @@ struct agg {
 int report_pprof(const struct profile *p, const struct report_options *o, FILE *out)
 {
     (void)o;
-    const struct recording *r = &p->rec;
+    const struct recording *r = p->rec;
     struct buf b, m, tmp;
     buf_init(&b);
     buf_init(&m);
@@ -129,7 +129,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
     }
 
     /* the module of each display name (first frame that has one) */
-    module_of = mem_calloc(p->names.count ? p->names.count : 1, sizeof *module_of);
+    module_of = mem_calloc(p->names->count ? p->names->count : 1, sizeof *module_of);
     mapping_of_module = mem_calloc(r->string_count ? r->string_count : 1, sizeof *mapping_of_module);
     if (!module_of || !mapping_of_module)
         goto out;
@@ -173,7 +173,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
 
     /* mappings: one per module */
     uint32_t mappings = 0;
-    for (size_t n = 1; n < p->names.count; n++) {
+    for (size_t n = 1; n < p->names->count; n++) {
         uint32_t mod = module_of[n];
         if (!mod || mapping_of_module[mod])
             continue;
@@ -187,7 +187,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         pb_message(&b, 3, &m);
     }
     /* locations and functions: one per display name */
-    for (size_t n = 1; n < p->names.count; n++) {
+    for (size_t n = 1; n < p->names->count; n++) {
         buf_reset(&m);
         pb_varint(&m, 1, n);
         if (module_of[n])
@@ -197,7 +197,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         pb_message(&m, 4, &tmp);
         pb_message(&b, 4, &m);
     }
-    for (size_t n = 1; n < p->names.count; n++) {
+    for (size_t n = 1; n < p->names->count; n++) {
         buf_reset(&m);
         pb_varint(&m, 1, n);
         uint64_t name = str(&strings, prof_name(p, (uint32_t)n));

@@ -29,7 +29,7 @@ int report_speedscope(const struct profile *p, const struct report_options *o, F
     json_string(out, title);
     fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
     /* frame index = name id - 1 (id 0 is the empty name) */
-    for (size_t i = 1; i < p->names.count; i++) {
+    for (size_t i = 1; i < p->names->count; i++) {
         fputs(i > 1 ? ",{\"name\":" : "{\"name\":", out);
         json_string(out, prof_name(p, (uint32_t)i));
         fputc('}', out);
@@ -42,8 +42,8 @@ int report_speedscope(const struct profile *p, const struct report_options *o, F
         const struct timeline_thread *th = &t.threads[k];
         char name[160];
         timeline_thread_name(p, th->thread, name, sizeof name);
-        const struct rec_sample *first = &p->rec.samples[t.order[th->first].sample];
-        const struct rec_sample *last = &p->rec.samples[t.order[th->first + th->count - 1].sample];
+        const struct rec_sample *first = &p->rec->samples[t.order[th->first].sample];
+        const struct rec_sample *last = &p->rec->samples[t.order[th->first + th->count - 1].sample];
         double end = (double)last->time + prof_value(p, last->weight);
         fputs(k ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
         json_string(out, name);
@@ -64,7 +64,7 @@ int report_speedscope(const struct profile *p, const struct report_options *o, F
         }
         fputs("],\"weights\":[", out);
         for (size_t i = 0; i < th->count; i++) {
-            const struct rec_sample *s = &p->rec.samples[t.order[th->first + i].sample];
+            const struct rec_sample *s = &p->rec->samples[t.order[th->first + i].sample];
             fprintf(out, i ? ",%.0f" : "%.0f", prof_value(p, s->weight));
         }
         fputs("]}", out);

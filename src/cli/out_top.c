@@ -29,8 +29,8 @@ static int by_self(const void *a, const void *b)
 
 int report_top(const struct profile *p, const struct report_options *o, FILE *out)
 {
-    const struct recording *r = &p->rec;
-    size_t names = p->names.count;
+    const struct recording *r = p->rec;
+    size_t names = p->names->count;
     struct row *rows = mem_calloc(names, sizeof *rows);
     size_t *stamp = mem_calloc(names, sizeof *stamp); /* path index + 1 that last counted it */
     if (!rows || !stamp) {

@@ -26,14 +26,20 @@ static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 
 const char *prof_name(const struct profile *p, uint32_t name_id)
 {
-    return name_id < p->names.count ? p->names.strs[name_id] : "";
+    return name_id < p->names->count ? p->names->strs[name_id] : "";
 }
 
 double prof_value(const struct profile *p, uint64_t weight)
 {
     if (p->event < 0)
         return (double)weight;
-    return (double)weight * (double)p->rec.events[p->event].period;
+    return (double)weight * (double)p->rec->events[p->event].period;
+}
+
+static const char *text_of(struct rec_str s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s", (int)s.len, s.p);
+    return buf;
 }
 
 const char *prof_unit(const struct profile *p)
@@ -41,9 +47,7 @@ const char *prof_unit(const struct profile *p)
     static char unit[64];
     if (p->event < 0)
         return "";
-    struct rec_str u = p->rec.events[p->event].unit;
-    snprintf(unit, sizeof unit, "%.*s", (int)u.len, u.p);
-    return unit;
+    return text_of(p->rec->events[p->event].unit, unit, sizeof unit);
 }
 
 const char *prof_event_name(const struct profile *p)
@@ -51,73 +55,58 @@ const char *prof_event_name(const struct profile *p)
     static char name[64];
     if (p->event < 0)
         return "none";
-    struct rec_str n = p->rec.events[p->event].name;
-    snprintf(name, sizeof name, "%.*s", (int)n.len, n.p);
-    return name;
+    return text_of(p->rec->events[p->event].name, name, sizeof name);
 }
 
-static int choose_event(struct profile *p, const struct prof_filter *f, char *err, size_t n)
+const char *prof_count_name(const struct profile *p)
 {
-    struct recording *r = &p->rec;
-    p->event = -1;
-    if (f->event) {
-        for (size_t i = 0; i < r->event_count; i++)
-            if (rec_str_eq(r->events[i].name, f->event))
-                p->event = (long)i;
-        if (p->event < 0) {
-            char have[128] = "";
-            for (size_t i = 0; i < r->event_count; i++) {
-                size_t used = strlen(have);
-                snprintf(have + used, sizeof have - used, "%s%.*s", i ? ", " : "",
-                         (int)r->events[i].name.len, r->events[i].name.p);
-            }
-            snprintf(err, n, "the recording has no '%s' event (it has: %s)", f->event,
-                     have[0] ? have : "none");
-            return -1;
-        }
-        return 0;
-    }
-    /* the event of the first sample, else the first defined */
-    if (r->sample_count)
-        p->event = r->samples[0].event;
-    else if (r->event_count)
-        p->event = 0;
-    return 0;
+    static char name[64];
+    if (p->event < 0 || p->rec->events[p->event].value_count < 2)
+        return "samples";
+    return text_of(p->rec->events[p->event].value_names[1], name, sizeof name);
+}
+
+const char *prof_count_unit(const struct profile *p)
+{
+    static char unit[64];
+    if (p->event < 0 || p->rec->events[p->event].value_count < 2)
+        return "count";
+    return text_of(p->rec->events[p->event].value_units[1], unit, sizeof unit);
 }
 
 /* Interns a display name; returns its id or UINT32_MAX.  A name keeps
  * the kind of the first frame that printed it. */
-static uint32_t intern_name(struct profile *p, const char *s, size_t len, uint8_t kind)
+static uint32_t intern_name(struct prof_shared *sh, const char *s, size_t len, uint8_t kind)
 {
     int is_new;
-    uint32_t id = strtab_intern(&p->names, s, len, &is_new);
+    uint32_t id = strtab_intern(&sh->names, s, len, &is_new);
     if (id == UINT32_MAX || !is_new)
         return id;
-    uint8_t *k = mem_realloc(p->name_kind, p->names.count);
+    uint8_t *k = mem_realloc(sh->name_kind, sh->names.count);
     if (!k)
         return UINT32_MAX;
-    p->name_kind = k;
-    p->name_kind[id] = kind;
+    sh->name_kind = k;
+    sh->name_kind[id] = kind;
     return id;
 }
 
-static int build_names(struct profile *p)
+static int build_names(struct prof_shared *sh)
 {
-    struct recording *r = &p->rec;
-    p->name_kind = mem_calloc(1, 1);
-    p->frame_name = mem_calloc(r->frame_count, sizeof *p->frame_name);
-    p->thread_name = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *p->thread_name);
-    if (!p->name_kind || !p->frame_name || !p->thread_name)
+    struct recording *r = &sh->rec;
+    sh->name_kind = mem_calloc(1, 1);
+    sh->frame_name = mem_calloc(r->frame_count, sizeof *sh->frame_name);
+    sh->thread_name = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *sh->thread_name);
+    if (!sh->name_kind || !sh->frame_name || !sh->thread_name)
         return -1;
     char buf[1024];
     for (uint32_t id = 1; id < r->frame_count; id++) {
         size_t len = fname_format(r, id, buf, sizeof buf);
         if (len >= sizeof buf)
             len = sizeof buf - 1;
-        uint32_t name = intern_name(p, buf, len, r->frames[id].kind);
+        uint32_t name = intern_name(sh, buf, len, r->frames[id].kind);
         if (name == UINT32_MAX)
             return -1;
-        p->frame_name[id] = name;
+        sh->frame_name[id] = name;
     }
     for (size_t t = 0; t < r->thread_count; t++) {
         struct rec_str n = r->strings[r->threads[t].name];
@@ -129,10 +118,10 @@ static int build_names(struct profile *p)
             len = snprintf(buf, sizeof buf, "[tid=%llu]", (unsigned long long)r->threads[t].os_tid);
         if (len < 0 || (size_t)len >= sizeof buf)
             len = (int)sizeof buf - 1;
-        uint32_t name = intern_name(p, buf, (size_t)len, 0);
+        uint32_t name = intern_name(sh, buf, (size_t)len, 0);
         if (name == UINT32_MAX)
             return -1;
-        p->thread_name[t] = name;
+        sh->thread_name[t] = name;
     }
     return 0;
 }
@@ -158,7 +147,7 @@ static int thread_selected(const struct recording *r, size_t t, const char *want
 static int stack_matches(const struct profile *p, uint32_t stack, const regex_t *re,
                          uint8_t *memo)
 {
-    const struct recording *r = &p->rec;
+    const struct recording *r = p->rec;
     struct rec_stack s = r->stacks[stack];
     for (uint32_t i = 0; i < s.depth; i++) {
         uint32_t name = p->frame_name[r->stack_frames[s.offset + i]];
@@ -170,36 +159,58 @@ static int stack_matches(const struct profile *p, uint32_t stack, const regex_t 
     return 0;
 }
 
-static int select_samples(struct profile *p, const struct prof_filter *f)
+/* Which samples the filters keep, over every event at once: thread, time
+ * window and stack (0 drop, 1 keep), one pass over the recording. */
+static uint8_t *filter_samples(const struct prof_shared *sh, const struct profile *any,
+                               const struct prof_filter *f)
 {
-    struct recording *r = &p->rec;
-    int rc = -1;
-    struct map64 path_of;
-    map64_init(&path_of);
+    const struct recording *r = &sh->rec;
+    uint8_t *keep = mem_alloc(r->sample_count ? r->sample_count : 1);
     uint8_t *keep_thread = mem_calloc(r->thread_count ? r->thread_count : 1, 1);
     uint8_t *stack_ok = mem_calloc(r->stack_count, 1); /* 0 unknown, 1 drop, 2 keep */
-    uint8_t *memo_in = mem_calloc(p->names.count, 1);
-    uint8_t *memo_ex = mem_calloc(p->names.count, 1);
-    if (!keep_thread || !stack_ok || !memo_in || !memo_ex)
+    uint8_t *memo_in = mem_calloc(sh->names.count, 1);
+    uint8_t *memo_ex = mem_calloc(sh->names.count, 1);
+    if (!keep || !keep_thread || !stack_ok || !memo_in || !memo_ex) {
+        mem_free(keep);
+        keep = NULL;
         goto out;
+    }
     for (size_t t = 0; t < r->thread_count; t++)
         keep_thread[t] = (uint8_t)thread_selected(r, t, f->thread);
-
     for (size_t i = 0; i < r->sample_count; i++) {
         const struct rec_sample *s = &r->samples[i];
-        if ((long)s->event != p->event || !keep_thread[s->thread])
+        keep[i] = 0;
+        if (!keep_thread[s->thread])
             continue;
         if (s->time < f->from_ns || (f->to_ns && s->time >= f->to_ns))
             continue;
         if (!stack_ok[s->stack]) {
-            int keep = 1;
-            if (f->has_include && !stack_matches(p, s->stack, &f->include, memo_in))
-                keep = 0;
-            if (keep && f->has_exclude && stack_matches(p, s->stack, &f->exclude, memo_ex))
-                keep = 0;
-            stack_ok[s->stack] = keep ? 2 : 1;
+            int ok = 1;
+            if (f->has_include && !stack_matches(any, s->stack, &f->include, memo_in))
+                ok = 0;
+            if (ok && f->has_exclude && stack_matches(any, s->stack, &f->exclude, memo_ex))
+                ok = 0;
+            stack_ok[s->stack] = ok ? 2 : 1;
         }
-        if (stack_ok[s->stack] != 2)
+        keep[i] = stack_ok[s->stack] == 2;
+    }
+out:
+    mem_free(keep_thread);
+    mem_free(stack_ok);
+    mem_free(memo_in);
+    mem_free(memo_ex);
+    return keep;
+}
+
+static int select_samples(struct profile *p, const struct prof_filter *f, const uint8_t *keep)
+{
+    const struct recording *r = p->rec;
+    int rc = -1;
+    struct map64 path_of;
+    map64_init(&path_of);
+    for (size_t i = 0; i < r->sample_count; i++) {
+        const struct rec_sample *s = &r->samples[i];
+        if ((long)s->event != p->event || !keep[i])
             continue;
         uint64_t key = ((uint64_t)(f->thread_roots ? s->thread : 0) << 32) | s->stack;
         uint32_t at;
@@ -207,18 +218,20 @@ static int select_samples(struct profile *p, const struct prof_filter *f)
             if (GROW(p->paths, p->path_cap, p->path_count + 1))
                 goto out;
             at = (uint32_t)p->path_count++;
-            struct prof_path np = {f->thread_roots ? s->thread : 0, s->stack, 0, 0};
+            struct prof_path np = {f->thread_roots ? s->thread : 0, s->stack, 0, 0, 0};
             p->paths[at] = np;
             if (map64_put(&path_of, key, at) < 0)
                 goto out;
         }
         p->paths[at].weight += s->weight;
+        p->paths[at].count += s->count;
         p->paths[at].samples++;
         if (GROW(p->selected, p->selected_cap, p->selected_samples + 1))
             goto out;
         p->selected[p->selected_samples].sample = (uint32_t)i;
         p->selected[p->selected_samples].path = at;
         p->total_weight += s->weight;
+        p->total_count += s->count;
         if (!p->selected_samples || s->time < p->first_time)
             p->first_time = s->time;
         if (s->time > p->last_time)
@@ -228,10 +241,6 @@ static int select_samples(struct profile *p, const struct prof_filter *f)
     rc = 0;
 out:
     map64_free(&path_of);
-    mem_free(keep_thread);
-    mem_free(stack_ok);
-    mem_free(memo_in);
-    mem_free(memo_ex);
     return rc;
 }
 
@@ -244,17 +253,16 @@ struct path_view {
     const struct profile *p;
     const struct prof_filter *f;
 };
-static struct path_view sort_view;
 
 static uint32_t path_length(const struct path_view *v, const struct prof_path *path)
 {
-    return v->p->rec.stacks[path->stack].depth + (v->f->thread_roots ? 1 : 0);
+    return v->p->rec->stacks[path->stack].depth + (v->f->thread_roots ? 1 : 0);
 }
 
 /* The k-th name of a path, root first. */
 static uint32_t path_name(const struct path_view *v, const struct prof_path *path, uint32_t k)
 {
-    const struct recording *r = &v->p->rec;
+    const struct recording *r = v->p->rec;
     if (v->f->thread_roots) {
         if (k == 0)
             return v->p->thread_name[path->thread];
@@ -266,13 +274,14 @@ static uint32_t path_name(const struct path_view *v, const struct prof_path *pat
     return v->p->frame_name[r->stack_frames[s.offset + at]];
 }
 
-static int by_names(const void *a, const void *b)
+static int by_names(const void *a, const void *b, void *ctx)
 {
-    const struct prof_path *x = &sort_view.p->paths[*(const uint32_t *)a];
-    const struct prof_path *y = &sort_view.p->paths[*(const uint32_t *)b];
-    uint32_t nx = path_length(&sort_view, x), ny = path_length(&sort_view, y);
+    const struct path_view *v = ctx;
+    const struct prof_path *x = &v->p->paths[*(const uint32_t *)a];
+    const struct prof_path *y = &v->p->paths[*(const uint32_t *)b];
+    uint32_t nx = path_length(v, x), ny = path_length(v, y);
     for (uint32_t k = 0; k < nx && k < ny; k++) {
-        uint32_t u = path_name(&sort_view, x, k), w = path_name(&sort_view, y, k);
+        uint32_t u = path_name(v, x, k), w = path_name(v, y, k);
         if (u != w)
             return u < w ? -1 : 1;
     }
@@ -295,8 +304,7 @@ static int build_tree(struct profile *p, const struct prof_filter *f)
     struct path_view v = {p, f};
     for (size_t i = 0; i < p->path_count; i++)
         order[i] = (uint32_t)i;
-    sort_view = v;
-    qsort(order, p->path_count, sizeof *order, by_names);
+    qsort_r(order, p->path_count, sizeof *order, by_names, &v);
     const struct prof_path *prev = NULL;
     for (size_t i = 0; i < p->path_count; i++) {
         const struct prof_path *path = &p->paths[order[i]];
@@ -338,50 +346,135 @@ out:
     return rc;
 }
 
-int prof_build(struct profile *p, struct recording *rec, const struct prof_filter *f, char *err,
-               size_t err_size)
+static void view_init(struct profiles *ps, struct profile *p, long event)
 {
     memset(p, 0, sizeof *p);
-    p->rec = *rec;
-    memset(rec, 0, sizeof *rec);
-    if (strtab_init(&p->names) < 0)
-        goto oom;
-    if (choose_event(p, f, err, err_size) < 0) {
-        prof_free(p);
-        return -1;
-    }
-    if (build_names(p) < 0 || select_samples(p, f) < 0 || build_tree(p, f) < 0)
-        goto oom;
-    return 0;
-oom:
-    snprintf(err, err_size, "out of memory while aggregating the recording");
-    prof_free(p);
-    return -1;
+    p->shared = &ps->shared;
+    p->rec = &ps->shared.rec;
+    p->names = &ps->shared.names;
+    p->frame_name = ps->shared.frame_name;
+    p->thread_name = ps->shared.thread_name;
+    p->name_kind = ps->shared.name_kind;
+    p->event = event;
 }
 
-int prof_load(struct profile *p, const char *path, const struct prof_filter *f, char *err,
-              size_t err_size)
+static void view_free(struct profile *p)
 {
-    struct recording rec;
-    if (rec_load_file(path, &rec, err, err_size) < 0) {
-        memset(p, 0, sizeof *p);
-        return -1;
-    }
-    return prof_build(p, &rec, f, err, err_size);
-}
-
-void prof_free(struct profile *p)
-{
-    rec_free(&p->rec);
-    strtab_free(&p->names);
-    mem_free(p->frame_name);
-    mem_free(p->name_kind);
-    mem_free(p->thread_name);
     mem_free(p->paths);
     mem_free(p->nodes);
     mem_free(p->selected);
     mem_free(p->path_leaf);
     memset(p, 0, sizeof *p);
+}
+
+/* Which events get a view, and which is current.  Returns 0, or -1 with
+ * the reason in err. */
+static int choose_views(struct profiles *ps, const struct prof_filter *f, long *events,
+                        size_t *count, char *err, size_t n)
+{
+    const struct recording *r = &ps->shared.rec;
+    uint64_t per_event[256] = {0};
+    for (size_t i = 0; i < r->sample_count; i++)
+        per_event[r->samples[i].event]++;
+    long wanted = -1;
+    if (f->event) {
+        wanted = rec_event_index(r, f->event);
+        if (wanted < 0) {
+            char have[256] = "";
+            for (size_t i = 0; i < r->event_count; i++) {
+                size_t used = strlen(have);
+                snprintf(have + used, sizeof have - used, "%s%.*s", i ? ", " : "",
+                         (int)r->events[i].name.len, r->events[i].name.p);
+            }
+            snprintf(err, n, "the recording has no '%s' event (it has: %s)", f->event,
+                     have[0] ? have : "none");
+            return -1;
+        }
+    }
+    *count = 0;
+    for (size_t i = 0; i < r->event_count; i++)
+        if (per_event[i] || (long)i == wanted)
+            events[(*count)++] = (long)i;
+    if (*count == 0) /* nothing at all: one empty view */
+        events[(*count)++] = r->event_count ? 0 : -1;
+    ps->current = 0;
+    for (size_t i = 0; i < *count; i++) {
+        long e = events[i];
+        if (e == wanted) {
+            ps->current = i;
+            break;
+        }
+        /* by default the sampled event (cpu, wall), else the first */
+        if (wanted < 0 && e >= 0 && !r->events[e].recorded && r->events[events[ps->current]].recorded)
+            ps->current = i;
+    }
+    return 0;
+}
+
+int prof_build(struct profiles *ps, struct recording *rec, const struct prof_filter *f, char *err,
+               size_t err_size)
+{
+    memset(ps, 0, sizeof *ps);
+    ps->shared.rec = *rec;
+    memset(rec, 0, sizeof *rec);
+    long events[256];
+    size_t count = 0;
+    uint8_t *keep = NULL;
+    if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (choose_views(ps, f, events, &count, err, err_size) < 0) {
+        prof_free(ps);
+        return -1;
+    }
+    if (build_names(&ps->shared) < 0)
+        goto oom;
+    ps->views = mem_calloc(count, sizeof *ps->views);
+    if (!ps->views)
+        goto oom;
+    ps->count = count;
+    for (size_t i = 0; i < count; i++)
+        view_init(ps, &ps->views[i], events[i]);
+    keep = filter_samples(&ps->shared, &ps->views[0], f);
+    if (!keep)
+        goto oom;
+    for (size_t i = 0; i < count; i++) {
+        struct profile *p = &ps->views[i];
+        p->views = ps->views;
+        p->view_count = count;
+        if (select_samples(p, f, keep) < 0 || build_tree(p, f) < 0)
+            goto oom;
+    }
+    mem_free(keep);
+    return 0;
+oom:
+    mem_free(keep);
+    snprintf(err, err_size, "out of memory while aggregating the recording");
+    prof_free(ps);
+    return -1;
+}
+
+int prof_load(struct profiles *ps, const char *path, const struct prof_filter *f, char *err,
+              size_t err_size)
+{
+    struct recording rec;
+    if (rec_load_file(path, &rec, err, err_size) < 0) {
+        memset(ps, 0, sizeof *ps);
+        return -1;
+    }
+    return prof_build(ps, &rec, f, err, err_size);
+}
+
+void prof_free(struct profiles *ps)
+{
+    for (size_t i = 0; i < ps->count; i++)
+        view_free(&ps->views[i]);
+    mem_free(ps->views);
+    rec_free(&ps->shared.rec);
+    strtab_free(&ps->shared.names);
+    mem_free(ps->shared.frame_name);
+    mem_free(ps->shared.name_kind);
+    mem_free(ps->shared.thread_name);
+    memset(ps, 0, sizeof *ps);
 }
 
 size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap)
@@ -399,22 +492,22 @@ size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, si
     return depth;
 }
 
-static const struct profile *sort_profile;
-
-static int by_name(const void *a, const void *b)
+static int by_name(const void *a, const void *b, void *ctx)
 {
-    const struct prof_node *x = &sort_profile->nodes[*(const uint32_t *)a];
-    const struct prof_node *y = &sort_profile->nodes[*(const uint32_t *)b];
-    return strcmp(prof_name(sort_profile, x->name), prof_name(sort_profile, y->name));
+    const struct profile *p = ctx;
+    const struct prof_node *x = &p->nodes[*(const uint32_t *)a];
+    const struct prof_node *y = &p->nodes[*(const uint32_t *)b];
+    return strcmp(prof_name(p, x->name), prof_name(p, y->name));
 }
 
-static int by_total(const void *a, const void *b)
+static int by_total(const void *a, const void *b, void *ctx)
 {
-    const struct prof_node *x = &sort_profile->nodes[*(const uint32_t *)a];
-    const struct prof_node *y = &sort_profile->nodes[*(const uint32_t *)b];
+    const struct profile *p = ctx;
+    const struct prof_node *x = &p->nodes[*(const uint32_t *)a];
+    const struct prof_node *y = &p->nodes[*(const uint32_t *)b];
     if (x->total != y->total)
         return x->total < y->total ? 1 : -1;
-    return by_name(a, b);
+    return by_name(a, b, ctx);
 }
 
 size_t prof_children(const struct profile *p, uint32_t node, enum prof_order order,
@@ -428,10 +521,8 @@ size_t prof_children(const struct profile *p, uint32_t node, enum prof_order ord
         *out = grown;
         (*out)[n++] = c;
     }
-    if (n > 1) {
-        sort_profile = p;
-        qsort(*out, n, sizeof **out, order == PROF_BY_NAME ? by_name : by_total);
-    }
+    if (n > 1)
+        qsort_r(*out, n, sizeof **out, order == PROF_BY_NAME ? by_name : by_total, (void *)p);
     return n;
 }
 

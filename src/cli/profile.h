@@ -1,16 +1,21 @@
 /*
- * profile: a recording read into the one aggregate every report is written
- * from.
+ * profile: a recording read into the aggregate every report is written
+ * from, keyed by (event, thread, stack).
  *
- * Loading applies the filters common to all formats (event, thread, time
- * window, include/exclude regexes on frame names, reversed stacks, thread
- * names as roots), then builds:
+ * Loading applies the filters common to all formats (thread, time window,
+ * include/exclude regexes on frame names, reversed stacks, thread names as
+ * roots), then builds what all events share:
  *   - display names, deduplicated: frames that print the same share a name
  *     id, so two FunctionIDs of one method merge in every report;
- *   - per (thread, stack) weights of the samples that passed the filters;
+ * and, per event with samples (cpu, wall, alloc, exceptions ...), a view:
+ *   - per (thread, stack) the weight and count of the samples that passed
+ *     the filters;
  *   - a call tree (trie over name ids, root first, or leaf first when
  *     reversed) with total and self weight per node.
- * Writers read these and the underlying recording; none re-reads the file.
+ * One view is current (--event, else the sampled event, else the first
+ * with samples): the single-event formats draw it; the multi-event ones
+ * (pprof, speedscope, the flame graph) draw every view.  Writers read these
+ * and the underlying recording; none re-reads the file.
  */
 #ifndef CORSCOPE_PROFILE_H
 #define CORSCOPE_PROFILE_H
@@ -25,7 +30,7 @@
 #include "format/recording.h"
 
 struct prof_filter {
-    const char *event;  /* event name; NULL = the first event with samples */
+    const char *event;  /* event name; NULL = the default (see above) */
     const char *thread; /* thread name substring or os tid; NULL = all */
     uint64_t from_ns, to_ns; /* window relative to the start; to 0 = open */
     regex_t include, exclude;
@@ -47,7 +52,8 @@ struct prof_node {
 struct prof_path {
     uint32_t thread; /* index into rec.threads */
     uint32_t stack;  /* stack id */
-    uint64_t weight;
+    uint64_t weight; /* sum of the samples' weights (periods of the event) */
+    uint64_t count;  /* sum of their counts (samples, objects, calls ...) */
     uint64_t samples;
 };
 
@@ -57,13 +63,26 @@ struct prof_sample {
     uint32_t path;   /* index into paths */
 };
 
-struct profile {
+/* What every event's view shares (owned by the current view's profile
+ * set, see prof_load). */
+struct prof_shared {
     struct recording rec;
-    long event;                /* index into rec.events, -1 when none */
     struct strtab names;       /* display names; id 0 = "" */
     uint32_t *frame_name;      /* frame id -> name id */
     uint8_t *name_kind;        /* name id -> fmt_frame_kind (0 = thread root) */
     uint32_t *thread_name;     /* thread index -> name id of its root label */
+};
+
+/* One event's view. */
+struct profile {
+    struct prof_shared *shared;
+    const struct recording *rec; /* = &shared->rec */
+    const struct strtab *names;  /* = &shared->names */
+    const uint32_t *frame_name, *thread_name;
+    const uint8_t *name_kind;
+    const struct profile *views; /* every event's view, this one among them */
+    size_t view_count;
+    long event;                /* index into rec.events, -1 when none */
     struct prof_path *paths;
     size_t path_count, path_cap;
     struct prof_node *nodes;   /* [0] = root */
@@ -72,18 +91,33 @@ struct profile {
     size_t selected_cap;
     uint32_t *path_leaf;       /* path index -> its last node in the tree */
     uint64_t total_weight;     /* of the selected samples */
+    uint64_t total_count;
     uint64_t selected_samples;
     uint64_t first_time, last_time; /* of the selected samples */
 };
 
+/* Every view of a recording; `current` is the one single-event formats
+ * draw. */
+struct profiles {
+    struct prof_shared shared;
+    struct profile *views;
+    size_t count;
+    size_t current;
+};
+
 /* Loads and aggregates.  Returns 0, or -1 with a one-line reason in err. */
-HIDDEN int prof_load(struct profile *p, const char *path, const struct prof_filter *f, char *err,
+HIDDEN int prof_load(struct profiles *ps, const char *path, const struct prof_filter *f, char *err,
                      size_t err_size);
 /* Same from a recording already loaded; takes it over. */
-HIDDEN int prof_build(struct profile *p, struct recording *rec, const struct prof_filter *f,
+HIDDEN int prof_build(struct profiles *ps, struct recording *rec, const struct prof_filter *f,
                       char *err, size_t err_size);
-HIDDEN void prof_free(struct profile *p);
+HIDDEN void prof_free(struct profiles *ps);
 HIDDEN void prof_filter_free(struct prof_filter *f);
+/* The view single-event formats draw. */
+static inline const struct profile *prof_current(const struct profiles *ps)
+{
+    return &ps->views[ps->current];
+}
 
 enum prof_order { PROF_BY_NAME, PROF_BY_TOTAL };
 /* Children of a node, sorted, into *out (grown as needed, caller frees).
@@ -101,5 +135,9 @@ HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
 HIDDEN double prof_value(const struct profile *p, uint64_t weight);
 HIDDEN const char *prof_unit(const struct profile *p);
 HIDDEN const char *prof_event_name(const struct profile *p);
+/* The name and unit of the event's second measure ("samples", "objects"),
+ * and whether it has one worth showing beside the first. */
+HIDDEN const char *prof_count_name(const struct profile *p);
+HIDDEN const char *prof_count_unit(const struct profile *p);
 
 #endif

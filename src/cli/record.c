@@ -362,7 +362,7 @@ int cmd_record(int argc, char **argv)
     if (cfg.sampler == CONFIG_SAMPLER_SUSPEND && (signal_opt || clock_opt))
         return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
                                signal_opt ? signal_opt : clock_opt);
-    if (clock_opt && cfg.event != CONFIG_EVENT_CPU)
+    if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
         return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
                                "every thread at each tick of the wall clock)");
     if (optind >= argc)

@@ -59,7 +59,7 @@ const struct report_format *report_for_path(const char *path)
 
 void report_title(const struct profile *p, char *out, size_t size)
 {
-    const struct rec_str *cmd = rec_info(&p->rec, "command");
+    const struct rec_str *cmd = rec_info(p->rec, FMT_INFO_COMMAND);
     if (cmd && cmd->len)
         snprintf(out, size, "%.*s (%s)", (int)cmd->len, cmd->p, prof_event_name(p));
     else
@@ -89,30 +89,40 @@ void report_format_value(const struct profile *p, uint64_t weight, char *out, si
     }
 }
 
-/* Counters the agent writes when something could not be recorded as it
- * happened, and how to say so. */
-static const struct {
-    const char *key;
-    const char *words;
-} loss_counters[] = {
-    {"dropped_samples", "samples dropped (buffers full, or code unloaded before they were named)"},
-    {"failed_walks", "stack walks failed (shown as [unknown])"},
-    {"truncated_stacks", "stacks cut at the depth limit (shown as [truncated])"},
-    {"unresolved_frames", "frames without a name (shown as [unknown])"},
-    {"skipped_ticks", "sampling ticks skipped (runtime busy suspending)"},
-    {"write_errors", "write errors (recording stopped early)"},
+/* The counters that say something could not be recorded as it happened
+ * (their words come from the format, format.h). */
+static const enum fmt_counter loss_counters[] = {
+    FMT_COUNTER_DROPPED,     FMT_COUNTER_DROPPED_EVENTS, FMT_COUNTER_STALE_TICKS,
+    FMT_COUNTER_FAILED_WALKS, FMT_COUNTER_TRUNCATED,     FMT_COUNTER_UNRESOLVED,
+    FMT_COUNTER_SKIPPED_TICKS, FMT_COUNTER_WRITE_ERRORS,
 };
+
+static const char *const counter_keys[] = {
+#define KEY(name, key, words) key,
+    FMT_COUNTERS(KEY)
+#undef KEY
+};
+static const char *const counter_words[] = {
+#define WORDS(name, key, words) words,
+    FMT_COUNTERS(WORDS)
+#undef WORDS
+};
+
+uint64_t report_counter(const struct recording *r, enum fmt_counter c)
+{
+    return rec_stat(r, counter_keys[c]);
+}
 
 void report_losses(const struct profile *p, char *out, size_t size)
 {
     size_t used = 0;
     out[0] = '\0';
     for (size_t i = 0; i < sizeof loss_counters / sizeof loss_counters[0]; i++) {
-        uint64_t v = rec_stat(&p->rec, loss_counters[i].key);
+        uint64_t v = report_counter(p->rec, loss_counters[i]);
         if (!v || used >= size)
             continue;
         int n = snprintf(out + used, size - used, "%s%llu %s", used ? ", " : "",
-                         (unsigned long long)v, loss_counters[i].words);
+                         (unsigned long long)v, counter_words[loss_counters[i]]);
         if (n > 0)
             used += (size_t)n;
     }
@@ -228,14 +238,14 @@ int report_render(const char *recording, const struct report_format *fmt, const 
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL};
-    struct profile p;
+    struct profiles ps;
     char err[512];
-    if (prof_load(&p, recording, &filter, err, sizeof err) < 0) {
+    if (prof_load(&ps, recording, &filter, err, sizeof err) < 0) {
         cli_error("%s: %s", recording, err);
         return EXIT_WORK_FAILED;
     }
-    int status = write_report(fmt, &p, &ro, output);
-    prof_free(&p);
+    int status = write_report(fmt, prof_current(&ps), &ro, output);
+    prof_free(&ps);
     return status;
 }
 
@@ -256,7 +266,7 @@ int cmd_report(int argc, char **argv)
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL};
     const char *diff_base = NULL;
-    struct profile base;
+    struct profiles base;
     int have_base = 0;
     const char *format = NULL, *output = NULL;
     int status = EXIT_USAGE;
@@ -371,7 +381,7 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const char *path = argv[optind];
-    struct profile p;
+    struct profiles ps;
     char err[512];
     if (diff_base) {
         if (prof_load(&base, diff_base, &filter, err, sizeof err) < 0) {
@@ -380,29 +390,30 @@ int cmd_report(int argc, char **argv)
             goto out;
         }
         have_base = 1;
-        ro.base = &base;
+        ro.base = prof_current(&base);
     }
-    if (prof_load(&p, path, &filter, err, sizeof err) < 0) {
+    if (prof_load(&ps, path, &filter, err, sizeof err) < 0) {
         cli_error("%s: %s", path, err);
         status = EXIT_WORK_FAILED;
         goto out;
     }
-    status = write_report(fmt, &p, &ro, output);
+    const struct profile *p = prof_current(&ps);
+    status = write_report(fmt, p, &ro, output);
     /* what the report could not show, once it exists (a report that could
      * not be written gets its one error line, nothing more) */
     if (status == 0) {
-        if (p.rec.status != REC_COMPLETE)
+        if (p->rec->status != REC_COMPLETE)
             cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
-                     rec_status_name(p.rec.status), p.rec.problem);
+                     rec_status_name(p->rec->status), p->rec->problem);
         char losses[512];
-        report_losses(&p, losses, sizeof losses);
+        report_losses(p, losses, sizeof losses);
         if (losses[0])
             cli_warn("%s: %s", path, losses);
-        if (p.selected_samples == 0)
+        if (p->selected_samples == 0)
             cli_warn("%s: no samples%s", path,
-                     p.rec.sample_count ? " pass the filters" : " were recorded");
+                     p->rec->sample_count ? " pass the filters" : " were recorded");
     }
-    prof_free(&p);
+    prof_free(&ps);
 out:
     if (have_base)
         prof_free(&base);

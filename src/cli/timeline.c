@@ -11,10 +11,9 @@
 
 #include "common/mem.h"
 
-static const struct recording *sort_rec;
-
-static int by_thread_time(const void *a, const void *b)
+static int by_thread_time(const void *a, const void *b, void *ctx)
 {
+    const struct recording *sort_rec = ctx;
     const struct prof_sample *x = a, *y = b;
     const struct rec_sample *sx = &sort_rec->samples[x->sample], *sy = &sort_rec->samples[y->sample];
     if (sx->thread != sy->thread)
@@ -29,17 +28,16 @@ int timeline_build(const struct profile *p, struct timeline *t)
     memset(t, 0, sizeof *t);
     size_t n = p->selected_samples;
     t->order = mem_alloc((n ? n : 1) * sizeof *t->order);
-    t->threads = mem_alloc((p->rec.thread_count ? p->rec.thread_count : 1) * sizeof *t->threads);
+    t->threads = mem_alloc((p->rec->thread_count ? p->rec->thread_count : 1) * sizeof *t->threads);
     if (!t->order || !t->threads) {
         timeline_free(t);
         return -1;
     }
     if (n)
         memcpy(t->order, p->selected, n * sizeof *t->order);
-    sort_rec = &p->rec;
-    qsort(t->order, n, sizeof *t->order, by_thread_time);
+    qsort_r(t->order, n, sizeof *t->order, by_thread_time, (void *)p->rec);
     for (size_t i = 0; i < n; i++) {
-        uint32_t th = p->rec.samples[t->order[i].sample].thread;
+        uint32_t th = p->rec->samples[t->order[i].sample].thread;
         if (!t->thread_count || t->threads[t->thread_count - 1].thread != th) {
             t->threads[t->thread_count].thread = th;
             t->threads[t->thread_count].first = i;
@@ -60,8 +58,8 @@ void timeline_free(struct timeline *t)
 
 void timeline_thread_name(const struct profile *p, uint32_t thread, char *out, size_t size)
 {
-    const struct rec_thread *th = &p->rec.threads[thread];
-    struct rec_str name = p->rec.strings[th->name];
+    const struct rec_thread *th = &p->rec->threads[thread];
+    struct rec_str name = p->rec->strings[th->name];
     if (name.len)
         snprintf(out, size, "%.*s (tid %llu)", (int)name.len, name.p,
                  (unsigned long long)th->os_tid);

@@ -14,7 +14,7 @@ void config_defaults(struct config *c)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->output, sizeof c->output, "corscope-%%p.corscope");
-    c->event = CONFIG_EVENT_CPU;
+    c->events = CONFIG_EVENT_CPU;
     c->interval_ns = CONFIG_INTERVAL_DEFAULT_NS;
     c->sampler = CONFIG_SAMPLER_SIGNAL;
     c->signal = SIGPROF;
@@ -25,7 +25,8 @@ void config_defaults(struct config *c)
 
 /* The words of each choice, indexed by its enum value, for the parser and
  * for the text forms alike. */
-static const char *const event_names[] = {[CONFIG_EVENT_CPU] = "cpu", [CONFIG_EVENT_WALL] = "wall"};
+/* one word per event bit, in bit order */
+static const char *const event_names[] = {"cpu", "wall"};
 static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
@@ -47,9 +48,46 @@ static const char *choice_name(const char *const *names, size_t count, int value
     return value >= 0 && (size_t)value < count && names[value] ? names[value] : "?";
 }
 
-const char *config_event_name(enum config_event e)
+const char *config_event_name(uint32_t event_bit)
 {
-    return choice_name(CHOICES(event_names), (int)e);
+    for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
+        if (event_bit == 1u << i)
+            return event_names[i];
+    return "?";
+}
+
+/* "cpu,alloc" -> a set of event bits; NULL, or why not. */
+static const char *parse_events(const char *value, uint32_t *out)
+{
+    static char why[160];
+    uint32_t set = 0;
+    const char *p = value;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        int found = -1;
+        for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
+            if (strlen(event_names[i]) == n && !strncmp(p, event_names[i], n))
+                found = (int)i;
+        if (found < 0) {
+            size_t used = (size_t)snprintf(why, sizeof why, "unknown event '%.*s' (events:",
+                                           (int)(n > 32 ? 32 : n), p);
+            for (size_t i = 0; i < sizeof event_names / sizeof event_names[0] && used < sizeof why; i++)
+                used += (size_t)snprintf(why + used, sizeof why - used, "%s %s", i ? "," : "",
+                                         event_names[i]);
+            if (used < sizeof why)
+                snprintf(why + used, sizeof why - used, ")");
+            return why;
+        }
+        set |= 1u << found;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if ((set & CONFIG_EVENT_SAMPLED) == CONFIG_EVENT_SAMPLED)
+        return "cpu and wall cannot be recorded together (choose one)";
+    *out = set;
+    return NULL;
 }
 
 const char *config_sampler_name(enum config_sampler s)
@@ -111,11 +149,7 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
         else
             snprintf(c->output, sizeof c->output, "%s", value);
     } else if (!strcmp(key, "event")) {
-        int v = choice(value, CHOICES(event_names));
-        if (v < 0)
-            why = "unknown event (events: cpu, wall)";
-        else
-            c->event = (enum config_event)v;
+        why = parse_events(value, &c->events);
     } else if (!strcmp(key, "interval")) {
         uint64_t ns;
         if (units_parse_duration(value, 0, &ns, &why) == 0) {
@@ -164,14 +198,6 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
     return 0;
 }
 
-const char *config_env_name(const char *key)
-{
-#define NAME(k, env) if (!strcmp(key, #k)) return env;
-    CONFIG_KEYS(NAME)
-#undef NAME
-    return NULL;
-}
-
 int config_from_env(struct config *c, char *err, size_t err_size)
 {
     config_defaults(c);
@@ -193,8 +219,18 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
 {
     if (!strcmp(key, "output"))
         snprintf(out, size, "%s", c->output);
-    else if (!strcmp(key, "event"))
-        snprintf(out, size, "%s", config_event_name(c->event));
+    else if (!strcmp(key, "event")) {
+        size_t used = 0;
+        if (size)
+            out[0] = '\0';
+        for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++) {
+            if (!(c->events & (1u << i)) || used >= size)
+                continue;
+            int n = snprintf(out + used, size - used, "%s%s", used ? "," : "", event_names[i]);
+            if (n > 0)
+                used += (size_t)n;
+        }
+    }
     else if (!strcmp(key, "interval"))
         snprintf(out, size, "%lluns", (unsigned long long)c->interval_ns);
     else if (!strcmp(key, "sampler"))

@@ -4,7 +4,7 @@
  *
  * The CLI validates each option with config_set(), then passes the settings
  * to the profiled process as CORSCOPE_* environment variables
- * (config_env_name); the agent reads them back with config_from_env().  A
+ * (CONFIG_KEYS); the agent reads them back with config_from_env().  A
  * value the agent rejects makes it decline to load, with the same words the
  * CLI would have used.
  */
@@ -17,7 +17,13 @@
 
 #include "common/visibility.h"
 
-enum config_event { CONFIG_EVENT_CPU = 1, CONFIG_EVENT_WALL = 2 };
+/* What to record (`-e cpu,alloc`): a set of these bits.  At most one of
+ * cpu and wall, the sampled events; the others are the runtime's own. */
+enum config_event {
+    CONFIG_EVENT_CPU = 1u << 0,
+    CONFIG_EVENT_WALL = 1u << 1,
+};
+#define CONFIG_EVENT_SAMPLED (CONFIG_EVENT_CPU | CONFIG_EVENT_WALL)
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
 /* The signal sampler's CPU clock in cpu mode: perf (a perf_event task-clock,
  * precise to the nanosecond; POSIX timers where perf_event is refused) or
@@ -35,7 +41,7 @@ enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
-    enum config_event event;
+    uint32_t events;       /* set of enum config_event */
     uint64_t interval_ns;
     enum config_sampler sampler;
     int signal;            /* the signal sampler's signal (SIGPROF by default) */
@@ -63,11 +69,15 @@ HIDDEN int config_set(struct config *c, const char *key, const char *value, char
 /* Reads every CORSCOPE_* variable through getenv.  Returns 0 or -1 with
  * the reason for the first bad one in err ("CORSCOPE_INTERVAL=abc: ..."). */
 HIDDEN int config_from_env(struct config *c, char *err, size_t err_size);
-/* Environment variable of a setting ("interval" -> "CORSCOPE_INTERVAL"). */
-HIDDEN const char *config_env_name(const char *key);
 /* Text form of a setting, as config_set accepts it. */
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
-HIDDEN const char *config_event_name(enum config_event e);
+/* The sampled event (CONFIG_EVENT_CPU, _WALL) or 0 when none. */
+static inline uint32_t config_sampled(const struct config *c)
+{
+    return c->events & CONFIG_EVENT_SAMPLED;
+}
+/* The name of one event bit ("cpu"). */
+HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1

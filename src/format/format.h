@@ -10,9 +10,15 @@
  * when the process dies mid-write.  A final TRLR chunk marks a recording
  * that was closed properly.
  *
+ * Two kinds of events: sampled events (cpu, wall: SMPL records, each a
+ * stack weighed in periods of the event) and recorded events (allocations,
+ * collections, exceptions, ...: EVTR records, whose values and fields an
+ * EVDF record describes, so a reader can show an event it was not written
+ * for).
+ *
  * This header is shared by the writer (in the agent) and the reader (in the
- * CLI); the numbers here are the file format and never change meaning within
- * a major version.
+ * CLI); the numbers and keys here are the file format and never change
+ * meaning within a major version.
  */
 #ifndef CORSCOPE_FORMAT_H
 #define CORSCOPE_FORMAT_H
@@ -21,7 +27,7 @@
 
 #define FMT_MAGIC "\x89" "CSC\r\n\x1a\n"
 #define FMT_MAGIC_LEN 8
-#define FMT_VERSION_MAJOR 1
+#define FMT_VERSION_MAJOR 2
 #define FMT_VERSION_MINOR 0
 #define FMT_BYTE_ORDER_MARK 0x01020304u
 #define FMT_HEADER_SIZE 32
@@ -32,6 +38,9 @@
 /* Deepest stack a recording may hold; deeper stacks are cut by the agent
  * and end in a [truncated] frame. */
 #define FMT_MAX_STACK_DEPTH 65536
+/* Most values and fields a recorded event may have. */
+#define FMT_MAX_VALUES 4
+#define FMT_MAX_FIELDS 16
 
 #define FMT_TAG(a, b, c, d) \
     ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
@@ -40,22 +49,26 @@
 enum fmt_chunk {
     FMT_CHUNK_INFO,
     FMT_CHUNK_EVENTS,
+    FMT_CHUNK_EVENT_DEFS,
     FMT_CHUNK_STRINGS,
     FMT_CHUNK_FRAMES,
     FMT_CHUNK_STACKS,
     FMT_CHUNK_THREADS,
     FMT_CHUNK_SAMPLES,
+    FMT_CHUNK_RECORDS,
     FMT_CHUNK_STATS,
     FMT_CHUNK_COUNT /* the trailer is written separately, last */
 };
 
 #define FMT_TAG_INFO FMT_TAG('I', 'N', 'F', 'O')
 #define FMT_TAG_EVENTS FMT_TAG('E', 'V', 'N', 'T')
+#define FMT_TAG_EVENT_DEFS FMT_TAG('E', 'V', 'D', 'F')
 #define FMT_TAG_STRINGS FMT_TAG('S', 'T', 'R', 'S')
 #define FMT_TAG_FRAMES FMT_TAG('F', 'R', 'M', 'S')
 #define FMT_TAG_STACKS FMT_TAG('S', 'T', 'K', 'S')
 #define FMT_TAG_THREADS FMT_TAG('T', 'H', 'R', 'D')
 #define FMT_TAG_SAMPLES FMT_TAG('S', 'M', 'P', 'L')
+#define FMT_TAG_RECORDS FMT_TAG('E', 'V', 'T', 'R')
 #define FMT_TAG_STATS FMT_TAG('S', 'T', 'A', 'T')
 #define FMT_TAG_TRAILER FMT_TAG('T', 'R', 'L', 'R')
 
@@ -65,14 +78,76 @@ enum fmt_frame_kind {
     FMT_FRAME_NATIVE = 2,    /* module + symbol, or module + offset */
     FMT_FRAME_RUNTIME = 3,   /* native code of the runtime itself (coreclr, clrjit) */
     FMT_FRAME_SYNTHETIC = 4, /* [unknown], [truncated], [native] ... */
-    FMT_FRAME_KIND_MAX = 4
+    FMT_FRAME_LABEL = 5,     /* what the runtime was doing, or what an event was:
+                              * [JIT tier1] Type.Method, [GC gen2 induced],
+                              * [alloc] System.Byte[], [throw] System.Exception */
+    FMT_FRAME_KIND_MAX = 5
 };
 
-/* Well-known event ids.  An EVNT record gives each its name, unit and
- * period; the value of a sample is weight * period in that unit. */
+/* Well-known ids of sampled events (EVNT).  An EVNT record gives each its
+ * name, unit and period; the value of a sample is weight * period in that
+ * unit.  Recorded events (EVDF) take ids from FMT_EVENT_FIRST_RECORDED. */
 enum fmt_event {
     FMT_EVENT_CPU = 1,
     FMT_EVENT_WALL = 2,
+    FMT_EVENT_FIRST_RECORDED = 16,
+};
+
+/* Types of the fields of a recorded event (EVDF), each a varint in EVTR. */
+enum fmt_field_type {
+    FMT_FIELD_UINT = 1,     /* an unsigned number */
+    FMT_FIELD_STRING = 2,   /* a string id (0 = none) */
+    FMT_FIELD_FRAME = 3,    /* a frame id (0 = none) */
+    FMT_FIELD_THREAD = 4,   /* a recording thread id (0 = none) */
+    FMT_FIELD_STACK = 5,    /* a stack id (0 = none) */
+    FMT_FIELD_TIME = 6,     /* ns since the start of the recording */
+    FMT_FIELD_DURATION = 7, /* ns */
+    FMT_FIELD_INT = 8,      /* a signed number, zigzag-encoded */
+    FMT_FIELD_TYPE_MAX = 8
+};
+
+/* INFO keys the agent writes (docs/format.md says what each holds). */
+#define FMT_INFO_AGENT_VERSION "agent_version"
+#define FMT_INFO_PID "pid"
+#define FMT_INFO_COMMAND "command"
+#define FMT_INFO_EVENTS "events"
+#define FMT_INFO_SAMPLER "sampler"
+#define FMT_INFO_CPU_CLOCK "cpu_clock"
+#define FMT_INFO_INTERVAL_NS "interval_ns"
+#define FMT_INFO_MAX_DEPTH "max_depth"
+#define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
+#define FMT_INFO_RUNTIME "runtime"
+#define FMT_INFO_ENDED_BY "ended_by"
+
+/* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
+ * The agent counts them, the reader and the reports name them from here. */
+#define FMT_COUNTERS(X)                                                                        \
+    X(SAMPLES, "samples", "samples written")                                                   \
+    X(DROPPED, "dropped_samples", "samples dropped (a buffer was full)")                       \
+    X(FAILED_WALKS, "failed_walks", "stack walks that stopped early (shown as [unknown])")     \
+    X(TRUNCATED, "truncated_stacks", "stacks cut at the depth limit (shown as [truncated])")   \
+    X(UNRESOLVED, "unresolved_frames", "frames without a name (shown as [unknown])")           \
+    X(SKIPPED_TICKS, "skipped_ticks", "sampling ticks skipped (runtime busy suspending)")      \
+    X(STARTUP_TICKS, "startup_ticks", "ticks before the runtime could be suspended")           \
+    X(TICKS, "ticks", "sampling ticks taken")                                                  \
+    X(SUSPEND_NS, "suspended_ns", "time the runtime was held suspended by the sampler, ns")   \
+    X(MAX_SUSPEND_NS, "max_suspended_ns", "longest suspension by the sampler, ns")             \
+    X(STACK_RESETS, "stack_table_resets", "times the stack table was forgotten (memory)")      \
+    X(WRITE_ERRORS, "write_errors", "write errors (the recording stopped early)")              \
+    X(UNSAMPLED_THREADS, "unsampled_threads", "threads that could not be sampled")             \
+    X(ORPHAN_SIGNALS, "orphan_signals", "sampler signals on threads not tracked")              \
+    X(NO_SYMBOL, "native_frames_without_symbol", "native frames shown as library!+offset")     \
+    X(SAMPLER_CPU_NS, "sampler_cpu_ns", "CPU time of the agent's own thread, ns")              \
+    X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
+    X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
+    X(EVENTS, "events", "events recorded")                                                     \
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")
+
+enum fmt_counter {
+#define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,
+    FMT_COUNTERS(FMT_COUNTER_ENUM)
+#undef FMT_COUNTER_ENUM
+    FMT_COUNTER_COUNT
 };
 
 #endif

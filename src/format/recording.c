@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +61,30 @@ static struct rec_str str_of(const uint8_t *p, size_t n)
 {
     struct rec_str s = {(const char *)p, (uint32_t)n};
     return s;
+}
+
+long rec_event_index(const struct recording *r, const char *name)
+{
+    for (size_t i = 0; i < r->event_count; i++)
+        if (rec_str_eq(r->events[i].name, name))
+            return (long)i;
+    return -1;
+}
+
+long rec_field_index(const struct rec_event *e, const char *name)
+{
+    for (uint32_t i = 0; i < e->field_count; i++)
+        if (rec_str_eq(e->field_names[i], name))
+            return i;
+    return -1;
+}
+
+long rec_value_index(const struct rec_event *e, const char *name)
+{
+    for (uint32_t i = 0; i < e->value_count; i++)
+        if (rec_str_eq(e->value_names[i], name))
+            return i;
+    return -1;
 }
 
 int rec_str_eq(struct rec_str s, const char *c)
@@ -118,13 +143,6 @@ static int thread_insert(struct loader *l, uint32_t id, uint32_t index)
     return 0;
 }
 
-long rec_thread_index(const struct recording *r, uint32_t id)
-{
-    for (size_t i = 0; i < r->thread_count; i++)
-        if (r->threads[i].id == id)
-            return (long)i;
-    return -1;
-}
 
 /* ---- chunk decoders --------------------------------------------------- */
 /* Each returns NULL on success or a description of the first bad record.
@@ -172,9 +190,71 @@ static const char *decode_events(struct loader *l, struct cur *c)
                 return "event defined twice";
         if (e.period == 0)
             return "event period is zero";
+        memset(&e.recorded, 0, sizeof e - offsetof(struct rec_event, recorded));
         e.id = (uint32_t)id;
         e.name = str_of(name, nn);
         e.unit = str_of(unit, un);
+        e.value_count = 1;
+        e.value_names[0] = e.name;
+        e.value_units[0] = e.unit;
+        if (r->event_count >= 255)
+            return "too many events";
+        if (GROW(r, events, event))
+            return oom;
+        r->events[r->event_count++] = e;
+    }
+    return NULL;
+}
+
+static const char *decode_event_defs(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    while (cur_left(c)) {
+        l->records++;
+        struct rec_event e;
+        memset(&e, 0, sizeof e);
+        size_t n;
+        uint64_t id = cur_varint(c);
+        const uint8_t *name = cur_bytes(c, &n);
+        e.name = str_of(name, n);
+        uint64_t values = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (values < 1 || values > FMT_MAX_VALUES)
+            return "event has too many or no values";
+        e.value_count = (uint32_t)values;
+        for (uint32_t i = 0; i < e.value_count; i++) {
+            const uint8_t *vn = cur_bytes(c, &n);
+            e.value_names[i] = str_of(vn, n);
+            const uint8_t *vu = cur_bytes(c, &n);
+            e.value_units[i] = str_of(vu, n);
+        }
+        uint64_t fields = cur_varint(c);
+        if (c->err)
+            return c->err;
+        if (fields > FMT_MAX_FIELDS)
+            return "event has too many fields";
+        e.field_count = (uint32_t)fields;
+        for (uint32_t i = 0; i < e.field_count; i++) {
+            const uint8_t *fn = cur_bytes(c, &n);
+            e.field_names[i] = str_of(fn, n);
+            e.field_types[i] = cur_u8(c);
+            if (!c->err && (e.field_types[i] < 1 || e.field_types[i] > FMT_FIELD_TYPE_MAX))
+                return "unknown field type";
+        }
+        if (c->err)
+            return c->err;
+        if (id == 0 || id > UINT32_MAX)
+            return "event id out of range";
+        for (size_t i = 0; i < r->event_count; i++)
+            if (r->events[i].id == id)
+                return "event defined twice";
+        if (r->event_count >= 255)
+            return "too many events";
+        e.id = (uint32_t)id;
+        e.unit = e.value_units[0];
+        e.period = 1;
+        e.recorded = 1;
         if (GROW(r, events, event))
             return oom;
         r->events[r->event_count++] = e;
@@ -224,6 +304,8 @@ static const char *decode_frames(struct loader *l, struct cur *c)
             return "unknown frame kind";
         if (!valid_string(r, module) || !valid_string(r, type) || !valid_string(r, name))
             return "frame refers to an undefined string";
+        if (f.kind == FMT_FRAME_LABEL && f.extra >= r->frame_count)
+            return "label frame refers to an undefined frame";
         f.module = (uint32_t)module;
         f.type = (uint32_t)type;
         f.name = (uint32_t)name;
@@ -331,8 +413,86 @@ static const char *decode_samples(struct loader *l, struct cur *c)
         time += delta;
         if (GROW(r, samples, sample))
             return oom;
-        struct rec_sample s = {time, weight, (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
+        struct rec_sample s = {time, weight, 1, (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
         r->samples[r->sample_count++] = s;
+    }
+    return NULL;
+}
+
+/* Is a field's value a valid reference of its type? */
+static int valid_field(const struct loader *l, uint8_t type, uint64_t v)
+{
+    const struct recording *r = l->r;
+    switch (type) {
+    case FMT_FIELD_STRING: return v < r->string_count;
+    case FMT_FIELD_FRAME: return v < r->frame_count;
+    case FMT_FIELD_STACK: return v < r->stack_count;
+    case FMT_FIELD_THREAD: return v == 0 || (v <= UINT32_MAX && thread_lookup(l, (uint32_t)v) >= 0);
+    default: return 1;
+    }
+}
+
+static const char *decode_records(struct loader *l, struct cur *c)
+{
+    struct recording *r = l->r;
+    uint64_t time = cur_varint(c);
+    if (c->err)
+        return c->err;
+    while (cur_left(c)) {
+        l->records++;
+        uint64_t event = cur_varint(c);
+        uint64_t thread = cur_varint(c);
+        uint64_t delta = cur_varint(c);
+        uint64_t stack = cur_varint(c);
+        if (c->err)
+            return c->err;
+        long ev = -1;
+        for (size_t i = 0; i < r->event_count; i++)
+            if (r->events[i].id == event)
+                ev = (long)i;
+        if (ev < 0 || !r->events[ev].recorded)
+            return "record of an undefined event";
+        const struct rec_event *e = &r->events[ev];
+        long th = -1;
+        if (thread) {
+            th = thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)thread) : -1;
+            if (th < 0)
+                return "record on an undefined thread";
+        }
+        if (stack >= r->stack_count)
+            return "record refers to an undefined stack";
+        if (stack && th < 0)
+            return "record with a stack but no thread";
+        if (delta > UINT64_MAX - time)
+            return "record time overflows";
+        time += delta;
+        size_t n = e->value_count + e->field_count;
+        if (grow_array((void **)&r->record_data, &r->record_data_cap, r->record_data_count + n,
+                       sizeof *r->record_data))
+            return oom;
+        uint64_t *data = r->record_data + r->record_data_count;
+        for (size_t i = 0; i < n; i++)
+            data[i] = cur_varint(c);
+        if (c->err)
+            return c->err;
+        for (uint32_t i = 0; i < e->field_count; i++)
+            if (!valid_field(l, e->field_types[i], data[e->value_count + i]))
+                return "record field refers to something undefined";
+        if (r->record_data_count + n > UINT32_MAX)
+            return "too many records";
+        if (GROW(r, records, record))
+            return oom;
+        struct rec_record x = {time, (uint32_t)r->record_data_count, (uint32_t)stack,
+                               (uint32_t)(th + 1), (uint32_t)ev};
+        r->records[r->record_count++] = x;
+        r->record_data_count += n;
+        if (stack) {
+            if (GROW(r, samples, sample))
+                return oom;
+            struct rec_sample s = {time, data[0], e->value_count > 1 ? data[1] : 1,
+                                   (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
+            r->samples[r->sample_count++] = s;
+        }
     }
     return NULL;
 }
@@ -380,14 +540,16 @@ static const char *decode_trailer(struct loader *l, struct cur *c)
 /* ---- top level --------------------------------------------------------- */
 
 struct counts {
-    size_t info, events, strings, frames, stacks, stack_frames, threads, samples, stats;
+    size_t info, events, strings, frames, stacks, stack_frames, threads, samples, records,
+        record_data, stats;
 };
 
 static struct counts save_counts(const struct recording *r)
 {
-    struct counts k = {r->info_count,  r->event_count,       r->string_count,
-                       r->frame_count, r->stack_count,       r->stack_frame_count,
-                       r->thread_count, r->sample_count,     r->stat_count};
+    struct counts k = {r->info_count,   r->event_count,  r->string_count,
+                       r->frame_count,  r->stack_count,  r->stack_frame_count,
+                       r->thread_count, r->sample_count, r->record_count,
+                       r->record_data_count, r->stat_count};
     return k;
 }
 
@@ -403,6 +565,8 @@ static void restore_counts(struct loader *l, struct counts k)
     r->stack_count = k.stacks;
     r->stack_frame_count = k.stack_frames;
     r->sample_count = k.samples;
+    r->record_count = k.records;
+    r->record_data_count = k.record_data;
     r->stat_count = k.stats;
     if (r->thread_count != k.threads) {
         r->thread_count = k.threads;
@@ -484,6 +648,8 @@ static void decode_chunks(struct loader *l)
         switch (tag) {
         case FMT_TAG_INFO: bad = decode_info(l, &c); break;
         case FMT_TAG_EVENTS: bad = decode_events(l, &c); break;
+        case FMT_TAG_EVENT_DEFS: bad = decode_event_defs(l, &c); break;
+        case FMT_TAG_RECORDS: bad = decode_records(l, &c); break;
         case FMT_TAG_STRINGS: bad = decode_strings(l, &c); break;
         case FMT_TAG_FRAMES: bad = decode_frames(l, &c); break;
         case FMT_TAG_STACKS: bad = decode_stacks(l, &c); break;
@@ -544,8 +710,10 @@ static int check_header(struct recording *r, char *err, size_t err_size)
         snprintf(err, err_size, "unsupported byte order");
         return -1;
     }
-    if (r->version_major != FMT_VERSION_MAJOR) {
-        snprintf(err, err_size, "format version %u.%u is not supported (this corscope reads %u.x)",
+    /* 1.x is 2.0 without recorded events and label frames */
+    if (r->version_major != FMT_VERSION_MAJOR && r->version_major != 1) {
+        snprintf(err, err_size,
+                 "format version %u.%u is not supported (this corscope reads 1.x and %u.x)",
                  r->version_major, r->version_minor, FMT_VERSION_MAJOR);
         return -1;
     }
@@ -654,6 +822,8 @@ void rec_free(struct recording *r)
     mem_free(r->stack_frames);
     mem_free(r->threads);
     mem_free(r->samples);
+    mem_free(r->records);
+    mem_free(r->record_data);
     mem_free(r->stats);
     memset(r, 0, sizeof *r);
 }

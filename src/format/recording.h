@@ -42,11 +42,21 @@ struct rec_stat {
     uint64_t value;
 };
 
+/* An event: a sampled one (EVNT: one value, weight x period in `unit`) or
+ * a recorded one (EVDF: up to FMT_MAX_VALUES named values, the first in
+ * `unit`, and typed fields). */
 struct rec_event {
     uint32_t id;
     struct rec_str name;
-    struct rec_str unit;
-    uint64_t period;
+    struct rec_str unit;   /* of the first value */
+    uint64_t period;       /* 1 for recorded events */
+    int recorded;          /* defined by EVDF: records carry values and fields */
+    uint32_t value_count;
+    struct rec_str value_names[FMT_MAX_VALUES];
+    struct rec_str value_units[FMT_MAX_VALUES];
+    uint32_t field_count;
+    struct rec_str field_names[FMT_MAX_FIELDS];
+    uint8_t field_types[FMT_MAX_FIELDS];
 };
 
 struct rec_frame {
@@ -68,13 +78,24 @@ struct rec_thread {
     uint32_t name; /* string id of the latest name */
 };
 
-/* 24 bytes: a recording of a million samples stays well under its budget
- * of ten times the file size in memory. */
+/* A stack weighed by an event: every SMPL record, and every EVTR record
+ * that has a stack.  32 bytes: a recording of a million samples stays well
+ * under its budget of ten times the file size in memory. */
 struct rec_sample {
     uint64_t time;   /* ns since the start of the recording */
-    uint64_t weight; /* periods of its event */
+    uint64_t weight; /* SMPL: periods of its event; EVTR: its first value */
+    uint64_t count;  /* SMPL: 1; EVTR: its second value, or 1 when it has one */
     uint32_t stack;
     uint32_t thread : 24; /* index into recording.threads */
+    uint32_t event : 8;   /* index into recording.events */
+};
+
+/* An EVTR record: values then fields, back to back in record_data. */
+struct rec_record {
+    uint64_t time;
+    uint32_t data;        /* index into recording.record_data */
+    uint32_t stack;       /* 0 = none */
+    uint32_t thread : 24; /* index into recording.threads + 1, 0 = none */
     uint32_t event : 8;   /* index into recording.events */
 };
 
@@ -107,6 +128,10 @@ struct recording {
     size_t thread_count, thread_cap;
     struct rec_sample *samples;
     size_t sample_count, sample_cap;
+    struct rec_record *records;
+    size_t record_count, record_cap;
+    uint64_t *record_data;
+    size_t record_data_count, record_data_cap;
     struct rec_stat *stats; /* latest value of each counter */
     size_t stat_count, stat_cap;
     int has_trailer;
@@ -127,7 +152,20 @@ HIDDEN const struct rec_str *rec_info(const struct recording *r, const char *key
 /* Latest value of a counter (0 when absent). */
 HIDDEN uint64_t rec_stat(const struct recording *r, const char *key);
 /* Index of the thread with this id, or -1. */
-HIDDEN long rec_thread_index(const struct recording *r, uint32_t id);
 HIDDEN int rec_str_eq(struct rec_str s, const char *c);
+/* Index of the event named `name`, or -1. */
+HIDDEN long rec_event_index(const struct recording *r, const char *name);
+/* Index of a recorded event's field or value named `name`, or -1. */
+HIDDEN long rec_field_index(const struct rec_event *e, const char *name);
+HIDDEN long rec_value_index(const struct rec_event *e, const char *name);
+/* A record's values and fields. */
+static inline const uint64_t *rec_values(const struct recording *r, const struct rec_record *x)
+{
+    return r->record_data + x->data;
+}
+static inline const uint64_t *rec_fields(const struct recording *r, const struct rec_record *x)
+{
+    return r->record_data + x->data + r->events[x->event].value_count;
+}
 
 #endif

@@ -10,12 +10,16 @@
 
 static const uint32_t chunk_tags[FMT_CHUNK_COUNT] = {
     [FMT_CHUNK_INFO] = FMT_TAG_INFO,       [FMT_CHUNK_EVENTS] = FMT_TAG_EVENTS,
+    [FMT_CHUNK_EVENT_DEFS] = FMT_TAG_EVENT_DEFS, [FMT_CHUNK_RECORDS] = FMT_TAG_RECORDS,
     [FMT_CHUNK_STRINGS] = FMT_TAG_STRINGS, [FMT_CHUNK_FRAMES] = FMT_TAG_FRAMES,
     [FMT_CHUNK_STACKS] = FMT_TAG_STACKS,   [FMT_CHUNK_THREADS] = FMT_TAG_THREADS,
     [FMT_CHUNK_SAMPLES] = FMT_TAG_SAMPLES, [FMT_CHUNK_STATS] = FMT_TAG_STATS,
 };
 
 #define DEFAULT_FLUSH_THRESHOLD (256u << 10)
+
+static void after_record(struct writer *w, struct buf *b);
+static struct buf *record(struct writer *w, enum fmt_chunk c);
 
 static int sink_write(struct writer *w, const void *p, size_t n)
 {
@@ -60,6 +64,26 @@ int writer_begin(struct writer *w, struct writer_sink sink)
         w->error = ENOMEM;
     buf_free(&h);
     return rc;
+}
+
+void writer_event_def(struct writer *w, const struct writer_event_def *d)
+{
+    struct buf *b = record(w, FMT_CHUNK_EVENT_DEFS);
+    if (!b)
+        return;
+    buf_put_varint(b, d->id);
+    buf_put_str(b, d->name);
+    buf_put_varint(b, d->value_count);
+    for (uint32_t i = 0; i < d->value_count; i++) {
+        buf_put_str(b, d->value_names[i]);
+        buf_put_str(b, d->value_units[i]);
+    }
+    buf_put_varint(b, d->field_count);
+    for (uint32_t i = 0; i < d->field_count; i++) {
+        buf_put_str(b, d->field_names[i]);
+        buf_put_u8(b, d->field_types[i]);
+    }
+    after_record(w, b);
 }
 
 /* Returns the chunk buffer to append a record to, or NULL when failed. */
@@ -178,6 +202,31 @@ void writer_sample(struct writer *w, uint32_t event, uint32_t thread, uint64_t t
     buf_put_varint(b, stack);
     buf_put_varint(b, weight);
     w->sample_time = time_ns;
+    after_record(w, b);
+}
+
+void writer_record(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
+                   uint32_t stack, const uint64_t *values, uint32_t value_count,
+                   const uint64_t *fields, uint32_t field_count)
+{
+    struct buf *b = record(w, FMT_CHUNK_RECORDS);
+    if (!b)
+        return;
+    if (b->len == 0) {
+        buf_put_varint(b, time_ns); /* the base time of the chunk's deltas */
+        w->record_time = time_ns;
+    }
+    if (time_ns < w->record_time)
+        time_ns = w->record_time;
+    buf_put_varint(b, event);
+    buf_put_varint(b, thread);
+    buf_put_varint(b, time_ns - w->record_time);
+    buf_put_varint(b, stack);
+    for (uint32_t i = 0; i < value_count; i++)
+        buf_put_varint(b, values[i]);
+    for (uint32_t i = 0; i < field_count; i++)
+        buf_put_varint(b, fields[i]);
+    w->record_time = time_ns;
     after_record(w, b);
 }
 

@@ -38,6 +38,7 @@ struct writer {
     uint64_t chunks_written;
     uint64_t bytes_written;
     uint64_t sample_time; /* time of the previous sample in the open SMPL chunk */
+    uint64_t record_time; /* the same for the open EVTR chunk */
     uint32_t next_string;
     uint32_t next_frame;
     uint32_t next_stack;
@@ -51,6 +52,19 @@ HIDDEN int writer_begin(struct writer *w, struct writer_sink sink);
 HIDDEN void writer_info(struct writer *w, const char *key, const char *value);
 HIDDEN void writer_event(struct writer *w, uint32_t id, const char *name, const char *unit,
                        uint64_t period);
+/* A recorded event: its values (name, unit) and fields (name, enum
+ * fmt_field_type), at most FMT_MAX_VALUES and FMT_MAX_FIELDS. */
+struct writer_event_def {
+    uint32_t id;
+    const char *name;
+    uint32_t value_count;
+    const char *value_names[FMT_MAX_VALUES];
+    const char *value_units[FMT_MAX_VALUES];
+    uint32_t field_count;
+    const char *field_names[FMT_MAX_FIELDS];
+    uint8_t field_types[FMT_MAX_FIELDS];
+};
+HIDDEN void writer_event_def(struct writer *w, const struct writer_event_def *d);
 /* Each returns the new id, or 0 when the writer has failed. */
 HIDDEN uint32_t writer_string(struct writer *w, const char *s, size_t len);
 HIDDEN uint32_t writer_frame(struct writer *w, enum fmt_frame_kind kind, uint32_t module_sid,
@@ -62,6 +76,11 @@ HIDDEN void writer_thread(struct writer *w, uint32_t id, uint64_t os_tid, uint32
  * within a chunk (the writer clamps it). */
 HIDDEN void writer_sample(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
                         uint32_t stack, uint64_t weight);
+/* One recorded event: `values` and `fields` as many as its definition has
+ * (signed fields already zigzag-encoded); thread and stack 0 = none. */
+HIDDEN void writer_record(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
+                          uint32_t stack, const uint64_t *values, uint32_t value_count,
+                          const uint64_t *fields, uint32_t field_count);
 HIDDEN void writer_stat(struct writer *w, const char *key, uint64_t value);
 /* Bytes waiting in the buffers. */
 HIDDEN size_t writer_pending(const struct writer *w);

@@ -42,7 +42,7 @@ cs report -f collapsed "$T/cpu.corscope" > "$T/collapsed.txt"
 grep -Eq '(^|;)CpuShares\.Program\.Main;CpuShares\.Work\.Alpha [0-9]+$' "$T/collapsed.txt" ||
     fail "collapsed lacks Main;Alpha: $(head -5 "$T/collapsed.txt")"
 # collapsed and top agree on the total
-c=$(collapsed_sum "$T/collapsed.txt" 'CpuShares\.Work\.Alpha')
+c=$(collapsed_sum "$T/collapsed.txt" '(^|;)CpuShares\.Work\.Alpha(;| )')
 all=$(collapsed_total "$T/collapsed.txt")
 pct=$(awk -v c="$c" -v a="$all" 'BEGIN { printf "%.2f", 100 * c / a }')
 assert_near "Alpha in collapsed vs top" "$pct" "$(top_total "$T/top.txt" CpuShares.Work.Alpha)" 0.01

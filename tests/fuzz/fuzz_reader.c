@@ -27,18 +27,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rec_load_memory(data, size, &r, err, sizeof err) < 0)
         return 0;
     struct prof_filter f = {0};
-    struct profile p;
-    if (prof_build(&p, &r, &f, err, sizeof err) < 0)
+    struct profiles ps;
+    if (prof_build(&ps, &r, &f, err, sizeof err) < 0)
         return 0;
+    const struct profile *p = prof_current(&ps);
     FILE *out = fopen("/dev/null", "w");
     if (out) {
         size_t n;
         const struct report_format *formats = report_formats(&n);
         struct report_options o = {0.5, 50, NULL};
         for (size_t i = 0; i < n; i++)
-            formats[i].write(&p, &o, out);
+            formats[i].write(p, &o, out);
         fclose(out);
     }
-    prof_free(&p);
+    prof_free(&ps);
     return 0;
 }

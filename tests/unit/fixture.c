@@ -10,7 +10,7 @@
 
 #include "format/writer.h"
 
-static int mem_sink_write(void *ctx, const void *p, size_t n)
+int fixture_sink(void *ctx, const void *p, size_t n)
 {
     buf_put(ctx, p, n);
     return ((struct buf *)ctx)->failed ? -1 : 0;
@@ -19,7 +19,7 @@ static int mem_sink_write(void *ctx, const void *p, size_t n)
 int fixture_recording(struct buf *out, int close)
 {
     struct writer w;
-    struct writer_sink sink = {mem_sink_write, out};
+    struct writer_sink sink = {fixture_sink, out};
     if (writer_begin(&w, sink) < 0)
         return -1;
     writer_info(&w, "event", "cpu");

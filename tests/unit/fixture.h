@@ -11,6 +11,8 @@
 /* Fills `out` with a recording; finished (with trailer) when `close` is
  * set.  Returns 0 or -1 when the writer failed. */
 int fixture_recording(struct buf *out, int close);
+/* A writer sink appending to a struct buf. */
+int fixture_sink(void *ctx, const void *p, size_t n);
 
 /* What the fixture holds, for assertions. */
 enum {

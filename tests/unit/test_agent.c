@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "agent/codemap.h"
+#include "agent/evq.h"
 #include "agent/names.h"
 #include "agent/threads.h"
 #include "common/config.h"
@@ -17,7 +19,7 @@ static void test_config_defaults_and_values(void)
 {
     struct config c;
     config_defaults(&c);
-    CHECK_EQ(c.event, CONFIG_EVENT_CPU);
+    CHECK_EQ(c.events, CONFIG_EVENT_CPU);
     CHECK_EQ(c.interval_ns, 10000000);
     CHECK_EQ(c.max_depth, 4096);
     char err[256], text0[64];
@@ -26,8 +28,14 @@ static void test_config_defaults_and_values(void)
     CHECK(config_set(&c, "interval", "999us", err, sizeof err) < 0);
     CHECK_STR(err, "out of range (1ms to 1s)");
     CHECK(config_set(&c, "interval", "1001ms", err, sizeof err) < 0);
-    CHECK(config_set(&c, "event", "wall", err, sizeof err) == 0 && c.event == CONFIG_EVENT_WALL);
-    CHECK(config_set(&c, "event", "alloc", err, sizeof err) < 0);
+    CHECK(config_set(&c, "event", "wall", err, sizeof err) == 0 && c.events == CONFIG_EVENT_WALL);
+    CHECK(config_set(&c, "event", "bogus", err, sizeof err) < 0);
+    CHECK(config_set(&c, "event", "", err, sizeof err) < 0);
+    CHECK(config_set(&c, "event", "cpu,", err, sizeof err) < 0);
+    CHECK(config_set(&c, "event", "cpu,wall", err, sizeof err) < 0);
+    CHECK(c.events == CONFIG_EVENT_WALL); /* a rejected value changes nothing */
+    config_value_text(&c, "event", text0, sizeof text0);
+    CHECK_STR(text0, "wall");
     CHECK(config_set(&c, "max_depth", "7", err, sizeof err) < 0);
     CHECK(config_set(&c, "max_depth", "65536", err, sizeof err) == 0 && c.max_depth == 65536);
     CHECK(config_set(&c, "output", "", err, sizeof err) < 0);
@@ -77,7 +85,7 @@ static void test_config_from_env(void)
     setenv("CORSCOPE_INTERVAL", "5ms", 1);
     setenv("CORSCOPE_EVENT", "wall", 1);
     CHECK(config_from_env(&c, err, sizeof err) == 0);
-    CHECK(c.interval_ns == 5000000 && c.event == CONFIG_EVENT_WALL);
+    CHECK(c.interval_ns == 5000000 && c.events == CONFIG_EVENT_WALL);
     setenv("CORSCOPE_INTERVAL", "abc", 1);
     CHECK(config_from_env(&c, err, sizeof err) < 0);
     CHECK_STR(err, "CORSCOPE_INTERVAL=abc: not a duration (expected e.g. 10ms)");
@@ -202,8 +210,87 @@ static void test_destroy_waits_for_walk(void)
     threads_shutdown();
 }
 
+/* The code map: lookups find the range that holds an address, after
+ * thousands of insertions out of order (merged from the small array into
+ * the large one on the way), and an unload removes only its own ranges. */
+static void test_codemap(void)
+{
+    enum { N = 5000 };
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t k = (i * 7919u) % N; /* a permutation: out of order */
+        struct code_range r = {0x100000 + k * 0x100, 0x100000 + k * 0x100 + 0x80,
+                               0x100000 + k * 0x100, 1000 + k, 1 + k % 3, 0, 1};
+        codemap_insert(&r);
+    }
+    CHECK_EQ(codemap_count(), N);
+    for (uint32_t k = 0; k < N; k += 97) {
+        const struct code_range *r = codemap_find(0x100000 + k * 0x100 + 0x40);
+        CHECK(r && r->function == 1000 + k);
+        CHECK(codemap_find(0x100000 + k * 0x100 + 0x80) == NULL); /* the gap after it */
+    }
+    CHECK(codemap_find(0xfffff) == NULL);
+    /* a newer report of the same start replaces the older one */
+    struct code_range again = {0x100000, 0x100090, 0x100000, 4242, 1, 0, 1};
+    codemap_insert(&again);
+    CHECK(codemap_find(0x100085) && codemap_find(0x100085)->function == 4242);
+    codemap_remove(2, 0); /* module 2: a third of them */
+    size_t left = codemap_count();
+    CHECK(left > N / 2 && left < N);
+    for (uint32_t k = 0; k < N; k += 97) {
+        const struct code_range *r = codemap_find(0x100000 + k * 0x100 + 0x40);
+        CHECK(k % 3 == 1 ? r == NULL : r != NULL);
+    }
+    codemap_remove(0, 4242); /* one function */
+    CHECK(codemap_find(0x100040) == NULL);
+    codemap_shutdown();
+    CHECK_EQ(codemap_count(), 0);
+}
+
+struct drained {
+    uint64_t n, sum, last_time;
+    uint32_t depth;
+};
+
+static void on_entry(void *ctx, const struct evq_entry *e)
+{
+    struct drained *d = ctx;
+    d->n++;
+    d->sum += e->payload[0];
+    d->last_time = e->time;
+    d->depth = e->depth;
+}
+
+static void *push_some(void *arg)
+{
+    (void)arg;
+    for (uint64_t i = 1; i <= 100; i++)
+        evq_push(3, 1, &i, 1, i == 100 ? 64 : 0);
+    return NULL;
+}
+
+/* Event queues: entries from another thread arrive whole and in order, a
+ * stack walked in place comes with the last, and a time bound keeps later
+ * entries for the next drain. */
+static void test_event_queues(void)
+{
+    evq_open();
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, push_some, NULL) == 0);
+    pthread_join(t, NULL);
+    struct drained d = {0, 0, 0, 0};
+    CHECK_EQ(evq_drain(on_entry, &d, 0), 0); /* nothing before time 0 */
+    CHECK_EQ(evq_drain(on_entry, &d, UINT64_MAX), 100);
+    CHECK_EQ(d.sum, 5050);
+    CHECK(d.depth > 1); /* push_some, and the thread's start */
+    CHECK_EQ(evq_drain(on_entry, &d, UINT64_MAX), 0);
+    CHECK_EQ(evq_dropped(), 0);
+    evq_shutdown();
+}
+
 void suite_agent(void)
 {
+    RUN(test_codemap);
+    RUN(test_event_queues);
     RUN(test_config_defaults_and_values);
     RUN(test_config_from_env);
     RUN(test_expand_output);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "format/recording.h"
 #include "format/writer.h"
+#include "common/crc32.h"
 #include "test.h"
 
 static void test_round_trip(void)
@@ -123,6 +124,93 @@ static void test_reader_allocation_failures_are_clean(void)
     buf_free(&b);
 }
 
+static int mem_sink(void *ctx, const void *p, size_t n)
+{
+    buf_put(ctx, p, n);
+    return ((struct buf *)ctx)->failed ? -1 : 0;
+}
+
+/* A recording with a recorded event: two allocations (values bytes and
+ * objects, a type name field, a stack whose leaf is a label frame) and one
+ * record with no thread or stack.  `bad` damages one reference. */
+static void recorded_events(struct buf *b, int bad)
+{
+    struct writer w;
+    struct writer_sink sink = {mem_sink, b};
+    writer_begin(&w, sink);
+    struct writer_event_def d = {FMT_EVENT_FIRST_RECORDED, "alloc", 2,
+                                 {"alloc_space", "alloc_objects"}, {"bytes", "count"},
+                                 2, {"type", "size"}, {FMT_FIELD_STRING, FMT_FIELD_UINT}};
+    writer_event_def(&w, &d);
+    uint32_t mod = writer_string(&w, "App.dll", 7);
+    uint32_t type = writer_string(&w, "App.Program", 11);
+    uint32_t name = writer_string(&w, "Main", 4);
+    uint32_t label = writer_string(&w, "alloc", 5);
+    uint32_t bytes = writer_string(&w, "System.Byte[]", 13);
+    uint32_t f_main = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, name, 0);
+    uint32_t f_alloc = writer_frame(&w, FMT_FRAME_LABEL, 0, bytes, label, 0);
+    uint32_t f_jit = writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "JIT", 3),
+                                  bad == 1 ? 99 : f_main);
+    uint32_t frames[] = {f_alloc, f_jit, f_main};
+    uint32_t stack = writer_stack(&w, frames, 3);
+    writer_thread(&w, 1, 100, 0);
+    uint64_t v1[] = {102400, 4267}, f1[] = {bytes, 24};
+    uint64_t v2[] = {2048, 1}, f2[] = {bad == 2 ? 999 : bytes, 2048};
+    writer_record(&w, FMT_EVENT_FIRST_RECORDED, 1, 5000, stack, v1, 2, f1, 2);
+    writer_record(&w, FMT_EVENT_FIRST_RECORDED, 1, 6000, stack, v2, 2, f2, 2);
+    writer_record(&w, FMT_EVENT_FIRST_RECORDED, bad == 3 ? 7 : 0, 7000, 0, v2, 2, f2, 2);
+    const char *keys[] = {"events"};
+    uint64_t values[] = {3};
+    writer_finish(&w, keys, values, 1);
+    writer_free(&w);
+}
+
+static void test_recorded_events(void)
+{
+    struct buf b;
+    buf_init(&b);
+    recorded_events(&b, 0);
+    REQUIRE(!b.failed);
+    struct recording r;
+    char err[256];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    CHECK_EQ(r.status, REC_COMPLETE);
+    CHECK_EQ(r.event_count, 1);
+    CHECK(r.events[0].recorded);
+    CHECK_EQ(r.events[0].value_count, 2);
+    CHECK(rec_str_eq(r.events[0].unit, "bytes"));
+    CHECK_EQ(rec_value_index(&r.events[0], "alloc_objects"), 1);
+    CHECK_EQ(rec_field_index(&r.events[0], "size"), 1);
+    CHECK_EQ(rec_field_index(&r.events[0], "nope"), -1);
+    CHECK_EQ(r.record_count, 3);
+    CHECK_EQ(r.sample_count, 2); /* the records with a stack */
+    CHECK_EQ(r.samples[0].weight, 102400);
+    CHECK_EQ(r.samples[0].count, 4267);
+    CHECK_EQ(rec_values(&r, &r.records[1])[0], 2048);
+    CHECK_EQ(rec_fields(&r, &r.records[1])[1], 2048);
+    CHECK(rec_str_eq(r.strings[rec_fields(&r, &r.records[0])[0]], "System.Byte[]"));
+    CHECK_EQ(r.records[2].thread, 0);
+    CHECK_EQ(r.records[2].stack, 0);
+    CHECK_EQ(r.records[1].time, 6000);
+    rec_free(&r);
+    buf_free(&b);
+
+    /* references to what does not exist: the chunk is corrupt, what came
+     * before it stays */
+    const char *why[] = {NULL, "label frame refers to an undefined frame",
+                         "record field refers to something undefined",
+                         "record on an undefined thread"};
+    for (int bad = 1; bad <= 3; bad++) {
+        buf_init(&b);
+        recorded_events(&b, bad);
+        REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+        CHECK_EQ(r.status, REC_CORRUPT);
+        CHECK(strstr(r.problem, why[bad]) != NULL);
+        rec_free(&r);
+        buf_free(&b);
+    }
+}
+
 static void test_header_checks(void)
 {
     struct buf b;
@@ -142,9 +230,16 @@ static void test_header_checks(void)
     CHECK(strstr(err, "line endings") != NULL);
 
     memcpy(copy, b.data, b.len);
-    copy[8] = 2; /* major version 2, checksum now wrong too */
+    copy[8] = 3; /* major version 3, checksum now wrong too */
     CHECK(rec_load_memory(copy, b.len, &r, err, sizeof err) < 0);
     CHECK(strstr(err, "checksum") != NULL);
+
+    /* a newer major version with a good checksum: refused by name */
+    uint32_t crc = crc32_update(0, copy, FMT_HEADER_SIZE - 4);
+    for (int i = 0; i < 4; i++)
+        copy[FMT_HEADER_SIZE - 4 + i] = (uint8_t)(crc >> (8 * i));
+    CHECK(rec_load_memory(copy, b.len, &r, err, sizeof err) < 0);
+    CHECK(strstr(err, "format version 3.0 is not supported") != NULL);
 
     memcpy(copy, "GARBAGE!", 8);
     CHECK(rec_load_memory(copy, b.len, &r, err, sizeof err) < 0);
@@ -156,6 +251,7 @@ static void test_header_checks(void)
 void suite_format(void)
 {
     RUN(test_round_trip);
+    RUN(test_recorded_events);
     RUN(test_unclosed_recording_is_truncated);
     RUN(test_writer_allocation_failures_are_clean);
     RUN(test_reader_allocation_failures_are_clean);

@@ -14,7 +14,7 @@
 #include "format/writer.h"
 #include "test.h"
 
-static int load(struct profile *p, struct prof_filter *f)
+static int load(struct profiles *p, struct prof_filter *f)
 {
     struct buf b;
     buf_init(&b);
@@ -48,73 +48,81 @@ static char *render(report_writer w, const struct profile *p, const struct repor
 
 static void test_frame_names(void)
 {
-    struct profile p;
+    struct profiles ps;
+    const struct profile *p = NULL;
     struct prof_filter f = {0};
-    REQUIRE(load(&p, &f) == 0);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
     char name[128];
     /* frames of the fixture: 1 Main, 2 Hot, 3 Cold (generic arity 1), 4 memcpy */
-    fname_format(&p.rec, 1, name, sizeof name);
+    fname_format(p->rec, 1, name, sizeof name);
     CHECK_STR(name, "Demo.Program.Main");
-    fname_format(&p.rec, 3, name, sizeof name);
+    fname_format(p->rec, 3, name, sizeof name);
     CHECK_STR(name, "Demo.Work.Cold``1");
-    fname_format(&p.rec, 4, name, sizeof name);
+    fname_format(p->rec, 4, name, sizeof name);
     CHECK_STR(name, "libc.so.6!memcpy");
-    CHECK_EQ(fname_format(&p.rec, 3, name, 5), 17); /* cut, but says how long */
+    CHECK_EQ(fname_format(p->rec, 3, name, 5), 17); /* cut, but says how long */
     CHECK_STR(name, "Demo");
-    fname_format(&p.rec, 99, name, sizeof name);
+    fname_format(p->rec, 99, name, sizeof name);
     CHECK_STR(name, "[invalid frame]");
-    prof_free(&p);
+    prof_free(&ps);
 }
 
 static void test_collapsed(void)
 {
-    struct profile p;
+    struct profiles ps;
+    const struct profile *p = NULL;
     struct prof_filter f = {0};
-    REQUIRE(load(&p, &f) == 0);
-    CHECK_EQ(p.total_weight, FIXTURE_WEIGHT);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
+    CHECK_EQ(p->total_weight, FIXTURE_WEIGHT);
     struct report_options o = {0, 0, NULL};
-    char *text = render(report_collapsed, &p, &o);
+    char *text = render(report_collapsed, p, &o);
     REQUIRE(text);
     CHECK_STR(text, "Demo.Program.Main;Demo.Work.Cold``1 3\n"
                     "Demo.Program.Main;Demo.Work.Hot 6\n"
                     "Demo.Program.Main;Demo.Work.Hot;libc.so.6!memcpy 3\n");
     free(text);
-    prof_free(&p);
+    prof_free(&ps);
 }
 
 static void test_filters(void)
 {
-    struct profile p;
+    struct profiles ps;
+    const struct profile *p = NULL;
     struct prof_filter f = {0};
     struct report_options o = {0, 0, NULL};
     char *text;
 
     f.thread_roots = 1;
     f.thread = "work"; /* the thread named "worker" */
-    REQUIRE(load(&p, &f) == 0);
-    text = render(report_collapsed, &p, &o);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
+    text = render(report_collapsed, p, &o);
     CHECK_STR(text, "[worker tid=101];Demo.Program.Main;Demo.Work.Cold``1 3\n");
     free(text);
-    prof_free(&p);
+    prof_free(&ps);
 
     memset(&f, 0, sizeof f);
     f.reverse = 1;
     REQUIRE(regcomp(&f.exclude, "memcpy", REG_EXTENDED | REG_NOSUB) == 0);
     f.has_exclude = 1;
-    REQUIRE(load(&p, &f) == 0);
-    text = render(report_collapsed, &p, &o);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
+    text = render(report_collapsed, p, &o);
     CHECK_STR(text, "Demo.Work.Cold``1;Demo.Program.Main 3\nDemo.Work.Hot;Demo.Program.Main 6\n");
     free(text);
-    prof_free(&p);
+    prof_free(&ps);
     prof_filter_free(&f);
 
     /* the time window: the fixture's samples are 10 ms apart from 10 ms on */
     memset(&f, 0, sizeof f);
     f.from_ns = 30000000;
     f.to_ns = 50000000;
-    REQUIRE(load(&p, &f) == 0);
-    CHECK_EQ(p.selected_samples, 2);
-    prof_free(&p);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
+    CHECK_EQ(p->selected_samples, 2);
+    prof_free(&ps);
 
     memset(&f, 0, sizeof f);
     f.event = "wall";
@@ -124,41 +132,45 @@ static void test_filters(void)
     struct recording r;
     char err[256];
     REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    CHECK(prof_build(&p, &r, &f, err, sizeof err) < 0);
+    CHECK(prof_build(&ps, &r, &f, err, sizeof err) < 0);
     CHECK_STR(err, "the recording has no 'wall' event (it has: cpu)");
     buf_free(&b);
 }
 
 static void test_top(void)
 {
-    struct profile p;
+    struct profiles ps;
+    const struct profile *p = NULL;
     struct prof_filter f = {0};
-    REQUIRE(load(&p, &f) == 0);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
     struct report_options o = {0, 0, NULL};
-    char *text = render(report_top, &p, &o);
+    char *text = render(report_top, p, &o);
     REQUIRE(text);
     /* Hot: self 6 of 12, total 9 of 12; Main total 100% */
     CHECK(strstr(text, "  50.00%   75.00%") != NULL);
     CHECK(strstr(text, "   0.00%  100.00%") != NULL);
-    CHECK(strstr(text, "# lost: 2 samples dropped (buffers full, or code unloaded before they were named)") != NULL);
+    CHECK(strstr(text, "# lost: 2 samples dropped (a buffer was full)") != NULL);
     char *hot = strstr(text, "Demo.Work.Hot"), *cold = strstr(text, "Demo.Work.Cold");
     CHECK(hot && cold && hot < cold); /* sorted by self */
     free(text);
     o.limit = 1;
-    text = render(report_top, &p, &o);
+    text = render(report_top, p, &o);
     CHECK(text && strstr(text, "Demo.Work.Hot") && !strstr(text, "Demo.Work.Cold"));
     free(text);
-    prof_free(&p);
+    prof_free(&ps);
 }
 
 static void test_tree(void)
 {
-    struct profile p;
+    struct profiles ps;
+    const struct profile *p = NULL;
     struct prof_filter f = {0};
-    REQUIRE(load(&p, &f) == 0);
+    REQUIRE(load(&ps, &f) == 0);
+    p = prof_current(&ps);
     /* 12 weight: Main 12 (Hot 9 with memcpy 3, Cold 3) */
     struct report_options o = {0, 0, NULL};
-    char *text = render(report_tree, &p, &o);
+    char *text = render(report_tree, p, &o);
     REQUIRE(text);
     CHECK(strstr(text, " 100.00%    0.00%  Demo.Program.Main\n"));
     CHECK(strstr(text, "  75.00%   50.00%    Demo.Work.Hot\n"));
@@ -168,7 +180,7 @@ static void test_tree(void)
     CHECK(strstr(text, "Demo.Work.Hot") < strstr(text, "Demo.Work.Cold"));
     free(text);
     o.min_percent = 30; /* Cold and memcpy (25% each) go, and say so */
-    text = render(report_tree, &p, &o);
+    text = render(report_tree, p, &o);
     REQUIRE(text);
     CHECK(!strstr(text, "Cold") && !strstr(text, "memcpy"));
     if (!strstr(text, "  25.00%             [1 more below 30.00%]\n") ||
@@ -177,7 +189,37 @@ static void test_tree(void)
     CHECK(strstr(text, "  25.00%             [1 more below 30.00%]\n"));   /* under Main */
     CHECK(strstr(text, "  25.00%               [1 more below 30.00%]\n")); /* under Hot */
     free(text);
-    prof_free(&p);
+    prof_free(&ps);
+}
+
+/* A label frame prints its label and its subject, a frame or a text. */
+static void test_label_names(void)
+{
+    struct buf b;
+    buf_init(&b);
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, &b};
+    REQUIRE(writer_begin(&w, sink) == 0);
+    uint32_t f_m = writer_frame(&w, FMT_FRAME_MANAGED, writer_string(&w, "A.dll", 5),
+                                writer_string(&w, "N.T", 3), writer_string(&w, "M", 1), 0);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "JIT", 3), f_m);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, writer_string(&w, "System.Byte[]", 13),
+                 writer_string(&w, "alloc", 5), 0);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "GC gen2 induced", 15), 0);
+    writer_finish(&w, NULL, NULL, 0);
+    writer_free(&w);
+    struct recording r;
+    char err[256], name[128];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    CHECK_EQ(r.status, REC_COMPLETE);
+    fname_format(&r, 2, name, sizeof name);
+    CHECK_STR(name, "[JIT] N.T.M");
+    fname_format(&r, 3, name, sizeof name);
+    CHECK_STR(name, "[alloc] System.Byte[]");
+    fname_format(&r, 4, name, sizeof name);
+    CHECK_STR(name, "[GC gen2 induced]");
+    rec_free(&r);
+    buf_free(&b);
 }
 
 static void test_json_strings(void)
@@ -198,6 +240,7 @@ static void test_json_strings(void)
 void suite_report(void)
 {
     RUN(test_tree);
+    RUN(test_label_names);
     RUN(test_json_strings);
     RUN(test_frame_names);
     RUN(test_collapsed);

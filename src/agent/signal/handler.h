@@ -1,51 +1,31 @@
 /*
- * sighandler: the signal handler of the signal sampler, and the record it
- * leaves in the interrupted thread's ring (sigslots.h).
+ * handler: the signal handler of the signal sampler, which leaves one entry
+ * (ring.h) in the interrupted thread's ring (slots.h) per signal.
  *
  * The handler runs on the sampled thread, wherever it was: in managed code,
  * in the runtime, in libc, in another signal handler.  It is
  * async-signal-safe: no allocation, no lock, no runtime call, errno
- * preserved.  It walks the interrupted stack from the signal's ucontext:
- * native code with DWARF CFI through the unwind tables of its module
- * (nativeunwind.h), everything else (JIT'd code, stubs) through the RBP
- * frame chain; every address is checked against the thread's stack mapping
- * before it is read.  It also copies the top SLOTS_TOP_WORDS words of the
- * stack, so the collector can recover the caller of a managed leaf that was
- * caught before setting up its frame (or after tearing it down).
+ * preserved.  It finds the thread's stack mapping (its cached bounds, or
+ * the published snapshot of mappings), copies the top RING_TOP_WORDS words
+ * of the stack, walks the stack (walk.h) straight into the ring, and adds
+ * what the thread and the runtime were doing (activity.h).  A full ring
+ * drops the sample and counts the drop.
  *
- * Ring record, in 64-bit words:
- *   [0] total words (bits 0-31), depth (32-47), flags (48-63)
- *   [1] CLOCK_MONOTONIC time, ns
- *   [2] weight (bits 0-31), top words copied (32-63)
- *   [3] interrupted RSP   [4] interrupted RBP
- *   [5] for a wall-clock request (tgkill): the thread's CPU time, ns, as the
- *       handler ends; 0 for a CPU timer's signal
- *   [6 ...] the top words, then `depth` instruction pointers, leaf first
+ * The signal may be a CPU clock's (a POSIX timer: SI_TIMER with the periods
+ * it missed as overrun; a perf_event: SIGIO-style si_code with the event's
+ * fd, re-armed here for one more period) or a wall-clock request sent with
+ * tgkill by the collector, which leaves the weight in the thread's
+ * wall_weight and gets the thread's CPU time back in the entry.
  */
-#ifndef CORSCOPE_SIGHANDLER_H
-#define CORSCOPE_SIGHANDLER_H
-
-#include <stdint.h>
+#ifndef CORSCOPE_HANDLER_H
+#define CORSCOPE_HANDLER_H
 
 #include "common/visibility.h"
 
-enum handler_flags {
-    HANDLER_TRUNCATED = 1u << 0,   /* stopped at max depth or ring space */
-    HANDLER_LEAF_CFI = 1u << 1,    /* the leaf was unwound by CFI: exact */
-    HANDLER_NO_STACK = 1u << 2,    /* the stack pointer was in no known mapping */
-    HANDLER_STOP_BOUNDS = 1u << 3, /* the walk left the stack mapping */
-    HANDLER_STOP_RULE = 1u << 4,   /* a CFI rule we cannot follow */
-};
-
 /* Installs the handler for `signal`.  Returns 0, or -1 when the program
- * already handles that signal (we do not take it over) or sigaction fails. */
-HIDDEN int handler_install(int signal);
-/* The handler stays installed for the life of the process (a pending
+ * already handles that signal (we do not take it over) or sigaction fails.
+ * The handler stays installed for the life of the process (a pending
  * signal after shutdown must not kill it); it simply finds no thread. */
-
-/* Decodes a record header. */
-static inline uint32_t handler_record_words(uint64_t w0) { return (uint32_t)w0; }
-static inline uint32_t handler_record_depth(uint64_t w0) { return (uint32_t)(w0 >> 32) & 0xffff; }
-static inline uint32_t handler_record_flags(uint64_t w0) { return (uint32_t)(w0 >> 48); }
+HIDDEN int handler_install(int signal);
 
 #endif

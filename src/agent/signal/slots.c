@@ -21,6 +21,7 @@ struct retired {
     void *object;
     void (*free_fn)(void *);
     uint64_t epoch;   /* the global epoch after its replacement was published */
+    uint64_t wepoch;  /* the walker epoch then */
     pid_t tid;        /* for a thread: the only slot that can refer to it */
     struct retired *next;
 };
@@ -30,6 +31,8 @@ static size_t slot_count;
 static _Atomic uint64_t global_epoch = 1;
 static _Atomic uint64_t orphans;
 static struct retired *retired;
+static _Atomic uint64_t walker_epoch;
+static _Atomic uint64_t walkers[2];
 /* tids whose slot may show a handler: those with a thread not yet freed */
 static pid_t *live_tids;
 static size_t live_count, live_cap;
@@ -91,7 +94,7 @@ struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
     size_t words = 8192;
-    size_t record = SLOTS_HEADER_WORDS + SLOTS_TOP_WORDS + (size_t)max_depth;
+    size_t record = RING_HEADER_WORDS + RING_TOP_WORDS + (size_t)max_depth;
     while (words < 2 * record)
         words *= 2;
     struct sthread *t = mem_calloc(1, sizeof *t);
@@ -131,6 +134,7 @@ static void add_retired(void *object, void (*free_fn)(void *), pid_t tid)
     r->free_fn = free_fn;
     r->tid = tid;
     r->epoch = atomic_fetch_add(&global_epoch, 1) + 1;
+    r->wepoch = atomic_load(&walker_epoch);
     r->next = retired;
     retired = r;
 }
@@ -166,6 +170,9 @@ static void forget_tid(pid_t tid)
  * thread's slot (for a table). */
 static int still_visible(const struct retired *r)
 {
+    uint64_t w = atomic_load(&walker_epoch);
+    if (r->wepoch >= w || atomic_load(&walkers[r->wepoch & 1]) != 0)
+        return 1;
     if (r->tid) {
         uint64_t e = atomic_load(&slots[r->tid].epoch);
         return e != 0 && e < r->epoch;
@@ -178,8 +185,35 @@ static int still_visible(const struct retired *r)
     return 0;
 }
 
+uint32_t slots_walker_enter(void)
+{
+    uint32_t k = (uint32_t)(atomic_load(&walker_epoch) & 1);
+    atomic_fetch_add(&walkers[k], 1);
+    return k;
+}
+
+void slots_walker_leave(uint32_t token)
+{
+    atomic_fetch_sub(&walkers[token & 1], 1);
+}
+
+/* Moves the walker epoch on when objects wait for it and the parity it
+ * moves into holds no walker of an older epoch. */
+static void advance_walker_epoch(void)
+{
+    uint64_t w = atomic_load(&walker_epoch);
+    for (struct retired *r = retired; r; r = r->next) {
+        if (r->wepoch >= w) {
+            if (atomic_load(&walkers[(w + 1) & 1]) == 0)
+                atomic_store(&walker_epoch, w + 1);
+            return;
+        }
+    }
+}
+
 void slots_reclaim(void)
 {
+    advance_walker_epoch();
     struct retired **p = &retired;
     while (*p) {
         struct retired *r = *p;

@@ -18,7 +18,17 @@
  *              that could hold it shows epoch 0 or an epoch after the change.
  * So nothing a running handler can reach is ever freed under it.
  *
- * Everything here except slots_handler_* is for the collector thread.
+ * Walkers outside a handler (a callback walking its own thread's stack)
+ * are counted instead, in two counters by the parity of a walker epoch:
+ *   walker:    k = walker_epoch & 1;  walkers[k]++;  ...read tables...;
+ *              walkers[k]--
+ *   collector: an object retired at walker epoch w is freed once the epoch
+ *              has moved past w and walkers[w & 1] is 0; the epoch moves
+ *              on only when the other parity is empty, so a counter never
+ *              holds walkers of two live epochs.
+ *
+ * Everything here except slots_handler_* and slots_walker_* is for the
+ * collector thread.
  */
 #ifndef CORSCOPE_SIGSLOTS_H
 #define CORSCOPE_SIGSLOTS_H
@@ -29,12 +39,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "agent/signal/ring.h"
 #include "common/visibility.h"
-
-/* Words of a ring record header (see sighandler.c for the layout). */
-#define SLOTS_HEADER_WORDS 6
-/* Words of the stack top copied with each sample, for the leaf frame fix. */
-#define SLOTS_TOP_WORDS 64
 
 enum sthread_state { STHREAD_LIVE = 1, STHREAD_DEAD = 2 };
 
@@ -54,7 +60,7 @@ struct sthread {
     /* the collector's own */
     pid_t tid;
     uint32_t id;                 /* recording thread id */
-    int managed;                 /* known to the runtime (name from the registry) */
+    int ready;                   /* its stack is placed: its clock may run */
     timer_t timer;
     int has_timer;
     int perf_fd;                 /* cpu mode with perf_event: its fd, else -1 */
@@ -65,9 +71,7 @@ struct sthread {
     uint64_t cpu_seen;           /* wall mode: thread CPU ns at the last sample */
     uint32_t last_stack;         /* wall mode: stack of the last sample */
     int last_stack_whole;        /* ... and it was walked with the stack's bounds known */
-    uint32_t name_version;       /* last THRD record written, +1 */
     uint64_t seen_scan;          /* /proc scan generation that last saw it */
-    uint32_t name_checks;        /* times the OS name was read (native threads) */
     uint64_t dropped_reported;
     struct sthread *next;        /* collector's list of live threads */
 };
@@ -93,6 +97,12 @@ HIDDEN struct sthread *slots_lookup(pid_t tid);
 /* The handler's side: enter/leave bracket every use of slot data. */
 HIDDEN struct sthread *slots_handler_enter(pid_t tid);
 HIDDEN void slots_handler_leave(pid_t tid);
+
+/* Any thread outside a signal handler that reads published tables (a
+ * callback walking its own stack): bracket the reads.  Objects retired
+ * meanwhile are freed only after leave.  Returns the token for leave. */
+HIDDEN uint32_t slots_walker_enter(void);
+HIDDEN void slots_walker_leave(uint32_t token);
 
 /* Signals that arrived on threads we do not (or no longer) track. */
 HIDDEN uint64_t slots_orphan_signals(void);

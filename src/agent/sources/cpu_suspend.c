@@ -18,7 +18,9 @@
  *      FunctionIDs into a preallocated arena (no allocation, no lock, no
  *      other runtime call while the world is stopped); ResumeRuntime;
  *   4. then, with the program running again, name the functions (names.c)
- *      and write the samples (recorder.c).
+ *      and write the samples (recorder.c); a tick that overlapped an unload
+ *      of code is dropped (its FunctionIDs may have been freed and reused),
+ *      counted as stale.
  *
  * Threads stop only at GC-safe points, so this sampler carries safepoint
  * bias and its pause grows with the number of threads; the counters
@@ -37,9 +39,12 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/codemap.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
+#include "agent/stacks.h"
 #include "agent/threads.h"
+#include "agent/signal/walk.h"
 #include "common/mem.h"
 
 /* Most frame ids the arena may hold in one tick (8 MiB). */
@@ -47,8 +52,7 @@
 
 /* Per-thread accounting the sampler keeps between ticks. */
 struct tracked {
-    uint32_t id;           /* recording id */
-    uint32_t name_version; /* last written THRD record, +1 (0 = none yet) */
+    uint32_t id;           /* the registry's id of the thread (its slot) */
     uint64_t cpu_last;     /* ns of thread CPU at the last look */
     uint64_t credit;       /* ns of CPU not yet turned into samples */
     uint32_t seen_tick;
@@ -67,6 +71,8 @@ struct pick {
 struct sampler {
     struct agent *a;
     uint32_t event;
+    uint64_t next_tick;
+    struct stackb stack;
     struct thread_view *views;
     size_t views_cap;
     struct tracked *tracks;
@@ -76,8 +82,6 @@ struct sampler {
     size_t picks_cap;
     FunctionID *arena;
     size_t arena_cap;
-    uint32_t *frames; /* one stack being assembled, leaf first */
-    size_t frames_cap;
     uint32_t tick;
 };
 
@@ -142,20 +146,6 @@ static void prune_tracks(struct sampler *s)
     s->track_count = kept;
 }
 
-/* Writes THRD records for new and renamed threads.  A thread without a
- * managed name is named after its OS name when it is first recorded. */
-static void record_thread(struct sampler *s, struct thread_view *v, struct tracked *t)
-{
-    if (t->name_version == v->name_version + 1 || !v->os_tid)
-        return;
-    char name[96];
-    snprintf(name, sizeof name, "%s", v->name);
-    if (!name[0])
-        osthread_name(v->os_tid, name, sizeof name);
-    recorder_thread(&s->a->rec, v->id, (uint64_t)v->os_tid, name[0] ? name : NULL);
-    t->name_version = v->name_version + 1;
-}
-
 /* Chooses the threads to walk this tick and their weights. */
 static size_t choose(struct sampler *s, long count)
 {
@@ -180,9 +170,8 @@ static size_t choose(struct sampler *s, long count)
          * started: nothing to walk, and no THRD record yet to refer to */
         if (!v->os_tid)
             continue;
-        record_thread(s, v, t);
         uint64_t weight = 1;
-        if (a->cfg.event == CONFIG_EVENT_CPU) {
+        if (config_sampled(&a->cfg) == CONFIG_EVENT_CPU) {
             uint64_t now = osthread_cpu_ns(v->os_tid);
             if (now == UINT64_MAX)
                 continue;
@@ -248,15 +237,10 @@ static void walk_all(struct sampler *s, size_t picked)
 /* Turns one walked thread into a sample. */
 static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
 {
-    struct recorder *rec = &s->a->rec;
-    size_t need = (size_t)p->depth + 2;
-    uint32_t *frames = mem_grow(s->frames, &s->frames_cap, need, sizeof *frames);
-    if (!frames) {
-        recorder_count(rec, RECORDER_DROPPED, 1);
-        return;
-    }
-    s->frames = frames;
-    uint32_t n = 0;
+    struct agent *a = s->a;
+    struct recorder *out = &a->out;
+    struct stackb *b = &s->stack;
+    stackb_reset(b);
     uint32_t depth = p->depth;
     /* every thread starts in native code (the host calling Main, the
      * runtime's thread start): the run of unmanaged frames at the root
@@ -265,37 +249,32 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
         depth--;
     for (uint32_t k = 0; k < depth; k++) {
         FunctionID f = s->arena[p->start + k];
-        frames[n++] = f ? names_function(&s->a->names, f) : recorder_synthetic(rec, "[native]");
+        stackb_put(b, f ? resolve_function(&a->resolver, f, now)
+                        : recorder_synthetic(out, "[native]"));
     }
     /* E_FAIL with nothing walked is how DoStackSnapshot answers for a thread
      * with no managed frames at all (the finalizer waiting, the tiered
      * compiler compiling): native code, not a failure */
     int walk_ok = p->hr >= 0 || (p->hr == CORPROF_E_STACKSNAPSHOT_ABORTED && p->truncated) ||
                   (p->hr == E_FAIL && p->depth == 0);
+    uint32_t flags = 0;
     if (p->truncated) {
-        frames[n++] = recorder_synthetic(rec, "[truncated]");
-        recorder_count(rec, RECORDER_TRUNCATED, 1);
+        flags |= WALK_TRUNCATED;
     } else if (!walk_ok) {
-        frames[n++] = recorder_synthetic(rec, "[unknown]");
-        recorder_count(rec, RECORDER_FAILED_WALKS, 1);
+        flags |= WALK_STOP_RULE;
         log_debug("DoStackSnapshot of thread %d failed: 0x%08x", (int)p->view->os_tid,
                   (unsigned)p->hr);
-    } else if (n == 0) {
+    } else if (b->n == 0) {
         /* the thread is running, but not in managed code */
-        frames[n++] = recorder_synthetic(rec, "[native]");
+        stackb_put(b, recorder_synthetic(out, "[native]"));
     }
-    for (uint32_t k = 0; k < n; k++) {
-        if (!frames[k]) {
-            recorder_count(rec, RECORDER_DROPPED, 1);
-            return;
-        }
-    }
-    uint32_t stack = recorder_stack(rec, frames, n);
-    if (!stack) {
-        recorder_count(rec, RECORDER_DROPPED, 1);
+    struct stack_meta m = {now, p->view->os_tid, 0, 0, 0, flags, 0};
+    uint32_t stack = stacks_finish(a, b, &m);
+    if (!stack)
         return;
-    }
-    recorder_sample(rec, s->event, p->view->id, now, stack, p->weight);
+    uint32_t thread = tids_get(&a->tids, out, p->view->os_tid);
+    if (thread)
+        recorder_sample(out, s->event, thread, now, stack, p->weight);
 }
 
 static void sample_once(struct sampler *s)
@@ -303,20 +282,15 @@ static void sample_once(struct sampler *s)
     struct agent *a = s->a;
     long count = threads_snapshot(&s->views, &s->views_cap);
     if (count < 0) {
-        recorder_count(&a->rec, RECORDER_SKIPPED_TICKS, 1);
+        recorder_count(&a->out, FMT_COUNTER_SKIPPED_TICKS, 1);
         return;
     }
     size_t picked = choose(s, count);
     if (picked == 0)
         return;
     size_arena(s, picked);
-    recorder_count(&a->rec, RECORDER_TICKS, 1);
+    recorder_count(&a->out, FMT_COUNTER_TICKS, 1);
 
-    /* ids_lock is let go while the world is stopped: an unload callback
-     * (DynamicMethodUnloaded runs in cooperative mode) waiting for it
-     * would hold up the suspension */
-    uint64_t unloads = atomic_load(&a->unloads);
-    agent_ids_unlock(a);
     uint64_t t0 = recorder_now_ns(), held = 0;
     HRESULT hr = a->info->lpVtbl->SuspendRuntime(a->info);
     if (hr >= 0) {
@@ -324,48 +298,42 @@ static void sample_once(struct sampler *s)
         a->info->lpVtbl->ResumeRuntime(a->info);
         held = recorder_now_ns() - t0;
     }
-    agent_ids_lock(a);
     if (hr == CORPROF_E_RUNTIME_UNINITIALIZED) {
         /* the runtime is still starting: its CPU cannot be attributed, and
          * must not be credited to whatever stack comes first */
         for (size_t i = 0; i < picked; i++)
             s->tracks[s->picks[i].track].credit = 0;
-        recorder_count(&a->rec, RECORDER_STARTUP_TICKS, 1);
+        recorder_count(&a->out, FMT_COUNTER_STARTUP_TICKS, 1);
         return;
     }
     if (hr < 0) {
         /* e.g. CORPROF_E_SUSPENSION_IN_PROGRESS during a GC: try next tick,
          * the CPU credit is kept */
-        recorder_count(&a->rec, RECORDER_SKIPPED_TICKS, 1);
+        recorder_count(&a->out, FMT_COUNTER_SKIPPED_TICKS, 1);
         log_debug("SuspendRuntime failed: 0x%08x", (unsigned)hr);
         return;
     }
     /* the FunctionIDs just copied were on live stacks; code unloaded since
      * the suspension may be among them (the method returned, was collected
-     * and freed before this thread got the lock back): such a tick is not
-     * named but counted as dropped */
-    int stale = atomic_load(&a->unloads) != unloads;
-    recorder_count(&a->rec, RECORDER_SUSPEND_NS, held);
-    recorder_max(&a->rec, RECORDER_MAX_SUSPEND_NS, held);
+     * and freed): such a tick is not named but counted.  What the callbacks
+     * reported before is applied first: an id freed by an earlier unload
+     * and given to a method compiled since is known by its new name. */
+    agent_update_code(a);
+    int stale = codemap_unloaded_since(t0);
+    recorder_count(&a->out, FMT_COUNTER_SUSPEND_NS, held);
+    recorder_max(&a->out, FMT_COUNTER_MAX_SUSPEND_NS, held);
 
     for (size_t i = 0; i < picked; i++) {
         struct pick *p = &s->picks[i];
         if (!p->walked)
             continue;
-        if (a->cfg.event == CONFIG_EVENT_CPU)
+        if (config_sampled(&a->cfg) == CONFIG_EVENT_CPU)
             s->tracks[p->track].credit -= p->weight * a->cfg.interval_ns;
-        if (stale)
-            recorder_count(&a->rec, RECORDER_DROPPED, 1);
+        if (stale || codemap_unloaded_since(t0))
+            recorder_count(&a->out, FMT_COUNTER_STALE_TICKS, 1);
         else
             record_pick(s, p, t0);
     }
-}
-
-/* An unload callback's thread, under ids_lock: between ticks this sampler
- * holds no id, only the names' caches do. */
-static void on_unload(struct agent *a, ModuleID module, FunctionID function)
-{
-    names_forget(&a->names, module, function);
 }
 
 static void tick(struct sampler *s)
@@ -375,45 +343,65 @@ static void tick(struct sampler *s)
     prune_tracks(s);
 }
 
-void *suspend_sampler_main(void *arg)
+static int suspend_init(struct agent *a, struct source *src, DWORD *mask, DWORD *high)
 {
-    struct sampler s;
-    memset(&s, 0, sizeof s);
-    s.a = arg;
-    s.event = s.a->cfg.event == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU;
-    map64_init(&s.track_of);
-    prctl(PR_SET_NAME, "corscope-sample");
-    HRESULT hr = s.a->info->lpVtbl->InitializeCurrentThread(s.a->info);
-    if (hr < 0)
-        log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
-
-    uint64_t interval = s.a->cfg.interval_ns;
-    uint64_t next = recorder_now_ns() + interval;
-    /* ids_lock is held but in the sleep and the stopped world (agent.h) */
-    agent_ids_lock(s.a);
-    s.a->on_unload = on_unload;
-    while (!atomic_load(&s.a->stopping)) {
-        agent_ids_unlock(s.a);
-        agent_sleep_until(s.a, next);
-        agent_ids_lock(s.a);
-        if (atomic_load(&s.a->stopping))
-            break;
-        uint64_t now = recorder_now_ns();
-        next += interval;
-        if (next < now)
-            next = now + interval; /* fell behind: do not try to catch up */
-        tick(&s);
-        recorder_maybe_flush(&s.a->rec, recorder_now_ns());
-    }
-    recorder_count(&s.a->rec, RECORDER_SAMPLER_CPU_NS,
-                   osthread_cpu_ns((pid_t)syscall(SYS_gettid)));
-    s.a->on_unload = NULL;
-    agent_ids_unlock(s.a);
-    mem_free(s.views);
-    mem_free(s.tracks);
-    mem_free(s.picks);
-    mem_free(s.arena);
-    mem_free(s.frames);
-    map64_free(&s.track_of);
-    return NULL;
+    (void)a;
+    (void)src;
+    (void)high;
+    *mask |= COR_PRF_MONITOR_THREADS | COR_PRF_ENABLE_STACK_SNAPSHOT;
+    return 0;
 }
+
+static int suspend_start(struct agent *a, struct source *src)
+{
+    struct sampler *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    src->state = s;
+    s->a = a;
+    s->event = config_sampled(&a->cfg) == CONFIG_EVENT_WALL ? FMT_EVENT_WALL : FMT_EVENT_CPU;
+    recorder_sampled_event(&a->out, s->event, s->event == FMT_EVENT_CPU ? "cpu" : "wall", "ns",
+                           a->cfg.interval_ns);
+    map64_init(&s->track_of);
+    s->next_tick = recorder_now_ns() + a->cfg.interval_ns;
+    return 0;
+}
+
+static uint64_t suspend_cycle(struct agent *a, struct source *src, uint64_t now)
+{
+    struct sampler *s = src->state;
+    if (!s)
+        return 0;
+    if (now >= s->next_tick) {
+        tick(s);
+        s->next_tick += a->cfg.interval_ns;
+        now = recorder_now_ns();
+        if (s->next_tick <= now)
+            s->next_tick = now + a->cfg.interval_ns; /* fell behind: do not catch up */
+    }
+    return s->next_tick;
+}
+
+static void suspend_finish(struct agent *a, struct source *src)
+{
+    (void)a;
+    struct sampler *s = src->state;
+    if (!s)
+        return;
+    mem_free(s->views);
+    mem_free(s->tracks);
+    mem_free(s->picks);
+    mem_free(s->arena);
+    stackb_free(&s->stack);
+    map64_free(&s->track_of);
+    mem_free(s);
+    src->state = NULL;
+}
+
+const struct source_ops source_cpu_suspend = {
+    .name = "stop-the-world sampler",
+    .init = suspend_init,
+    .start = suspend_start,
+    .cycle = suspend_cycle,
+    .finish = suspend_finish,
+};

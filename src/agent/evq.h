@@ -1,0 +1,65 @@
+/*
+ * evq: the queues that carry events from the runtime's callbacks to the
+ * loop (agent.c), one per thread that produces any.
+ *
+ * A callback runs on a program thread and must neither wait for the loop
+ * nor write the recording; it appends an entry to its own thread's queue
+ * and returns.  Each queue is a ring of 64-bit words with one producer (the
+ * thread itself: callbacks on one thread nest but never interleave an
+ * append) and one consumer (the loop), so it needs no lock.  An entry may
+ * carry the thread's own stack, walked in place (walk.h) by the callback,
+ * mixed managed and native frames as for CPU samples.  A full queue drops
+ * the entry and counts it.
+ *
+ * A queue is made by its thread on first use and registered in a list the
+ * loop walks; when the thread ends (a thread-specific key's destructor) the
+ * queue is marked ended, and the loop frees it once it has drained it.
+ * Memory is bounded: at most EVQ_BUDGET bytes of queues in all; past that,
+ * new threads' events are dropped and counted.
+ */
+#ifndef CORSCOPE_EVQ_H
+#define CORSCOPE_EVQ_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/visibility.h"
+
+/* Words of one thread's ring, and the budget of all rings. */
+#define EVQ_RING_WORDS 8192u
+#define EVQ_BUDGET (64u << 20)
+/* Deepest stack an entry may carry (it must fit the ring twice over). */
+#define EVQ_MAX_DEPTH 2048u
+
+struct evq_entry {
+    uint32_t source;         /* index of the source that appended it */
+    uint32_t kind;           /* the source's own */
+    pid_t tid;               /* the thread it came from */
+    uint64_t time;           /* CLOCK_MONOTONIC, ns */
+    const uint64_t *payload;
+    uint32_t words;          /* of payload */
+    const uint64_t *ips;     /* the stack, leaf first (the callback's own frames included) */
+    uint32_t depth;
+    uint32_t walk_flags;     /* enum walk_flags */
+};
+
+/* Any thread (a callback).  Appends an entry; with max_depth > 0 the
+ * calling thread's stack (from the caller of evq_push) goes with it.
+ * Returns 0, or -1 when it was dropped. */
+HIDDEN int evq_push(uint32_t source, uint32_t kind, const uint64_t *payload, uint32_t words,
+                    uint32_t max_depth);
+
+/* Loop thread: calls fn for every entry queued before `until` (CLOCK_MONOTONIC
+ * ns), queue by queue, each queue's entries in order; frees the queues of
+ * threads that ended and were drained.  Returns the number of entries. */
+HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
+                          uint64_t until);
+/* Entries dropped so far (full queue, or the budget spent). */
+HIDDEN uint64_t evq_dropped(void);
+/* Initialize: queues may be made (again, after a detach). */
+HIDDEN void evq_open(void);
+/* Loop thread, at the end: frees every queue (callbacks may no longer
+ * append: their queues are unregistered and they drop). */
+HIDDEN void evq_shutdown(void);
+
+#endif

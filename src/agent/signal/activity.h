@@ -1,0 +1,74 @@
+/*
+ * activity: what the runtime is doing on each thread, for the samples taken
+ * meanwhile.  The runtime's own libraries have no symbols, so a sample in
+ * them says nothing by its addresses; but the agent is told when a thread
+ * starts and ends compiling a method, loading a type, an assembly or a
+ * module, or collecting garbage.  Those callbacks run on the thread doing
+ * the work and publish it here; the signal handler copies it into each
+ * sample (ring.h), and the collector turns it into a label frame ("[JIT
+ * tier1] Type.Method", "[GC gen2 induced]").
+ *
+ * Per thread: a table indexed by thread id (sized by pid_max, mapped
+ * lazily) of two words, the innermost and the outermost activity; only the
+ * thread itself writes its words (callbacks on one thread nest but do not
+ * interleave), and the handler reads them on that same thread, so plain
+ * atomic stores and loads suffice.  An activity word is its kind in the
+ * top 8 bits and a runtime id (FunctionID, ClassID, AssemblyID, ModuleID)
+ * in the low 56.  Process-wide: the garbage collection in progress, one
+ * word (its generation, reason, a sequence number and the collecting
+ * thread), set from GarbageCollectionStarted to ...Finished.
+ */
+#ifndef CORSCOPE_ACTIVITY_H
+#define CORSCOPE_ACTIVITY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/visibility.h"
+
+enum activity_kind {
+    ACTIVITY_NONE = 0,
+    ACTIVITY_JIT = 1,           /* subject: FunctionID being compiled */
+    ACTIVITY_LOAD_TYPE = 2,     /* ClassID being loaded */
+    ACTIVITY_LOAD_ASSEMBLY = 3, /* AssemblyID */
+    ACTIVITY_LOAD_MODULE = 4,   /* ModuleID */
+    ACTIVITY_R2R_LOOKUP = 5,    /* FunctionID whose ReadyToRun code is being looked up */
+    ACTIVITY_KIND_COUNT
+};
+
+#define ACTIVITY_SUBJECT_MASK ((1ull << 56) - 1)
+
+static inline uint64_t activity_word(enum activity_kind kind, uint64_t subject)
+{
+    return (uint64_t)kind << 56 | (subject & ACTIVITY_SUBJECT_MASK);
+}
+static inline enum activity_kind activity_kind_of(uint64_t word)
+{
+    return (enum activity_kind)(word >> 56);
+}
+static inline uint64_t activity_subject(uint64_t word)
+{
+    return word & ACTIVITY_SUBJECT_MASK;
+}
+
+/* The GC word: sequence (bits 32-63, never 0 while a GC runs), the
+ * collecting thread's tid (8-31, truncated to 24 bits), reason (4-7) and
+ * generation (0-3); 0 when no collection is in progress. */
+static inline uint64_t activity_gc_word(uint32_t seq, pid_t tid, unsigned reason, unsigned gen)
+{
+    return (uint64_t)seq << 32 | ((uint64_t)tid & 0xffffff) << 8 | (reason & 15u) << 4 |
+           (gen & 15u);
+}
+
+/* Maps the table (Initialize).  Returns 0 or -1. */
+HIDDEN int activity_init(void);
+
+/* The calling thread (a callback): its current activities. */
+HIDDEN void activity_set(pid_t tid, uint64_t inner, uint64_t outer);
+HIDDEN void activity_gc_set(uint64_t word);
+
+/* Handler (async-signal-safe). */
+HIDDEN void activity_get(pid_t tid, uint64_t *inner, uint64_t *outer);
+HIDDEN uint64_t activity_gc_get(void);
+
+#endif

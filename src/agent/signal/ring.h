@@ -1,0 +1,39 @@
+/*
+ * ring: the layout of a sample entry in a thread's ring (slots.h), written
+ * by the signal handler and read by the signal source's collector side.
+ * The only place that knows which word is which.
+ *
+ * An entry is RING_HEADER_WORDS words of header, then `top` words copied
+ * from the top of the interrupted stack (for the collector's repair of a
+ * managed leaf caught outside its frame), then `depth` instruction
+ * pointers, leaf first.
+ */
+#ifndef CORSCOPE_RING_H
+#define CORSCOPE_RING_H
+
+#include <stdint.h>
+
+enum ring_word {
+    RING_WORDS,          /* total words of the entry */
+    RING_DEPTH,          /* instruction pointers (up to FMT_MAX_STACK_DEPTH) */
+    RING_FLAGS,          /* enum walk_flags | RING_WALL_REQUEST */
+    RING_TIME,           /* CLOCK_MONOTONIC, ns */
+    RING_WEIGHT,         /* intervals the sample stands for */
+    RING_TOP,            /* words of stack top copied */
+    RING_RSP,            /* interrupted RSP */
+    RING_RBP,            /* interrupted RBP */
+    RING_CPU,            /* wall request: the thread's CPU time as the handler ends, ns */
+    RING_ACTIVITY,       /* the thread's innermost activity (activity.h), 0 = none */
+    RING_ACTIVITY_OUTER, /* its outermost one */
+    RING_GC,             /* the process's garbage collection word (activity.h) */
+    RING_HEADER_WORDS
+};
+
+/* RING_FLAGS bit, above enum walk_flags: the signal was a wall-clock
+ * request (tgkill), not a CPU clock's. */
+#define RING_WALL_REQUEST (1u << 16)
+
+/* Words of stack top copied with each sample. */
+#define RING_TOP_WORDS 64
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * cpu_clock: see cpu_clock.h.
+ */
+#include "agent/sources/cpu_clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/log.h"
+#include "agent/osthread.h"
+
+void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->interval_ns = cfg->interval_ns;
+    c->signal = cfg->signal;
+    c->asked_posix = cfg->cpu_clock == CONFIG_CPU_CLOCK_POSIX;
+    c->posix = c->asked_posix;
+    c->random = seed ^ 0x9e3779b97f4a7c15ull;
+    if (!c->random)
+        c->random = 1;
+}
+
+/* A random point in (0, interval] (xorshift64; no quality needed beyond
+ * spreading phases). */
+static uint64_t first_phase(struct cpu_clock *c)
+{
+    uint64_t x = c->random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c->random = x;
+    return 1 + x % c->interval_ns;
+}
+
+static int start_perf(struct cpu_clock *c, struct sthread *t)
+{
+    if (c->posix)
+        return -1;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    attr.sample_period = first_phase(c);
+    t->perf_period = c->interval_ns;
+    atomic_store(&t->perf_first, 1);
+    attr.wakeup_events = 1;
+    attr.exclude_kernel = (uint64_t)c->perf_exclude_kernel;
+    attr.exclude_hv = 1;
+    attr.disabled = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && !c->perf_exclude_kernel) {
+        c->perf_exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+        return start_perf(c, t);
+    }
+    if (fd < 0) {
+        if (errno != ESRCH) {
+            c->posix = 1;
+            log_info("perf_event unavailable (%s): CPU timers instead", strerror(errno));
+        }
+        return -1;
+    }
+    struct f_owner_ex owner = {F_OWNER_TID, t->tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, c->signal) < 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+        close(fd);
+        return -1;
+    }
+    t->perf_fd = fd; /* before the first signal, which the handler checks it against */
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
+        t->perf_fd = -1;
+        close(fd);
+        return -1;
+    }
+    return 0;
+}
+
+int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
+{
+    if (start_perf(c, t) == 0)
+        return 0;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = c->signal;
+    sev._sigev_un._tid = t->tid;
+    uint64_t ns = c->interval_ns;
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
+    its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
+    uint64_t phase = first_phase(c);
+    its.it_value.tv_sec = (time_t)(phase / 1000000000ull);
+    its.it_value.tv_nsec = (long)(phase % 1000000000ull);
+    if (timer_create(osthread_cpu_clock(t->tid), &sev, &t->timer) < 0) {
+        t->clock_failed = 1;
+        /* the thread is gone already (ESRCH/EINVAL), or no timers are left */
+        return errno == EINVAL || errno == ESRCH ? 0 : -1;
+    }
+    t->has_timer = 1;
+    timer_settime(t->timer, 0, &its, NULL);
+    return 0;
+}
+
+void cpu_clock_stop(struct sthread *t)
+{
+    if (t->has_timer) {
+        timer_delete(t->timer);
+        t->has_timer = 0;
+    }
+    if (t->perf_fd >= 0) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(t->perf_fd);
+        t->perf_fd = -1;
+    }
+}
+
+const char *cpu_clock_describe(const struct cpu_clock *c)
+{
+    if (c->asked_posix)
+        return "posix-cpu-timer (--cpu-clock posix; checked at the scheduler tick)";
+    if (c->posix)
+        return "posix-cpu-timer (perf_event refused; checked at the scheduler tick)";
+    return c->perf_exclude_kernel ? "perf_event task-clock (user time only)"
+                                  : "perf_event task-clock";
+}

@@ -1,0 +1,44 @@
+/*
+ * cpu_clock: each thread's CPU-time clock for the signal sampler in cpu
+ * mode, which sends the thread the sampler's signal each time it has used
+ * one interval of CPU, so a thread is sampled in proportion to the CPU it
+ * uses and an idle one costs nothing.
+ *
+ * The precise clock is a perf_event counting the thread's task-clock,
+ * signalling at each period to the nanosecond (user time only where
+ * perf_event_paranoid allows no more).  Where perf_event is refused, or
+ * `--cpu-clock posix` asks for it, a POSIX CPU timer (timer_create on the
+ * thread's CPU clock, SIGEV_THREAD_ID) serves: checked at the scheduler's
+ * tick, each signal weighted by the intervals it stands for.  The first
+ * period of every clock is a random part of the interval, so a thread that
+ * lives for less than one interval is sampled with the right probability
+ * instead of never.
+ */
+#ifndef CORSCOPE_CPU_CLOCK_H
+#define CORSCOPE_CPU_CLOCK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent/signal/slots.h"
+#include "common/config.h"
+#include "common/visibility.h"
+
+struct cpu_clock {
+    uint64_t interval_ns;
+    int signal;
+    int posix;               /* POSIX timers: asked for, or perf_event refused */
+    int asked_posix;         /* --cpu-clock posix */
+    int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
+    uint64_t random;         /* state of the phase generator */
+};
+
+HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed);
+/* Gives the thread its clock.  Returns 0, or -1 when none could be made
+ * (the thread is gone, or no timers are left). */
+HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);
+HIDDEN void cpu_clock_stop(struct sthread *t);
+/* What the clock is, for the recording's INFO. */
+HIDDEN const char *cpu_clock_describe(const struct cpu_clock *c);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * thread_set: see thread_set.h.
+ */
+#include "agent/sources/thread_set.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/signal/stackmaps.h"
+#include "common/mem.h"
+
+#define SCAN_NS 250000000ull  /* rescan the process's threads */
+#define RESCAN_NS 30000000ull /* ... at most this often when the runtime reports changes */
+#define MAPS_NS 50000000ull   /* re-read stack mappings for new threads at most this often */
+
+void thread_set_init(struct thread_set *set, struct agent *a, uint32_t max_depth,
+                     void (*ready)(void *, struct sthread *),
+                     void (*going)(void *, struct sthread *), void *ctx)
+{
+    memset(set, 0, sizeof *set);
+    set->a = a;
+    set->self = gettid();
+    set->max_depth = max_depth;
+    set->ready = ready;
+    set->going = going;
+    set->ctx = ctx;
+}
+
+/* lo/hi: the thread's stack when the runtime told us (else 0): then no
+ * snapshot of the mappings is needed for it. */
+static struct sthread *add_thread(struct thread_set *set, pid_t tid, uintptr_t lo, uintptr_t hi)
+{
+    uint32_t id = tids_get(&set->a->tids, &set->a->out, tid);
+    struct sthread *t = id ? slots_add(tid, id, set->max_depth) : NULL;
+    if (!t) {
+        recorder_count(&set->a->out, FMT_COUNTER_UNSAMPLED_THREADS, 1);
+        return NULL;
+    }
+    t->next = set->threads;
+    set->threads = t;
+    /* its stack is in no snapshot yet: the handler may not use older ones
+     * for it, and it is ready once a new snapshot is read (make_ready) */
+    if (lo && hi > lo) {
+        t->stack_lo = lo;
+        t->stack_hi = hi;
+        t->maps_generation = stackmaps_generation();
+    } else {
+        t->maps_generation = stackmaps_generation() + 1;
+        set->maps_stale = 1;
+    }
+    set->pending = 1;
+    return t;
+}
+
+static void remove_thread(struct thread_set *set, struct sthread *t)
+{
+    set->going(set->ctx, t);
+    tids_ended(&set->a->tids, t->tid);
+    slots_retire(t);
+}
+
+/* After threads were added: one read of /proc/self/maps for all of their
+ * stacks, then they are ready. */
+static void make_ready(struct thread_set *set, uint64_t now)
+{
+    if (!set->pending)
+        return;
+    if (set->maps_stale && stackmaps_refresh() == 0) {
+        set->maps_stale = 0;
+        set->maps_ns = now;
+    }
+    set->pending = 0;
+    for (struct sthread *t = set->threads; t; t = t->next) {
+        if (!t->ready) {
+            t->ready = 1;
+            set->ready(set->ctx, t);
+        }
+    }
+}
+
+void thread_set_add_managed(struct thread_set *set)
+{
+    long count = threads_snapshot(&set->views, &set->views_cap);
+    int added = 0;
+    for (long i = 0; i < count; i++) {
+        const struct thread_view *v = &set->views[i];
+        if (v->os_tid && v->os_tid != set->self && !slots_lookup(v->os_tid) &&
+            add_thread(set, v->os_tid, v->stack_lo, v->stack_hi))
+            added = 1;
+    }
+    if (added)
+        make_ready(set, agent_now_ns());
+}
+
+/* Brings the set up to date with /proc/self/task. */
+static void scan(struct thread_set *set, uint64_t now)
+{
+    set->last_scan_ns = now;
+    set->seen_changes = threads_changes();
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    uint64_t gen = ++set->scan_gen;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || tid <= 0 || tid == set->self)
+            continue;
+        struct sthread *t = slots_lookup((pid_t)tid);
+        if (!t)
+            t = add_thread(set, (pid_t)tid, 0, 0);
+        if (t)
+            t->seen_scan = gen;
+    }
+    closedir(d);
+    for (struct sthread **p = &set->threads; *p;) {
+        struct sthread *t = *p;
+        if (t->seen_scan == gen) {
+            p = &t->next;
+            continue;
+        }
+        *p = t->next;
+        remove_thread(set, t);
+    }
+    make_ready(set, now);
+}
+
+void thread_set_cycle(struct thread_set *set, uint64_t now)
+{
+    /* the runtime's reports (a thread died, was renamed) bring the scan
+     * forward, but not to more than one every RESCAN_NS: a burst of new
+     * threads is handled by add_managed, not by listing them all again */
+    if (!set->scan_gen || now - set->last_scan_ns >= SCAN_NS ||
+        (threads_changes() != set->seen_changes && now - set->last_scan_ns >= RESCAN_NS))
+        scan(set, now);
+    /* new threads have new stacks; reading /proc/self/maps costs in
+     * proportion to the threads, so a burst of new threads is read in once
+     * every MAPS_NS (a handler that finds no mapping meanwhile records its
+     * leaf alone and asks for a refresh) */
+    if ((set->maps_stale && now - set->maps_ns >= MAPS_NS) || stackmaps_wanted()) {
+        if (stackmaps_refresh() == 0) {
+            set->maps_stale = 0;
+            set->maps_ns = now;
+        }
+    }
+}
+
+void thread_set_clear(struct thread_set *set)
+{
+    while (set->threads) {
+        struct sthread *t = set->threads;
+        set->threads = t->next;
+        remove_thread(set, t);
+    }
+    mem_free(set->views);
+    set->views = NULL;
+    set->views_cap = 0;
+}

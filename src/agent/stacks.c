@@ -1,0 +1,185 @@
+/*
+ * stacks: see stacks.h.
+ */
+#include "agent/stacks.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/codemap.h"
+#include "agent/signal/activity.h"
+#include "agent/signal/walk.h"
+#include "common/map.h"
+#include "common/mem.h"
+
+/* (kind << 56 | subject) -> label frame; GC labels by generation and reason */
+static struct map64 label_of;
+
+void stackb_reset(struct stackb *b)
+{
+    b->n = 0;
+    b->failed = 0;
+}
+
+void stackb_put(struct stackb *b, uint32_t frame)
+{
+    uint32_t *grown = mem_grow(b->frames, &b->cap, (size_t)b->n + 1, sizeof *grown);
+    if (!grown) {
+        b->failed = 1;
+        return;
+    }
+    b->frames = grown;
+    b->frames[b->n++] = frame;
+}
+
+void stackb_free(struct stackb *b)
+{
+    mem_free(b->frames);
+    memset(b, 0, sizeof *b);
+}
+
+static void insert_at(struct stackb *b, uint32_t at, uint32_t frame)
+{
+    stackb_put(b, 0);
+    if (b->failed)
+        return;
+    memmove(b->frames + at + 1, b->frames + at, (b->n - 1 - at) * sizeof *b->frames);
+    b->frames[at] = frame;
+}
+
+static const char *const activity_labels[ACTIVITY_KIND_COUNT] = {
+    [ACTIVITY_JIT] = "JIT",
+    [ACTIVITY_LOAD_TYPE] = "load type",
+    [ACTIVITY_LOAD_ASSEMBLY] = "load assembly",
+    [ACTIVITY_LOAD_MODULE] = "load module",
+    [ACTIVITY_R2R_LOOKUP] = "prepare",
+};
+
+/* The label frame of an activity word; 0 when none can be made. */
+static uint32_t activity_label(struct agent *a, uint64_t word, uint64_t seen_ns)
+{
+    enum activity_kind kind = activity_kind_of(word);
+    if (kind <= ACTIVITY_NONE || kind >= ACTIVITY_KIND_COUNT)
+        return 0;
+    uint32_t frame;
+    if (map64_get(&label_of, word, &frame))
+        return frame;
+    uint64_t subject = activity_subject(word);
+    char text[1024] = "";
+    frame = 0;
+    if (kind == ACTIVITY_JIT || kind == ACTIVITY_R2R_LOOKUP) {
+        uint32_t method = resolve_function(&a->resolver, (FunctionID)subject, seen_ns);
+        frame = recorder_label(&a->out, activity_labels[kind], NULL, method);
+    } else {
+        int ok = 0;
+        if (codemap_ids_begin(seen_ns)) {
+            if (kind == ACTIVITY_LOAD_TYPE)
+                ok = names_describe_class(a->info, (ClassID)subject, text, sizeof text) == 0;
+            else if (kind == ACTIVITY_LOAD_ASSEMBLY)
+                ok = names_describe_assembly(a->info, (AssemblyID)subject, text, sizeof text) == 0;
+            else
+                ok = names_describe_module(a->info, (ModuleID)subject, text, sizeof text) == 0;
+            codemap_ids_end();
+        }
+        /* a type still loading may not be nameable yet: the label says
+         * what kind of work it was, and is not remembered */
+        frame = recorder_label(&a->out, activity_labels[kind], ok ? text : NULL, 0);
+        if (!ok)
+            return frame;
+    }
+    if (frame)
+        map64_put(&label_of, word, frame);
+    return frame;
+}
+
+static const char *const gc_reasons[] = {"other", "induced"};
+
+static uint32_t gc_label(struct agent *a, uint64_t gc)
+{
+    unsigned gen = (unsigned)(gc & 15), reason = (unsigned)(gc >> 4 & 15);
+    uint64_t key = (uint64_t)ACTIVITY_KIND_COUNT << 56 | gen << 4 | reason;
+    uint32_t frame;
+    if (map64_get(&label_of, key, &frame))
+        return frame;
+    char text[64];
+    snprintf(text, sizeof text, "GC gen%u %s", gen,
+             reason < sizeof gc_reasons / sizeof gc_reasons[0] ? gc_reasons[reason] : "other");
+    frame = recorder_label(&a->out, text, NULL, 0);
+    if (frame)
+        map64_put(&label_of, key, frame);
+    return frame;
+}
+
+uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m)
+{
+    struct recorder *out = &a->out;
+    const struct resolver *res = &a->resolver;
+    /* the agent's own frames, then (if asked) the runtime's, at the leaf */
+    uint32_t skip = 0;
+    while (skip < b->n && resolve_frame_class(res, b->frames[skip]) == FRAME_AGENT)
+        skip++;
+    if (m->trim_runtime) {
+        uint32_t k = skip;
+        while (k < b->n && resolve_frame_class(res, b->frames[k]) != FRAME_MANAGED)
+            k++;
+        if (k < b->n)
+            skip = k; /* no managed frame at all: keep the native stack */
+    }
+    if (skip) {
+        memmove(b->frames, b->frames + skip, (b->n - skip) * sizeof *b->frames);
+        b->n -= skip;
+    }
+    /* where the program handed over to the runtime: leafward of the
+     * innermost managed frame, or at the root when there is none */
+    uint32_t at = 0;
+    while (at < b->n && resolve_frame_class(res, b->frames[at]) != FRAME_MANAGED)
+        at++;
+    uint64_t gc = m->gc;
+    if (gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff)) {
+        uint32_t f = gc_label(a, gc);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (m->activity_outer && m->activity_outer != m->activity) {
+        uint32_t f = activity_label(a, m->activity_outer, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (m->activity) {
+        uint32_t f = activity_label(a, m->activity, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (m->walk_flags & WALK_TRUNCATED) {
+        stackb_put(b, recorder_synthetic(out, "[truncated]"));
+        recorder_count(out, FMT_COUNTER_TRUNCATED, 1);
+    } else if (m->walk_flags & WALK_FAILED) {
+        stackb_put(b, recorder_synthetic(out, "[unknown]"));
+        recorder_count(out, FMT_COUNTER_FAILED_WALKS, 1);
+    }
+    if (b->failed || b->n == 0) {
+        recorder_count(out, FMT_COUNTER_DROPPED, 1);
+        return 0;
+    }
+    for (uint32_t k = 0; k < b->n; k++) {
+        if (!b->frames[k]) {
+            recorder_count(out, FMT_COUNTER_DROPPED, 1);
+            return 0;
+        }
+    }
+    uint32_t stack = recorder_stack(out, b->frames, b->n);
+    if (!stack)
+        recorder_count(out, FMT_COUNTER_DROPPED, 1);
+    return stack;
+}
+
+void stacks_forget(void)
+{
+    map64_clear(&label_of);
+}
+
+void stacks_shutdown(void)
+{
+    map64_free(&label_of);
+}

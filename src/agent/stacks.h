@@ -1,0 +1,56 @@
+/*
+ * stacks: frames in, a stack of the recording out, the same way for every
+ * source.  A source resolves its instruction pointers (resolve.h) into a
+ * builder, leaf first; stacks_finish then
+ *   - drops the agent's own frames at the leaf (a stack walked in a
+ *     callback starts inside corscope) and, when asked, the runtime's
+ *     frames above the first managed one (the allocation or throw
+ *     machinery an event's stack starts in);
+ *   - adds label frames for what the runtime was doing on the thread
+ *     (activity.h): "[JIT] Type.Method", "[load type] T", "[GC gen0
+ *     alloc]", placed just leafward of the innermost managed frame, where
+ *     the program handed control to the runtime;
+ *   - ends a walk that stopped early in [unknown] and one cut at the depth
+ *     limit in [truncated], counting both;
+ *   - deduplicates the stack in the recording.
+ */
+#ifndef CORSCOPE_STACKS_H
+#define CORSCOPE_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/visibility.h"
+
+struct agent;
+
+struct stackb {
+    uint32_t *frames; /* leaf first */
+    size_t cap;
+    uint32_t n;
+    int failed;       /* out of memory: the stack is dropped */
+};
+
+struct stack_meta {
+    uint64_t seen_ns;        /* CLOCK_MONOTONIC time it was taken */
+    pid_t tid;
+    uint64_t activity;       /* the thread's innermost activity word, 0 = none */
+    uint64_t activity_outer; /* its outermost one */
+    uint64_t gc;             /* the process's GC word */
+    uint32_t walk_flags;     /* enum walk_flags */
+    int trim_runtime;        /* drop runtime frames above the first managed one */
+};
+
+HIDDEN void stackb_reset(struct stackb *b);
+HIDDEN void stackb_put(struct stackb *b, uint32_t frame);
+HIDDEN void stackb_free(struct stackb *b);
+
+/* Loop: the recording's id of the built stack, or 0 when it was dropped
+ * (counted). */
+HIDDEN uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m);
+/* Loop: runtime ids named in labels may be reused (code was unloaded). */
+HIDDEN void stacks_forget(void);
+HIDDEN void stacks_shutdown(void);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * tids: the recording's thread ids, one per OS thread for its whole life,
+ * whichever source meets it first (a signal sampled on it, an event from
+ * one of its callbacks, the stop-the-world sampler's walk).  An OS thread
+ * id is reused by the kernel once a thread ends: when a source learns that
+ * a thread ended (tids_ended), its id is retired, and the next thread with
+ * that tid gets a new one.  Ids are never reused within a recording.
+ *
+ * Names: a managed thread's name is the runtime's (Thread.Name, from the
+ * registry, threads.h), followed as it changes; a native thread's is its
+ * OS name, read when first seen and once more later, in case it was set
+ * after the thread started.  The loop thread owns all of this.
+ */
+#ifndef CORSCOPE_TIDS_H
+#define CORSCOPE_TIDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent/recorder.h"
+#include "agent/threads.h"
+#include "common/map.h"
+#include "common/visibility.h"
+
+struct tid_entry {
+    pid_t tid;
+    uint32_t id;
+    int managed;           /* the registry knows it: named from there */
+    uint32_t name_version; /* registry name version written, +1 */
+    uint32_t name_checks;  /* OS name reads */
+};
+
+struct tids {
+    struct map64 of_tid; /* tid -> index into v */
+    struct tid_entry *v;
+    size_t count, cap;
+    uint32_t next_id;
+    struct thread_view *views;
+    size_t views_cap;
+};
+
+HIDDEN void tids_init(struct tids *t);
+HIDDEN void tids_free(struct tids *t);
+/* The recording id of OS thread tid; a new one is written to the recording
+ * with its OS name.  0 only when out of memory. */
+HIDDEN uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid);
+/* The id of tid if it has one, else 0. */
+HIDDEN uint32_t tids_find(const struct tids *t, pid_t tid);
+/* The thread with this tid ended. */
+HIDDEN void tids_ended(struct tids *t, pid_t tid);
+/* Renames threads whose names changed (call when threads_changes() moved,
+ * and now and then for native threads named late). */
+HIDDEN void tids_update_names(struct tids *t, struct recorder *out);
+
+#endif
