@@ -33,6 +33,7 @@
 
 #include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/threads.h"
@@ -270,7 +271,8 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         a->info = NULL;
         return E_FAIL;
     }
-    if (core_init(p) < 0 || agent_init_sources(a) < 0)
+    if (core_init(p) < 0 || agent_init_sources(a) < 0 ||
+        eventpipe_start(a->info, a->info_version) < 0)
         goto decline;
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
@@ -302,6 +304,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
 
 decline:
     /* the runtime goes on without us: nothing we set up may stay active */
+    eventpipe_stop(a->info);
     a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
@@ -315,6 +318,8 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
     if (!p->initialized)
         return S_OK;
     p->initialized = 0;
+    /* no event after this: the queues are drained by the loop's last cycle */
+    eventpipe_stop(a->info);
     if (agent_stop(a) < 0) {
         /* the loop still owns the recorder and the names: leave them */
         p->leak = 1;
