@@ -13,8 +13,8 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
-#include "agent/repair.h"
 #include "agent/stacks.h"
+#include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
@@ -89,7 +89,6 @@ static void before_forget(void *ctx, uint64_t until)
     struct agent *a = ctx;
     agent_drain(a, until);
     resolve_forget(&a->resolver);
-    repair_forget();
     stacks_forget();
 }
 
@@ -109,6 +108,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
     /* unwind tables first: a thread's first samples should already find them */
     nativeunwind_refresh();
+    hijack_refresh();
     uint64_t complete = agent_update_code(a);
     uint64_t changes = threads_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
@@ -148,7 +148,6 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
-    repair_init();
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
@@ -180,7 +179,6 @@ static void *loop_main(void *arg)
     recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
     recorder_flush(&a->out);
-    repair_free();
     stacks_shutdown();
     return NULL;
 }

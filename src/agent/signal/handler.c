@@ -48,7 +48,8 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
 {
     struct walk_regs regs = {(uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                              (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                             (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+                             (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                             atomic_load_explicit(&t->clr_thread, memory_order_relaxed)};
     uint64_t weight = 1;
     uint32_t flags = 0;
     if (si->si_code == SI_TIMER) {
@@ -79,33 +80,24 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t free_words = t->ring_mask + 1 - (head - tail);
-    uint64_t top = 0;
-    if (hi > regs.sp)
-        top = (hi - regs.sp) / 8 < RING_TOP_WORDS ? (hi - regs.sp) / 8 : RING_TOP_WORDS;
-    if (free_words < RING_HEADER_WORDS + top + 1) {
+    if (free_words < RING_HEADER_WORDS + 1) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         return;
     }
-    uint64_t room = free_words - RING_HEADER_WORDS - top;
+    uint64_t room = free_words - RING_HEADER_WORDS;
     uint64_t max_depth = room < t->max_depth ? room : t->max_depth;
 
-    uint64_t at = head + RING_HEADER_WORDS;
-    for (uint64_t i = 0; i < top; i++)
-        put(t, at++, ((const uint64_t *)regs.sp)[i]);
-    struct ring_cursor cursor = {t, at};
+    struct ring_cursor cursor = {t, head + RING_HEADER_WORDS};
     uint64_t depth = walk_stack(regs, hi, max_depth, put_pc, &cursor, &flags);
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);
-    uint64_t total = RING_HEADER_WORDS + top + depth;
+    uint64_t total = RING_HEADER_WORDS + depth;
     put(t, head + RING_WORDS, total);
     put(t, head + RING_DEPTH, depth);
     put(t, head + RING_FLAGS, flags);
     put(t, head + RING_TIME, time);
     put(t, head + RING_WEIGHT, weight);
-    put(t, head + RING_TOP, top);
-    put(t, head + RING_RSP, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-    put(t, head + RING_RBP, (uint64_t)uc->uc_mcontext.gregs[REG_RBP]);
     put(t, head + RING_CPU, (flags & RING_WALL_REQUEST) ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0);
     put(t, head + RING_ACTIVITY, inner);
     put(t, head + RING_ACTIVITY_OUTER, outer);

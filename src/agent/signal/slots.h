@@ -56,6 +56,8 @@ struct sthread {
     uint32_t max_depth;
     uintptr_t stack_lo, stack_hi; /* the stack mapping, cached by the handler */
     uint64_t maps_generation;    /* the stack mappings snapshot must be this recent */
+    _Atomic uintptr_t clr_thread; /* the runtime's Thread* (ThreadID), 0 while unknown: the
+                                   * walker finds hijacked return addresses there */
 
     /* the collector's own */
     pid_t tid;
