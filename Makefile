@@ -188,6 +188,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/sigcost.sh
 	bench/wall.sh
 	bench/accuracy.sh
+	bench/aliasing.sh
 	bench/report_speed.sh
 
 # ---- install -------------------------------------------------------------

@@ -30,6 +30,11 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
+/* The CPU clock's periods: random (each one drawn afresh around the
+ * interval, and each sample weighted by the CPU time it stands for, so work
+ * that repeats with the interval's period is not always sampled at the
+ * same phase), or fixed (exactly one interval each: for comparison). */
+enum config_cpu_period { CONFIG_CPU_PERIOD_RANDOM = 1, CONFIG_CPU_PERIOD_FIXED = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
@@ -46,6 +51,7 @@ struct config {
     enum config_sampler sampler;
     int signal;            /* the signal sampler's signal (SIGPROF by default) */
     enum config_cpu_clock cpu_clock;
+    enum config_cpu_period cpu_period;
     uint32_t max_depth;
     enum config_log log;
 };
@@ -59,6 +65,7 @@ struct config {
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
+    X(cpu_period, "CORSCOPE_CPU_PERIOD") \
     X(log, "CORSCOPE_LOG")
 
 HIDDEN void config_defaults(struct config *c);
@@ -80,6 +87,7 @@ static inline uint32_t config_sampled(const struct config *c)
 HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
+HIDDEN const char *config_cpu_period_name(enum config_cpu_period p);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

@@ -43,6 +43,59 @@ static uint64_t now_ns(clockid_t clock)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A period in [interval/2, 3*interval/2): its mean is the interval, and
+ * any phase of work that repeats with the interval is as likely as any
+ * other (xorshift64; spreading phases needs no better). */
+static uint64_t draw_period(struct sthread *t)
+{
+    uint64_t x = t->random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->random = x;
+    return t->interval_ns / 2 + x % t->interval_ns;
+}
+
+/* The perf_event clock signalled: arms the next period, returns the CPU
+ * time (ns) the sample stands for: the period that just ran, or one
+ * interval for the first (a random phase, taken with the probability its
+ * length gives it). */
+static uint64_t perf_tick(struct sthread *t)
+{
+    uint64_t weight = t->interval_ns;
+    int first = atomic_exchange(&t->clock_first, 0);
+    if (t->random_periods) {
+        if (!first)
+            weight = t->period_ns;
+        t->period_ns = draw_period(t);
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+    } else if (first) {
+        t->period_ns = t->interval_ns;
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+    }
+    ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    return weight;
+}
+
+/* A POSIX CPU timer expired (at a scheduler tick, after its period): with
+ * random periods, a one-shot timer re-armed here, the sample standing for
+ * the thread's CPU time since the last one; else the periodic timer's
+ * intervals, overruns included. */
+static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
+{
+    if (!t->random_periods)
+        return (1 + overrun) * t->interval_ns;
+    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t weight = t->interval_ns;
+    if (!atomic_exchange(&t->clock_first, 0) && cpu > t->cpu_mark_ns)
+        weight = cpu - t->cpu_mark_ns;
+    t->cpu_mark_ns = cpu;
+    uint64_t next = draw_period(t);
+    struct itimerspec its = {{0, 0}, {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)}};
+    timer_settime(t->timer, 0, &its, NULL);
+    return weight;
+}
+
 NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
                            const ucontext_t *uc)
 {
@@ -53,11 +106,9 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uint64_t weight = 1;
     uint32_t flags = 0;
     if (si->si_code == SI_TIMER) {
-        weight += (uint64_t)(unsigned)si->si_overrun;
+        weight = posix_tick(t, (uint64_t)(unsigned)si->si_overrun);
     } else if (si->si_code > 0 && si->si_fd == t->perf_fd) {
-        if (atomic_exchange(&t->perf_first, 0))
-            ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &t->perf_period);
-        ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+        weight = perf_tick(t);
     } else {
         flags |= RING_WALL_REQUEST;
         uint64_t w = atomic_exchange(&t->wall_weight, 0);

@@ -16,7 +16,7 @@ enum ring_word {
     RING_DEPTH,          /* instruction pointers (up to FMT_MAX_STACK_DEPTH) */
     RING_FLAGS,          /* enum walk_flags | RING_WALL_REQUEST */
     RING_TIME,           /* CLOCK_MONOTONIC, ns */
-    RING_WEIGHT,         /* intervals the sample stands for */
+    RING_WEIGHT,         /* what the sample stands for: CPU ns (cpu clock), intervals (wall) */
     RING_CPU,            /* wall request: the thread's CPU time as the handler ends, ns */
     RING_ACTIVITY,       /* the thread's innermost activity (activity.h), 0 = none */
     RING_ACTIVITY_OUTER, /* its outermost one */

@@ -41,6 +41,9 @@
  * sample (the tail of our own handler, sigreturn, a restarted syscall) has
  * not run: its last stack is reused. */
 #define WALL_IDLE_NS 20000ull
+/* cpu mode: a sample's weight counts microseconds of CPU time (each period
+ * of the clock has its own length) */
+#define CPU_UNIT_NS 1000ull
 
 struct sigsampler {
     struct agent *a;
@@ -78,7 +81,14 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;
-    recorder_sample(&a->out, s->event, t->id, time, stack, e[RING_WEIGHT]);
+    uint64_t weight = e[RING_WEIGHT];
+    if (s->cpu) {
+        /* nanoseconds in the ring; what is under a unit waits for the next */
+        t->weight_carry_ns += weight;
+        weight = t->weight_carry_ns / CPU_UNIT_NS;
+        t->weight_carry_ns -= weight * CPU_UNIT_NS;
+    }
+    recorder_sample(&a->out, s->event, t->id, time, stack, weight);
     t->last_stack = stack;
     /* a stack taken before its thread's stack mapping was known is the leaf
      * alone: not one to repeat while the thread waits */
@@ -186,7 +196,8 @@ static int sig_start(struct agent *a, struct source *src)
     s->a = a;
     s->cpu = config_sampled(&a->cfg) == CONFIG_EVENT_CPU;
     s->event = s->cpu ? FMT_EVENT_CPU : FMT_EVENT_WALL;
-    recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns", a->cfg.interval_ns);
+    recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
+                           s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, agent_now_ns() ^ ((uint64_t)gettid() << 32));
     thread_set_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = agent_now_ns();
