@@ -189,6 +189,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/aliasing.sh
+	bench/walks.sh
 	bench/report_speed.sh
 
 # ---- install -------------------------------------------------------------

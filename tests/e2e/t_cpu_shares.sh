@@ -1,8 +1,10 @@
 # The CPU shares of three methods that burn in a known 5:3:2 proportion come
-# out of `report -f top` within 2 points (the signal sampler, the default)
-# or 5 points (the stop-the-world sampler; the signal sampler with the POSIX
-# clock, which signals only at the 4 ms scheduler tick: about 1000 weighted
-# samples in 4 s, a standard error of 1.6 points on a share near 50%) of the
+# out of `report -f top` within 2 points (the signal sampler, the default),
+# 5 points (the stop-the-world sampler) or 8 points (the signal sampler with
+# the POSIX clock, which signals only at the 4 ms scheduler tick: about 1000
+# samples in 4 s, a standard error of 1.6 points on a share near 50%, and on
+# a machine whose cores are all busy the tick's samples lean toward the
+# longer slices by up to 6 points: bench/accuracy.sh measures it) of the
 # CPU time the program measured
 # for each with its own thread clock (shares among the three), and the
 # collapsed output shows them under Main, root first.
@@ -13,7 +15,8 @@ sampler=${variant%-posix}
 opts=(--sampler "$sampler")
 [ "$variant" = signal-posix ] && opts+=(--cpu-clock posix)
 tolerance=2
-[ "$variant" != signal ] && tolerance=5
+[ "$variant" = suspend ] && tolerance=5
+[ "$variant" = signal-posix ] && tolerance=8
 note "sampler $variant"
 cs record -q --force "${opts[@]}" -o "$T/cpu.corscope" -i 1ms -- $(app CpuShares) 4 > "$T/truth.txt"
 cs check "$T/cpu.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
