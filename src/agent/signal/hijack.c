@@ -3,11 +3,13 @@
  */
 #include "agent/signal/hijack.h"
 
+#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
-
-#include "agent/signal/stackmaps.h"
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 /* OnHijackTripThread's first instructions: push rax, rbp, rbx, r15, r14,
  * r13, r12, rcx, rdx, rax; mov rdi, rsp (the HijackArgs it hands to its
@@ -97,26 +99,42 @@ int hijack_in_stub(uintptr_t at)
     return lo && at >= lo && at < atomic_load_explicit(&stub_hi, memory_order_relaxed);
 }
 
-NO_ASAN uintptr_t hijack_real(uintptr_t thread, uintptr_t slot, int (*is_code)(uintptr_t))
+/* Words of the Thread object, through the kernel: the sampled thread's
+ * Thread may have been freed (the runtime reuses a tid before the agent
+ * learns of the new Thread), and unmapped memory must answer EFAULT, not
+ * SIGSEGV.  Returns the words read. */
+static size_t read_words(uintptr_t at, uintptr_t *out, size_t n)
 {
-    uintptr_t lo, hi;
-    if (!thread || (thread & 7) || !stackmaps_find(thread, &lo, &hi, 0))
+    int saved = errno;
+    struct iovec local = {out, n * sizeof *out}, remote = {(void *)at, n * sizeof *out};
+    long got = syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local, 1L, &remote, 1L, 0L);
+    errno = saved;
+    return got > 0 ? (size_t)got / sizeof *out : 0;
+}
+
+#define CHUNK 32
+
+uintptr_t hijack_real(uintptr_t thread, uintptr_t slot, int (*is_code)(uintptr_t))
+{
+    if (!thread || (thread & 7))
         return 0;
-    if (hi - thread > THREAD_SCAN)
-        hi = thread + THREAD_SCAN;
     uintptr_t stub = atomic_load_explicit(&stub_lo, memory_order_relaxed);
     uintptr_t hint = atomic_load_explicit(&pair_offset, memory_order_relaxed);
-    if (hint && thread + hint - 1 + 16 <= hi) {
-        const uintptr_t *w = (const uintptr_t *)(thread + hint - 1);
-        if (w[1] == slot && w[0] != stub && is_code(w[0]))
-            return w[0];
-    }
-    for (uintptr_t a = thread; a + 16 <= hi; a += 8) {
-        const uintptr_t *w = (const uintptr_t *)a;
-        if (w[1] == slot && w[0] != stub && is_code(w[0])) {
-            atomic_store_explicit(&pair_offset, a - thread + 1, memory_order_relaxed);
-            return w[0];
+    uintptr_t w[CHUNK + 1];
+    if (hint && read_words(thread + hint - 1, w, 2) == 2 && w[1] == slot && w[0] != stub &&
+        is_code(w[0]))
+        return w[0];
+    /* chunks overlapping by a word, so that no pair is split */
+    for (uintptr_t off = 0; off < THREAD_SCAN; off += CHUNK * sizeof w[0]) {
+        size_t n = read_words(thread + off, w, CHUNK + 1);
+        for (size_t i = 0; i + 1 < n; i++) {
+            if (w[i + 1] == slot && w[i] != stub && is_code(w[i])) {
+                atomic_store_explicit(&pair_offset, off + i * sizeof w[0] + 1, memory_order_relaxed);
+                return w[i];
+            }
         }
+        if (n < CHUNK + 1)
+            break; /* the end of what is mapped */
     }
     return 0;
 }

@@ -18,8 +18,8 @@
  * the stub's address and finds the real return address in the sampled
  * thread's Thread object, by looking for the pair (a return address, the
  * slot's own address) rather than trusting field offsets that change from
- * one runtime build to the next, and reading only within the mapping that
- * holds the object.
+ * one runtime build to the next, reading the object through the kernel (a
+ * Thread freed meanwhile answers EFAULT, never a fault).
  */
 #ifndef CORSCOPE_HIJACK_H
 #define CORSCOPE_HIJACK_H
