@@ -8,6 +8,7 @@
 
 #include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/names.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/walk.h"
 #include "common/map.h"
@@ -53,8 +54,54 @@ static const char *const activity_labels[ACTIVITY_KIND_COUNT] = {
     [ACTIVITY_LOAD_TYPE] = "load type",
     [ACTIVITY_LOAD_ASSEMBLY] = "load assembly",
     [ACTIVITY_LOAD_MODULE] = "load module",
-    [ACTIVITY_R2R_LOOKUP] = "prepare",
+    [ACTIVITY_R2R_LOOKUP] = "load R2R code",
 };
+
+/* How a thread entered the runtime (clrdesc.h), by its innermost frame. */
+static const char *const frame_labels[CLR_FRAME_KIND_COUNT] = {
+    [CLR_FRAME_PRESTUB] = "prepare",
+    [CLR_FRAME_CALL_COUNTING] = "call counting",
+    [CLR_FRAME_DISPATCH] = "interface dispatch",
+    [CLR_FRAME_EXTERNAL] = "resolve call",
+    [CLR_FRAME_FIXUP] = "resolve fixup",
+    [CLR_FRAME_SUSPENDED] = "suspended for GC",
+    [CLR_FRAME_EXCEPTION] = "exception",
+};
+
+/* Label keys apart from activity words (kind < ACTIVITY_KIND_COUNT) and
+ * GC labels (ACTIVITY_KIND_COUNT). */
+#define FRAME_LABEL_KEY(kind, method_frame) ((uint64_t)(0x80 | (kind)) << 56 | (method_frame))
+
+/* The label of a thread's innermost runtime frame; 0 when none.  The
+ * method a prestub frame names is read from the stack unchecked: it is
+ * used only when the agent already knows it as a FunctionID. */
+static uint32_t frame_label(struct agent *a, const struct stack_meta *m)
+{
+    if (m->frame_kind >= CLR_FRAME_KIND_COUNT || !frame_labels[m->frame_kind])
+        return 0;
+    uint32_t method = 0;
+    if ((m->frame_kind == CLR_FRAME_PRESTUB || m->frame_kind == CLR_FRAME_CALL_COUNTING) &&
+        m->frame_method) {
+        method = names_known(&a->names, (FunctionID)m->frame_method);
+        if (!method && codemap_permanent((FunctionID)m->frame_method))
+            method = resolve_function(&a->resolver, (FunctionID)m->frame_method, m->seen_ns);
+    }
+    uint64_t key = FRAME_LABEL_KEY(m->frame_kind, method);
+    uint32_t frame;
+    if (map64_get(&label_of, key, &frame))
+        return frame;
+    frame = recorder_label(&a->out, frame_labels[m->frame_kind], NULL, method);
+    if (frame)
+        map64_put(&label_of, key, frame);
+    return frame;
+}
+
+/* Is this activity compiling or loading code (what a prestub does)? */
+static int prepares_code(uint64_t word)
+{
+    enum activity_kind k = activity_kind_of(word);
+    return k == ACTIVITY_JIT || k == ACTIVITY_R2R_LOOKUP;
+}
 
 /* The label frame of an activity word; 0 when none can be made. */
 static uint32_t activity_label(struct agent *a, uint64_t word, uint64_t seen_ns)
@@ -135,11 +182,29 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
     uint32_t at = 0;
     while (at < b->n && resolve_frame_class(res, b->frames[at]) != FRAME_MANAGED)
         at++;
-    uint64_t gc = m->gc;
-    if (gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff)) {
-        uint32_t f = gc_label(a, gc);
+    /* a sample in managed code is the program's work, whatever the
+     * runtime said last (an activity whose end was never reported) */
+    int in_runtime = at > 0 || b->n == 0;
+    if (!in_runtime)
+        goto labelled;
+    /* root to leaf: how the thread entered the runtime, placed at the
+     * managed frame that entered it; then, at the innermost managed frame,
+     * the outer and the inner activity and the collection */
+    if (m->frame_kind && !(m->frame_kind == CLR_FRAME_PRESTUB &&
+                           (prepares_code(m->activity) || prepares_code(m->activity_outer)))) {
+        uint32_t f = frame_label(a, m);
+        uint32_t where = at;
+        if (f && m->frame_ret) {
+            uint32_t caller = resolve_ip(&a->resolver, (uintptr_t)m->frame_ret, 1, m->seen_ns);
+            for (uint32_t k = at; k < b->n; k++) {
+                if (b->frames[k] == caller) {
+                    where = k;
+                    break;
+                }
+            }
+        }
         if (f)
-            insert_at(b, at, f);
+            insert_at(b, where, f);
     }
     if (m->activity_outer && m->activity_outer != m->activity) {
         uint32_t f = activity_label(a, m->activity_outer, m->seen_ns);
@@ -151,6 +216,13 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
         if (f)
             insert_at(b, at, f);
     }
+    uint64_t gc = m->gc;
+    if (gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff)) {
+        uint32_t f = gc_label(a, gc);
+        if (f)
+            insert_at(b, at, f);
+    }
+labelled:
     if (m->walk_flags & WALK_TRUNCATED) {
         stackb_put(b, recorder_synthetic(out, "[truncated]"));
         recorder_count(out, FMT_COUNTER_TRUNCATED, 1);

@@ -7,9 +7,13 @@
  *     frames above the first managed one (the allocation or throw
  *     machinery an event's stack starts in);
  *   - adds label frames for what the runtime was doing on the thread
- *     (activity.h): "[JIT] Type.Method", "[load type] T", "[GC gen0
- *     alloc]", placed just leafward of the innermost managed frame, where
- *     the program handed control to the runtime;
+ *     (activity.h): how the thread entered the runtime ("[prepare]
+ *     Type.Method", "[interface dispatch]"), placed just leafward of the
+ *     managed frame that made the transition; then what the callbacks
+ *     said it is doing ("[JIT] Type.Method", "[load type] T") and the
+ *     collection it runs ("[GC gen0]"), placed just leafward of the
+ *     innermost managed frame, where the program handed control to the
+ *     runtime.  A sample in managed code gets none: it is the program's;
  *   - ends a walk that stopped early in [unknown] and one cut at the depth
  *     limit in [truncated], counting both;
  *   - deduplicates the stack in the recording.
@@ -40,6 +44,8 @@ struct stack_meta {
     uint64_t gc;             /* the process's GC word */
     uint32_t walk_flags;     /* enum walk_flags */
     int trim_runtime;        /* drop runtime frames above the first managed one */
+    /* the thread's innermost runtime frame (struct activity_frame), 0s = none */
+    uint64_t frame_kind, frame_ret, frame_method;
 };
 
 HIDDEN void stackb_reset(struct stackb *b);

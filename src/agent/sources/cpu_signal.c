@@ -97,8 +97,15 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
                 stackb_put(b, resolve_ip(&a->resolver, caller, 1, time));
         }
     }
-    struct stack_meta m = {time, t->tid, e[RING_ACTIVITY], e[RING_ACTIVITY_OUTER], e[RING_GC],
-                           flags & 0xffff, 0};
+    struct stack_meta m = {.seen_ns = time,
+                           .tid = t->tid,
+                           .activity = e[RING_ACTIVITY],
+                           .activity_outer = e[RING_ACTIVITY_OUTER],
+                           .gc = e[RING_GC],
+                           .walk_flags = flags & 0xffff,
+                           .frame_kind = e[RING_FRAME_KIND],
+                           .frame_ret = e[RING_FRAME_RET],
+                           .frame_method = e[RING_FRAME_METHOD]};
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;
