@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fold.h"
 #include "cli/frame_name.h"
 #include "common/mem.h"
 
@@ -421,6 +422,8 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     size_t count = 0;
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (!f->native_raw && fold_recording(&ps->shared.rec) < 0)
         goto oom;
     if (choose_views(ps, f, events, &count, err, err_size) < 0) {
         prof_free(ps);
