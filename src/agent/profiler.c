@@ -305,7 +305,7 @@ static int core_init(struct profiler *p)
         else
             log_debug("the runtime describes no frame layout: labels come from callbacks alone");
         a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
-                   COR_PRF_MONITOR_CACHE_SEARCHES;
+                   COR_PRF_MONITOR_CACHE_SEARCHES | COR_PRF_MONITOR_SUSPENDS;
         a->high_mask |= COR_PRF_HIGH_BASIC_GC;
     }
     return 0;
@@ -592,6 +592,43 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
 
 /* ---- collections and runtime events ------------------------------------------ */
 
+/* The thread that suspends the runtime (for a collection, mostly) does so
+ * between these: the pause around the collection, waiting for threads to
+ * reach safe points and letting them go, is named with it. */
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCallback11 *iface,
+                                                                COR_PRF_SUSPEND_REASON reason)
+{
+    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_PAUSE, (uint64_t)reason);
+    return S_OK;
+}
+
+static void pause_end(struct profiler *p)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
+    for (uint32_t i = n; i > 0; i--) {
+        if (activity_kind_of(st->words[i - 1]) == ACTIVITY_PAUSE) {
+            st->depth = i - 1;
+            publish_activity();
+            return;
+        }
+    }
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendAborted(ICorProfilerCallback11 *iface)
+{
+    pause_end(impl_from_ICorProfilerCallback11(iface));
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeResumeFinished(ICorProfilerCallback11 *iface)
+{
+    pause_end(impl_from_ICorProfilerCallback11(iface));
+    return S_OK;
+}
+
 static _Atomic uint32_t gc_seq;
 
 static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionStarted(ICorProfilerCallback11 *iface,
@@ -668,6 +705,9 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,
     .GarbageCollectionFinished = profiler_GarbageCollectionFinished,
+    .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
+    .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
+    .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
     /* ICorProfilerCallback8, 9 */
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,

@@ -115,7 +115,16 @@ static uint32_t activity_label(struct agent *a, uint64_t word, uint64_t seen_ns)
     uint64_t subject = activity_subject(word);
     char text[1024] = "";
     frame = 0;
-    if (kind == ACTIVITY_JIT || kind == ACTIVITY_R2R_LOOKUP) {
+    if (kind == ACTIVITY_PAUSE) {
+        /* from the runtime's suspension to its resumption, the collection
+         * (or other work) it was for included */
+        static const char *const why[] = {[1] = "GC pause", [7] = "GC pause",
+                                          [4] = "shutdown pause", [6] = "debugger pause",
+                                          [8] = "ReJIT pause"};
+        const char *text_of = subject < sizeof why / sizeof why[0] && why[subject]
+                                  ? why[subject] : "runtime pause";
+        frame = recorder_label(&a->out, text_of, NULL, 0);
+    } else if (kind == ACTIVITY_JIT || kind == ACTIVITY_R2R_LOOKUP) {
         uint32_t method = resolve_function(&a->resolver, (FunctionID)subject, seen_ns);
         frame = recorder_label(&a->out, activity_labels[kind], NULL, method);
     } else {
@@ -206,18 +215,26 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
         if (f)
             insert_at(b, where, f);
     }
-    if (m->activity_outer && m->activity_outer != m->activity) {
-        uint32_t f = activity_label(a, m->activity_outer, m->seen_ns);
-        if (f)
-            insert_at(b, at, f);
-    }
-    if (m->activity) {
-        uint32_t f = activity_label(a, m->activity, m->seen_ns);
-        if (f)
-            insert_at(b, at, f);
-    }
+    /* the collection itself is named by the GC word; the pause around it
+     * (suspending threads, resuming them) by the pause activity alone */
     uint64_t gc = m->gc;
-    if (gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff)) {
+    int collecting = gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff);
+    uint64_t outer = m->activity_outer, inner = m->activity;
+    if (collecting && activity_kind_of(outer) == ACTIVITY_PAUSE)
+        outer = 0;
+    if (collecting && activity_kind_of(inner) == ACTIVITY_PAUSE)
+        inner = 0;
+    if (outer && outer != inner) {
+        uint32_t f = activity_label(a, outer, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (inner) {
+        uint32_t f = activity_label(a, inner, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (collecting) {
         uint32_t f = gc_label(a, gc);
         if (f)
             insert_at(b, at, f);

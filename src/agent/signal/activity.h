@@ -44,6 +44,7 @@ enum activity_kind {
     ACTIVITY_LOAD_ASSEMBLY = 3, /* AssemblyID */
     ACTIVITY_LOAD_MODULE = 4,   /* ModuleID */
     ACTIVITY_R2R_LOOKUP = 5,    /* FunctionID whose ReadyToRun code is being looked up */
+    ACTIVITY_PAUSE = 6,         /* this thread suspends the runtime (COR_PRF_SUSPEND_REASON) */
     ACTIVITY_KIND_COUNT
 };
 
