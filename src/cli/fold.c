@@ -272,7 +272,10 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
             return 0;
     if (root_from < body && push(fd, &n, label) < 0)
         return 0;
-    id = intern_stack(fd, n);
+    if (n == s.depth && memcmp(fd->buf, fd->r->stack_frames + s.offset, n * sizeof *fd->buf) == 0)
+        id = stack; /* nothing to fold: no copy */
+    else
+        id = intern_stack(fd, n);
     if (id && map64_put(&fd->by_key, key, id) < 0)
         return 0;
     return id;

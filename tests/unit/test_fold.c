@@ -139,6 +139,7 @@ static void test_fold_stacks(void)
     CHECK_STR(text, "[.NET BGC];libcoreclr.so");
     render(&r, 5, text, sizeof text);
     CHECK_STR(text, "libc.so.6!__GI___clone3;libc.so.6!start_thread;libfoo.so!worker;N.P.Cb");
+    CHECK_EQ(r.samples[5].stack, raw.samples[5].stack); /* unchanged: not copied */
     render(&r, 6, text, sizeof text);
     CHECK_STR(text, "[thread];N.P.Main;libcoreclr.so;libcoreclr.so!coreclr_execute_assembly;"
                     "libcoreclr.so");

@@ -12,7 +12,6 @@
 struct pair {
     _Atomic uint64_t inner, outer;
     _Atomic uintptr_t thread; /* the runtime's Thread object */
-    uintptr_t unused;
 };
 
 static struct pair *table;

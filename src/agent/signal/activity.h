@@ -5,14 +5,15 @@
  * starts and ends compiling a method, loading a type, an assembly or a
  * module, or collecting garbage.  Those callbacks run on the thread doing
  * the work and publish it here; the signal handler copies it into each
- * sample (ring.h), and the collector turns it into a label frame ("[JIT
- * tier1] Type.Method", "[GC gen2 induced]").
+ * sample (ring.h), and the collector turns it into a label frame ("[JIT]
+ * Type.Method", "[GC gen2 induced]").
  *
  * Per thread: a table indexed by thread id (sized by pid_max, mapped
- * lazily) of two words, the innermost and the outermost activity; only the
- * thread itself writes its words (callbacks on one thread nest but do not
- * interleave), and the handler reads them on that same thread, so plain
- * atomic stores and loads suffice.  An activity word is its kind in the
+ * lazily) of words: the innermost and the outermost activity, and the
+ * thread's runtime Thread object (below); only the thread itself writes its
+ * activities (callbacks on one thread nest but do not interleave), and the
+ * handler reads them on that same thread, so plain atomic stores and loads
+ * suffice.  An activity word is its kind in the
  * top 8 bits and a runtime id (FunctionID, ClassID, AssemblyID, ModuleID)
  * in the low 56.  Process-wide: the garbage collection in progress, one
  * word (its generation, reason, a sequence number and the collecting

@@ -4,7 +4,8 @@
 //               JIT compiling HotJit, under Naming.Jitter.CompileOne;
 //   "collector" calls GC.Collect(2) over and over on a heap of live objects:
 //               nearly all of its time is induced gen2 collections, under
-//               Naming.Collector.Run.
+//               Naming.Collector.Run (sleeping between collections, which
+//               costs no CPU, so that the jitter runs too).
 // Each thread measures the share of its own CPU time spent in that work
 // (thread CPU time around the compiling call, around GC.Collect) and prints
 // it as "jitter work=0.93" / "collector work=0.97", the truth the test
@@ -88,6 +89,7 @@ static class Collector
             long t0 = Native.ThreadCpuNs();
             GC.Collect(2);
             work += Native.ThreadCpuNs() - t0;
+            Thread.Sleep(4); // room for the jitter, which every collection stops
         }
         GC.KeepAlive(live);
         Console.WriteLine($"collector tid={Native.GetTid()} work={(double)work / (Native.ThreadCpuNs() - start):F3}");
