@@ -1,7 +1,9 @@
 /*
  * fold: see fold.h.  Each distinct (stack, root) is folded once: the root
- * depends on the stack alone, except for a thread without managed frames,
- * whose root is its name.  Folded stacks that come out equal share one id.
+ * depends on the stack alone (remembered per stack id), except for a thread
+ * without managed frames, whose root is its name (remembered by stack and
+ * name).  Folded stacks that come out equal share one id; a stack with
+ * nothing to fold keeps its own.
  */
 #include "cli/fold.h"
 
@@ -80,6 +82,8 @@ struct folder {
     uint8_t *bits;            /* per original frame */
     size_t old_frames;
     struct map64 run_frame;   /* (kind << 32 | module string) -> folded frame */
+    uint32_t *by_stack;       /* original stack -> folded stack, 0 unknown */
+    size_t old_stacks;
     struct map64 by_key;      /* (stack << 32 | root name string) -> folded stack */
     struct map64 by_hash;     /* hash of a folded stack's frames -> its id */
     uint32_t start_label, thread_label;
@@ -236,7 +240,9 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
             thread_name = 0;
     uint64_t key = (uint64_t)stack << 32 | thread_name;
     uint32_t id;
-    if (map64_get(&fd->by_key, key, &id))
+    if (!thread_name && stack < fd->old_stacks && fd->by_stack[stack])
+        return fd->by_stack[stack];
+    if (thread_name && map64_get(&fd->by_key, key, &id))
         return id;
     for (uint32_t k = 0; k < s.depth; k++)
         if (frames[k] >= fd->old_frames)
@@ -276,7 +282,11 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
         id = stack; /* nothing to fold: no copy */
     else
         id = intern_stack(fd, n);
-    if (id && map64_put(&fd->by_key, key, id) < 0)
+    if (!id)
+        return 0;
+    if (!thread_name && stack < fd->old_stacks)
+        fd->by_stack[stack] = id;
+    else if (map64_put(&fd->by_key, key, id) < 0)
         return 0;
     return id;
 }
@@ -302,7 +312,9 @@ int fold_recording(struct recording *r)
     map64_init(&fd.by_hash);
     int rc = -1;
     fd.bits = mem_calloc(r->frame_count ? r->frame_count : 1, 1);
-    if (!fd.bits)
+    fd.old_stacks = r->stack_count;
+    fd.by_stack = mem_calloc(r->stack_count ? r->stack_count : 1, sizeof *fd.by_stack);
+    if (!fd.bits || !fd.by_stack)
         goto out;
     for (uint32_t id = 1; id < r->frame_count; id++)
         fd.bits[id] = classify(r, id);
@@ -331,6 +343,7 @@ int fold_recording(struct recording *r)
     rc = 0;
 out:
     mem_free(fd.bits);
+    mem_free(fd.by_stack);
     mem_free(fd.buf);
     map64_free(&fd.run_frame);
     map64_free(&fd.by_key);
