@@ -412,8 +412,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
                                                           ThreadID thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    /* on the dying thread itself (as seen): its Thread is about to go */
-    activity_forget_thread(own_tid(), (uintptr_t)thread);
+    /* the Thread is about to go: no handler may read it after this */
+    if (p->labels)
+        activity_forget_thread(own_tid(), (uintptr_t)thread);
     DISPATCH(p, thread_destroyed, thread);
     threads_destroyed(thread);
     return S_OK;

@@ -85,10 +85,19 @@ void activity_set_thread(pid_t tid, uintptr_t thread)
 
 void activity_forget_thread(pid_t tid, uintptr_t thread)
 {
-    if (!table || tid <= 0 || (size_t)tid >= table_size)
+    if (!table || !thread)
         return;
-    uintptr_t expected = thread;
-    atomic_compare_exchange_strong(&table[tid].thread, &expected, 0);
+    /* the slot of the thread that called, and of the thread the Thread
+     * says it runs on (it is destroyed from another thread when its OS
+     * thread died unnoticed; the tid may then be given to a new thread) */
+    pid_t tids[2] = {tid, layout.usable ? (pid_t)*(const uint32_t *)(thread + layout.thread_os_id)
+                                        : 0};
+    for (int i = 0; i < 2; i++) {
+        if (tids[i] <= 0 || (size_t)tids[i] >= table_size)
+            continue;
+        uintptr_t expected = thread;
+        atomic_compare_exchange_strong(&table[tids[i]].thread, &expected, 0);
+    }
 }
 
 /* A word of the interrupted stack, or 0 outside it. */

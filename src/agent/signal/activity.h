@@ -83,7 +83,8 @@ HIDDEN void activity_gc_set(uint64_t word);
 /* Initialize: the runtime's frame layout (copied). */
 HIDDEN void activity_set_frame_layout(const struct clrdesc_frames *layout);
 /* The calling thread: its runtime Thread object; forgotten when the
- * Thread is destroyed (if tid's slot still holds it). */
+ * Thread is destroyed (ThreadDestroyed, with the Thread still valid; tid
+ * is the calling thread's), wherever a slot still holds it. */
 HIDDEN void activity_set_thread(pid_t tid, uintptr_t thread);
 HIDDEN void activity_forget_thread(pid_t tid, uintptr_t thread);
 
