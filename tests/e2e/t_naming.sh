@@ -60,6 +60,18 @@ for fmt in collapsed tree speedscope chrome flamegraph pprof; do
     ! grep -aq '!+0x' "$T/folded.$fmt" || fail "$fmt: a library!+0x frame in the folded report"
     grep -aq 'libcoreclr\.so!+0x' "$T/raw.$fmt" || fail "$fmt --native raw: no libcoreclr.so!+0x frame"
 done
+# a ReadyToRun lookup whose fixups fail has no end: it must not name what
+# the thread does afterwards (it once stuck [prepare] SpanHelpers.Fill``1 on
+# a quarter of the demo); nor may a label sit on a managed leaf
+cs report -f collapsed "$T/demo.corscope" > "$T/demo.txt" 2> /dev/null
+worst=$(awk '{ w = $NF; t += w; n = split($0, f, ";"); seen = ""
+    for (i = 1; i <= n; i++) if (f[i] ~ /^\[load R2R code\]/ && index(seen, f[i]) == 0) { s[f[i]] += w; seen = seen f[i] }
+} END { m = 0; for (k in s) if (s[k] > m) m = s[k]; printf "%.3f", m / t }' "$T/demo.txt")
+note "demo: the largest share of one [load R2R code] label is $worst"
+awk -v w="$worst" 'BEGIN { exit !(w < 0.05) }' ||
+    fail "demo: one [load R2R code] label on $worst of the samples (a lookup named after it ended)"
+labelled_managed_leaf=$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); if (n > 1 && f[n - 1] ~ /^\[/ && f[n] !~ /^\[/ && f[n] !~ /!/ && f[n] !~ /\.so(\.[0-9]+)*$/ && f[n - 1] !~ /^\[(start|thread|unknown|truncated)\]$/) c++ } END { print c + 0 }' "$T/demo.txt")
+assert_eq "demo: stacks with a label just above a managed leaf" "$labelled_managed_leaf" 0
 pid=$(cs check "$T/demo.corscope" | awk '$1 == "pid" { print $2 }')
 cs report -f collapsed --thread "$pid" "$T/demo.corscope" > "$T/main.txt" 2> /dev/null
 # depth (1-based) of the first managed frame: not [label], not library!symbol, not a folded library
