@@ -75,22 +75,21 @@ static const char *const frame_labels[CLR_FRAME_KIND_COUNT] = {
 /* The label of a thread's innermost runtime frame; 0 when none.  The
  * method a prestub frame names is read from the stack unchecked: it is
  * used only when the agent already knows it as a FunctionID. */
-static uint32_t frame_label(struct agent *a, const struct stack_meta *m)
+static uint32_t frame_label(struct agent *a, const struct activity_frame *fr, uint64_t seen_ns)
 {
-    if (m->frame_kind >= CLR_FRAME_KIND_COUNT || !frame_labels[m->frame_kind])
+    if (fr->kind >= CLR_FRAME_KIND_COUNT || !frame_labels[fr->kind])
         return 0;
     uint32_t method = 0;
-    if ((m->frame_kind == CLR_FRAME_PRESTUB || m->frame_kind == CLR_FRAME_CALL_COUNTING) &&
-        m->frame_method) {
-        method = names_known(&a->names, (FunctionID)m->frame_method);
-        if (!method && codemap_permanent((FunctionID)m->frame_method))
-            method = resolve_function(&a->resolver, (FunctionID)m->frame_method, m->seen_ns);
+    if ((fr->kind == CLR_FRAME_PRESTUB || fr->kind == CLR_FRAME_CALL_COUNTING) && fr->method) {
+        method = names_known(&a->names, (FunctionID)fr->method);
+        if (!method && codemap_permanent((FunctionID)fr->method))
+            method = resolve_function(&a->resolver, (FunctionID)fr->method, seen_ns);
     }
-    uint64_t key = FRAME_LABEL_KEY(m->frame_kind, method);
+    uint64_t key = FRAME_LABEL_KEY(fr->kind, method);
     uint32_t frame;
     if (map64_get(&label_of, key, &frame))
         return frame;
-    frame = recorder_label(&a->out, frame_labels[m->frame_kind], NULL, method);
+    frame = recorder_label(&a->out, frame_labels[fr->kind], NULL, method);
     if (frame)
         map64_put(&label_of, key, frame);
     return frame;
@@ -169,6 +168,12 @@ static uint32_t gc_label(struct agent *a, uint64_t gc)
 
 uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m)
 {
+    return stacks_finish_sample(a, b, m, NULL);
+}
+
+uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct stack_meta *m,
+                              const struct activity_frame *fr)
+{
     struct recorder *out = &a->out;
     const struct resolver *res = &a->resolver;
     /* the agent's own frames, then (if asked) the runtime's, at the leaf */
@@ -199,12 +204,13 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
     /* root to leaf: how the thread entered the runtime, placed at the
      * managed frame that entered it; then, at the innermost managed frame,
      * the outer and the inner activity and the collection */
-    if (m->frame_kind && !(m->frame_kind == CLR_FRAME_PRESTUB &&
-                           (prepares_code(m->activity) || prepares_code(m->activity_outer)))) {
-        uint32_t f = frame_label(a, m);
+    if (fr && fr->kind &&
+        !(fr->kind == CLR_FRAME_PRESTUB &&
+          (prepares_code(m->activity) || prepares_code(m->activity_outer)))) {
+        uint32_t f = frame_label(a, fr, m->seen_ns);
         uint32_t where = at;
-        if (f && m->frame_ret) {
-            uint32_t caller = resolve_ip(&a->resolver, (uintptr_t)m->frame_ret, 1, m->seen_ns);
+        if (f && fr->ret) {
+            uint32_t caller = resolve_ip(&a->resolver, (uintptr_t)fr->ret, 1, m->seen_ns);
             for (uint32_t k = at; k < b->n; k++) {
                 if (b->frames[k] == caller) {
                     where = k;

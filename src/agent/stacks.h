@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/signal/activity.h"
 #include "common/visibility.h"
 
 struct agent;
@@ -44,8 +45,6 @@ struct stack_meta {
     uint64_t gc;             /* the process's GC word */
     uint32_t walk_flags;     /* enum walk_flags */
     int trim_runtime;        /* drop runtime frames above the first managed one */
-    /* the thread's innermost runtime frame (struct activity_frame), 0s = none */
-    uint64_t frame_kind, frame_ret, frame_method;
 };
 
 HIDDEN void stackb_reset(struct stackb *b);
@@ -55,6 +54,10 @@ HIDDEN void stackb_free(struct stackb *b);
 /* Loop: the recording's id of the built stack, or 0 when it was dropped
  * (counted). */
 HIDDEN uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m);
+/* The same for a sample that saw the thread's innermost runtime frame
+ * (activity.h; NULL as none). */
+HIDDEN uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct stack_meta *m,
+                                     const struct activity_frame *frame);
 /* Loop: runtime ids named in labels may be reused (code was unloaded). */
 HIDDEN void stacks_forget(void);
 HIDDEN void stacks_shutdown(void);

@@ -102,11 +102,9 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
                            .activity = e[RING_ACTIVITY],
                            .activity_outer = e[RING_ACTIVITY_OUTER],
                            .gc = e[RING_GC],
-                           .walk_flags = flags & 0xffff,
-                           .frame_kind = e[RING_FRAME_KIND],
-                           .frame_ret = e[RING_FRAME_RET],
-                           .frame_method = e[RING_FRAME_METHOD]};
-    uint32_t stack = stacks_finish(a, b, &m);
+                           .walk_flags = flags & 0xffff};
+    struct activity_frame frame = {e[RING_FRAME_KIND], e[RING_FRAME_RET], e[RING_FRAME_METHOD]};
+    uint32_t stack = stacks_finish_sample(a, b, &m, &frame);
     if (!stack)
         return;
     recorder_sample(&a->out, s->event, t->id, time, stack, e[RING_WEIGHT]);
