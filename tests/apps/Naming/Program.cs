@@ -6,10 +6,10 @@
 //               nearly all of its time is induced gen2 collections, under
 //               Naming.Collector.Run (sleeping between collections, which
 //               costs no CPU, so that the jitter runs too).
-// Each thread measures the share of its own CPU time spent in that work
-// (thread CPU time around the compiling call, around GC.Collect) and prints
-// it as "jitter work=0.93" / "collector work=0.97", the truth the test
-// compares the labels with.
+// Each thread measures the share of its own CPU time, from its start, spent
+// in that work (thread CPU time around the compiling call, around
+// GC.Collect) and prints it as "jitter work=0.93" / "collector work=0.97",
+// the truth the test compares the labels of that thread's samples with.
 // Usage: Naming [seconds]
 using System.Reflection.Emit;
 
@@ -61,7 +61,7 @@ static class Jitter
 
     public static void Run(double seconds)
     {
-        long sum = 0, start = Native.ThreadCpuNs(), work = 0;
+        long sum = 0, work = 0;
         var until = DateTime.UtcNow.AddSeconds(seconds);
         for (int round = 0; DateTime.UtcNow < until; round++)
         {
@@ -70,7 +70,7 @@ static class Jitter
             sum += CompileOne(f, round);
             work += Native.ThreadCpuNs() - t0;
         }
-        Console.WriteLine($"jitter tid={Native.GetTid()} work={(double)work / (Native.ThreadCpuNs() - start):F3} sum={sum & 1}");
+        Console.WriteLine($"jitter tid={Native.GetTid()} work={(double)work / Native.ThreadCpuNs():F3} sum={sum & 1}");
     }
 }
 
@@ -82,7 +82,7 @@ static class Collector
         var live = new List<object[]>();
         for (int i = 0; i < 20000; i++)
             live.Add(new object[] { new byte[32], i.ToString(), new int[4] });
-        long start = Native.ThreadCpuNs(), work = 0;
+        long work = 0;
         var until = DateTime.UtcNow.AddSeconds(seconds);
         while (DateTime.UtcNow < until)
         {
@@ -92,7 +92,7 @@ static class Collector
             Thread.Sleep(4); // room for the jitter, which every collection stops
         }
         GC.KeepAlive(live);
-        Console.WriteLine($"collector tid={Native.GetTid()} work={(double)work / (Native.ThreadCpuNs() - start):F3}");
+        Console.WriteLine($"collector tid={Native.GetTid()} work={(double)work / Native.ThreadCpuNs():F3}");
     }
 }
 
