@@ -6,6 +6,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "common/visibility.h"
 
@@ -100,6 +103,18 @@ void activity_forget_thread(pid_t tid, uintptr_t thread)
     }
 }
 
+/* Reads n bytes of the runtime's memory through the kernel, which answers
+ * EFAULT instead of faulting: a Thread object can be freed by another
+ * thread between the moment its pointer was read and the read of its
+ * fields (a thread destroyed after its tid was reused).  A system call is
+ * async-signal-safe.  Returns 0 when all n bytes were read. */
+static int safe_read(uintptr_t at, void *out, size_t n)
+{
+    struct iovec local = {out, n}, remote = {(void *)at, n};
+    long self = syscall(SYS_getpid); /* not cached: a forked child is another process */
+    return syscall(SYS_process_vm_readv, self, &local, 1UL, &remote, 1UL, 0UL) == (long)n ? 0 : -1;
+}
+
 /* A word of the interrupted stack, or 0 outside it. */
 NO_ASAN static uint64_t stack_word(uintptr_t at, uintptr_t sp, uintptr_t hi)
 {
@@ -120,9 +135,11 @@ NO_ASAN void activity_frame_get(pid_t tid, uintptr_t sp, uintptr_t hi, struct ac
     /* the Thread object lives as long as its thread, which is running us;
      * one the runtime let go of without telling this thread (a tid reused
      * after its thread died) is not this thread's */
-    if (*(const uint32_t *)(thread + layout.thread_os_id) != (uint32_t)tid)
+    uint32_t os_id = 0;
+    uintptr_t frame = 0;
+    if (safe_read(thread + layout.thread_os_id, &os_id, sizeof os_id) < 0 || os_id != (uint32_t)tid ||
+        safe_read(thread + layout.thread_frame, &frame, sizeof frame) < 0)
         return;
-    uintptr_t frame = *(const uintptr_t *)(thread + layout.thread_frame);
     uint64_t id = stack_word(frame, sp, hi);
     if (!id)
         return;
