@@ -191,6 +191,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/aliasing.sh
 	bench/walks.sh
 	bench/report_speed.sh
+	bench/naming.sh
 
 # ---- install -------------------------------------------------------------
 
