@@ -33,7 +33,18 @@ for m in Alpha Beta Gamma; do
     v=$(top_total "$T/top.txt" "CpuShares.Work.$m")
     sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
 done
-assert_ge "share of the three methods in all samples" "$sum" 80
+# the three methods' share of the samples, against their share of the
+# process's CPU as the program measured it (less the agent's own thread):
+# within 10 points (start-up before the first samples is the rest), or 25
+# for the stop-the-world sampler, whose ticks find the runtime's other
+# threads runnable more often on a busy machine (80% against 97.5% beside
+# two busy processes, 91% idle)
+agent=$(grep -o " sampler_cpu_ns=[0-9]*" "$T/check.txt" | cut -d= -f2)
+expected=$(awk -v agent="${agent:-0}" '$1 == "cpu_ns" { printf "%.2f", 100 * $3 / ($5 - agent) }' "$T/truth.txt")
+margin=10
+[ "$variant" = suspend ] && margin=25
+note "the three methods: $sum% of the samples, $expected% of the process's CPU"
+assert_ge "share of the three methods in all samples" "$sum" "$(awk -v e="$expected" -v m="$margin" 'BEGIN { print e - m }')"
 for m in Alpha Beta Gamma; do
     truth=$(awk -v m="CpuShares.Work.$m" '$2 == m { print $3 }' "$T/truth.txt")
     v=$(top_total "$T/top.txt" "CpuShares.Work.$m")
