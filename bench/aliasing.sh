@@ -23,7 +23,8 @@ error() {
         dotnet "$ROOT/build/apps/Aliasing/Aliasing.dll" "${1}000" 25 3000 > "$T/truth.txt"
     "$CORSCOPE" report -f top --limit 0 "$T/a.corscope" > "$T/top.txt" 2> /dev/null
     awk '$1 == "truth" { sub("A=", "", $2); truth = $2; next }
-         $NF == "Phase.A" { a = $2; gsub("%", "", a) } $NF == "Phase.B" { b = $2; gsub("%", "", b) }
+         $NF == "Phase.A" && a == "" { a = $2; gsub("%", "", a) }
+         $NF == "Phase.B" && b == "" { b = $2; gsub("%", "", b) }
          END { e = 100 * a / (a + b) - truth; printf "%.2f\n", e < 0 ? -e : e }' "$T/truth.txt" "$T/top.txt"
 }
 
