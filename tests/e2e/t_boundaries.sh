@@ -49,7 +49,9 @@ check_family() {
     assert_ge "$mode: exact stacks, %" "$pct" 99
 }
 
-L='(libc\.so\.6![^;]*;)+'
+# libc frames, named or (without a symbol there: the signal trampoline)
+# folded into the library's name
+L='(libc\.so\.6(![^;]*)?;)+'
 # the recursion, then only named frames (the hijack stub's, the runtime's),
 # but for a leaf in a stub the runtime generated (unnamed)
 HIJACK='Boundaries\.Hijack\.Run;Boundaries\.Hijack\.Compute;(Boundaries\.Hijack\.Fib;)*Boundaries\.Hijack\.Fib(;([^[;][^;]*|\[[^u;][^;]*))*(;\[unknown\])?$'

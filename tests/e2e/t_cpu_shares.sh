@@ -1,11 +1,12 @@
 # The CPU shares of three methods that burn in a known 5:3:2 proportion come
 # out of `report -f top` within 2 points (the signal sampler, the default),
-# 5 points (the stop-the-world sampler) or 8 points (the signal sampler with
-# the POSIX clock, which signals only at the 4 ms scheduler tick: about 1000
-# samples in 4 s, a standard error of 1.6 points on a share near 50%, and on
-# a machine whose cores are all busy the tick's samples lean toward the
-# longer slices by up to 6 points: bench/accuracy.sh measures it) of the
-# CPU time the program measured
+# 5 points (the stop-the-world sampler) or 12 points (the signal sampler
+# with the POSIX clock, which signals only at the 4 ms scheduler tick: about
+# 1000 samples in 4 s, a standard error of 1.6 points on a share near 50%,
+# and on a busy machine the tick's samples lean toward the longer slices,
+# by 1.5 to 10 points measured, with fixed and random periods alike: what
+# the POSIX clock gives depends on the load, bench/accuracy.sh measures it
+# idle) of the CPU time the program measured
 # for each with its own thread clock (shares among the three), and the
 # collapsed output shows them under Main, root first.
 source "$(dirname "$0")/lib.sh"
@@ -16,9 +17,9 @@ opts=(--sampler "$sampler")
 [ "$variant" = signal-posix ] && opts+=(--cpu-clock posix)
 tolerance=2
 [ "$variant" = suspend ] && tolerance=5
-[ "$variant" = signal-posix ] && tolerance=8
+[ "$variant" = signal-posix ] && tolerance=12
 note "sampler $variant"
-cs record -q --force "${opts[@]}" -o "$T/cpu.corscope" -i 1ms -- $(app CpuShares) 4 > "$T/truth.txt"
+cs record -q --force "${opts[@]}" -o "$T/cpu.corscope" -i 1ms -- $(app CpuShares) 4 > "$T/truth.txt" 2> "$T/cpu.txt"
 cs check "$T/cpu.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
 grep -q "status       complete" "$T/check.txt" || fail "recording not complete"
 grep -q "^  sampler      $sampler$" "$T/check.txt" || fail "check does not name the sampler: $(head -8 "$T/check.txt")"
@@ -40,7 +41,7 @@ done
 # threads runnable more often on a busy machine (80% against 97.5% beside
 # two busy processes, 91% idle)
 agent=$(grep -o " sampler_cpu_ns=[0-9]*" "$T/check.txt" | cut -d= -f2)
-expected=$(awk -v agent="${agent:-0}" '$1 == "cpu_ns" { printf "%.2f", 100 * $3 / ($5 - agent) }' "$T/truth.txt")
+expected=$(awk -v agent="${agent:-0}" '$1 == "cpu_ns" { printf "%.2f", 100 * $3 / ($5 - agent) }' "$T/cpu.txt")
 margin=10
 [ "$variant" = suspend ] && margin=25
 note "the three methods: $sum% of the samples, $expected% of the process's CPU"

@@ -513,6 +513,18 @@ static void test_walks(void)
     CHECK_EQ(o.ips[2], (uintptr_t)code_n + 5);
     CHECK_EQ(flags, 0);
 
+    /* a call through a null pointer: the pc is unmapped, the return
+     * address on top of the stack */
+    memset(stack, 0, sizeof stack);
+    stack[1800] = 0;
+    stack[1799] = (uintptr_t)code_n + 5;
+    memset(&o, 0, sizeof o);
+    flags = 0;
+    n = walk_stack((struct walk_regs){0x10, (uintptr_t)&stack[1799], 0, 0}, hi, 16, put_ip, &o,
+                   &flags);
+    REQUIRE(n == 2);
+    CHECK_EQ(o.ips[1], (uintptr_t)code_n + 5);
+
     /* M's return address hijacked: the real one comes from the Thread */
     hijack_set_range((uintptr_t)stub, (uintptr_t)stub + sizeof stub);
     struct walk_regs r = build_stack(0, &m_slot);

@@ -154,8 +154,9 @@ NO_ASAN static enum step step(struct walk_regs *r, uintptr_t hi, int *exact, uin
         *flags |= WALK_GUESSED;
         if (!fp_step(r, hi))
             return STEP_BOUNDS;
-    } else if (was_exact && *(const uint8_t *)r->pc == 0xC3) {
-        /* at a ret (the code there is running), whatever the CFI says:
+    } else if (was_exact && nativeunwind_covers(r->pc) && *(const uint8_t *)r->pc == 0xC3) {
+        /* at a ret (the code there is running: a library's mapped code,
+         * never a faulting pc a signal frame saved), whatever the CFI says:
          * compilers often leave epilogues without CFI, so that after pop
          * rbp it still names RBP */
         uintptr_t ra;
