@@ -38,6 +38,9 @@ enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG
 #define CONFIG_DEPTH_MIN 8
 #define CONFIG_DEPTH_MAX 65536
 #define CONFIG_DEPTH_DEFAULT 4096
+#define CONFIG_CONTROL_MAX 100
+/* The longest text form (config_to_text) the attach's client data carries. */
+#define CONFIG_TEXT_MAX 16384
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -48,6 +51,9 @@ struct config {
     enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
+    /* the corscope command's control socket ("@name", an abstract AF_UNIX
+     * address; control.h), or "" for none */
+    char control[CONFIG_CONTROL_MAX];
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -59,7 +65,8 @@ struct config {
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
-    X(log, "CORSCOPE_LOG")
+    X(log, "CORSCOPE_LOG") \
+    X(control, "CORSCOPE_CONTROL")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason
@@ -69,6 +76,15 @@ HIDDEN int config_set(struct config *c, const char *key, const char *value, char
 /* Reads every CORSCOPE_* variable through getenv.  Returns 0 or -1 with
  * the reason for the first bad one in err ("CORSCOPE_INTERVAL=abc: ..."). */
 HIDDEN int config_from_env(struct config *c, char *err, size_t err_size);
+/* All the settings as text, one "key=value" line each (the client data of
+ * an attach, which has no environment).  Returns the length, or -1 when it
+ * does not fit in size (with its NUL). */
+HIDDEN int config_to_text(const struct config *c, char *out, size_t size);
+/* Reads that text form back (len bytes, no NUL needed): defaults, then
+ * every line through config_set.  Returns 0, or -1 with the reason for the
+ * first bad line in err ("interval=abc: ..."). */
+HIDDEN int config_from_text(struct config *c, const char *text, size_t len, char *err,
+                            size_t err_size);
 /* Text form of a setting, as config_set accepts it. */
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
 /* The sampled event (CONFIG_EVENT_CPU, _WALL) or 0 when none. */
