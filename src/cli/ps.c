@@ -128,7 +128,28 @@ static int scan_maps(pid_t pid, struct dotnet_process *p, const char **mapped_pr
     return 0;
 }
 
-/* The startup profiler the process was started with, from its environment. */
+/* Is a file of that name mapped in the process? */
+static int mapped_file(pid_t pid, const char *base)
+{
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *file = strchr(line, '/');
+        if (file) {
+            file[strcspn(file, "\n")] = '\0';
+            found = !strcmp(base_name(file), base);
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The startup profiler the process was started with, from its environment,
+ * when its library is loaded (one the runtime could not load is none). */
 static void startup_profiler(pid_t pid, char *out, size_t size)
 {
     out[0] = '\0';
@@ -151,7 +172,9 @@ static void startup_profiler(pid_t pid, char *out, size_t size)
     if (!enabled)
         return;
     const char *which = lib64 && *lib64 ? lib64 : lib;
-    snprintf(out, size, "%s", which && *which ? base_name(which) : "a startup profiler");
+    if (!which || !*which || !mapped_file(pid, base_name(which)))
+        return;
+    snprintf(out, size, "%s", base_name(which));
 }
 
 int ps_inspect(pid_t pid, struct dotnet_process *p, int ask_runtime)
