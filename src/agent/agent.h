@@ -53,6 +53,7 @@ struct agent {
     /* attach and detach (attach.c) */
     int attached;              /* InitializeForAttach: settings from its client data */
     _Atomic int catch_up;      /* the attach completed: list what was there before */
+    _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
     _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */
     int detach_requested;      /* the runtime took the request (DetachSucceeded follows) */
     int dormant;               /* the runtime refused it: nothing runs any more */

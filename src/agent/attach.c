@@ -33,9 +33,10 @@ void agent_catch_up(struct agent *a)
 {
     uint64_t t0 = agent_now_ns();
     size_t methods = codemap_catch_up();
+    recorder_count(&a->out, FMT_COUNTER_ATTACH_METHODS, methods);
+    recorder_count(&a->out, FMT_COUNTER_ATTACH_THREADS, atomic_load(&a->threads_listed));
     log_info("attached: %zu methods compiled before the attach listed in %.1f ms", methods,
              (double)(agent_now_ns() - t0) / 1e6);
-    (void)a;
 }
 
 static void counts(struct agent *a, struct control_counts *c)

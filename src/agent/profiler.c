@@ -432,6 +432,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCal
         threads->lpVtbl->Release(threads);
     }
     threads_adopt_end();
+    atomic_store(&a->threads_listed, count);
     atomic_store(&a->catch_up, 1);
     agent_poke(a);
     log_info("attached: %u managed threads were running", count);

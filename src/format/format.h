@@ -142,7 +142,9 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \
+    X(ATTACH_METHODS, "methods_listed_at_attach", "methods compiled before an attach, listed") \
+    X(ATTACH_THREADS, "threads_listed_at_attach", "managed threads running at an attach")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,
