@@ -13,8 +13,10 @@
 //                                  so a slow answer does not slow the load),
 //                                  checks every answer against its own
 //                                  Work.Checksum, and prints one line per
-//                                  100 ms window:
-//                                    w UNIX_MS COUNT ERRORS P50_US P90_US MAX_US
+//                                  100 ms window (latency, and the service's
+//                                  own CPU time per request: the measure the
+//                                  machine's other work does not move):
+//                                    w UNIX_MS COUNT ERRORS P50_US P90_US MAX_US CPU_P50_NS
 //                                  then "total COUNT ERRORS".
 using System.Diagnostics;
 using System.Globalization;
@@ -65,7 +67,13 @@ static class Program
         builder.Logging.ClearProviders();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         var app = builder.Build();
-        app.MapGet("/work", (int n) => Work.Checksum(n).ToString(CultureInfo.InvariantCulture));
+        app.MapGet("/work", (int n) =>
+        {
+            long cpu = Native.ThreadCpuNs();
+            ulong h = Work.Checksum(n);
+            cpu = Native.ThreadCpuNs() - cpu;
+            return string.Create(CultureInfo.InvariantCulture, $"{h} {cpu}");
+        });
         app.Start();
         var addresses = app.Services.GetRequiredService<IServer>().Features
             .Get<IServerAddressesFeature>()!.Addresses;
@@ -82,7 +90,7 @@ static class Program
         {
             Timeout = TimeSpan.FromSeconds(30),
         };
-        var results = new List<(long start, long micros, bool ok)>();
+        var results = new List<(long start, long micros, bool ok, long cpu)>();
         var pending = new List<Task>();
         var clock = Stopwatch.StartNew();
         long startUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
@@ -102,17 +110,19 @@ static class Program
             pending.Add(Task.Run(async () =>
             {
                 bool ok;
+                long cpu = 0;
                 try
                 {
-                    string body = await client.GetStringAsync($"{url}/work?n={n}");
-                    ok = body == expected[n];
+                    string[] body = (await client.GetStringAsync($"{url}/work?n={n}")).Split(' ');
+                    ok = body.Length == 2 && body[0] == expected[n] &&
+                         long.TryParse(body[1], CultureInfo.InvariantCulture, out cpu);
                 }
                 catch (Exception)
                 {
                     ok = false;
                 }
                 long micros = (clock.ElapsedTicks - sent) * 1_000_000 / Stopwatch.Frequency;
-                lock (results) results.Add((sent, micros, ok));
+                lock (results) results.Add((sent, micros, ok, cpu));
             }));
         }
         Task.WaitAll(pending.ToArray());
@@ -121,11 +131,12 @@ static class Program
         foreach (var g in results.GroupBy(r => r.start / window).OrderBy(g => g.Key))
         {
             var lat = g.Select(r => r.micros).OrderBy(x => x).ToArray();
+            var cpu = g.Where(r => r.ok).Select(r => r.cpu).OrderBy(x => x).ToArray();
             int bad = g.Count(r => !r.ok);
             errors += bad;
             long unixMs = startUnixMs + g.Key * 100;
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"w {unixMs} {lat.Length} {bad} {lat[lat.Length / 2]} {lat[lat.Length * 9 / 10]} {lat[^1]}"));
+                $"w {unixMs} {lat.Length} {bad} {lat[lat.Length / 2]} {lat[lat.Length * 9 / 10]} {lat[^1]} {(cpu.Length > 0 ? cpu[cpu.Length / 2] : 0)}"));
         }
         Console.WriteLine($"total {results.Count} {errors}");
         return errors == 0 ? 0 : 1;
