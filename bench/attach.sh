@@ -6,7 +6,9 @@
 # loopback (RATE requests a second, each about half a millisecond of its CPU).
 # Each round measures SECONDS of load in three phases, in turn:
 #   none          nothing attached
-#   corscope      `corscope record -p PID` (cpu, 10 ms, the signal sampler)
+#   corscope      `corscope record -p PID` (cpu, 10 ms, the signal sampler,
+#                 perf_event clocks)
+#   corscope-posix  the same with --cpu-clock posix
 #   dotnet-trace  `dotnet-trace collect -p PID` with the sample profiler and
 #                 the runtime's default keywords (trace_attach.md B8)
 # and reports, as medians over ROUNDS rounds: the service's own CPU time per
@@ -47,7 +49,7 @@ TICKS=$(getconf CLK_TCK)
 # started with SIGINT at its default (a script's background jobs have it
 # ignored), so that both tools can be stopped as with Ctrl-C
 with_sigint() {
-    python3 -c 'import os, signal, sys
+    exec python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
@@ -58,11 +60,14 @@ nice $APP load "$URL" 3 "$RATE" > /dev/null
 echo "# attach: $(machine); load $RATE req/s for $SECONDS_EACH s per phase, $ROUNDS rounds (medians)"
 : > "$T/rows"
 for round in $(seq "$ROUNDS"); do
-    for phase in none corscope dotnet-trace; do
+    for phase in none corscope corscope-posix dotnet-trace; do
         tool=
         case $phase in
-        corscope)
-            with_sigint nice "$CORSCOPE" record -q -p "$SVC" -o "$T/r.corscope" --force > /dev/null 2>&1 &
+        corscope*)
+            clock=perf
+            [ "$phase" = corscope-posix ] && clock=posix
+            with_sigint nice "$CORSCOPE" record -q -p "$SVC" --cpu-clock "$clock" -o "$T/r.corscope" \
+                --force > /dev/null 2>&1 &
             tool=$!
             sleep 1 ;;
         dotnet-trace)
@@ -83,6 +88,11 @@ for round in $(seq "$ROUNDS"); do
             kill -INT "$tool"
             wait "$tool" || true
         fi
+        if [ "$phase" = corscope ] || [ "$phase" = corscope-posix ]; then
+            # the agent's own thread, from the recording
+            "$CORSCOPE" check "$T/r.corscope" | grep -o 'sampler_cpu_ns=[0-9]*' | cut -d= -f2 \
+                | awk -v p="$phase" -v s="$SECONDS_EACH" '{ printf "%s %.1f\n", p, $1 / 1e6 / (s + 1) }' >> "$T/agent"
+        fi
         read -r _ count errors < <(grep '^total' "$T/load.out")
         [ "$errors" = 0 ] || { echo "corscope: $errors wrong responses under $phase" >&2; exit 1; }
         awk -v phase="$phase" -v count="$count" -v svc="$((${svc1%.*} - ${svc0%.*}))" \
@@ -95,9 +105,13 @@ for round in $(seq "$ROUNDS"); do
     done
 done
 printf '%-13s %16s %18s %14s %12s %12s\n' phase "work us/request" "process us/request" "tool ms/s" "latency us" "p90 us"
-for phase in none corscope dotnet-trace; do
+for phase in none corscope corscope-posix dotnet-trace; do
     col() { awk -v p="$phase" -v c="$1" '$1 == p { print $c }' "$T/rows" | median 1; }
     printf '%-13s %16s %18s %14s %12s %12s\n' "$phase" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
+done
+
+for phase in corscope corscope-posix; do
+    echo "# $phase: the agent's own thread, ms of CPU per second attached: $(awk -v p="$phase" '$1 == p { print $2 }' "$T/agent" | median 1)"
 done
 
 # time to the first sample, and to the runtime's answer, under the load

@@ -242,3 +242,34 @@ if command -v script > /dev/null; then
     if grep -q "samples  [0-9]* events" "$T/tty.txt"; then fail "terminal: status text left in the output: $(cat -v "$T/tty.txt")"; fi
     note "status line on a terminal: $(grep -o 'corscope: [0-9:]*  [0-9]* samples' "$T/tty.raw" | tail -1)"
 fi
+
+# the agent built with ASan and UBSan, attached three times to a service
+# that has the sanitizer's runtime loaded: nothing used after a detach freed
+# it, nothing freed twice across the attaches (make asan-programs)
+ASAN_CS=$ROOT/build/asan/corscope
+if [ -x "$ASAN_CS" ] && [ -f "$ROOT/build/asan/libcorscope.so" ]; then
+    export ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:allow_user_segv_handler=1:use_sigaltstack=0:halt_on_error=1:exitcode=86
+    export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) start_service $SVC serve > "$T/asvc.out" 2> "$T/asvc.err"
+    SVC_PID=$!
+    for _ in $(seq 200); do grep -q listening "$T/asvc.out" && break; sleep 0.1; done
+    URL=$(awk '/^listening on/ { print $3 }' "$T/asvc.out")
+    [ -n "$URL" ] || fail "the sanitized service did not start: $(head -5 "$T/asvc.err")"
+    dotnet "$APPS/AttachService/AttachService.dll" load "$URL" 12 50 > "$T/aload.out" 2>&1 &
+    LOAD_PID=$!
+    for i in 1 2 3; do
+        rc=0
+        timeout -k 5 120 "$ASAN_CS" record -q -p "$SVC_PID" -d 1s -o "$T/asan$i.corscope" --force \
+            2> "$T/asan$i.err" || rc=$?
+        assert_eq "sanitized attach $i: exit status" "$rc" 0
+        sleep 1
+    done
+    wait "$LOAD_PID" || fail "the load of the sanitized service saw errors: $(tail -1 "$T/aload.out")"
+    kill -TERM "$SVC_PID"
+    rc=0; wait "$SVC_PID" || rc=$?
+    if grep -Eq "ERROR: AddressSanitizer|runtime error:" "$T/asvc.err" "$T"/asan*.err; then
+        fail "sanitizer report: $(grep -Eh -m3 "ERROR: AddressSanitizer|runtime error:" "$T/asvc.err" "$T"/asan*.err)"
+    fi
+    assert_eq "the sanitized service's exit status" "$rc" 0
+    note "3 attaches of the ASan+UBSan agent: no report"
+fi
