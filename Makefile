@@ -168,6 +168,7 @@ asan-programs:
 
 stress: all apps
 	tests/stress/run.sh
+	tests/stress/attach.sh
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
