@@ -10,7 +10,7 @@
 # complete.  Results go to build/stress/attach.tsv.
 #
 #   tests/stress/attach.sh [NAME]     (default: the programs in ATTACH_PROGRAMS,
-#                                     "threads exceptions gc alc dynamic")
+#                                     "threads alc dynamic")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
@@ -30,7 +30,7 @@ while read -r name mode scale; do
     case $name in ''|'#'*) continue ;; esac
     if [ -n "${1:-}" ]; then
         [[ "$name" != *"$1"* ]] && continue
-    elif [[ " ${ATTACH_PROGRAMS:-threads exceptions gc alc dynamic} " != *" $name "* ]]; then
+    elif [[ " ${ATTACH_PROGRAMS:-threads alc dynamic} " != *" $name "* ]]; then
         continue
     fi
     args="$mode $((scale * 3))"

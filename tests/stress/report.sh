@@ -96,7 +96,7 @@ $(awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$T
 
 ## Attaching and detaching while a program runs
 
-tests/stress/attach.sh (part of \`make stress\` with five of the programs)
+tests/stress/attach.sh (part of \`make stress\` with three of the programs)
 runs each stress program at three times its scale and attaches to it with
 \`record -p -d 0.5s\` again and again until it ends: threads coming and
 going, collectible code unloaded, DynamicMethods collected, exceptions and
