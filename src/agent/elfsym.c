@@ -1,7 +1,10 @@
 /*
  * elfsym: see elfsym.h.  The file is mapped read-only and every offset and
  * size taken from it is checked against the mapping before use: a damaged
- * or hostile file yields no symbols, never a crash.
+ * or hostile file yields no symbols, never a crash.  The parsing works on
+ * any image in memory (elfsym_parse, elfsym_debug_paths), so the fuzzer
+ * (tests/fuzz/fuzz_elfsym.c) feeds it bytes without files; elfsym_load
+ * only maps files and tries the debug files in turn.
  */
 #include "agent/elfsym.h"
 
@@ -54,6 +57,10 @@ static int in_bounds(const struct image *im, uint64_t off, uint64_t len)
 
 static const Elf64_Ehdr *header(const struct image *im)
 {
+    /* an image from memory may be shorter than a header (map_file refuses
+     * such files) */
+    if (im->size < sizeof(Elf64_Ehdr))
+        return NULL;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->p;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shentsize != sizeof(Elf64_Shdr) ||
@@ -177,9 +184,51 @@ static struct elfsym *try_file(const char *path)
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = read_symtab(&im, path);
+    struct elfsym *s = elfsym_parse(im.p, im.size, path);
     unmap_file(&im);
     return s;
+}
+
+struct elfsym *elfsym_parse(const uint8_t *p, size_t size, const char *source)
+{
+    struct image im = {p, size};
+    return read_symtab(&im, source);
+}
+
+int elfsym_debug_paths(const uint8_t *p, size_t size, const char *path,
+                       char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX])
+{
+    struct image im = {p, size};
+    int n = 0;
+    char id[128];
+    if (build_id(&im, id, sizeof id) == 0)
+        snprintf(out[n++], ELFSYM_PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    const Elf64_Ehdr *eh = header(&im);
+    const Elf64_Shdr *link = eh ? named(&im, eh, ".gnu_debuglink") : NULL;
+    if (!link || !in_bounds(&im, link->sh_offset, link->sh_size) || link->sh_size <= 1)
+        return n;
+    char name[256];
+    size_t len = strnlen((const char *)im.p + link->sh_offset, link->sh_size);
+    if (len >= link->sh_size || len >= sizeof name)
+        return n;
+    memcpy(name, im.p + link->sh_offset, len);
+    name[len] = '\0';
+    char dir[768];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            snprintf(out[n], ELFSYM_PATH_MAX, "/usr/lib/debug%s/%s", dir, name);
+        else
+            snprintf(out[n], ELFSYM_PATH_MAX, "%s/.debug/%s", dir, name);
+        if (strcmp(out[n], path) != 0)
+            n++;
+    }
+    return n;
 }
 
 struct elfsym *elfsym_load(const char *path)
@@ -187,41 +236,12 @@ struct elfsym *elfsym_load(const char *path)
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = read_symtab(&im, path);
-    if (s) {
-        unmap_file(&im);
-        return s;
-    }
-    char candidate[1400], id[128];
-    if (build_id(&im, id, sizeof id) == 0) {
-        snprintf(candidate, sizeof candidate, "/usr/lib/debug/.build-id/%.2s/%s.debug", id,
-                 id + 2);
-        s = try_file(candidate);
-    }
-    const Elf64_Ehdr *eh = header(&im);
-    const Elf64_Shdr *link = !s && eh ? named(&im, eh, ".gnu_debuglink") : NULL;
-    if (link && in_bounds(&im, link->sh_offset, link->sh_size) && link->sh_size > 1) {
-        char name[256];
-        size_t len = strnlen((const char *)im.p + link->sh_offset, link->sh_size);
-        if (len < link->sh_size && len < sizeof name) {
-            memcpy(name, im.p + link->sh_offset, len);
-            name[len] = '\0';
-            char dir[768];
-            snprintf(dir, sizeof dir, "%s", path);
-            char *slash = strrchr(dir, '/');
-            if (slash)
-                *slash = '\0';
-            else
-                snprintf(dir, sizeof dir, ".");
-            for (int i = 0; i < 2 && !s; i++) {
-                if (i == 0)
-                    snprintf(candidate, sizeof candidate, "/usr/lib/debug%s/%s", dir, name);
-                else
-                    snprintf(candidate, sizeof candidate, "%s/.debug/%s", dir, name);
-                if (strcmp(candidate, path) != 0)
-                    s = try_file(candidate);
-            }
-        }
+    struct elfsym *s = elfsym_parse(im.p, im.size, path);
+    if (!s) {
+        char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
+        int n = elfsym_debug_paths(im.p, im.size, path, paths);
+        for (int i = 0; i < n && !s; i++)
+            s = try_file(paths[i]);
     }
     unmap_file(&im);
     return s;
