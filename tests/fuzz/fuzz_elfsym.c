@@ -8,7 +8,8 @@
  * debug file it finds), every symbol is looked up by its address and
  * between symbols, and the paths of its debug files are worked out from
  * its .note.gnu.build-id and .gnu_debuglink (elfsym_debug_paths), which
- * must be terminated strings, never the object's own path.  No file is
+ * must be terminated strings, never the object's own path; then the
+ * symbols are read again with one of the allocations failing.  No file is
  * opened: what elfsym_load adds is mmap and open.  Seeds: small libraries
  * built by tests/fuzz/seeds.sh, stripped and not, with debug links and
  * build ids, and their debug files.
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "agent/elfsym.h"
+#include "common/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,6 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < n; i++)
         if (strnlen(paths[i], ELFSYM_PATH_MAX) == ELFSYM_PATH_MAX || !strcmp(paths[i], path))
             abort();
+    mem_fail_after(1 + (long)(size % 3), 0);
+    elfsym_free(elfsym_parse(image, size, path));
+    mem_fail_after(0, 0);
     free(image);
     return 0;
 }
