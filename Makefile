@@ -186,6 +186,10 @@ build/fuzz/%/fuzzer: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(shell find src -nam
 	$(say) FUZZCC $@
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIBS)
 
+# the sources under harness NAME, for tests/fuzz/report.sh
+fuzz-src-%:
+	@echo $(FUZZ_SRC_$*)
+
 fuzz: $(foreach f,$(FUZZERS),build/fuzz/$(f)/fuzzer)
 	@failed=; for f in $(FUZZERS); do \
 		echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
