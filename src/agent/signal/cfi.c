@@ -35,11 +35,11 @@
 /* The longest CIE accepted.  A CIE is parsed, and its initial instructions
  * run, again for each FDE that refers to it, so its length multiplies the
  * work: one CIE of 256 KiB shared by the 40,000 FDEs of a 1 MiB section
- * took 7 s (found by review; the fuzzer's inputs are too small to show it),
- * during which the agent holds the dynamic loader's lock (it parses from
- * dl_iterate_phdr).  The longest CIE of the ~1,100 libraries of the test
- * machine is 40 bytes; a CIE beyond this one is refused, and its FDEs with
- * it, so the work stays linear in the section's size. */
+ * took 7 to 11 s (found by review; the fuzzer's inputs are too small to
+ * show it), during which the agent holds the dynamic loader's lock (it
+ * parses from dl_iterate_phdr).  The longest CIE of the ~1,100 libraries of
+ * the test machine is 40 bytes; a CIE beyond this one is refused, and its
+ * FDEs with it, so the work stays linear in the section's size. */
 #define CIE_MAX_BYTES 512
 
 struct reader {
