@@ -121,7 +121,9 @@ static struct image make_elf(const Elf64_Sym *syms, size_t nsyms, const char *st
     size_t shstr_at = put(&im, shstrs, sizeof shstrs, 1);
     size_t str_at = put(&im, strs, strs_size, 1);
     size_t sym_at = put(&im, syms, nsyms * sizeof *syms, 8);
-    size_t link_at = link ? put(&im, link, strlen(link) + 1 + 4, 4) : 0; /* + CRC */
+    /* .gnu_debuglink: the name, padding to 4 bytes, a CRC (left 0) */
+    size_t link_at = link ? put(&im, link, strlen(link) + 1, 4) : 0;
+    size_t link_size = link ? put(&im, NULL, 4, 4) + 4 - link_at : 0;
     Elf64_Shdr sh[5];
     memset(sh, 0, sizeof sh);
     sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_SYMTAB, .sh_offset = sym_at,
@@ -132,7 +134,7 @@ static struct image make_elf(const Elf64_Sym *syms, size_t nsyms, const char *st
     sh[3] = (Elf64_Shdr){.sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = shstr_at,
                          .sh_size = sizeof shstrs};
     sh[4] = (Elf64_Shdr){.sh_name = 27, .sh_type = SHT_PROGBITS, .sh_offset = link_at,
-                         .sh_size = link ? strlen(link) + 1 + 4 : 0};
+                         .sh_size = link_size};
     size_t shoff = put(&im, sh, (link ? 5 : 4) * sizeof sh[0], 8);
     Elf64_Ehdr *h = (Elf64_Ehdr *)im.p;
     h->e_shoff = shoff;
