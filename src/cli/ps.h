@@ -10,10 +10,11 @@
  *   - whether a profiler is loaded: there is no way to ask the runtime
  *     without loading one, so this is read from the outside: the startup
  *     variables in /proc/PID/environ (CORECLR_ENABLE_PROFILING=1 and the
- *     library's path), a known profiler library in /proc/PID/maps, or
+ *     library's path, when that library is mapped: one the runtime could
+ *     not load is none), a known profiler library in /proc/PID/maps, or
  *     corscope's own thread (named "corscope") for an attached corscope.
- *     A library that is mapped but not running (corscope's after a
- *     detach: it stays mapped) does not count.  A profiler this does not
+ *     corscope's library mapped with no such thread (it stays mapped after
+ *     a detach) does not count.  A profiler this does not
  *     know is found only when the runtime refuses the attach.
  */
 #ifndef CORSCOPE_PS_H
