@@ -44,7 +44,14 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@" &
 : > "$T/svc.out"
 start_service $SVC serve > "$T/svc.out" 2> "$T/svc.err"
 SVC_PID=$!
-trap 'kill $SVC_PID 2> /dev/null || true; rm -rf "$T"' EXIT
+# every process this test starts, ended however the test ends
+PIDS=""
+cleanup() {
+    # shellcheck disable=SC2086
+    kill $SVC_PID $PIDS 2> /dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
 for _ in $(seq 100); do grep -q listening "$T/svc.out" && break; sleep 0.1; done
 URL=$(awk '/^listening on/ { print $3 }' "$T/svc.out")
 [ -n "$URL" ] || fail "the service did not start: $(cat "$T/svc.err")"
@@ -58,6 +65,7 @@ fd_base=$(fds "$SVC_PID")
 total_s=$((4 + CYCLES * (D + 3)))
 dotnet "$APPS/AttachService/AttachService.dll" load "$URL" "$total_s" "$RATE" > "$T/load.out" 2> "$T/load.err" &
 LOAD_PID=$!
+PIDS="$PIDS $LOAD_PID"
 load_start=$(now_ms)
 sleep 4
 : > "$T/phases"
@@ -154,6 +162,7 @@ done
 # without `timeout` here, so that the signals reach it)
 "$CORSCOPE" record -p "$SVC_PID" -o "$T/int.corscope" > /dev/null 2> "$T/int.err" &
 CS_PID=$!
+PIDS="$PIDS $CS_PID"
 sleep 1.5
 # a second attach meanwhile is refused in one line
 rc=0; cs record -p "$SVC_PID" -d 1s -o "$T/second.corscope" 2> "$T/second.err" || rc=$?
@@ -161,7 +170,7 @@ assert_eq "a second attach: exit status" "$rc" 1
 grep -q "already being recorded by corscope" "$T/second.err" || fail "second attach: $(cat "$T/second.err")"
 [ "$(wc -l < "$T/second.err")" = 1 ] || fail "second attach: more than one line: $(cat "$T/second.err")"
 kill -INT "$CS_PID"
-( sleep 30; kill -KILL "$CS_PID" 2> /dev/null ) &
+( trap - EXIT; sleep 30; kill -KILL "$CS_PID" 2> /dev/null ) &
 WATCHDOG=$!
 rc=0; wait "$CS_PID" || rc=$?
 kill "$WATCHDOG" 2> /dev/null || true
@@ -191,6 +200,7 @@ cmp -s "$T/svc.expected" "$T/svc.out" || fail "the service's output changed: $(h
 
 # refusals, one line each
 sleep 30 & SLEEP_PID=$!
+PIDS="$PIDS $SLEEP_PID"
 rc=0; cs record -p "$SLEEP_PID" -d 1s 2> "$T/r1.err" || rc=$?
 kill "$SLEEP_PID"
 assert_eq "not .NET: exit status" "$rc" 1
@@ -202,6 +212,7 @@ cp "$ROOT/build/libcorscope.so" "$T/libother.so"
 CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
     CORECLR_PROFILER_PATH="$T/libother.so" CORSCOPE_OUTPUT="$T/other.corscope" $SVC serve > /dev/null 2>&1 &
 OTHER=$!
+PIDS="$PIDS $NODIAG $OTHER"
 sleep 2.5
 rc=0; cs record -p "$NODIAG" -d 1s 2> "$T/r2.err" || rc=$?
 assert_eq "no diagnostics socket: exit status" "$rc" 1
@@ -236,10 +247,11 @@ os.setsid()
 os.execvp(sys.argv[1], sys.argv[1:])' "$CORSCOPE" record -q -o "$T/ctrlc.corscope" -- $SVC serve \
     > "$T/ctrlc.out" 2> "$T/ctrlc.err" &
 CS_PID=$!
+PIDS="$PIDS $CS_PID"
 for _ in $(seq 100); do grep -q listening "$T/ctrlc.out" && break; sleep 0.1; done
 sleep 0.5
 kill -INT -- -"$CS_PID"
-( sleep 30; kill -KILL -- -"$CS_PID" 2> /dev/null ) &
+( trap - EXIT; sleep 30; kill -KILL -- -"$CS_PID" 2> /dev/null ) &
 WATCHDOG=$!
 rc=0; wait "$CS_PID" || rc=$?
 kill "$WATCHDOG" 2> /dev/null || true
@@ -276,6 +288,7 @@ if [ -x "$ASAN_CS" ] && [ -f "$ROOT/build/asan/libcorscope.so" ]; then
     [ -n "$URL" ] || fail "the sanitized service did not start: $(head -5 "$T/asvc.err")"
     dotnet "$APPS/AttachService/AttachService.dll" load "$URL" 12 50 > "$T/aload.out" 2>&1 &
     LOAD_PID=$!
+    PIDS="$PIDS $LOAD_PID"
     for i in 1 2 3; do
         rc=0
         timeout -k 5 120 "$ASAN_CS" record -q -p "$SVC_PID" -d 1s -o "$T/asan$i.corscope" --force \
