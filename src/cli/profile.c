@@ -126,7 +126,7 @@ static int build_names(struct prof_shared *sh)
     return 0;
 }
 
-static int thread_selected(const struct recording *r, size_t t, const char *want)
+int prof_thread_selected(const struct recording *r, size_t t, const char *want)
 {
     if (!want)
         return 1;
@@ -176,7 +176,7 @@ static uint8_t *filter_samples(const struct prof_shared *sh, const struct profil
         goto out;
     }
     for (size_t t = 0; t < r->thread_count; t++)
-        keep_thread[t] = (uint8_t)thread_selected(r, t, f->thread);
+        keep_thread[t] = (uint8_t)prof_thread_selected(r, t, f->thread);
     for (size_t i = 0; i < r->sample_count; i++) {
         const struct rec_sample *s = &r->samples[i];
         keep[i] = 0;

@@ -1,0 +1,230 @@
+// Events: programs whose runtime events are known exactly, for the tests of
+// -e exceptions, lock, jit and the threads report.  Each mode prints its own
+// truth (counts it made, times it measured, thread ids) for the test to
+// compare with corscope's report.
+//   exceptions N   N throws of two types from known methods, caught in known
+//                  methods: plain catches, `throw;` rethrows, `when` filters
+//   lock MS        a holder thread keeps a lock MS ms while a waiter waits for
+//                  it, three times with Monitor and three with System.Threading.Lock
+//   jit            compiles a known set of methods: five once (tier 0), one
+//                  with AggressiveOptimization, one hot (tier 1), one long loop (OSR)
+//   threads        named threads with known CPU, one renamed
+// Usage: Events MODE [N]
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+
+namespace Events;
+
+class BadStateException : Exception { public BadStateException() : base("state") { } }
+class BadInputException : Exception
+{
+    public int Code;
+    public BadInputException(int code) : base("input") { Code = code; }
+}
+
+static class Throwers
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowState() => throw new BadStateException();
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowInput(int code) => throw new BadInputException(code);
+}
+
+static class Catchers
+{
+    public static int State, Rethrown, FilteredIn, Outer;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void CatchState()
+    {
+        try { Throwers.ThrowState(); }
+        catch (BadStateException) { State++; }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void Rethrow()
+    {
+        try { Throwers.ThrowState(); }
+        catch (BadStateException) { throw; }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void CatchRethrown()
+    {
+        try { Rethrow(); }
+        catch (BadStateException) { Rethrown++; }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void CatchInputFiltered(int i)
+    {
+        try { Throwers.ThrowInput(i); }
+        catch (BadInputException e) when (e.Code % 2 == 0) { FilteredIn++; }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void CatchInputOuter(int i)
+    {
+        try { CatchInputFiltered(i); }
+        catch (BadInputException) { Outer++; }
+    }
+}
+
+static class JitMethods
+{
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitA(int x) => x + 1;
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitB(int x) => x * 2;
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitC(int x) => x - 3;
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitD(int x) => x ^ 5;
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitE(int x) => x % 7;
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
+    public static int JitOptimized(int x) => x * 31 + 7;
+    [MethodImpl(MethodImplOptions.NoInlining)] public static int JitHot(int x) => (x * 7) >> 1;
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static long JitLoop(int n)
+    {
+        long s = 0;
+        for (int i = 0; i < n; i++) s += i ^ (s >> 3);
+        return s;
+    }
+}
+
+static class Program
+{
+    static string F(FormattableString s) => s.ToString(CultureInfo.InvariantCulture);
+
+    static void Exceptions(int n)
+    {
+        // 40% plain, 10% thrown and rethrown (two throws each), 40% filtered:
+        // n throws in all
+        int plain = n * 4 / 10, rethrows = n / 10, inputs = n - plain - 2 * rethrows;
+        for (int i = 0; i < plain; i++) Catchers.CatchState();
+        for (int i = 0; i < rethrows; i++) Catchers.CatchRethrown();
+        for (int i = 0; i < inputs; i++) Catchers.CatchInputOuter(i);
+        Console.WriteLine(F($"thrown {plain + 2 * rethrows + inputs} rethrown {rethrows}"));
+        Console.WriteLine(F($"BadStateException {plain + 2 * rethrows} BadInputException {inputs}"));
+        Console.WriteLine(F($"caught CatchState {Catchers.State} Rethrow {rethrows} CatchRethrown {Catchers.Rethrown} CatchInputFiltered {Catchers.FilteredIn} CatchInputOuter {Catchers.Outer}"));
+        Console.WriteLine(F($"filters {inputs}"));
+    }
+
+    static readonly object Gate = new();
+    static readonly Lock NewGate = new();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void HoldMonitor(ManualResetEventSlim held, int ms)
+    {
+        lock (Gate) { held.Set(); Thread.Sleep(ms); }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void HoldLock(ManualResetEventSlim held, int ms)
+    {
+        lock (NewGate) { held.Set(); Thread.Sleep(ms); }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static long WaitMonitor()
+    {
+        var sw = Stopwatch.StartNew();
+        lock (Gate) { }
+        return sw.ElapsedTicks;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static long WaitLock()
+    {
+        var sw = Stopwatch.StartNew();
+        lock (NewGate) { }
+        return sw.ElapsedTicks;
+    }
+
+    static void Locks(int ms)
+    {
+        long waitedMonitor = 0, waitedLock = 0;
+        int holderTid = 0, waiterTid = 0;
+        for (int round = 0; round < 6; round++)
+        {
+            bool monitor = round < 3;
+            using var held = new ManualResetEventSlim();
+            var holder = new Thread(() =>
+            {
+                holderTid = Native.GetTid();
+                if (monitor) HoldMonitor(held, ms); else HoldLock(held, ms);
+            }) { Name = "holder" };
+            long ticks = 0;
+            var waiter = new Thread(() =>
+            {
+                waiterTid = Native.GetTid();
+                held.Wait();
+                ticks = monitor ? WaitMonitor() : WaitLock();
+            }) { Name = "waiter" };
+            holder.Start();
+            waiter.Start();
+            holder.Join();
+            waiter.Join();
+            if (monitor) waitedMonitor += ticks; else waitedLock += ticks;
+        }
+        double toMs = 1000.0 / Stopwatch.Frequency;
+        Console.WriteLine(F($"waited monitor {waitedMonitor * toMs:F1} ms lock {waitedLock * toMs:F1} ms"));
+    }
+
+    static void Jit()
+    {
+        int s = JitMethods.JitA(1) + JitMethods.JitB(2) + JitMethods.JitC(3) + JitMethods.JitD(4) +
+                JitMethods.JitE(5) + JitMethods.JitOptimized(6);
+        // hot: called in bursts until the runtime's background tiering had time
+        // to promote it (30 calls, then 100 ms without new tier-0 work)
+        var sw = Stopwatch.StartNew();
+        while (sw.ElapsedMilliseconds < 1500)
+        {
+            for (int i = 0; i < 1000; i++) s += JitMethods.JitHot(i);
+            Thread.Sleep(20);
+        }
+        long l = JitMethods.JitLoop(100_000_000);
+        Console.WriteLine(F($"jit {s} {l}"));
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static long Burn(long ns)
+    {
+        long start = Native.ThreadCpuNs(), x = 1;
+        while (Native.ThreadCpuNs() - start < ns)
+            for (int i = 0; i < 10000; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static void Threads()
+    {
+        var lines = new string[3];
+        var ts = new List<Thread>();
+        for (int k = 0; k < 3; k++)
+        {
+            int id = k;
+            var t = new Thread(() =>
+            {
+                Burn((id + 1) * 100_000_000L);
+                if (id == 2) Thread.CurrentThread.Name = "renamed-2";
+                lines[id] = F($"thread {Native.GetTid()} cpu {Native.ThreadCpuNs()}");
+            }) { Name = $"worker-{id}" };
+            ts.Add(t);
+        }
+        foreach (var t in ts) { t.Start(); t.Join(); }
+        foreach (var l in lines) Console.WriteLine(l);
+    }
+
+    static int Main(string[] args)
+    {
+        string mode = args.Length > 0 ? args[0] : "";
+        int n = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 0;
+        switch (mode)
+        {
+            case "exceptions": Exceptions(n > 0 ? n : 1000); break;
+            case "lock": Locks(n > 0 ? n : 200); break;
+            case "jit": Jit(); break;
+            case "threads": Threads(); break;
+            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|threads [N]"); return 2;
+        }
+        return 0;
+    }
+}
