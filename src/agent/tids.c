@@ -71,6 +71,18 @@ uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t t
     return tids_get(t, out, tid);
 }
 
+uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t time,
+                    const char *name)
+{
+    uint32_t id = tids_get_at(t, out, tid, time);
+    uint32_t at;
+    if (id && map64_get(&t->of_tid, (uint64_t)tid, &at) && t->v[at].id == id)
+        t->v[at].name_checks = 2;
+    if (id)
+        recorder_thread(out, id, (uint64_t)tid, name && name[0] ? name : NULL);
+    return id;
+}
+
 void tids_ended(struct tids *t, pid_t tid)
 {
     uint32_t at;

@@ -51,6 +51,11 @@ HIDDEN uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid);
  * event of a thread queued before its end was noticed (tids_ended) but
  * handled after keeps the id the thread had. */
 HIDDEN uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t time);
+/* A thread's name learnt another way (the runtime's thread events): written
+ * now, and not read again from the OS (a thread that ended has no name
+ * there).  Returns its id (as tids_get_at). */
+HIDDEN uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t time,
+                           const char *name);
 /* The id of tid if it has one, else 0. */
 HIDDEN uint32_t tids_find(const struct tids *t, pid_t tid);
 /* The thread with this tid ended (noticed now). */

@@ -4,8 +4,9 @@
  * moment, with the thread's CPU time so far (the kernel's per-thread clock):
  *
  *   start     ThreadAssignedToOSThread, on the new thread itself;
- *   name      ThreadNameChanged, on the thread that sets it (the name of a
- *             Thread is often set before it starts: recorded at its start);
+ *   name      ThreadNameChanged, on the thread that sets it; a name given
+ *             before the thread started (new Thread { Name = ... }) is
+ *             recorded at its start, from the thread registry (threads.h);
  *   end       ThreadDestroyed, on the dying thread, with its CPU time;
  *   running   when the recording ends, every thread of the process still
  *             alive (managed or not, from /proc/self/task), with its CPU
@@ -23,6 +24,7 @@
 #include "agent/agent.h"
 #include "agent/evq.h"
 #include "agent/osthread.h"
+#include "agent/threads.h"
 #include "common/map.h"
 
 enum { KIND_START = 1, KIND_NAME = 2, KIND_END = 3 };
@@ -34,9 +36,7 @@ static struct source *self;
 
 struct life {
     uint32_t event;
-    struct map64 tid_of;  /* ThreadID -> OS tid, once started */
-    struct map64 name_of; /* ThreadID -> name string id, named before it started */
-    struct map64 ended;   /* OS tids whose end was recorded */
+    struct map64 ended; /* OS tids whose end was recorded */
 };
 
 static struct life state;
@@ -51,13 +51,27 @@ static uint64_t own_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Payload: [0] the OS tid, [1] CPU ns, [2...] a name (NUL-terminated). */
+static void queue(uint32_t kind, pid_t tid, uint64_t cpu, const char *name)
+{
+    uint64_t w[2 + NAME_WORDS] = {(uint64_t)tid, cpu};
+    size_t n = name ? strnlen(name, NAME_WORDS * 8 - 1) : 0;
+    memcpy(w + 2, name ? name : "", n);
+    ((char *)(w + 2))[n] = '\0';
+    evq_push(self->index, kind, w, 2 + (uint32_t)(n + 8) / 8, 0);
+}
+
 static void thread_os_assigned(struct source *s, ThreadID thread, pid_t tid)
 {
     (void)s;
     if (tid != (pid_t)gettid())
         return; /* only on the thread itself, as it starts */
-    uint64_t w[2] = {thread, own_cpu_ns()};
-    evq_push(self->index, KIND_START, w, 2, 0);
+    /* the name it was given before it started (the registry has it) */
+    char name[NAME_WORDS * 8];
+    pid_t known = 0;
+    if (threads_lookup(thread, &known, name, sizeof name) < 0)
+        name[0] = '\0';
+    queue(KIND_START, tid, own_cpu_ns(), name);
 }
 
 static void thread_destroyed(struct source *s, ThreadID thread)
@@ -66,18 +80,18 @@ static void thread_destroyed(struct source *s, ThreadID thread)
     if (s->agent->info->lpVtbl->GetCurrentThreadID(s->agent->info, &current) < 0 ||
         current != thread)
         return; /* not on the dying thread: its CPU time is not ours to read */
-    uint64_t w[2] = {thread, own_cpu_ns()};
-    evq_push(self->index, KIND_END, w, 2, 0);
+    queue(KIND_END, (pid_t)gettid(), own_cpu_ns(), NULL);
 }
 
 static void thread_renamed(struct source *s, ThreadID thread, const char *name)
 {
     (void)s;
-    uint64_t w[1 + NAME_WORDS] = {thread};
-    size_t n = strnlen(name, NAME_WORDS * 8 - 1);
-    memcpy(w + 1, name, n);
-    ((char *)(w + 1))[n] = '\0';
-    evq_push(self->index, KIND_NAME, w, 1 + (uint32_t)(n + 8) / 8, 0);
+    pid_t tid = 0;
+    char known[NAME_WORDS * 8];
+    /* not started yet: its start will say it */
+    if (threads_lookup(thread, &tid, known, sizeof known) < 0 || !tid)
+        return;
+    queue(KIND_NAME, tid, 0, name);
 }
 
 /* ---- the loop ------------------------------------------------------------------- */
@@ -95,8 +109,6 @@ static int init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 static int start(struct agent *a, struct source *s)
 {
     (void)s;
-    map64_init(&state.tid_of);
-    map64_init(&state.name_of);
     map64_init(&state.ended);
     struct writer_event_def d = {0, "thread", 1, {"cpu"}, {"ns"}, 2, {"what", "name"},
                                  {FMT_FIELD_UINT, FMT_FIELD_STRING}};
@@ -105,13 +117,13 @@ static int start(struct agent *a, struct source *s)
 }
 
 static void record_moment(struct agent *a, pid_t tid, uint64_t time, uint64_t what, uint64_t cpu,
-                  uint32_t name)
+                          uint32_t name)
 {
-    uint32_t thread = tids_get_at(&a->tids, &a->out, tid, time);
-    if (what == WHAT_NAME && name < a->out.strings.count)
-        /* the recording's name of the thread too, even if it is gone by
-         * the time the loop looks at names */
-        recorder_thread(&a->out, thread, (uint64_t)tid, a->out.strings.strs[name]);
+    /* a new name is the recording's name of the thread too, even if it
+     * is gone by the time the loop looks at names */
+    uint32_t thread = what == WHAT_NAME && name < a->out.strings.count
+                          ? tids_named(&a->tids, &a->out, tid, time, a->out.strings.strs[name])
+                          : tids_get_at(&a->tids, &a->out, tid, time);
     uint64_t fields[2] = {what, name};
     recorder_record(&a->out, state.event, thread, time, 0, &cpu, 1, fields, 2);
 }
@@ -119,38 +131,26 @@ static void record_moment(struct agent *a, pid_t tid, uint64_t time, uint64_t wh
 static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
 {
     (void)s;
-    if (e->words < 1)
+    if (e->words < 3)
         return;
-    ThreadID thread = (ThreadID)e->payload[0];
-    uint32_t at;
+    pid_t tid = (pid_t)e->payload[0];
+    uint64_t cpu = e->payload[1];
+    const char *name = (const char *)(e->payload + 2);
+    size_t len = strnlen(name, (e->words - 2) * 8);
+    uint32_t sid = len ? recorder_string(&a->out, name, len) : 0;
     switch (e->kind) {
     case KIND_START:
-        if (e->words < 2)
-            return;
-        map64_put(&state.tid_of, thread, (uint32_t)e->tid);
-        map64_remove(&state.ended, (uint64_t)e->tid);
-        record_moment(a, e->tid, e->time, WHAT_START, e->payload[1], 0);
-        if (map64_get(&state.name_of, thread, &at)) {
-            record_moment(a, e->tid, e->time, WHAT_NAME, e->payload[1], at);
-            map64_remove(&state.name_of, thread);
-        }
+        map64_remove(&state.ended, (uint64_t)tid);
+        record_moment(a, tid, e->time, WHAT_START, cpu, 0);
+        if (sid)
+            record_moment(a, tid, e->time, WHAT_NAME, cpu, sid);
         break;
-    case KIND_NAME: {
-        const char *name = (const char *)(e->payload + 1);
-        uint32_t sid = recorder_string(&a->out, name, strnlen(name, (e->words - 1) * 8));
-        if (map64_get(&state.tid_of, thread, &at))
-            record_moment(a, (pid_t)at, e->time, WHAT_NAME, 0, sid);
-        else
-            map64_put(&state.name_of, thread, sid); /* recorded when it starts */
+    case KIND_NAME:
+        record_moment(a, tid, e->time, WHAT_NAME, cpu, sid);
         break;
-    }
     case KIND_END:
-        if (e->words < 2)
-            return;
-        record_moment(a, e->tid, e->time, WHAT_END, e->payload[1], 0);
-        map64_put(&state.ended, (uint64_t)e->tid, 1);
-        map64_remove(&state.tid_of, thread);
-        map64_remove(&state.name_of, thread);
+        record_moment(a, tid, e->time, WHAT_END, cpu, 0);
+        map64_put(&state.ended, (uint64_t)tid, 1);
         break;
     }
 }
@@ -177,8 +177,6 @@ static void finish(struct agent *a, struct source *s)
     }
     if (dir)
         closedir(dir);
-    map64_free(&state.tid_of);
-    map64_free(&state.name_of);
     map64_free(&state.ended);
     memset(&state, 0, sizeof state);
 }
