@@ -45,7 +45,7 @@ run_once() {
     local -a time=(/usr/bin/time -f "%e %U %S" -o "$T/time")
     case $opts in
         -) "${time[@]}" "$@" > "$T/out" ;;
-        trace:*) "${time[@]}" "$TRACE" collect --providers "${opts#trace:}" -o "$T/t.nettrace" -- "$@" \
+        trace:*) "${time[@]}" "$TRACE" collect --show-child-io --providers "${opts#trace:}" -o "$T/t.nettrace" -- "$@" \
                      > "$T/out" 2> /dev/null ;;
         *) # shellcheck disable=SC2086
            "${time[@]}" "$CORSCOPE" record -q --force $opts -o "$T/b.corscope" -- "$@" > "$T/out" ;;
