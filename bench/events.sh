@@ -6,7 +6,7 @@
 #     work and one throw (caught five frames up) per iteration, about 100,000
 #     throws a second of its CPU here;
 #   - lock: tests/apps/Events lock-bench, four threads taking one lock with
-#     short holds (a contention storm), with the default --lock-min (10 us)
+#     20 us holds (a contention storm), with the default --lock-min (10 us)
 #     and with every wait recorded (--lock-min 0);
 #   - jit: tests/apps/WebStartup, an ASP.NET Core app's start-up (Kestrel, two
 #     requests to itself, exit).
@@ -94,7 +94,7 @@ bench "Exceptions: 100,000 throw-bench iterations (a throw each)" "$EVENTS throw
     "corscope -e exceptions|-e exceptions" \
     "corscope -e cpu,exceptions|-e cpu,exceptions" \
     "dotnet-trace, Exception keyword (0x8000), level 4|trace:Microsoft-Windows-DotNETRuntime:0x8000:4"
-bench "Lock contention: 4 threads x 200,000 lock-bench sections" "$EVENTS lock-bench 200000" \
+bench "Lock contention: 4 threads x 5,000 lock-bench sections (20 us holds)" "$EVENTS lock-bench 5000" \
     "no profiler|-" \
     "corscope -e lock (--lock-min 10us)|-e lock" \
     "corscope -e lock --lock-min 0|-e lock --lock-min 0" \

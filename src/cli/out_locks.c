@@ -93,7 +93,7 @@ int report_locks(const struct profile *p, const struct report_options *o, FILE *
                 (unsigned long long)short_waits, shorter);
     }
     if (unknown_owner)
-        fprintf(out, "#   %llu waits without an owner (the runtime says it from .NET 8 on)\n",
+        fprintf(out, "#   %llu waits whose owner the runtime did not say (it says it from .NET 8 on, when it knows)\n",
                 (unsigned long long)unknown_owner);
     evt_rows_sort(&stacks, 1);
     fprintf(out, "\nby waiting stack (leaf < callers)\n%12s %8s %12s  %s\n", "waited", "waits",

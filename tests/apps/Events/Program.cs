@@ -13,7 +13,8 @@
 // CPU time of its own threads and the wall time of its work:
 //   throw-bench N  N iterations of a little work and one throw caught five
 //                  frames up (about 100,000 throws a second here)
-//   lock-bench N   four threads taking one lock N times each, short holds
+//   lock-bench N   four threads taking one lock N times each, holding it about
+//                  20 us (a contention storm: most takes wait)
 // Usage: Events MODE [N]
 using System.Diagnostics;
 using System.Globalization;
@@ -248,6 +249,14 @@ static class Program
         Console.WriteLine(F($"throw-bench {n} throws cpu_ms {cpu / 1e6:F1} wall_ms {sw.Elapsed.TotalMilliseconds:F1} rate {n / sw.Elapsed.TotalSeconds:F0}/s ({caught} {x & 1})"));
     }
 
+    // about 20 us of arithmetic: long enough that a contender stops spinning and waits
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
+    static long Hold(long x)
+    {
+        for (int k = 0; k < 20000; k++) x = x * 6364136223846793005L + 1;
+        return x;
+    }
+
     static void LockBench(int n)
     {
         long shared = 0, cpu = 0;
@@ -257,8 +266,8 @@ static class Program
             long c0 = Native.ThreadCpuNs(), x = 1;
             for (int i = 0; i < n; i++)
             {
-                lock (Gate) { for (int k = 0; k < 200; k++) x = x * 6364136223846793005L + 1; shared++; }
-                for (int k = 0; k < 200; k++) x = x * 6364136223846793005L + 1;
+                lock (Gate) { x = Hold(x); shared++; }
+                x = Hold(x);
             }
             Interlocked.Add(ref cpu, Native.ThreadCpuNs() - c0 + (x & 0));
         })).ToList();
@@ -278,7 +287,7 @@ static class Program
             case "jit": Jit(); break;
             case "threads": Threads(); break;
             case "throw-bench": ThrowBench(n > 0 ? n : 100000); break;
-            case "lock-bench": LockBench(n > 0 ? n : 200000); break;
+            case "lock-bench": LockBench(n > 0 ? n : 20000); break;
             default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|threads [N]"); return 2;
         }
         return 0;
