@@ -190,6 +190,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/accuracy.sh
 	bench/report_speed.sh
 	bench/events.sh
+	bench/naming.sh
 
 # ---- install -------------------------------------------------------------
 
