@@ -118,6 +118,16 @@ static int build_names(struct prof_shared *sh)
             used[r->stack_frames[r->stacks[st].offset + k]] = 1;
     }
     mem_free(stack_seen);
+    /* and the frames recorded events name in their fields (the method a
+     * compile was of, the method that caught an exception) */
+    for (size_t i = 0; i < r->record_count; i++) {
+        const struct rec_record *x = &r->records[i];
+        const struct rec_event *e = &r->events[x->event];
+        const uint64_t *fields = rec_fields(r, x);
+        for (uint32_t k = 0; k < e->field_count; k++)
+            if (e->field_types[k] == FMT_FIELD_FRAME && fields[k] < r->frame_count)
+                used[fields[k]] = 1;
+    }
     char buf[1024];
     for (uint32_t id = 1; id < r->frame_count; id++) {
         if (!used[id])
