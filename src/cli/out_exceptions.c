@@ -43,6 +43,8 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
     long f_type = evt_field(&e, "type"), f_rethrow = evt_field(&e, "rethrow");
     long f_outcome = evt_field(&e, "outcome"), f_catch = evt_field(&e, "catch");
     long f_filter = evt_field(&e, "by_filter"), f_filters = evt_field(&e, "filters");
+    long f_length = evt_field(&e, "message_length");
+    uint64_t with_message = 0, message_chars = 0, longest = 0;
     struct evt_rows types, sites, catches;
     evt_rows_init(&types);
     evt_rows_init(&sites);
@@ -58,6 +60,16 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
         rethrown += again;
         outcomes[outcome]++;
         filters_run += evt_get(&e, x, f_filters);
+        if (f_length >= 0) {
+            uint64_t z = evt_get(&e, x, f_length);
+            int64_t length = (int64_t)(z >> 1) ^ -(int64_t)(z & 1); /* zigzag */
+            if (length > 0) {
+                with_message++;
+                message_chars += (uint64_t)length;
+                if ((uint64_t)length > longest)
+                    longest = (uint64_t)length;
+            }
+        }
         int filtered = outcome == 1 && evt_get(&e, x, f_filter);
         by_filter += (uint64_t)filtered;
         struct evt_row *t = evt_row(&types, type);
@@ -107,6 +119,11 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
                 (unsigned long long)filters_run);
     if (outcomes[0])
         fprintf(out, "#   %llu %s\n", (unsigned long long)outcomes[0], outcome_words[0]);
+    if (with_message)
+        fprintf(out, "#   messages: %llu with one, %.0f characters on average, %llu the longest "
+                     "(their text is not recorded)\n",
+                (unsigned long long)with_message, (double)message_chars / (double)with_message,
+                (unsigned long long)longest);
 
     evt_rows_sort(&types, 0);
     fprintf(out, "\nby type\n%10s %10s %10s  %s\n", "thrown", "rethrown", "caught", "type");

@@ -19,6 +19,10 @@ grep -q "^# exceptions: 1000 thrown (900 new, 100 rethrown)" "$T/ex.txt" ||
 grep -q "^#   1000 caught$" "$T/ex.txt" || fail "outcomes: $(head -6 "$T/ex.txt")"
 grep -q "^#   200 of the caught chosen by a filter" "$T/ex.txt" || fail "filtered catches"
 grep -q "^#   400 filters ran" "$T/ex.txt" || fail "filters run"
+# the messages ("state", "input") are measured, never recorded
+grep -q "^#   messages: 1000 with one, 5 characters on average, 5 the longest" "$T/ex.txt" ||
+    fail "message lengths: $(grep messages "$T/ex.txt")"
+! grep -aq "state" "$T/ex.corscope" || fail "a message's text is in the recording"
 assert_eq "type BadStateException thrown" "$(row 'by type' Events.BadStateException 1)" 600
 assert_eq "type BadStateException rethrown" "$(row 'by type' Events.BadStateException 2)" 100
 assert_eq "type BadInputException thrown" "$(row 'by type' Events.BadInputException 1)" 400
