@@ -229,6 +229,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/events.sh
 	bench/naming.sh
 
 # ---- install -------------------------------------------------------------

@@ -118,6 +118,7 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+#define FMT_INFO_LOCK_MIN_NS "lock_min_ns"
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */
