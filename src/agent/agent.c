@@ -61,6 +61,10 @@ int agent_init_sources(struct agent *a)
         add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
                                                                : &source_cpu_suspend) < 0)
         return -1;
+    if ((a->cfg.events & (CONFIG_EVENT_ALLOC | CONFIG_EVENT_LIVE)) && add_source(a, &source_alloc) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_GC) && add_source(a, &source_gc) < 0)
+        return -1;
     return 0;
 }
 
@@ -161,7 +165,8 @@ static void *loop_main(void *arg)
             if (next <= now)
                 break;
             sleep_until(a, next);
-            if (atomic_load(&a->stopping) || !atomic_exchange(&a->poked, 0))
+            if (atomic_load(&a->stopping) || atomic_exchange(&a->hurry, 0) ||
+                !atomic_exchange(&a->poked, 0))
                 break;
             /* the runtime reported new threads: look now, not at the next
              * cycle, so that even a short-lived thread is sampled */
@@ -214,6 +219,16 @@ void agent_poke(struct agent *a)
     if (!a->loop_started || atomic_exchange(&a->poked, 1))
         return; /* not running, or already poked */
     pthread_mutex_lock(&a->wake_lock);
+    pthread_cond_broadcast(&a->wake);
+    pthread_mutex_unlock(&a->wake_lock);
+}
+
+void agent_hurry(struct agent *a)
+{
+    if (!a->loop_started || atomic_exchange(&a->hurry, 1))
+        return;
+    pthread_mutex_lock(&a->wake_lock);
+    atomic_store(&a->poked, 1); /* ends the loop's sleep */
     pthread_cond_broadcast(&a->wake);
     pthread_mutex_unlock(&a->wake_lock);
 }

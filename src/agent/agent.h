@@ -54,6 +54,7 @@ struct agent {
     int loop_started;
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
     _Atomic int poked;         /* threads appeared: the sources should look now */
+    _Atomic int hurry;         /* a callback waits for room in its queue: cycle now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */
     pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep */
     pthread_cond_t wake;
@@ -71,6 +72,10 @@ HIDDEN int agent_stop(struct agent *a);
 /* Any thread: wakes the loop early (a new thread to take care of).
  * Returns at once. */
 HIDDEN void agent_poke(struct agent *a);
+
+/* Any thread: has the loop run a cycle (drain the queues) now rather than
+ * at its next time.  Returns at once. */
+HIDDEN void agent_hurry(struct agent *a);
 
 /* Loop: applies what the callbacks reported about code (codemap_update),
  * recording what preceded each unload first.  Returns the time up to which

@@ -170,68 +170,139 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     return 0;
 }
 
+int evq_room(uint32_t words)
+{
+    struct evq *q = own_queue();
+    if (!q)
+        return 0;
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+    return q->mask + 1 - (head - tail) >= HEADER_WORDS + (uint64_t)words;
+}
+
 uint64_t evq_dropped(void)
 {
     return atomic_load(&dropped);
 }
 
-/* Copies and hands over every complete entry of one queue. */
-static uint64_t drain_one(struct evq *q, uint64_t **scratch, size_t *cap,
-                          void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
-                          uint64_t until)
+/* A queue being drained: where its next entry starts and where it ends. */
+struct cursor {
+    struct evq *q;
+    uint64_t tail, head;
+    uint64_t time; /* of the entry at tail */
+};
+
+/* Loads the time of the cursor's next entry that may be handed over;
+ * returns 0 when there is none (empty, or taken at or after `until`). */
+static int cursor_peek(struct cursor *c, uint64_t until)
 {
-    uint64_t n = 0;
-    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-    while (tail < head) {
-        uint64_t total = q->ring[tail & q->mask];
-        if (total < HEADER_WORDS || total > head - tail) {
-            tail = head; /* cannot happen with a correct producer; never loop on it */
-            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-            break;
-        }
-        if (q->ring[(tail + 2) & q->mask] >= until)
-            break; /* taken after what the code map knows: the next time */
-        uint64_t *w = mem_grow(*scratch, cap, total, sizeof *w);
-        if (w) {
-            *scratch = w;
-            for (uint64_t i = 0; i < total; i++)
-                w[i] = q->ring[(tail + i) & q->mask];
-            struct evq_entry e;
-            e.source = (uint32_t)(w[1] & 0xffff);
-            e.kind = (uint32_t)(w[1] >> 16 & 0xffff);
-            e.walk_flags = (uint32_t)(w[1] >> 32);
-            e.tid = q->tid;
-            e.time = w[2];
-            e.words = (uint32_t)w[3];
-            e.depth = (uint32_t)(w[3] >> 32);
-            if (HEADER_WORDS + (uint64_t)e.words + e.depth == total) {
-                e.payload = w + HEADER_WORDS;
-                e.ips = w + HEADER_WORDS + e.words;
-                fn(ctx, &e);
-                n++;
-            }
-        } else {
-            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-        }
-        tail += total;
+    struct evq *q = c->q;
+    if (c->tail >= c->head)
+        return 0;
+    uint64_t total = q->ring[c->tail & q->mask];
+    if (total < HEADER_WORDS || total > c->head - c->tail) {
+        c->tail = c->head; /* cannot happen with a correct producer; never loop on it */
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return 0;
     }
-    atomic_store_explicit(&q->tail, tail, memory_order_release);
-    return n;
+    c->time = q->ring[(c->tail + 2) & q->mask];
+    return c->time < until; /* later: after what the code map knows, the next time */
+}
+
+/* Copies the cursor's next entry out of its ring, hands it over, steps. */
+static void cursor_take(struct cursor *c, uint64_t **scratch, size_t *cap,
+                        void (*fn)(void *ctx, const struct evq_entry *e), void *ctx)
+{
+    struct evq *q = c->q;
+    uint64_t total = q->ring[c->tail & q->mask];
+    uint64_t *w = mem_grow(*scratch, cap, total, sizeof *w);
+    if (w) {
+        *scratch = w;
+        for (uint64_t i = 0; i < total; i++)
+            w[i] = q->ring[(c->tail + i) & q->mask];
+        struct evq_entry e;
+        e.source = (uint32_t)(w[1] & 0xffff);
+        e.kind = (uint32_t)(w[1] >> 16 & 0xffff);
+        e.walk_flags = (uint32_t)(w[1] >> 32);
+        e.tid = q->tid;
+        e.time = w[2];
+        e.words = (uint32_t)w[3];
+        e.depth = (uint32_t)(w[3] >> 32);
+        if (HEADER_WORDS + (uint64_t)e.words + e.depth == total) {
+            e.payload = w + HEADER_WORDS;
+            e.ips = w + HEADER_WORDS + e.words;
+            fn(ctx, &e);
+        }
+    } else {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    }
+    c->tail += total;
+}
+
+/* The heap of cursors with something to hand over, earliest first. */
+static void heap_down(struct cursor **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l]->time < h[m]->time)
+            m = l;
+        if (r < n && h[r]->time < h[m]->time)
+            m = r;
+        if (m == i)
+            return;
+        struct cursor *t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
 }
 
 uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx, uint64_t until)
 {
     static uint64_t *scratch;
     static size_t cap;
+    static struct cursor *cursors;
+    static struct cursor **heap;
+    static size_t cursors_cap, heap_cap;
     uint64_t n = 0;
     pthread_mutex_lock(&list_lock);
     struct evq *list = queues;
     pthread_mutex_unlock(&list_lock);
     /* new queues go on the front; those after `list` stay put while the
-     * list lock is not held, and only this thread removes any */
-    for (struct evq *q = list; q; q = q->next)
-        n += drain_one(q, &scratch, &cap, fn, ctx, until);
+     * list lock is not held, and only this thread removes any.  Entries
+     * are handed over in time order across all the queues (each queue is
+     * in order already), so that what they become is recorded in order. */
+    size_t count = 0;
+    for (struct evq *q = list; q; q = q->next) {
+        struct cursor *grown = mem_grow(cursors, &cursors_cap, count + 1, sizeof *grown);
+        struct cursor **hgrown = mem_grow(heap, &heap_cap, count + 1, sizeof *hgrown);
+        if (grown)
+            cursors = grown;
+        if (hgrown)
+            heap = hgrown;
+        if (!grown || !hgrown)
+            break; /* out of memory: the rest waits for the next drain */
+        struct cursor *c = &cursors[count++];
+        c->q = q;
+        c->tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        c->head = atomic_load_explicit(&q->head, memory_order_acquire);
+    }
+    size_t live = 0;
+    for (size_t i = 0; i < count; i++)
+        if (cursor_peek(&cursors[i], until))
+            heap[live++] = &cursors[i];
+    for (size_t i = live / 2; i-- > 0;)
+        heap_down(heap, live, i);
+    while (live) {
+        struct cursor *c = heap[0];
+        cursor_take(c, &scratch, &cap, fn, ctx);
+        n++;
+        if (!cursor_peek(c, until))
+            heap[0] = heap[--live];
+        heap_down(heap, live, 0);
+    }
+    for (size_t i = 0; i < count; i++)
+        atomic_store_explicit(&cursors[i].q->tail, cursors[i].tail, memory_order_release);
     /* free the queues of ended threads, drained above (an ended thread
      * appends nothing more) */
     pthread_mutex_lock(&list_lock);

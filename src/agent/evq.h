@@ -26,8 +26,8 @@
 #include "common/visibility.h"
 
 /* Words of one thread's ring, and the budget of all rings. */
-#define EVQ_RING_WORDS 8192u
-#define EVQ_BUDGET (64u << 20)
+#define EVQ_RING_WORDS 32768u
+#define EVQ_BUDGET (128u << 20)
 /* Deepest stack an entry may carry (it must fit the ring twice over). */
 #define EVQ_MAX_DEPTH 2048u
 
@@ -49,9 +49,14 @@ struct evq_entry {
 HIDDEN int evq_push(uint32_t source, uint32_t kind, const uint64_t *payload, uint32_t words,
                     uint32_t max_depth);
 
+/* Any thread (a callback): does the calling thread's queue have room for
+ * an entry of `words` words (payload and stack)? */
+HIDDEN int evq_room(uint32_t words);
+
 /* Loop thread: calls fn for every entry queued before `until` (CLOCK_MONOTONIC
- * ns), queue by queue, each queue's entries in order; frees the queues of
- * threads that ended and were drained.  Returns the number of entries. */
+ * ns), in time order across all the queues (the recording's event records
+ * go out in order: their times are deltas); frees the queues of threads
+ * that ended and were drained.  Returns the number of entries. */
 HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
                           uint64_t until);
 /* Entries dropped so far (full queue, or the budget spent). */

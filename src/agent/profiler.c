@@ -536,7 +536,9 @@ static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionStarted(ICorProfilerC
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     unsigned gen = 0;
-    for (int g = 0; g < generations && g < 4; g++)
+    /* generations 0-2 (3 and 4, the large and pinned object heaps, are
+     * collected with gen2) */
+    for (int g = 0; g < generations && g < 3; g++)
         if (collected && collected[g])
             gen = (unsigned)g;
     if (p->labels) {
@@ -573,6 +575,14 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
+static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11 *iface,
+                                                          ObjectID object, ClassID klass)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, object_allocated, object, klass);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -597,6 +607,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
+    .ObjectAllocated = profiler_ObjectAllocated,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,

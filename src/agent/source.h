@@ -57,6 +57,9 @@ struct source_hooks {
     void (*eventpipe_event)(struct source *s, EVENTPIPE_PROVIDER provider, DWORD event_id,
                             DWORD version, const BYTE *payload, ULONG payload_size,
                             ThreadID thread);
+    /* every allocation (COR_PRF_MONITOR_OBJECT_ALLOCATED, claimed in init),
+     * on the allocating thread, the object built and protected */
+    void (*object_allocated)(struct source *s, ObjectID object, ClassID klass);
 };
 
 struct source_ops {
@@ -82,5 +85,7 @@ struct source {
 /* The sources, one table each (in src/agent/sources). */
 HIDDEN extern const struct source_ops source_cpu_signal;  /* cpu or wall, signal sampler */
 HIDDEN extern const struct source_ops source_cpu_suspend; /* cpu or wall, stop-the-world sampler */
+HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
+HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 
 #endif

@@ -151,6 +151,8 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
         if (f)
             insert_at(b, at, f);
     }
+    if (m->leaf)
+        insert_at(b, 0, m->leaf);
     if (m->walk_flags & WALK_TRUNCATED) {
         stackb_put(b, recorder_synthetic(out, "[truncated]"));
         recorder_count(out, FMT_COUNTER_TRUNCATED, 1);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/frame_name.h"
+#include "cli/live.h"
 #include "common/mem.h"
 
 #define GROW(arr, cap, n) grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
@@ -421,6 +422,9 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     size_t count = 0;
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (live_derive(&ps->shared.rec, f->has_at ? f->at_ns : UINT64_MAX, ps->shared.live_note,
+                    sizeof ps->shared.live_note) < 0)
         goto oom;
     if (choose_views(ps, f, events, &count, err, err_size) < 0) {
         prof_free(ps);

@@ -48,6 +48,10 @@ static const char record_usage[] =
     "                          is written from it when the program ends\n"
     "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
+    "                          alloc: allocations by stack and type (bytes, objects)\n"
+    "                          live: which sampled allocations stay alive (with alloc)\n"
+    "                          gc: every collection, its pauses and heap sizes\n"
+    "                          several with commas: -e cpu,alloc,gc\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
     "      --sampler S         how stacks are taken: signal (default) interrupts each\n"
     "                          thread where it runs and walks managed and native\n"
@@ -61,6 +65,14 @@ static const char record_usage[] =
     "                          tick (coarser), and cheaper on virtual machines that\n"
     "                          make timer interrupts dear (docs/performance.md)\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
+    "      --alloc MODE        sampled (default): the runtime's randomized sampling\n"
+    "                          (.NET 10; AllocationTick, biased, before); exact: every\n"
+    "                          allocation, slow (turns off the fast allocators), for\n"
+    "                          checking the sampler on small programs\n"
+    "      --alloc-interval SIZE  mean bytes between recorded samples, from 100KiB\n"
+    "                          (the runtime's own, the default) up: keeps a random\n"
+    "                          share of the runtime's samples, weighing each more\n"
+    "      --live-max N        most objects -e live follows at once (default 100000)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line\n"
     "  -h, --help\n"
@@ -303,7 +315,16 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE };
+enum {
+    OPT_SAMPLER = 256,
+    OPT_SIGNAL,
+    OPT_CPU_CLOCK,
+    OPT_MAX_DEPTH,
+    OPT_FORCE,
+    OPT_ALLOC,
+    OPT_ALLOC_INTERVAL,
+    OPT_LIVE_MAX,
+};
 
 int cmd_record(int argc, char **argv)
 {
@@ -314,6 +335,9 @@ int cmd_record(int argc, char **argv)
         {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"alloc", required_argument, NULL, OPT_ALLOC},
+        {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
+        {"live-max", required_argument, NULL, OPT_LIVE_MAX},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     char err[256];
@@ -326,7 +350,7 @@ int cmd_record(int argc, char **argv)
     const char *output = NULL;
     int force = 0, quiet = 0;
     /* options that only some settings use, for the conflict checks */
-    const char *signal_opt = NULL, *clock_opt = NULL;
+    const char *signal_opt = NULL, *clock_opt = NULL, *alloc_opt = NULL, *live_opt = NULL;
 
     optind = 1;
     opterr = 0;
@@ -351,6 +375,9 @@ int cmd_record(int argc, char **argv)
         case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_ALLOC: key = "alloc"; alloc_opt = "--alloc"; break;
+        case OPT_ALLOC_INTERVAL: key = "alloc_interval"; alloc_opt = "--alloc-interval"; break;
+        case OPT_LIVE_MAX: key = "live_max"; live_opt = "--live-max"; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(record_usage, stdout); return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
@@ -365,6 +392,13 @@ int cmd_record(int argc, char **argv)
     if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
         return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
                                "every thread at each tick of the wall clock)");
+    if (alloc_opt && !(cfg.events & CONFIG_EVENT_ALLOC))
+        return cli_usage_error("record", "%s goes with -e alloc (or live)", alloc_opt);
+    if (live_opt && !(cfg.events & CONFIG_EVENT_LIVE))
+        return cli_usage_error("record", "%s goes with -e live", live_opt);
+    if (cfg.alloc == CONFIG_ALLOC_EXACT && cfg.alloc_interval != CONFIG_ALLOC_INTERVAL_MIN)
+        return cli_usage_error("record", "--alloc-interval goes with sampled allocations, not "
+                               "--alloc exact (which records every one)");
     if (optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;

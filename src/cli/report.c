@@ -95,6 +95,7 @@ static const enum fmt_counter loss_counters[] = {
     FMT_COUNTER_DROPPED,     FMT_COUNTER_DROPPED_EVENTS, FMT_COUNTER_STALE_TICKS,
     FMT_COUNTER_FAILED_WALKS, FMT_COUNTER_TRUNCATED,     FMT_COUNTER_UNRESOLVED,
     FMT_COUNTER_SKIPPED_TICKS, FMT_COUNTER_WRITE_ERRORS,
+    FMT_COUNTER_LIVE_UNTRACKED, FMT_COUNTER_LIVE_HANDLE_FAILURES, FMT_COUNTER_GC_UNMATCHED,
 };
 
 static const char *const counter_keys[] = {
@@ -128,6 +129,30 @@ void report_losses(const struct profile *p, char *out, size_t size)
     }
 }
 
+const char *report_biased(const struct profile *p)
+{
+    const char *event = prof_event_name(p);
+    const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+    if ((strcmp(event, "alloc") && strcmp(event, "live")) || !how || how->len < 14 ||
+        memcmp(how->p, "AllocationTick", 14) != 0)
+        return NULL;
+    return "allocation weights are biased: this runtime (before .NET 10) has only "
+           "AllocationTick, which names the object that crossed each ~100 KB";
+}
+
+void report_note(const struct profile *p, char *out, size_t size)
+{
+    const char *event = prof_event_name(p);
+    out[0] = '\0';
+    if (!strcmp(event, "live")) {
+        snprintf(out, size, "%s", p->shared->live_note);
+    } else if (!strcmp(event, "alloc")) {
+        const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+        if (how)
+            snprintf(out, size, "alloc: %.*s", (int)how->len, how->p);
+    }
+}
+
 static const char report_usage[] =
     "usage: corscope report [options] RECORDING\n"
     "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
@@ -148,6 +173,7 @@ static const char report_usage[] =
     "      --limit N         top: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
+    "      --at DURATION     live: the heap as of this time (default: the end)\n"
     "  -h, --help\n";
 
 enum {
@@ -162,6 +188,7 @@ enum {
     OPT_LIMIT,
     OPT_MIN,
     OPT_DIFF,
+    OPT_AT,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -260,6 +287,7 @@ int cmd_report(int argc, char **argv)
         {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
+        {"at", required_argument, NULL, OPT_AT},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
@@ -331,6 +359,13 @@ int cmd_report(int argc, char **argv)
             break;
         }
         case OPT_DIFF: diff_base = optarg; break;
+        case OPT_AT:
+            if (units_parse_duration(optarg, 0, &filter.at_ns, &why) < 0) {
+                cli_usage_error("report", "--at %s: %s", optarg, why);
+                goto out;
+            }
+            filter.has_at = 1;
+            break;
         case 'h':
             fputs(report_usage, stdout);
             status = 0;
@@ -398,6 +433,11 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const struct profile *p = prof_current(&ps);
+    if (filter.has_at && rec_event_index(p->rec, "live") < 0) {
+        cli_usage_error("report", "--at goes with a recording of -e live");
+        prof_free(&ps);
+        goto out;
+    }
     status = write_report(fmt, p, &ro, output);
     /* what the report could not show, once it exists (a report that could
      * not be written gets its one error line, nothing more) */
@@ -409,6 +449,8 @@ int cmd_report(int argc, char **argv)
         report_losses(p, losses, sizeof losses);
         if (losses[0])
             cli_warn("%s: %s", path, losses);
+        if (report_biased(p))
+            cli_warn("%s: %s", path, report_biased(p));
         if (p->selected_samples == 0)
             cli_warn("%s: no samples%s", path,
                      p->rec->sample_count ? " pass the filters" : " were recorded");

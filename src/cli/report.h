@@ -56,5 +56,10 @@ HIDDEN uint64_t report_counter(const struct recording *r, enum fmt_counter c);
 /* One line describing what was lost (drops, failed walks ...), or "" when
  * nothing was. */
 HIDDEN void report_losses(const struct profile *p, char *out, size_t size);
+/* What the view's numbers are (how allocations were sampled, when the
+ * live heap was taken), or "". */
+HIDDEN void report_note(const struct profile *p, char *out, size_t size);
+/* A warning when the view's weights are biased (AllocationTick), or NULL. */
+HIDDEN const char *report_biased(const struct profile *p);
 
 #endif

@@ -118,6 +118,10 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+/* -e alloc, live, gc: how each was recorded, or why it could not be */
+#define FMT_INFO_ALLOC "alloc"
+#define FMT_INFO_LIVE "live"
+#define FMT_INFO_GC "gc"
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */
@@ -141,7 +145,13 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \
+    X(ALLOC_SAMPLES, "alloc_samples", "allocation samples the runtime reported")              \
+    X(ALLOC_THINNED, "alloc_thinned", "allocation samples left out for --alloc-interval")     \
+    X(LIVE_TRACKED, "live_tracked", "sampled allocations followed for -e live")               \
+    X(LIVE_UNTRACKED, "live_untracked", "sampled allocations not followed (--live-max reached)") \
+    X(LIVE_HANDLE_FAILURES, "live_handle_failures", "sampled allocations the runtime gave no handle for") \
+    X(GC_UNMATCHED, "gc_unmatched", "collection events without their start or end")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -98,7 +98,7 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
         }
     }
     struct stack_meta m = {time, t->tid, e[RING_ACTIVITY], e[RING_ACTIVITY_OUTER], e[RING_GC],
-                           flags & 0xffff, 0};
+                           flags & 0xffff, 0, 0};
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;
