@@ -430,8 +430,7 @@ int cmd_record(int argc, char **argv)
         report_path = output;
         const char *ext = strrchr(output, '.');
         size_t stem = (size_t)(ext - output);
-        if (!strcmp(render->extension, ".speedscope.json") || !strcmp(render->extension, ".trace.json") ||
-            !strcmp(render->extension, ".pb.gz"))
+        if (strchr(render->extension + 1, '.')) /* .speedscope.json, .pb.gz, .gc.txt ... */
             stem = strlen(output) - strlen(render->extension);
         if (stem + sizeof ".corscope" > sizeof recording_name) {
             cli_error("output path too long: %s", output);

@@ -29,6 +29,7 @@ static const struct report_format formats[] = {
     {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
     {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
     {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
+    {"gc", ".gc.txt", report_gc, "every collection (-e gc): pauses, generations, heap sizes"},
 };
 
 const struct report_format *report_formats(size_t *count)
@@ -47,14 +48,18 @@ const struct report_format *report_find(const char *name)
 
 const struct report_format *report_for_path(const char *path)
 {
-    size_t n = strlen(path);
+    /* the longest extension that fits: x.gc.txt is gc, not top */
+    size_t n = strlen(path), best_len = 0;
+    const struct report_format *best = NULL;
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         const char *ext = formats[i].extension;
         size_t e = ext ? strlen(ext) : 0;
-        if (e && n > e && strcmp(path + n - e, ext) == 0)
-            return &formats[i];
+        if (e && n > e && e > best_len && strcmp(path + n - e, ext) == 0) {
+            best = &formats[i];
+            best_len = e;
+        }
     }
-    return NULL;
+    return best;
 }
 
 void report_title(const struct profile *p, char *out, size_t size)
@@ -158,9 +163,9 @@ static const char report_usage[] =
     "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
     "\n"
     "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
-    "                        pprof or chrome; or picked by -o's extension (.txt,\n"
+    "                        pprof, chrome or gc; or picked by -o's extension (.txt,\n"
     "                        .collapsed, .tree, .html, .speedscope.json, .pb.gz,\n"
-    "                        .trace.json)\n"
+    "                        .trace.json, .gc.txt)\n"
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -264,7 +269,7 @@ int report_render(const char *recording, const struct report_format *fmt, const 
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, 0, 0};
     struct profiles ps;
     char err[512];
     if (prof_load(&ps, recording, &filter, err, sizeof err) < 0) {
@@ -292,7 +297,7 @@ int cmd_report(int argc, char **argv)
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, 0, 0};
     const char *diff_base = NULL;
     struct profiles base;
     int have_base = 0;
@@ -387,6 +392,8 @@ int cmd_report(int argc, char **argv)
                         argv[optind + 1]);
         goto out;
     }
+    ro.from_ns = filter.from_ns;
+    ro.to_ns = filter.to_ns;
     if (filter.to_ns && filter.to_ns <= filter.from_ns) {
         cli_usage_error("report", "--to must be later than --from");
         goto out;

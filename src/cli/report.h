@@ -15,6 +15,8 @@ struct report_options {
     double min_percent; /* tree: prune nodes below this share */
     long limit;         /* top: rows; 0 = all */
     const struct profile *base; /* flamegraph --diff: the baseline, else NULL */
+    uint64_t from_ns, to_ns;    /* the time window (--from, --to; to 0 = open), for the
+                                 * formats of recorded events (gc) */
 };
 
 /* Writes the report to out.  Returns 0, or -1 after printing a
@@ -38,6 +40,7 @@ HIDDEN int report_tree(const struct profile *p, const struct report_options *o, 
 HIDDEN int report_speedscope(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_chrome(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_pprof(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_gc(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out);
 
 /* Writes the report of a recording file in one format to `output` (whole

@@ -7,9 +7,11 @@
 //   exact N       Alpha allocates N byte[100], Beta N/2 Node objects and N/4
 //                 List<int>; prints the bytes and objects of each (exact, for
 //                 --alloc exact)
-//   gcs G0 G1 G2  forces G0 gen0, G1 gen1 and G2 gen2 collections
-//                 (GC.Collect(gen, Forced, blocking)); prints them:
-//                   truth gc 0 5
+//   gcs G0 G1 G2 MB BG  forces G0 gen0, G1 gen1 and G2 gen2 collections
+//                 (GC.Collect(gen, Forced, blocking)), then allocates MB, then
+//                 asks for BG background collections (blocking: false); prints
+//                 the collections of each generation the runtime counted:
+//                   truth gcs 9 4 6
 //   live KEEP DROP  Keep allocates KEEP MB of 4 KiB arrays and keeps them,
 //                 Drop allocates DROP MB and drops them; a full collection
 //                 follows and the kept ones stay reachable to the end
@@ -152,17 +154,34 @@ static class Program
         }
         case "gcs":
         {
+            // forced collections of each generation, then some the
+            // allocations trigger; the runtime's own counts are the truth
+            // (a forced gen0 collection may be raised to gen1 or gen2 by the
+            // GC itself: the counts say what it did)
             for (int gen = 0; gen <= 2; gen++)
             {
                 long n = Arg(1 + gen, 5);
-                int before = GC.CollectionCount(gen);
                 for (int i = 0; i < n; i++)
                 {
                     Work.Sink = new byte[1000];
                     GC.Collect(gen, GCCollectionMode.Forced, blocking: true);
                 }
-                Console.WriteLine($"truth gc {gen} {n} {GC.CollectionCount(gen) - before}");
+                Console.WriteLine($"truth forced {gen} {n}");
             }
+            Work.Drop(Arg(4, 64) * 1024 * 1024);
+            // background collections run beside the program (when the
+            // runtime has concurrent GC, the default): ask, and wait for each
+            long background = Arg(5, 0);
+            for (int i = 0; i < background; i++)
+            {
+                int before = GC.CollectionCount(2);
+                GC.Collect(2, GCCollectionMode.Forced, blocking: false);
+                while (GC.CollectionCount(2) == before) { Work.Drop(1024 * 1024); Thread.Sleep(1); }
+                Thread.Sleep(20);
+            }
+            Console.WriteLine($"truth background {background}");
+            int c0 = GC.CollectionCount(0), c1 = GC.CollectionCount(1), c2 = GC.CollectionCount(2);
+            Console.WriteLine($"truth gcs {c0 - c1} {c1 - c2} {c2}");
             break;
         }
         case "live":
