@@ -344,6 +344,7 @@ static void alloc_object_allocated(struct source *s, ObjectID object, ClassID kl
     atomic_fetch_add_explicit(&st->samples, 1, memory_order_relaxed);
     SIZE_T size = 0;
     s->agent->info->lpVtbl->GetObjectSize2(s->agent->info, object, &size);
+    size = (size + 7) & ~(SIZE_T)7; /* what the heap gives it: objects are 8-byte aligned */
     ObjectHandleID h = st->live ? live_track(s->agent->info, object) : NULL;
     push(s, size, 0, h, klass, size >= LOH_BYTES ? 1u : 0u, NULL, 0);
 }

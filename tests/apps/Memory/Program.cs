@@ -15,6 +15,8 @@
 //   live KEEP DROP  Keep allocates KEEP MB of 4 KiB arrays and keeps them,
 //                 Drop allocates DROP MB and drops them; a full collection
 //                 follows and the kept ones stay reachable to the end
+//   gcwork N      N full blocking collections of a heap of a million
+//                 objects (CPU time spent in the GC), gen0 ones between
 //   types         allocates the generic types the name test looks for
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -55,20 +57,25 @@ static class Work
         }
     }
 
+    // the bytes they allocated, measured around their own loops
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static void ExactAlpha(int n)
+    public static long ExactAlpha(int n)
     {
+        long before = GC.GetAllocatedBytesForCurrentThread();
         for (int i = 0; i < n; i++)
             Sink = new byte[100];
+        return GC.GetAllocatedBytesForCurrentThread() - before;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static void ExactBeta(int n)
+    public static long ExactBeta(int n)
     {
+        long before = GC.GetAllocatedBytesForCurrentThread();
         for (int i = 0; i < n / 2; i++)
             Sink = new Node();
         for (int i = 0; i < n / 4; i++)
             Sink = new List<int>();
+        return GC.GetAllocatedBytesForCurrentThread() - before;
     }
 
     public static readonly List<byte[]> Kept = new();
@@ -145,9 +152,11 @@ static class Program
         case "exact":
         {
             int n = (int)Arg(1, 20000);
-            Work.ExactAlpha(1); Work.ExactBeta(4); // their own one-time allocations (none expected) out of the way
-            long alpha = Measure(() => Work.ExactAlpha(n));
-            long beta = Measure(() => Work.ExactBeta(n));
+            // the types' one-time work (List<int>'s static empty array) out of the way
+            Work.Sink = new List<int>();
+            Work.Sink = new Node();
+            long alpha = Work.ExactAlpha(n);
+            long beta = Work.ExactBeta(n);
             Console.WriteLine($"truth alloc Memory.Work.ExactAlpha {alpha} {n}");
             Console.WriteLine($"truth alloc Memory.Work.ExactBeta {beta} {n / 2 + n / 4}");
             break;
@@ -172,14 +181,19 @@ static class Program
             // background collections run beside the program (when the
             // runtime has concurrent GC, the default): ask, and wait for each
             long background = Arg(5, 0);
+            var retained = new List<byte[]>();
+            if (background > 0) // a heap worth collecting in the background
+                for (int i = 0; i < 400_000; i++) retained.Add(new byte[200]);
             for (int i = 0; i < background; i++)
             {
                 int before = GC.CollectionCount(2);
                 GC.Collect(2, GCCollectionMode.Forced, blocking: false);
-                while (GC.CollectionCount(2) == before) { Work.Drop(1024 * 1024); Thread.Sleep(1); }
-                Thread.Sleep(20);
+                for (int w = 0; w < 200 && GC.CollectionCount(2) == before; w++) Thread.Sleep(5);
             }
             Console.WriteLine($"truth background {background}");
+            GC.KeepAlive(retained);
+            if (background > 0) // waits for a background collection still under way
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true);
             int c0 = GC.CollectionCount(0), c1 = GC.CollectionCount(1), c2 = GC.CollectionCount(2);
             Console.WriteLine($"truth gcs {c0 - c1} {c1 - c2} {c2}");
             break;
@@ -201,6 +215,22 @@ static class Program
             foreach (var a in Work.Kept) kept += a.Length + 24;
             Console.WriteLine($"truth live Memory.Work.Keep {kept}");
             GC.KeepAlive(Work.Kept);
+            break;
+        }
+        case "gcwork":
+        {
+            // collections that take CPU time: a heap of many small objects,
+            // collected fully N times, and gen0 collections between
+            var heap = new List<object>();
+            for (int i = 0; i < 1_000_000; i++) heap.Add(new Node());
+            long n = Arg(1, 10);
+            for (int i = 0; i < n; i++)
+            {
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+                for (int k = 0; k < 5; k++) GC.Collect(0, GCCollectionMode.Forced, blocking: true);
+            }
+            GC.KeepAlive(heap);
+            Console.WriteLine($"truth gcwork {n}");
             break;
         }
         case "types":
