@@ -174,7 +174,7 @@ int evq_room(uint32_t words)
 {
     struct evq *q = own_queue();
     if (!q)
-        return 0;
+        return 1; /* no queue (closed, or the budget spent): nothing to wait for */
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
     return q->mask + 1 - (head - tail) >= HEADER_WORDS + (uint64_t)words;

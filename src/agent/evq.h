@@ -50,7 +50,8 @@ HIDDEN int evq_push(uint32_t source, uint32_t kind, const uint64_t *payload, uin
                     uint32_t max_depth);
 
 /* Any thread (a callback): does the calling thread's queue have room for
- * an entry of `words` words (payload and stack)? */
+ * an entry of `words` words (payload and stack)?  0 only when it is too
+ * full right now (a thread without a queue gets 1: waiting would not help). */
 HIDDEN int evq_room(uint32_t words);
 
 /* Loop thread: calls fn for every entry queued before `until` (CLOCK_MONOTONIC

@@ -80,6 +80,7 @@ struct alloc_state {
     double keep;           /* the share kept */
     uint32_t max_depth;
     _Atomic uint64_t samples, thinned;
+    _Atomic uint64_t callback_ns; /* spent in the callbacks, on the allocating threads */
     uint32_t event;
     struct stackb stack;
     struct strtab names;   /* type name -> index into label */
@@ -268,6 +269,15 @@ static int keep_sample(struct alloc_state *st)
     return 0;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void take_event(struct source *s, DWORD id, DWORD version, const BYTE *p, ULONG size);
+
 static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD id,
                             DWORD version, const BYTE *p, ULONG size, ThreadID thread)
 {
@@ -279,6 +289,15 @@ static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
         return;
     if (!eventpipe_is_runtime(s->agent->info, provider))
         return;
+    /* what corscope costs the allocating thread, for docs/performance.md */
+    uint64_t t0 = monotonic_ns();
+    take_event(s, id, version, p, size);
+    atomic_fetch_add_explicit(&st->callback_ns, monotonic_ns() - t0, memory_order_relaxed);
+}
+
+static void take_event(struct source *s, DWORD id, DWORD version, const BYTE *p, ULONG size)
+{
+    struct alloc_state *st = s->state;
     const BYTE *end = p + size;
     if (id == EVENT_ALLOCATION_SAMPLED) {
         /* AllocationKind u32, ClrInstanceID u16, TypeID ptr, TypeName wstr,
@@ -328,7 +347,8 @@ static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
 static void wait_for_room(struct source *s)
 {
     struct timespec pause = {0, 200000};
-    for (uint64_t waited = 0; waited < EXACT_WAIT_NS && !evq_room(EXACT_ENTRY_WORDS);
+    for (uint64_t waited = 0; waited < EXACT_WAIT_NS && !evq_room(EXACT_ENTRY_WORDS) &&
+                              s->agent->loop_started && !atomic_load(&s->agent->stopping);
          waited += (uint64_t)pause.tv_nsec) {
         agent_hurry(s->agent);
         nanosleep(&pause, NULL);
@@ -476,6 +496,7 @@ static void alloc_finish(struct agent *a, struct source *s)
     }
     recorder_count(&a->out, FMT_COUNTER_ALLOC_SAMPLES, atomic_load(&st->samples));
     recorder_count(&a->out, FMT_COUNTER_ALLOC_THINNED, atomic_load(&st->thinned));
+    recorder_count(&a->out, FMT_COUNTER_ALLOC_CALLBACK_NS, atomic_load(&st->callback_ns));
     stackb_free(&st->stack);
     strtab_free(&st->names);
     mem_free(st->label);
