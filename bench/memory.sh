@@ -48,7 +48,7 @@ CONFIGS=(
 
 # run_once HOW -> "work_s whole_s cpu_s followed dropped"
 run_once() {
-    local how=$1 followed=0 dropped=0
+    local how=$1 followed=0 dropped=0 per_sample=0
     local -a cmd=(/usr/bin/time -f "%e %U %S" -o "$T/time")
     case $how in
     -) "${cmd[@]}" $APP "$UNITS" > "$T/out" ;;
@@ -60,14 +60,16 @@ run_once() {
         "$CORSCOPE" check "$T/b.corscope" > "$T/check"
         followed=$(grep -o "live_tracked=[0-9]*" "$T/check" | cut -d= -f2)
         dropped=$(grep -o "dropped_events=[0-9]*" "$T/check" | cut -d= -f2)
+        per_sample=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+            END { if (v["alloc_samples"] > 0) printf "%.2f", v["alloc_callback_ns"] / v["alloc_samples"] / 1000; else print 0 }' "$T/check")
         ;;
     esac
     local work wall
     work=$(awk '/allocbench ms/ { for (i = 1; i < NF; i++) if ($i == "cpu_ms") print $(i + 1) / 1000 }' "$T/out")
     wall=$(awk '/allocbench ms/ { for (i = 1; i < NF; i++) if ($i == "ms") print $(i + 1) / 1000 }' "$T/out")
     [ -n "$work" ] || { echo "corscope: AllocBench printed no time: $(cat "$T/out")" >&2; exit 1; }
-    awk -v w="$work" -v f="${followed:-0}" -v d="${dropped:-0}" -v s="$wall" \
-        'END { printf "%.4f %.3f %.3f %d %d %.4f\n", w, $1, $2 + $3, f, d, s }' "$T/time"
+    awk -v w="$work" -v f="${followed:-0}" -v d="${dropped:-0}" -v s="$wall" -v c="$per_sample" \
+        'END { printf "%.4f %.3f %.3f %d %d %.4f %s\n", w, $1, $2 + $3, f, d, s, c }' "$T/time"
 }
 
 col() { awk -v c="$1" '{ print $c }' "$2" | median; }
@@ -85,11 +87,11 @@ done
 head -1 "$T/out" | sed 's/^/program: /'
 echo
 bw=$(col 1 "$T/times.0") bp=$(col 2 "$T/times.0") bc=$(col 3 "$T/times.0") bs=$(col 6 "$T/times.0")
-echo "| configuration | work, thread CPU (s) | work | work, wall (s) | work wall | whole (s) | whole | CPU (s) | CPU | samples dropped |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| configuration | work, thread CPU (s) | work | work, wall (s) | work wall | whole (s) | whole | CPU (s) | CPU | µs in corscope's callback per sample | samples dropped |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for c in "${!CONFIGS[@]}"; do
-    w=$(col 1 "$T/times.$c") p=$(col 2 "$T/times.$c") u=$(col 3 "$T/times.$c") d=$(col 5 "$T/times.$c") s=$(col 6 "$T/times.$c")
-    echo "| ${CONFIGS[$c]%%|*} | $w | $(pct "$w" "$bw") | $s | $(pct "$s" "$bs") | $p | $(pct "$p" "$bp") | $u | $(pct "$u" "$bc") | $d |"
+    w=$(col 1 "$T/times.$c") p=$(col 2 "$T/times.$c") u=$(col 3 "$T/times.$c") d=$(col 5 "$T/times.$c") s=$(col 6 "$T/times.$c") k=$(col 7 "$T/times.$c")
+    echo "| ${CONFIGS[$c]%%|*} | $w | $(pct "$w" "$bw") | $s | $(pct "$s" "$bs") | $p | $(pct "$p" "$bp") | $u | $(pct "$u" "$bc") | $k | $d |"
 done
 aw=$(col 1 "$T/times.1") lw=$(col 1 "$T/times.3") lf=$(col 4 "$T/times.3")
 echo

@@ -26,8 +26,8 @@ static const struct report_format formats[] = {
     {"collapsed", ".collapsed", report_collapsed, "folded stacks for flame graph tools"},
     {"tree", ".tree", report_tree, "indented call tree with total and self shares (--min)"},
     {"flamegraph", ".html", report_flamegraph, "interactive flame graph, one self-contained HTML file"},
-    {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
-    {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
+    {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per (event, thread)"},
+    {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope), every event's sample types"},
     {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
     {"gc", ".gc.txt", report_gc, "every collection (-e gc): pauses, generations, heap sizes"},
 };
@@ -158,14 +158,7 @@ void report_note(const struct profile *p, char *out, size_t size)
     }
 }
 
-static const char report_usage[] =
-    "usage: corscope report [options] RECORDING\n"
-    "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
-    "\n"
-    "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
-    "                        pprof, chrome or gc; or picked by -o's extension (.txt,\n"
-    "                        .collapsed, .tree, .html, .speedscope.json, .pb.gz,\n"
-    "                        .trace.json, .gc.txt)\n"
+static const char report_options_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -180,6 +173,23 @@ static const char report_usage[] =
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "      --at DURATION     live: the heap as of this time (default: the end)\n"
     "  -h, --help\n";
+
+/* The usage text: the formats come from the table above. */
+static void print_usage(FILE *out)
+{
+    fputs("usage: corscope report [options] RECORDING\n"
+          "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
+          "\n"
+          "  -f, --format FORMAT   one of the formats below (default top), or picked by -o's\n"
+          "                        extension\n",
+          out);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        fprintf(out, "        %-11s %-17s %s\n", formats[i].name,
+                formats[i].extension ? formats[i].extension : "", formats[i].description);
+    fputs(report_options_usage, out);
+}
+
+
 
 enum {
     OPT_EVENT = 256,
@@ -372,7 +382,7 @@ int cmd_report(int argc, char **argv)
             filter.has_at = 1;
             break;
         case 'h':
-            fputs(report_usage, stdout);
+            print_usage(stdout);
             status = 0;
             goto out;
         case ':':
