@@ -39,6 +39,7 @@ CONFIGS=(
     "no profiler|-"
     "corscope -e alloc (100 KiB, the runtime's rate)|-e alloc"
     "corscope -e alloc --alloc-interval 1MiB|-e alloc --alloc-interval 1MiB"
+    "corscope -e alloc --alloc-interval 1GiB (the runtime samples, corscope keeps none)|-e alloc --alloc-interval 1GiB"
     "corscope -e live|-e live"
     "corscope -e gc|-e gc"
     "corscope -e cpu,alloc,gc|-e cpu,alloc,gc"
@@ -61,7 +62,7 @@ run_once() {
         followed=$(grep -o "live_tracked=[0-9]*" "$T/check" | cut -d= -f2)
         dropped=$(grep -o "dropped_events=[0-9]*" "$T/check" | cut -d= -f2)
         per_sample=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
-            END { if (v["alloc_samples"] > 0) printf "%.2f", v["alloc_callback_ns"] / v["alloc_samples"] / 1000; else print 0 }' "$T/check")
+            END { if (v["alloc_callbacks_timed"] > 0) printf "%.2f", v["alloc_callback_ns"] / v["alloc_callbacks_timed"] / 1000; else print 0 }' "$T/check")
         ;;
     esac
     local work wall
@@ -93,7 +94,7 @@ for c in "${!CONFIGS[@]}"; do
     w=$(col 1 "$T/times.$c") p=$(col 2 "$T/times.$c") u=$(col 3 "$T/times.$c") d=$(col 5 "$T/times.$c") s=$(col 6 "$T/times.$c") k=$(col 7 "$T/times.$c")
     echo "| ${CONFIGS[$c]%%|*} | $w | $(pct "$w" "$bw") | $s | $(pct "$s" "$bs") | $p | $(pct "$p" "$bp") | $u | $(pct "$u" "$bc") | $k | $d |"
 done
-aw=$(col 1 "$T/times.1") lw=$(col 1 "$T/times.3") lf=$(col 4 "$T/times.3")
+aw=$(col 1 "$T/times.1") lw=$(col 1 "$T/times.4") lf=$(col 4 "$T/times.4")
 echo
 echo "-e live followed $lf objects per run (median): $(awk -v l="$lw" -v a="$aw" -v f="$lf" 'BEGIN {
     if (f > 0) printf "%.2f us of the work thread CPU per followed object over -e alloc", 1e6 * (l - a) / f; else print "none" }')"

@@ -149,6 +149,7 @@ enum fmt_field_type {
     X(ALLOC_SAMPLES, "alloc_samples", "allocation samples the runtime reported")              \
     X(ALLOC_THINNED, "alloc_thinned", "allocation samples left out for --alloc-interval")     \
     X(ALLOC_CALLBACK_NS, "alloc_callback_ns", "time the allocating threads spent in corscope's allocation callbacks, ns") \
+    X(ALLOC_CALLBACKS_TIMED, "alloc_callbacks_timed", "allocation callbacks in alloc_callback_ns (those not interrupted)") \
     X(LIVE_TRACKED, "live_tracked", "sampled allocations followed for -e live")               \
     X(LIVE_UNTRACKED, "live_untracked", "sampled allocations not followed (--live-max reached)") \
     X(LIVE_HANDLE_FAILURES, "live_handle_failures", "sampled allocations the runtime gave no handle for") \
