@@ -242,8 +242,9 @@ if (existsSync(join(dir, "events.html"))) {
     await page.selectOption("#event", String(liveIndex));
     const live = await page.evaluate(() => ({ event: window.corscope.event(), total: window.corscope.matches().total }));
     const status = await page.textContent("#status");
-    check("selecting live shows the live heap", live.event === "live" && live.total === liveTotal && status.startsWith("live:"),
-      `${live.event} ${live.total} vs ${liveTotal}, status "${status}"`);
+    const title = await page.textContent("#title");
+    check("selecting live shows the live heap", live.event === "live" && live.total === liveTotal && status.startsWith("live:") && title.endsWith("(live)"),
+      `${live.event} ${live.total} vs ${liveTotal}, status "${status}", title "${title}"`);
     await page.screenshot({ path: join(outDir, "flamegraph-live.png"), fullPage: true });
     await page.selectOption("#event", String(events.indexOf("cpu")));
     const cpu = await page.evaluate(() => ({ event: window.corscope.event(), total: window.corscope.matches().total }));
