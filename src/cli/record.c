@@ -294,18 +294,32 @@ static int summarize(const char *path, double seconds, int quiet)
         cli_error("%s: %s", path, err);
         return 0;
     }
-    uint64_t weight = 0;
-    for (size_t i = 0; i < r.sample_count; i++)
-        weight += r.samples[i].weight;
-    uint64_t dropped = rec_stat(&r, "dropped_samples");
+    /* what each event holds: cpu 1234 samples, alloc 5678 records ... */
+    char events[256] = "";
+    size_t used = 0;
+    for (size_t e = 0; e < r.event_count && used < sizeof events; e++) {
+        uint64_t n = 0;
+        if (r.events[e].recorded) {
+            for (size_t i = 0; i < r.record_count; i++)
+                n += r.records[i].event == e;
+        } else {
+            for (size_t i = 0; i < r.sample_count; i++)
+                n += r.samples[i].event == e;
+        }
+        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s", used ? ", " : "",
+                         (int)r.events[e].name.len, r.events[e].name.p, (unsigned long long)n,
+                         r.events[e].recorded ? "records" : "samples");
+        if (k > 0)
+            used += (size_t)k;
+    }
+    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
     uint64_t failed = rec_stat(&r, "failed_walks");
     if (!quiet) {
         char extra[160] = "";
         if (failed)
             snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
-        fprintf(stderr, "corscope: %.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s%s\n",
-                seconds, r.sample_count, (unsigned long long)weight,
-                (unsigned long long)dropped, extra, path,
+        fprintf(stderr, "corscope: %.2f s, %s, %llu dropped%s -> %s%s%s\n", seconds,
+                events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
                 r.status == REC_COMPLETE ? "" : " (", r.status == REC_COMPLETE ? "" :
                 rec_status_name(r.status));
         if (r.status != REC_COMPLETE)
