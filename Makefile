@@ -189,6 +189,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/naming.sh
 	bench/memory.sh
 
 # ---- install -------------------------------------------------------------

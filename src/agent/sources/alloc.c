@@ -471,7 +471,11 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
         }
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], k > 0, e->time));
     }
-    struct stack_meta m = {e->time, e->tid, 0, 0, 0, e->walk_flags & 0xffff, 1, label};
+    struct stack_meta m = {.seen_ns = e->time,
+                           .tid = e->tid,
+                           .walk_flags = e->walk_flags & 0xffff,
+                           .trim_runtime = 1,
+                           .leaf = label};
     uint32_t stack = stacks_finish(a, b, &m);
     uint64_t id = 0;
     if (st->live)
