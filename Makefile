@@ -231,6 +231,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/report_speed.sh
 	bench/events.sh
 	bench/naming.sh
+	bench/memory.sh
 
 # ---- install -------------------------------------------------------------
 
