@@ -231,7 +231,9 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/accuracy.sh
 	bench/report_speed.sh
 	bench/attach.sh
+	bench/events.sh
 	bench/naming.sh
+	bench/memory.sh
 
 # ---- install -------------------------------------------------------------
 

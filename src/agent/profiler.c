@@ -353,8 +353,24 @@ static void mask_for_attach(struct agent *a)
     DWORD refused_high = a->high_mask & ~(DWORD)COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH;
     if (!refused && !refused_high)
         return;
-    log_warn("after an attach the runtime does not allow event-mask bits 0x%08x/0x%08x; "
-             "the events that need them are missing", (unsigned)refused, (unsigned)refused_high);
+    static const struct {
+        DWORD bit;
+        const char *what;
+    } named[] = {
+        {COR_PRF_MONITOR_CACHE_SEARCHES, "ReadyToRun lookups"},
+        {COR_PRF_MONITOR_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_ENABLE_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_MONITOR_ENTERLEAVE, "method entries and exits"},
+    };
+    char what[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0] && used < sizeof what; i++)
+        if ((refused & named[i].bit) && !strstr(what, named[i].what))
+            used += (size_t)snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "",
+                                     named[i].what);
+    log_warn("after an attach the runtime does not allow %s (event-mask bits 0x%08x/0x%08x); "
+             "the events that need them are missing", used ? what : "some events",
+             (unsigned)refused, (unsigned)refused_high);
     a->mask &= ~refused;
     a->high_mask &= ~refused_high;
 }
@@ -620,10 +636,11 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
                                                             ThreadID thread, ULONG length,
                                                             WCHAR name[])
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     char utf8[96];
     utf16_to_utf8(name, name ? length : 0, utf8, sizeof utf8);
     threads_renamed(thread, utf8);
+    DISPATCH(p, thread_renamed, thread, utf8);
     return S_OK;
 }
 
@@ -683,14 +700,15 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchStarted(
     if (use_cached)
         *use_cached = TRUE;
     activity_begin(p, ACTIVITY_R2R_LOOKUP, function);
+    DISPATCH(p, jit_cache_search, function, 0, COR_PRF_CACHED_FUNCTION_FOUND);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
     ICorProfilerCallback11 *iface, FunctionID function, COR_PRF_JIT_CACHE result)
 {
-    (void)result;
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, jit_cache_search, function, 1, result);
     activity_end(p, ACTIVITY_R2R_LOOKUP, function);
     return S_OK;
 }
@@ -698,46 +716,56 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadStarted(ICorProfilerCallback11 *iface,
                                                            ClassID klass)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_TYPE, klass);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 0, klass, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadFinished(ICorProfilerCallback11 *iface,
                                                             ClassID klass, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 1, klass, status);
+    activity_end(p, ACTIVITY_LOAD_TYPE, klass);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadStarted(ICorProfilerCallback11 *iface,
                                                               AssemblyID assembly)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 0, assembly, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadFinished(ICorProfilerCallback11 *iface,
                                                                AssemblyID assembly, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 1, assembly, status);
+    activity_end(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadStarted(ICorProfilerCallback11 *iface,
                                                             ModuleID module)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 0, module, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadFinished(ICorProfilerCallback11 *iface,
                                                              ModuleID module, HRESULT status)
 {
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (status >= 0)
         codemap_module_loaded(module);
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 1, module, status);
+    activity_end(p, ACTIVITY_LOAD_MODULE, module);
     return S_OK;
 }
 
@@ -756,11 +784,46 @@ static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCall
 static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
                                                               ModuleID module)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
     return S_OK;
 }
+
+/* ---- exceptions ----------------------------------------------------------------- */
+
+/* Every exception callback, to the sources that follow throws (they run on
+ * the throwing thread, several in cooperative mode: nothing here waits). */
+#define EXCEPTION_CALLBACK(name, step, params, function, object)                      \
+    static HRESULT STDMETHODCALLTYPE profiler_##name params                           \
+    {                                                                                 \
+        DISPATCH(impl_from_ICorProfilerCallback11(iface), exception, step, function,  \
+                 object);                                                             \
+        return S_OK;                                                                  \
+    }
+EXCEPTION_CALLBACK(ExceptionThrown, SOURCE_EX_THROWN,
+                   (ICorProfilerCallback11 *iface, ObjectID object), 0, object)
+EXCEPTION_CALLBACK(ExceptionSearchFunctionEnter, SOURCE_EX_SEARCH_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchCatcherFound, SOURCE_EX_SEARCH_CATCHER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterEnter, SOURCE_EX_FILTER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterLeave, SOURCE_EX_FILTER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionEnter, SOURCE_EX_UNWIND_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionLeave, SOURCE_EX_UNWIND_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFinallyEnter, SOURCE_EX_FINALLY_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionCatcherEnter, SOURCE_EX_CATCHER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function, ObjectID object),
+                   function, object)
+EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+#undef EXCEPTION_CALLBACK
 
 /* ---- collections and runtime events ------------------------------------------ */
 
@@ -849,6 +912,14 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
+static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11 *iface,
+                                                          ObjectID object, ClassID klass)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, object_allocated, object, klass);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -877,6 +948,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
+    .ObjectAllocated = profiler_ObjectAllocated,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,
@@ -888,6 +960,17 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,
     .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
+    /* exceptions (ICorProfilerCallback) */
+    .ExceptionThrown = profiler_ExceptionThrown,
+    .ExceptionSearchFunctionEnter = profiler_ExceptionSearchFunctionEnter,
+    .ExceptionSearchCatcherFound = profiler_ExceptionSearchCatcherFound,
+    .ExceptionSearchFilterEnter = profiler_ExceptionSearchFilterEnter,
+    .ExceptionSearchFilterLeave = profiler_ExceptionSearchFilterLeave,
+    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
+    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
+    .ExceptionUnwindFinallyEnter = profiler_ExceptionUnwindFinallyEnter,
+    .ExceptionCatcherEnter = profiler_ExceptionCatcherEnter,
+    .ExceptionCatcherLeave = profiler_ExceptionCatcherLeave,
     /* ICorProfilerCallback10 */
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
 };

@@ -77,6 +77,9 @@ HIDDEN void threads_destroyed(uintptr_t managed);
 HIDDEN void threads_adopt_begin(void);
 HIDDEN int threads_adopt(uintptr_t managed, pid_t os_tid);
 HIDDEN void threads_adopt_end(void);
+/* Any thread: the OS tid (0 before it started) and the name (may be "")
+ * of a managed thread the registry knows.  Returns 0, or -1 when unknown. */
+HIDDEN int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size);
 
 /* Copies the live threads into *out (grown as needed; caller frees with
  * mem_free).  Returns the count, or -1 when out of memory. */

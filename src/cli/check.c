@@ -47,6 +47,9 @@ static int check_one(const char *path)
     print_info(&r, FMT_INFO_EVENTS, "recorded");
     print_info(&r, FMT_INFO_SAMPLER, "sampler");
     print_info(&r, FMT_INFO_CPU_CLOCK, "clock");
+    print_info(&r, FMT_INFO_ALLOC, "alloc");
+    print_info(&r, FMT_INFO_LIVE, "live");
+    print_info(&r, FMT_INFO_GC, "gc");
     print_info(&r, FMT_INFO_ENDED_BY, "ended by");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];

@@ -66,11 +66,14 @@ Every line below comes from that run.
 tests/stress/programs (build/apps/Stress) runs once without the profiler
 and once under each mode of tests/stress/modes; its standard output and
 exit status must be identical, the run must end within its time limit, and
-the recording must pass \`corscope check\` as complete. Result: $(verdict $stress_rc).
+the recording must pass \`corscope check\` as complete. The modes with
+\`-e exceptions,lock,jit\` record the runtime's events under each sampler
+(and alone, every lock wait with \`--lock-min 0\`); the last column counts
+what they recorded. Result: $(verdict $stress_rc).
 
-| program | mode | result | seconds | samples | threads recorded | what it did |
-|---|---|---|---|---|---|---|
-$(tail -n +2 "$ROOT/build/stress/results.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }')
+| program | mode | result | seconds | samples | threads recorded | what it did | runtime events recorded |
+|---|---|---|---|---|---|---|---|
+$(tail -n +2 "$ROOT/build/stress/results.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }')
 
 ## Repeated runs
 
