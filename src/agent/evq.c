@@ -299,9 +299,10 @@ int evq_room(uint32_t words)
     struct evq *q = own_queue();
     if (!q)
         return 1; /* no queue (closed, or the budget spent): nothing to wait for */
-    if (q->grow)
-        return 1; /* the next push moves to a bigger ring */
     const struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (q->grow && r->mask + 1 < EVQ_RING_WORDS_MAX &&
+        !atomic_load_explicit(&q->old, memory_order_acquire))
+        return 1; /* the next push moves to a bigger ring */
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
     return r->mask + 1 - (head - tail) >= HEADER_WORDS + 1 + (uint64_t)words;
