@@ -208,6 +208,7 @@ asan-programs:
 
 stress: all apps
 	tests/stress/run.sh
+	tests/stress/attach.sh
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
@@ -229,6 +230,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/attach.sh
 	bench/events.sh
 	bench/naming.sh
 	bench/memory.sh
