@@ -61,6 +61,8 @@ int agent_init_sources(struct agent *a)
         add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
                                                                : &source_cpu_suspend) < 0)
         return -1;
+    if (a->cfg.trace && add_source(a, &source_trace) < 0)
+        return -1;
     return 0;
 }
 

@@ -573,6 +573,40 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
+/* ---- inlining and the exception unwinder (tracing) --------------------------- */
+
+static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
+                                                      FunctionID caller, FunctionID callee,
+                                                      BOOL *should_inline)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (should_inline)
+        DISPATCH(p, jit_inlining, caller, callee, should_inline);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionEnter(ICorProfilerCallback11 *iface,
+                                                                       FunctionID function)
+{
+    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_unwind_enter, function);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionLeave(ICorProfilerCallback11 *iface)
+{
+    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_unwind_leave);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionCatcherEnter(ICorProfilerCallback11 *iface,
+                                                                FunctionID function,
+                                                                ObjectID object)
+{
+    (void)object;
+    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_catcher_enter, function);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -607,6 +641,11 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
     /* ICorProfilerCallback10 */
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
+    /* tracing */
+    .JITInlining = profiler_JITInlining,
+    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
+    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
+    .ExceptionCatcherEnter = profiler_ExceptionCatcherEnter,
 };
 CLR_VTBL_END
 

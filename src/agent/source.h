@@ -57,6 +57,14 @@ struct source_hooks {
     void (*eventpipe_event)(struct source *s, EVENTPIPE_PROVIDER provider, DWORD event_id,
                             DWORD version, const BYTE *payload, ULONG payload_size,
                             ThreadID thread);
+    /* JITInlining: a source may refuse (set *should_inline to FALSE),
+     * never grant */
+    void (*jit_inlining)(struct source *s, FunctionID caller, FunctionID callee,
+                         BOOL *should_inline);
+    /* the exception unwinder (COR_PRF_MONITOR_EXCEPTIONS), on the thread */
+    void (*exception_unwind_enter)(struct source *s, FunctionID function);
+    void (*exception_unwind_leave)(struct source *s);
+    void (*exception_catcher_enter)(struct source *s, FunctionID function);
 };
 
 struct source_ops {
@@ -82,5 +90,6 @@ struct source {
 /* The sources, one table each (in src/agent/sources). */
 HIDDEN extern const struct source_ops source_cpu_signal;  /* cpu or wall, signal sampler */
 HIDDEN extern const struct source_ops source_cpu_suspend; /* cpu or wall, stop-the-world sampler */
+HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
 
 #endif

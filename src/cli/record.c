@@ -61,6 +61,14 @@ static const char record_usage[] =
     "                          tick (coarser), and cheaper on virtual machines that\n"
     "                          make timer interrupts dear (docs/performance.md)\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
+    "      --trace[=counts]    also trace: every call of every method through the\n"
+    "                          runtime's Enter/Leave hooks, exact call counts and\n"
+    "                          times per method and call path (the `calls` event;\n"
+    "                          report -f calls); =counts counts without times\n"
+    "      --include RE        trace only methods whose name (Namespace.Type.Method)\n"
+    "                          matches the extended regular expression RE\n"
+    "      --exclude RE        do not trace methods matching RE (their callees attach\n"
+    "                          to the nearest traced caller)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line\n"
     "  -h, --help\n"
@@ -303,7 +311,8 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE };
+enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE, OPT_TRACE,
+       OPT_INCLUDE, OPT_EXCLUDE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -314,6 +323,9 @@ int cmd_record(int argc, char **argv)
         {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"trace", optional_argument, NULL, OPT_TRACE},
+        {"include", required_argument, NULL, OPT_INCLUDE},
+        {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     char err[256];
@@ -326,7 +338,7 @@ int cmd_record(int argc, char **argv)
     const char *output = NULL;
     int force = 0, quiet = 0;
     /* options that only some settings use, for the conflict checks */
-    const char *signal_opt = NULL, *clock_opt = NULL;
+    const char *signal_opt = NULL, *clock_opt = NULL, *filter_opt = NULL;
 
     optind = 1;
     opterr = 0;
@@ -351,6 +363,9 @@ int cmd_record(int argc, char **argv)
         case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
+        case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
+        case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(record_usage, stdout); return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
@@ -365,6 +380,9 @@ int cmd_record(int argc, char **argv)
     if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
         return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
                                "every thread at each tick of the wall clock)");
+    if (filter_opt && !cfg.trace)
+        return cli_usage_error("record", "%s chooses the methods --trace traces; add --trace",
+                               filter_opt);
     if (optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;

@@ -29,6 +29,7 @@ static const struct report_format formats[] = {
     {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
     {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
     {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
+    {"calls", ".calls", report_calls, "per method: calls, inclusive, self, mean and max time (record --trace)"},
 };
 
 const struct report_format *report_formats(size_t *count)
@@ -133,9 +134,10 @@ static const char report_usage[] =
     "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
     "\n"
     "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
-    "                        pprof or chrome; or picked by -o's extension (.txt,\n"
-    "                        .collapsed, .tree, .html, .speedscope.json, .pb.gz,\n"
-    "                        .trace.json)\n"
+    "                        pprof, chrome or calls (a traced recording's calls per\n"
+    "                        method); or picked by -o's extension (.txt, .collapsed,\n"
+    "                        .tree, .html, .speedscope.json, .pb.gz, .trace.json,\n"
+    "                        .calls)\n"
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -148,6 +150,7 @@ static const char report_usage[] =
     "      --limit N         top: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
+    "      --sort COLUMN     calls: sort by calls, inclusive, self (default), mean or max\n"
     "  -h, --help\n";
 
 enum {
@@ -162,6 +165,7 @@ enum {
     OPT_LIMIT,
     OPT_MIN,
     OPT_DIFF,
+    OPT_SORT,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -260,12 +264,13 @@ int cmd_report(int argc, char **argv)
         {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
+        {"sort", required_argument, NULL, OPT_SORT},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL};
-    const char *diff_base = NULL;
+    const char *diff_base = NULL, *sort = NULL;
     struct profiles base;
     int have_base = 0;
     const char *format = NULL, *output = NULL;
@@ -331,6 +336,14 @@ int cmd_report(int argc, char **argv)
             break;
         }
         case OPT_DIFF: diff_base = optarg; break;
+        case OPT_SORT:
+            if (report_calls_sort(optarg) < 0) {
+                cli_usage_error("report", "--sort %s: not a column (calls, inclusive, self, mean, "
+                                "max)", optarg);
+                goto out;
+            }
+            sort = optarg;
+            break;
         case 'h':
             fputs(report_usage, stdout);
             status = 0;
@@ -376,10 +389,17 @@ int cmd_report(int argc, char **argv)
             fmt = report_find("top");
     }
 
+    if (sort && strcmp(fmt->name, "calls") != 0) {
+        cli_usage_error("report", "--sort goes with -f calls");
+        goto out;
+    }
     if (diff_base && strcmp(fmt->name, "flamegraph") != 0) {
         cli_usage_error("report", "--diff goes with -f flamegraph");
         goto out;
     }
+    /* the calls table is the calls event's, whatever the default view */
+    if (!strcmp(fmt->name, "calls") && !filter.event)
+        filter.event = "calls";
     const char *path = argv[optind];
     struct profiles ps;
     char err[512];
@@ -393,6 +413,8 @@ int cmd_report(int argc, char **argv)
         ro.base = prof_current(&base);
     }
     if (prof_load(&ps, path, &filter, err, sizeof err) < 0) {
+        if (!strcmp(fmt->name, "calls") && strstr(err, "no 'calls' event"))
+            snprintf(err, sizeof err, "no calls were traced (record with --trace)");
         cli_error("%s: %s", path, err);
         status = EXIT_WORK_FAILED;
         goto out;

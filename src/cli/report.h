@@ -39,6 +39,10 @@ HIDDEN int report_speedscope(const struct profile *p, const struct report_option
 HIDDEN int report_chrome(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_pprof(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_calls(const struct profile *p, const struct report_options *o, FILE *out);
+/* `report -f calls --sort KEY`: sets the column the calls table is sorted
+ * by (calls, inclusive, self, mean, max); 0, or -1 for an unknown one. */
+HIDDEN int report_calls_sort(const char *key);
 
 /* Writes the report of a recording file in one format to `output` (whole
  * or not at all), with default options.  Returns 0 or an exit status. */

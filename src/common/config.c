@@ -3,6 +3,7 @@
  */
 #include "common/config.h"
 
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
                                               [CONFIG_CPU_CLOCK_POSIX] = "posix"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
+static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TRACE_TIMES] = "times",
+                                          [CONFIG_TRACE_COUNTS] = "counts"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -138,6 +141,29 @@ static int parse_signal(const char *text, int *out)
     return -1;
 }
 
+/* A method-name filter: a POSIX extended regular expression; NULL, or why not. */
+static const char *set_regex(char *out, const char *value)
+{
+    static char why[160];
+    if (!value[0]) { /* no filter */
+        out[0] = '\0';
+        return NULL;
+    }
+    if (strlen(value) >= CONFIG_REGEX_MAX)
+        return "regular expression too long";
+    regex_t re;
+    int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char what[128];
+        regerror(rc, &re, what, sizeof what);
+        snprintf(why, sizeof why, "not a regular expression: %s", what);
+        return why;
+    }
+    regfree(&re);
+    snprintf(out, CONFIG_REGEX_MAX, "%s", value);
+    return NULL;
+}
+
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
 {
     const char *why = NULL;
@@ -188,6 +214,16 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown level (levels: error, warn, info, debug)";
         else
             c->log = (enum config_log)v;
+    } else if (!strcmp(key, "trace")) {
+        int v = choice(value, CHOICES(trace_names));
+        if (v < 0)
+            why = "unknown tracing mode (modes: times, counts, off)";
+        else
+            c->trace = (enum config_trace)v;
+    } else if (!strcmp(key, "trace_include")) {
+        why = set_regex(c->trace_include, value);
+    } else if (!strcmp(key, "trace_exclude")) {
+        why = set_regex(c->trace_exclude, value);
     } else {
         why = "unknown setting";
     }
@@ -243,6 +279,12 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
+    else if (!strcmp(key, "trace"))
+        snprintf(out, size, "%s", choice_name(CHOICES(trace_names), (int)c->trace));
+    else if (!strcmp(key, "trace_include"))
+        snprintf(out, size, "%s", c->trace_include);
+    else if (!strcmp(key, "trace_exclude"))
+        snprintf(out, size, "%s", c->trace_exclude);
     else if (size)
         out[0] = '\0';
 }

@@ -31,6 +31,11 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
+/* Tracing (`record --trace`): every call of the traced methods through the
+ * runtime's Enter/Leave hooks, with times (a TSC read per Enter and Leave)
+ * or counts only. */
+enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2 };
+#define CONFIG_REGEX_MAX 1024
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -48,6 +53,9 @@ struct config {
     enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
+    enum config_trace trace;
+    char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
+    char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -59,7 +67,10 @@ struct config {
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
-    X(log, "CORSCOPE_LOG")
+    X(log, "CORSCOPE_LOG") \
+    X(trace, "CORSCOPE_TRACE") \
+    X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
+    X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -118,6 +118,9 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+#define FMT_INFO_TRACE "trace"
+#define FMT_INFO_TRACE_METHODS "trace_methods"
+#define FMT_INFO_TRACE_CLOCK "trace_clock"
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */
@@ -141,7 +144,12 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")      \
+    X(UNTRACKED_CALLS, "untracked_calls", "traced calls kept in no call path (memory or depth)") \
+    X(UNTRACED_THREADS, "untraced_threads", "threads whose calls could not be traced (memory)") \
+    X(OPEN_AT_END, "calls_open_at_end", "traced calls still running when their thread or the recording ended") \
+    X(ABANDONED_FRAMES, "calls_without_return", "traced calls that ended without a return hook (closed by one further up)") \
+    X(UNMATCHED_LEAVES, "unmatched_returns", "return hooks that matched no traced call")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,
