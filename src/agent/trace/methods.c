@@ -147,6 +147,26 @@ static uint32_t add_method(FunctionID function, const struct method_desc *d)
     return id;
 }
 
+/* The runtime's exception dispatch, in CoreLib since .NET 9
+ * (System.Runtime.EH and its nested types, the StackFrameIterator it walks
+ * with, and the InternalCalls it makes):
+ * never traced.  .NET 9 enters RhThrowEx and DispatchEx and never returns
+ * from them, and the funclet callers return into frames the unwinder has
+ * already closed; left out, their time is the throwing method's, and the
+ * catch, finally and filter blocks' callees hang under the method whose
+ * block they are in. */
+static int exception_dispatch(const struct method_desc *d)
+{
+    const char *slash = strrchr(d->module, '/');
+    const char *base = slash ? slash + 1 : d->module;
+    if (strcmp(base, "System.Private.CoreLib.dll") != 0)
+        return 0;
+    if (!strncmp(d->type, "System.Runtime.EH", 17) && (!d->type[17] || d->type[17] == '+'))
+        return 1;
+    return !strcmp(d->type, "System.Runtime.StackFrameIterator") ||
+           !strcmp(d->type, "System.Runtime.ExceptionServices.InternalCalls");
+}
+
 /* Names the method and decides (again: the mapper runs at every compile of
  * a body, and a FunctionID may have been reused).  Returns its client id, 0
  * when it is not traced; *known says whether the id was decided before. */
@@ -160,7 +180,7 @@ static uint32_t decide(FunctionID function, int *known)
     }
     char display[3 * NAMES_CHARS];
     methods_display_name(d.type, d.method, d.arity, display, sizeof display);
-    int traced = methods_name_traced(display);
+    int traced = !exception_dispatch(&d) && methods_name_traced(display);
     pthread_mutex_lock(&lock);
     uint32_t id = 0;
     *known = map64_get(&decided, function, &id);
