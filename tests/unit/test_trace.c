@@ -116,7 +116,7 @@ static void test_trace_balanced_calls(void)
         }
         struct trace_thread *t = shadow_self();
         REQUIRE(t);
-        CHECK_EQ(t->depth, 0);
+        CHECK_EQ(shadow_depth(t), 0);
         CHECK_EQ(regs_bad, 0);
         uint64_t a[] = {1}, ab[] = {1, 2}, abc[] = {1, 2, 3}, ac[] = {1, 3};
         REQUIRE(path(t, a, 1) && path(t, ab, 2) && path(t, abc, 3) && path(t, ac, 2));
@@ -150,16 +150,16 @@ static void test_trace_leave_mismatches(void)
     leave(1, 1000);
     struct trace_thread *t = shadow_self();
     REQUIRE(t);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     CHECK_EQ(t->abandoned, 2);
     /* a Leave that matches nothing changes nothing */
     enter(1, 1000);
     leave(7, 1000);
     leave(1, 500);
-    CHECK_EQ(t->depth, 1);
+    CHECK_EQ(shadow_depth(t), 1);
     CHECK_EQ(t->unmatched, 2);
     leave(1, 1000);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     /* a tail call ends the caller; the callee enters at the same SP */
     enter(1, 1000);
     enter(2, 900);
@@ -167,7 +167,7 @@ static void test_trace_leave_mismatches(void)
     enter(3, 900);
     leave(3, 900);
     leave(1, 1000);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     uint64_t ac[] = {1, 3};
     CHECK(path(t, ac, 2) && path(t, ac, 2)->calls == 1);
     CHECK_EQ(regs_bad, 0);
@@ -192,24 +192,24 @@ static void test_trace_exceptions(void)
     shadow_unwind_leave();
     struct trace_thread *t = shadow_self();
     REQUIRE(t);
-    CHECK_EQ(t->depth, 2);
+    CHECK_EQ(shadow_depth(t), 2);
     /* B's finally calls D: under B */
     shadow_unwind_enter(fb);
     enter(d, 600);
     leave(d, 600);
     shadow_unwind_leave();
-    CHECK_EQ(t->depth, 1);
+    CHECK_EQ(shadow_depth(t), 1);
     /* an untraced frame's unwind changes nothing */
     shadow_unwind_enter(0x9999);
     shadow_unwind_leave();
-    CHECK_EQ(t->depth, 1);
+    CHECK_EQ(shadow_depth(t), 1);
     /* the catcher stays; its catch block's callees are its children */
     shadow_unwind_enter(fa);
     shadow_catcher_enter(fa);
     enter(d, 500);
     leave(d, 500);
     leave(a, 1000);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     uint64_t ab[] = {a, b}, abd[] = {a, b, d}, ad[] = {a, d}, abc[] = {a, b, c};
     CHECK(path(t, abd, 3) && path(t, abd, 3)->calls == 1);
     CHECK(path(t, ad, 2) && path(t, ad, 2)->calls == 1);
@@ -220,9 +220,9 @@ static void test_trace_exceptions(void)
     enter(b, 900);
     enter(c, 800);
     shadow_catcher_enter(fa);
-    CHECK_EQ(t->depth, 1);
+    CHECK_EQ(shadow_depth(t), 1);
     leave(a, 1000);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     CHECK_EQ(regs_bad, 0);
     done();
 }
@@ -239,7 +239,7 @@ static void test_trace_recursion_and_capacity(void)
         leave(5, 10000000 - 64 * (uint64_t)i);
     struct trace_thread *t = shadow_self();
     REQUIRE(t);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     uint64_t calls = 0;
     for (uint32_t i = 2; i < shadow_node_count(t); i++) {
         struct trace_node *n = shadow_node(t, i);
@@ -259,11 +259,11 @@ static void test_trace_recursion_and_capacity(void)
     const uint64_t many = SHADOW_FRAMES + 100;
     for (uint64_t i = 0; i < many; i++)
         enter(6, 100000000 - 64 * i);
-    CHECK_EQ(t->depth, SHADOW_FRAMES);
+    CHECK_EQ(shadow_depth(t), SHADOW_FRAMES);
     CHECK_EQ(t->overflow, 100);
     for (uint64_t i = many; i > 0; i--)
         leave(6, 100000000 - 64 * (i - 1));
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     CHECK_EQ(t->overflow, 0);
     CHECK_EQ(t->untracked, 100);
     CHECK_EQ(t->unmatched, 0);
@@ -291,7 +291,7 @@ static void test_trace_many_paths(void)
     CHECK(t->mask + 1 >= 2 * 5001);
     for (uint32_t i = 3; i < shadow_node_count(t); i++)
         CHECK_EQ(shadow_node(t, i)->calls, 2);
-    CHECK_EQ(t->depth, 0);
+    CHECK_EQ(shadow_depth(t), 0);
     CHECK_EQ(regs_bad, 0);
     done();
 }
@@ -319,7 +319,7 @@ static int look(void *ctx, struct trace_thread *t, int ended)
         s->closed += shadow_read(&t->closed_at_end);
         for (uint32_t i = 2; i < shadow_node_count(t); i++)
             s->calls += shadow_read(&shadow_node(t, i)->calls);
-        CHECK_EQ(t->depth, 0);
+        CHECK_EQ(shadow_depth(t), 0);
         CHECK(shadow_node(t, 2)->incl > 0);
     } else {
         s->live++;

@@ -17,7 +17,9 @@
  * The fast paths keep the thread's shadow stack (shadow.h) in those
  * registers alone plus two pushed ones: find the (parent node, id) slot,
  * count the call, push a frame; on Leave check that the top frame is
- * (id, caller SP), pop it and add the activation's times.  Anything else
+ * (id, caller SP), add the activation's times and mark the frame returned
+ * (the next Enter at that depth takes its place, so a loop of calls moves
+ * no counter of depth).  Anything else
  * jumps, with the registers as they came, to a slow stub that saves every
  * register either hook must keep (128 bits of XMM0-7), aligns the stack and
  * calls the C slow path.  The thread's state is one initial-exec TLS word.
@@ -119,26 +121,6 @@
 3:
 .endm
 
-/* r10 := state, rcx := its top frame, or a jump to the slow Leave. */
-.macro TOP_FRAME
-    LOAD_STATE
-    test r10, r10
-    jz trace_leave_slow
-    mov rcx, [r10 + TRT_DEPTH]
-    test rcx, rcx
-    jz trace_leave_slow
-    cmp qword ptr [r10 + TRT_OVERFLOW], 0
-    jne trace_leave_slow
-    shl rcx, TRF_SHIFT
-    add rcx, [r10 + TRT_FRAMES]
-    sub rcx, TRF_SIZE
-    cmp [rcx + TRF_SP], rsi
-    jne trace_leave_slow
-    mov r8, [rcx + TRF_NODE]
-    cmp [r8 + TRN_METHOD], rdi
-    jne trace_leave_slow
-.endm
-
     .p2align 4
     .type trace_enter_slow, @function
 trace_enter_slow:
@@ -161,14 +143,30 @@ trace_leave_slow:
     .cfi_endproc
     .size trace_leave_slow, . - trace_leave_slow
 
-/* ---- timed ------------------------------------------------------------------ */
+/* With rdx = the node, rax = the frame's slot: counts the call and fills
+ * the frame (its SP last: a frame whose SP is 0 is one that returned). */
+.macro FILL_FRAME timed
+    inc qword ptr [rdx + TRN_CALLS]
+    mov [rax + TRF_NODE], rdx
+    .if \timed
+    inc qword ptr [rdx + TRN_ACTIVE]
+    mov qword ptr [rax + TRF_CHILD], 0
+    mov rcx, rax
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    mov [rcx + TRF_T0], rax
+    mov [rcx + TRF_SP], r15
+    .else
+    mov [rax + TRF_SP], r15
+    .endif
+.endm
 
-    .globl trace_enter_timed
-    .hidden trace_enter_timed
-    .type trace_enter_timed, @function
-    .p2align 4
-trace_enter_timed:
-    .cfi_startproc
+/* Enter.  A Leave does not pop its frame but marks it returned (SP 0), so
+ * that a method called again and again from one caller takes the place of
+ * its last call without moving the stack's depth: only the top frame can
+ * be one that returned, and every other path pops it first. */
+.macro ENTER_HOOK timed
     LOAD_STATE
     test r10, r10
     jz trace_enter_slow
@@ -180,20 +178,24 @@ trace_enter_timed:
     push rdx
     .cfi_adjust_cfa_offset 8
     shl rax, TRF_SHIFT
-    add rax, [r10 + TRT_FRAMES]
+    add rax, [r10 + TRT_FRAMES]          /* the slot above the top */
+    cmp qword ptr [rax - TRF_SIZE + TRF_SP], 0
+    je 7f
+    mov r11, [rax - TRF_SIZE + TRF_NODE] /* the parent: the top's node (the sentinel's is the root) */
+    FIND_NODE 9f
+    FILL_FRAME \timed
+    inc qword ptr [r10 + TRT_DEPTH]
+    pop rdx
+    .cfi_adjust_cfa_offset -8
+    pop rcx
+    .cfi_adjust_cfa_offset -8
+    ret
+    .cfi_adjust_cfa_offset 16
+7:                                        /* the top returned: this call takes its place */
+    sub rax, TRF_SIZE
     mov r11, [rax - TRF_SIZE + TRF_NODE]
     FIND_NODE 9f
-    inc qword ptr [rdx + TRN_CALLS]
-    inc qword ptr [rdx + TRN_ACTIVE]
-    mov [rax + TRF_NODE], rdx
-    mov [rax + TRF_SP], r15
-    mov qword ptr [rax + TRF_CHILD], 0
-    mov rcx, rax
-    rdtsc
-    shl rdx, 32
-    or rax, rdx
-    mov [rcx + TRF_T0], rax
-    inc qword ptr [r10 + TRT_DEPTH]
+    FILL_FRAME \timed
     pop rdx
     .cfi_adjust_cfa_offset -8
     pop rcx
@@ -206,6 +208,69 @@ trace_enter_timed:
     pop rcx
     .cfi_adjust_cfa_offset -8
     jmp trace_enter_slow
+.endm
+
+/* Leave and Tailcall: the top frame (or, when the top returned already,
+ * the one below it, the top popped) must be (id, caller SP). */
+.macro LEAVE_HOOK timed
+    LOAD_STATE
+    test r10, r10
+    jz trace_leave_slow
+    mov rcx, [r10 + TRT_DEPTH]
+    test rcx, rcx
+    jz trace_leave_slow
+    cmp qword ptr [r10 + TRT_OVERFLOW], 0
+    jne trace_leave_slow
+    shl rcx, TRF_SHIFT
+    add rcx, [r10 + TRT_FRAMES]
+    sub rcx, TRF_SIZE                     /* the top frame */
+    cmp qword ptr [rcx + TRF_SP], 0
+    jne 1f
+    dec qword ptr [r10 + TRT_DEPTH]       /* it returned: pop it, the caller is below */
+    sub rcx, TRF_SIZE
+1:
+    cmp [rcx + TRF_SP], rsi
+    jne trace_leave_slow
+    mov r8, [rcx + TRF_NODE]
+    cmp [r8 + TRN_METHOD], rdi
+    jne trace_leave_slow
+    .if \timed
+    mov r9, rax                           /* the return value: rax and rdx */
+    mov rdi, rdx
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    xor edx, edx
+    sub rax, [rcx + TRF_T0]
+    cmovb rax, rdx                        /* a clock that went back: 0 */
+    add [rcx - TRF_SIZE + TRF_CHILD], rax /* the caller's frame, or the sentinel */
+    mov rsi, rax
+    sub rsi, [rcx + TRF_CHILD]
+    cmovb rsi, rdx
+    add [r8 + TRN_SELF], rsi
+    dec qword ptr [r8 + TRN_ACTIVE]
+    jnz 2f                                /* an inner activation of a cut path */
+    add [r8 + TRN_INCL], rax
+    cmp rax, [r8 + TRN_MAX]
+    jbe 2f
+    mov [r8 + TRN_MAX], rax
+2:
+    mov rax, r9
+    mov rdx, rdi
+    .endif
+    mov qword ptr [rcx + TRF_SP], 0       /* returned */
+    ret
+.endm
+
+/* ---- the four hooks ----------------------------------------------------------- */
+
+    .globl trace_enter_timed
+    .hidden trace_enter_timed
+    .type trace_enter_timed, @function
+    .p2align 4
+trace_enter_timed:
+    .cfi_startproc
+    ENTER_HOOK 1
     .cfi_endproc
     .size trace_enter_timed, . - trace_enter_timed
 
@@ -215,35 +280,9 @@ trace_enter_timed:
     .p2align 4
 trace_leave_timed:
     .cfi_startproc
-    TOP_FRAME
-    mov r9, rax
-    mov rdi, rdx
-    rdtsc
-    shl rdx, 32
-    or rax, rdx
-    xor edx, edx
-    sub rax, [rcx + TRF_T0]
-    cmovb rax, rdx                      /* a clock that went back: 0 */
-    add [rcx - TRF_SIZE + TRF_CHILD], rax
-    mov rsi, rax
-    sub rsi, [rcx + TRF_CHILD]
-    cmovb rsi, rdx
-    add [r8 + TRN_SELF], rsi
-    dec qword ptr [r10 + TRT_DEPTH]
-    dec qword ptr [r8 + TRN_ACTIVE]
-    jnz 1f                              /* an inner activation of a cut path */
-    add [r8 + TRN_INCL], rax
-    cmp rax, [r8 + TRN_MAX]
-    jbe 1f
-    mov [r8 + TRN_MAX], rax
-1:
-    mov rax, r9
-    mov rdx, rdi
-    ret
+    LEAVE_HOOK 1
     .cfi_endproc
     .size trace_leave_timed, . - trace_leave_timed
-
-/* ---- counts only -------------------------------------------------------------- */
 
     .globl trace_enter_counts
     .hidden trace_enter_counts
@@ -251,36 +290,7 @@ trace_leave_timed:
     .p2align 4
 trace_enter_counts:
     .cfi_startproc
-    LOAD_STATE
-    test r10, r10
-    jz trace_enter_slow
-    mov rax, [r10 + TRT_DEPTH]
-    cmp rax, [r10 + TRT_CAP]
-    jae trace_enter_slow
-    push rcx
-    .cfi_adjust_cfa_offset 8
-    push rdx
-    .cfi_adjust_cfa_offset 8
-    shl rax, TRF_SHIFT
-    add rax, [r10 + TRT_FRAMES]
-    mov r11, [rax - TRF_SIZE + TRF_NODE]
-    FIND_NODE 9f
-    inc qword ptr [rdx + TRN_CALLS]
-    mov [rax + TRF_NODE], rdx
-    mov [rax + TRF_SP], r15
-    inc qword ptr [r10 + TRT_DEPTH]
-    pop rdx
-    .cfi_adjust_cfa_offset -8
-    pop rcx
-    .cfi_adjust_cfa_offset -8
-    ret
-    .cfi_adjust_cfa_offset 16
-9:
-    pop rdx
-    .cfi_adjust_cfa_offset -8
-    pop rcx
-    .cfi_adjust_cfa_offset -8
-    jmp trace_enter_slow
+    ENTER_HOOK 0
     .cfi_endproc
     .size trace_enter_counts, . - trace_enter_counts
 
@@ -290,9 +300,7 @@ trace_enter_counts:
     .p2align 4
 trace_leave_counts:
     .cfi_startproc
-    TOP_FRAME
-    dec qword ptr [r10 + TRT_DEPTH]
-    ret
+    LEAVE_HOOK 0
     .cfi_endproc
     .size trace_leave_counts, . - trace_leave_counts
 

@@ -287,6 +287,7 @@ static struct trace_thread *thread_make(void)
         return &dead;
     }
     t->frames[-1].node = root;
+    t->frames[-1].sp = UINT64_MAX; /* never a returned frame, never matched */
     pthread_mutex_lock(&list_lock);
     t->next = threads;
     threads = t;
@@ -308,6 +309,14 @@ static void thread_free(struct trace_thread *t)
 }
 
 /* ---- frames ------------------------------------------------------------------------- */
+
+/* A Leave hook marks its frame returned (SP 0) instead of popping it; only
+ * the top frame can be one.  Every path here pops it first. */
+static void settle(struct trace_thread *t)
+{
+    if (t->depth && t->frames[t->depth - 1].sp == 0)
+        t->depth--;
+}
 
 /* Closes the top frame at tick `now`: what a Leave hook does. */
 static void frame_close(struct trace_thread *t, uint64_t now)
@@ -353,10 +362,14 @@ static uint64_t frame_of_function(const struct trace_thread *t, FunctionID funct
     return UINT64_MAX;
 }
 
+/* The calling thread's state, its stack settled; NULL when it has none. */
 static struct trace_thread *own_state(void)
 {
     struct trace_thread *t = trace_self;
-    return t && t != &dead ? t : NULL;
+    if (!t || t == &dead)
+        return NULL;
+    settle(t);
+    return t;
 }
 
 /* ---- the slow paths -------------------------------------------------------------------- */
@@ -370,6 +383,7 @@ void shadow_slow_enter(uint64_t id, uint64_t sp)
     }
     if (t == &dead)
         return;
+    settle(t);
     if (t->depth >= t->cap) {
         t->overflow++;
         count(&t->untracked);
@@ -463,6 +477,7 @@ static void thread_ended(void *p)
     struct trace_thread *t = p;
     if (!t || t == &dead)
         return;
+    settle(t);
     uint64_t now = timed ? shadow_ticks() : 0;
     while (t->depth) {
         frame_close(t, now);
@@ -515,12 +530,17 @@ uint32_t shadow_open_frames(struct trace_thread *t, struct trace_frame *out, uin
     uint64_t depth = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
     if (depth > t->cap)
         depth = t->cap;
-    uint32_t n = depth < max ? (uint32_t)depth : max;
-    for (uint32_t i = 0; i < n; i++) {
-        out[i].node = __atomic_load_n(&t->frames[i].node, __ATOMIC_RELAXED);
-        out[i].sp = __atomic_load_n(&t->frames[i].sp, __ATOMIC_RELAXED);
-        out[i].t0 = __atomic_load_n(&t->frames[i].t0, __ATOMIC_RELAXED);
-        out[i].child = __atomic_load_n(&t->frames[i].child, __ATOMIC_RELAXED);
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < depth && n < max; i++) {
+        /* a frame whose call returned (SP 0) is not open */
+        uint64_t sp = __atomic_load_n(&t->frames[i].sp, __ATOMIC_RELAXED);
+        if (!sp)
+            continue;
+        out[n].node = __atomic_load_n(&t->frames[i].node, __ATOMIC_RELAXED);
+        out[n].sp = sp;
+        out[n].t0 = __atomic_load_n(&t->frames[i].t0, __ATOMIC_RELAXED);
+        out[n].child = __atomic_load_n(&t->frames[i].child, __ATOMIC_RELAXED);
+        n++;
     }
     return n;
 }
@@ -564,6 +584,11 @@ void shadow_hooks(FunctionEnter3 **enter, FunctionLeave3 **leave, FunctionTailca
 struct trace_thread *shadow_self(void)
 {
     return own_state();
+}
+
+uint64_t shadow_depth(const struct trace_thread *t)
+{
+    return t->depth && t->frames[t->depth - 1].sp == 0 ? t->depth - 1 : t->depth;
 }
 
 void shadow_thread_end_for_test(void)

@@ -10,8 +10,11 @@
  * by (parent node, method), so a node is one call path and the path itself
  * is implicit.  The hooks (elt_x64.S) find the node of (top of stack,
  * method) in a hash table of the thread's own, count the call and push a
- * frame; a Leave pops it and adds the activation's inclusive time, its self
- * time (inclusive minus its callees') and its maximum.  That fast path is
+ * frame; a Leave adds the activation's inclusive time, its self time
+ * (inclusive minus its callees') and its maximum, and marks the frame
+ * returned (SP 0): the next call at that depth takes its place, and every
+ * other path pops it first, so only the top frame can be one that
+ * returned.  That fast path is
  * assembly and touches nothing but the thread's own memory: no lock, no
  * allocation, no runtime call.  What it cannot do (a thread's first call,
  * a path not seen before, a Leave that does not match the top frame) goes
@@ -170,7 +173,9 @@ HIDDEN void shadow_slow_leave(uint64_t id, uint64_t sp);
  * everything is forgotten (ended states freed; live ones leak). */
 HIDDEN void shadow_thread_end_for_test(void);
 HIDDEN void shadow_reset_for_test(void);
-/* Tests: the calling thread's state, NULL before its first call. */
+/* Tests: the calling thread's state, NULL before its first call; a
+ * state's open frames (the top may be a call that returned). */
 HIDDEN struct trace_thread *shadow_self(void);
+HIDDEN uint64_t shadow_depth(const struct trace_thread *t);
 
 #endif
