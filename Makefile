@@ -105,6 +105,13 @@ $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# what tracing mode's hooks cost without the runtime, for bench/trace.sh (the
+# agent's objects but its entry point)
+$(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
+		$(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
@@ -194,12 +201,13 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth $(BUILD)/sigcost
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/trace.sh
 
 # ---- install -------------------------------------------------------------
 

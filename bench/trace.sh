@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The cost of tracing mode (record --trace), in three measures:
+#   1. the hooks alone, without the runtime (build/trace_hooks): ns per
+#      Enter+Leave pair of hooks that only return, of the counting hooks and
+#      of the timing hooks, and of one read of the time-stamp counter;
+#   2. ns per traced call: an empty non-inlined method called N times in a
+#      loop (tests/apps/Trace `loop`, the program's own timer), without the
+#      agent and with it at several settings;
+#   3. a realistic call-heavy program: System.Text.Json round trips of a
+#      small object graph (tests/apps/Trace `json`): the program's time per
+#      round trip, and the whole process's wall time (start-up included:
+#      tracing turns ReadyToRun code off, so everything is compiled), with
+#      every method traced and with --include on the program's namespace.
+# Configurations interleaved run by run; medians of RUNS runs.
+#
+#   bench/trace.sh [RUNS]          (default 5)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-5}
+source "$ROOT/bench/lib.sh"
+CORSCOPE=$ROOT/build/corscope
+HOOKS=$ROOT/build/trace_hooks
+TRACE="dotnet $ROOT/build/apps/Trace/Trace.dll"
+[ -x "$HOOKS" ] || { echo "corscope: build/trace_hooks is missing: run make build/trace_hooks" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+LOOP_CALLS=${LOOP_CALLS:-50000000}
+JSON_TRIPS=${JSON_TRIPS:-5000}
+
+# label | corscope record options ("-" = no agent)
+LOOP_CONFIGS=(
+    "no agent|-"
+    "sampling only (cpu, 10 ms)|-e cpu"
+    "--trace=counts|--trace=counts"
+    "--trace (calls and times)|--trace"
+    "--trace, the method left out (--exclude)|--trace --exclude Loop\\.Empty\$"
+)
+JSON_CONFIGS=(
+    "no agent|-"
+    "sampling only (cpu, 10 ms)|-e cpu"
+    "--trace, every method|--trace"
+    "--trace=counts, every method|--trace=counts"
+    "--trace --include '^TraceApp\\.Shop\\.' (the program's namespace)|--trace --include ^TraceApp\\.Shop\\."
+    "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
+)
+
+# run OPTS MODE ARG -> the program's line on stdout; /usr/bin/time's wall seconds in $T/time
+run() {
+    local opts=$1
+    shift
+    if [ "$opts" = "-" ]; then
+        /usr/bin/time -f "%e" -o "$T/time" $TRACE "$@"
+    else
+        # shellcheck disable=SC2086
+        /usr/bin/time -f "%e" -o "$T/time" "$CORSCOPE" record -q --force $opts -o "$T/t.corscope" -- $TRACE "$@"
+    fi
+}
+
+: > "$T/hooks"
+for c in "${!LOOP_CONFIGS[@]}"; do : > "$T/loop.$c"; done
+for c in "${!JSON_CONFIGS[@]}"; do : > "$T/json.$c"; : > "$T/jsonwall.$c"; done
+for _ in $(seq "$RUNS"); do
+    "$HOOKS" 100000000 >> "$T/hooks"
+    for c in "${!LOOP_CONFIGS[@]}"; do
+        opts=${LOOP_CONFIGS[$c]#*|}
+        run "$opts" loop "$LOOP_CALLS" | sed -n 's/^loop: .*, \([0-9.]*\) ns per call.*/\1/p' >> "$T/loop.$c"
+    done
+    for c in "${!JSON_CONFIGS[@]}"; do
+        opts=${JSON_CONFIGS[$c]#*|}
+        run "$opts" json "$JSON_TRIPS" | sed -n 's/^json: .*, \([0-9.]*\) us each.*/\1/p' >> "$T/json.$c"
+        cat "$T/time" >> "$T/jsonwall.$c"
+    done
+done
+
+echo "machine: $(machine)"
+echo "runs: $RUNS per cell, interleaved; medians"
+echo
+echo "The hooks alone (build/trace_hooks, 100 million Enter+Leave pairs from one caller):"
+echo
+echo "| hooks | ns per call (Enter + Leave) |"
+echo "|---|---:|"
+for k in null counts timed rdtsc; do
+    v=$(awk -v k=$k '$1 == k { print $2 }' "$T/hooks" | median 2)
+    case $k in
+    null) label="hooks that only return (the floor: two calls)" ;;
+    counts) label="counting hooks (--trace=counts)" ;;
+    timed) label="timing hooks (--trace)" ;;
+    rdtsc) label="one read of the time-stamp counter (rdtsc), for scale" ;;
+    esac
+    echo "| $label | $v |"
+done
+echo
+echo "An empty non-inlined method called $LOOP_CALLS times (Trace loop; the program's own timer):"
+echo
+echo "| configuration | ns per call | added per traced call |"
+echo "|---|---:|---:|"
+base=$(median 2 < "$T/loop.0")
+for c in "${!LOOP_CONFIGS[@]}"; do
+    v=$(median 2 < "$T/loop.$c")
+    echo "| ${LOOP_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.2f", v - b }') |"
+done
+echo
+echo "System.Text.Json round trips ($JSON_TRIPS, after 2000 to warm up; Trace json):"
+echo
+echo "| configuration | us per round trip | slowdown | whole process, s |"
+echo "|---|---:|---:|---:|"
+base=$(median 2 < "$T/json.0")
+for c in "${!JSON_CONFIGS[@]}"; do
+    v=$(median 2 < "$T/json.$c")
+    w=$(median 2 < "$T/jsonwall.$c")
+    echo "| ${JSON_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.2fx", v / b }') | $w |"
+done
