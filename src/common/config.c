@@ -289,6 +289,15 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         out[0] = '\0';
 }
 
+const char *config_attach_refusal(const struct config *c)
+{
+    if (c->trace)
+        return "--trace needs the agent loaded when the program starts (corscope record): the "
+               "runtime takes Enter/Leave hooks only then, and once set they make the agent "
+               "impossible to detach";
+    return NULL;
+}
+
 int config_expand_output(const char *pattern, long pid, char *out, size_t size)
 {
     size_t o = 0;

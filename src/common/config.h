@@ -91,6 +91,9 @@ static inline uint32_t config_sampled(const struct config *c)
 HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
+/* Settings an agent attached to a running process cannot honour: NULL, or
+ * the one-line reason (without "corscope: ") to refuse the attach with. */
+HIDDEN const char *config_attach_refusal(const struct config *c);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

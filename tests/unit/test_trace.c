@@ -402,6 +402,10 @@ static void test_trace_filters(void)
     char text[64];
     config_value_text(&c, "trace", text, sizeof text);
     CHECK_STR(text, "counts");
+    /* an attached agent cannot trace */
+    CHECK(config_attach_refusal(&c) && strstr(config_attach_refusal(&c), "--trace needs the agent"));
+    CHECK(config_set(&c, "trace", "off", err, sizeof err) == 0);
+    CHECK(config_attach_refusal(&c) == NULL);
 }
 
 void suite_trace(void)

@@ -109,9 +109,7 @@ static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     shadow_hooks(&enter, &leave, &tail);
     HRESULT hr = a->info->lpVtbl->SetEnterLeaveFunctionHooks3(a->info, enter, leave, tail);
     if (hr == CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER) {
-        log_error("--trace needs the agent loaded when the program starts (corscope record): "
-                  "the runtime takes Enter/Leave hooks only then, and once set they make the "
-                  "agent impossible to detach");
+        log_error("%s", config_attach_refusal(&a->cfg));
         return -1;
     }
     if (hr >= 0)
