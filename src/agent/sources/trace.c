@@ -13,8 +13,9 @@
  * detach the agent: an attaching agent that is asked to trace says so and
  * steps aside.
  *
- * The loop reads the trees without stopping their threads: once a second
- * (and when a thread ends, and at the end) it records, for every call path
+ * The loop reads the trees without stopping their threads: once a second,
+ * or less often when many paths change (HARVEST_NS), and when a thread
+ * ends, and at the end, it records, for every call path
  * whose counters moved, one `calls` record with the differences since the
  * last: values self time (ns, what stack reports weigh) and calls, fields
  * inclusive time and the longest call so far (max).  The record's stack is
@@ -39,8 +40,13 @@
 #include "agent/trace/shadow.h"
 #include "common/mem.h"
 
-/* Live threads are read this often; ended ones every cycle. */
+/* Live threads are read this often, or less often when many paths change:
+ * each record written puts the next reading off by RECORD_NS, so that a
+ * long run writes at most about 10,000 records a second (up to one reading
+ * a minute); ended threads are read every cycle. */
 #define HARVEST_NS 1000000000ull
+#define HARVEST_MAX_NS 60000000000ull
+#define RECORD_NS 100000ull
 /* The tick rate is taken over at least this long before times are recorded. */
 #define CALIBRATE_NS 20000000ull
 /* The deepest call path kept (the stack limit may lower it). */
@@ -66,6 +72,8 @@ struct trace_state {
     uint64_t tick0, ns0; /* the calibration's start */
     double ns_per_tick;
     uint64_t last_harvest_ns;
+    uint64_t harvest_every_ns; /* the next reading of live threads after this long */
+    uint64_t records;          /* written so far */
     uint32_t deeper_frame, untracked_frame, unknown_frame;
     uint32_t *frames; /* scratch: a path's frames */
 };
@@ -194,6 +202,7 @@ static int trace_start(struct agent *a, struct source *s)
     st->tick0 = shadow_ticks();
     st->ns0 = agent_now_ns();
     st->last_harvest_ns = st->ns0;
+    st->harvest_every_ns = HARVEST_NS;
     return 0;
 }
 
@@ -375,6 +384,7 @@ static int harvest_thread(void *ctx, struct trace_thread *t, int ended)
         }
         recorder_record(&a->out, st->event, ts->thread, h->now_ns, seen->stack, values,
                         value_count, fields, field_count);
+        st->records++;
         seen->calls = calls;
         seen->incl = incl;
         seen->self = self;
@@ -410,10 +420,15 @@ static void harvest(struct agent *a, struct trace_state *st, uint64_t now, int l
 static uint64_t trace_cycle(struct agent *a, struct source *s, uint64_t now)
 {
     struct trace_state *st = s->state;
-    int live_too = now - st->last_harvest_ns >= HARVEST_NS;
-    if (live_too)
-        st->last_harvest_ns = now;
+    int live_too = now - st->last_harvest_ns >= st->harvest_every_ns;
+    uint64_t before = st->records;
     harvest(a, st, now, live_too, 0);
+    if (live_too) {
+        st->last_harvest_ns = now;
+        uint64_t every = (st->records - before) * RECORD_NS;
+        st->harvest_every_ns = every < HARVEST_NS ? HARVEST_NS
+                             : every > HARVEST_MAX_NS ? HARVEST_MAX_NS : every;
+    }
     return 0;
 }
 
