@@ -138,6 +138,20 @@ threads=$(cs report -f collapsed --threads --event calls "$T/async.corscope" | g
 assert_ge "threads the async steps ran on" "$threads" 2
 note "async: 320 steps on $threads threads"
 
+# ---- a call in tail position ------------------------------------------------------------------
+cs record -q --force --trace -o "$T/tail.corscope" -- $TRACE tail 100000 > /dev/null
+cs check "$T/tail.corscope" > "$T/check.txt"
+cs report -f calls --limit 0 "$T/tail.corscope" > "$T/calls.txt"
+cs report -f collapsed --event calls "$T/tail.corscope" | grep 'TraceApp.Tail' > "$T/collapsed.txt" || true
+assert_eq "Tail.A calls" "$(calls_of "$T/calls.txt" TraceApp.Tail.A)" 100000
+assert_eq "Tail.B calls" "$(calls_of "$T/calls.txt" TraceApp.Tail.B)" 100000
+# B runs under A, or in A's place when the JIT made the call a jump
+grep -Eq '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.Loop;(TraceApp.Tail.A;)?TraceApp.Tail.B [0-9]+$' "$T/collapsed.txt" ||
+    fail "B is not under Loop: $(cat "$T/collapsed.txt")"
+grep -q '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q " unmatched_returns=0" "$T/check.txt" || fail "returns that matched no call"
+note "tail: A and B 100000 calls each, After under Run"
+
 # ---- a call still running at exit ----------------------------------------------------------------
 cs record -q --force --trace -o "$T/blocked.corscope" -- $TRACE blocked > /dev/null
 cs check "$T/blocked.corscope" > "$T/check.txt"

@@ -11,6 +11,7 @@
 //   recursion [D]    Recur.Down D deep (calls D+1) and Recur.Ping/Pong D deep,
 //                    each 3 times, on a thread with a 256 MiB stack; then Recur.After
 //   async [N]        N async chains that resume on other threads; then Async.After
+//   tail [N]         Tail.A N times, which calls Tail.B in tail position; then Tail.After
 //   blocked          a background thread still inside Blocked.Wait when Main returns
 //   agree [SECONDS]  Spin.Three and Spin.One burn CPU 3:1, in turns, for SECONDS
 //   loop [N]         Loop.Empty (an empty method) called N times (benchmark)
@@ -170,6 +171,31 @@ static class Recur
     }
 }
 
+static class Tail
+{
+    static long sum;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static long B(long n) { sum += n; return sum; }
+
+    // a call in tail position: the JIT makes it a jump where it can, and
+    // the profiler then sees A's Tailcall hook and B entered in A's place
+    static long A(long n) => B(n + 1);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void After() { }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static long Loop(int n) { long t = 0; for (int i = 0; i < n; i++) t += A(i); return t; }
+
+    public static void Run(int n)
+    {
+        long t = Loop(n);
+        After();
+        Console.WriteLine($"tail: A and B {n} calls each ({t})");
+    }
+}
+
 static class Async
 {
     static int steps;
@@ -281,6 +307,7 @@ static class Program
             case "threads": Work.Run(Arg(args, 1, 4)); break;
             case "recursion": Recur.Run(Arg(args, 1, 10_000)); break;
             case "async": Async.Run(Arg(args, 1, 8)); break;
+            case "tail": Tail.Run(Arg(args, 1, 200_000)); break;
             case "blocked": Blocked.Run(); break;
             case "agree": Spin.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1.2); break;
             case "loop": Loop.Bench(args.Length > 1 ? long.Parse(args[1], CultureInfo.InvariantCulture) : 100_000_000); break;
