@@ -130,15 +130,7 @@ void report_losses(const struct profile *p, char *out, size_t size)
     }
 }
 
-static const char report_usage[] =
-    "usage: corscope report [options] RECORDING\n"
-    "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
-    "\n"
-    "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
-    "                        pprof, chrome or calls (a traced recording's calls per\n"
-    "                        method); or picked by -o's extension (.txt, .collapsed,\n"
-    "                        .tree, .html, .speedscope.json, .pb.gz, .trace.json,\n"
-    "                        .calls)\n"
+static const char report_options_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -153,6 +145,23 @@ static const char report_usage[] =
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "      --sort COLUMN     calls: sort by calls, inclusive, self (default), mean or max\n"
     "  -h, --help\n";
+
+/* The usage text: the formats come from the table above. */
+static void print_usage(FILE *out)
+{
+    fputs("usage: corscope report [options] RECORDING\n"
+          "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
+          "\n"
+          "  -f, --format FORMAT   one of the formats below (default top), or picked by -o's\n"
+          "                        extension\n",
+          out);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        fprintf(out, "        %-11s %-17s %s\n", formats[i].name,
+                formats[i].extension ? formats[i].extension : "", formats[i].description);
+    fputs(report_options_usage, out);
+}
+
+
 
 enum {
     OPT_EVENT = 256,
@@ -346,7 +355,7 @@ int cmd_report(int argc, char **argv)
             sort = optarg;
             break;
         case 'h':
-            fputs(report_usage, stdout);
+            print_usage(stdout);
             status = 0;
             goto out;
         case ':':

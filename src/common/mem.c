@@ -12,7 +12,6 @@
 
 static atomic_long fail_countdown;
 static atomic_int fail_sticky;
-static atomic_long allocations;
 
 void mem_fail_after(long n, int sticky)
 {
@@ -20,15 +19,9 @@ void mem_fail_after(long n, int sticky)
     atomic_store(&fail_countdown, n);
 }
 
-long mem_allocation_count(void)
-{
-    return atomic_load_explicit(&allocations, memory_order_relaxed);
-}
-
 /* Returns 1 when this allocation must fail. */
 static int should_fail(void)
 {
-    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
     long left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
     if (left <= 0)
         return 0;
