@@ -7,10 +7,13 @@
 #      loop (tests/apps/Trace `loop`, the program's own timer), without the
 #      agent and with it at several settings;
 #   3. a realistic call-heavy program: System.Text.Json round trips of a
-#      small object graph (tests/apps/Trace `json`): the program's time per
-#      round trip, and the whole process's wall time (start-up included:
-#      tracing turns ReadyToRun code off, so everything is compiled), with
-#      every method traced and with --include on the program's namespace.
+#      small object graph for JSON_SECONDS (tests/apps/Trace `json`): the
+#      program's time per round trip over the last third of the run (when
+#      compilation has settled: tracing turns ReadyToRun code off, so
+#      everything is compiled, first at tier 0), and the round trips done
+#      in the whole run, start-up included, with every method traced and
+#      with --include on the program's namespace; and, to tell the two
+#      costs apart, without the agent but with ReadyToRun off.
 # Configurations interleaved run by run; medians of RUNS runs.
 #
 #   bench/trace.sh [RUNS]          (default 5)
@@ -26,7 +29,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 LOOP_CALLS=${LOOP_CALLS:-50000000}
-JSON_TRIPS=${JSON_TRIPS:-5000}
+JSON_SECONDS=${JSON_SECONDS:-6}
 
 # label | corscope record options ("-" = no agent)
 LOOP_CONFIGS=(
@@ -38,6 +41,7 @@ LOOP_CONFIGS=(
 )
 JSON_CONFIGS=(
     "no agent|-"
+    "no agent, ReadyToRun off (DOTNET_ReadyToRun=0)|r2r-off"
     "sampling only (cpu, 10 ms)|-e cpu"
     "--trace, every method|--trace"
     "--trace=counts, every method|--trace=counts"
@@ -45,15 +49,17 @@ JSON_CONFIGS=(
     "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
 )
 
-# run OPTS MODE ARG -> the program's line on stdout; /usr/bin/time's wall seconds in $T/time
+# run OPTS MODE ARG -> the program's line on stdout
 run() {
     local opts=$1
     shift
     if [ "$opts" = "-" ]; then
-        /usr/bin/time -f "%e" -o "$T/time" $TRACE "$@"
+        $TRACE "$@"
+    elif [ "$opts" = r2r-off ]; then
+        DOTNET_ReadyToRun=0 $TRACE "$@"
     else
         # shellcheck disable=SC2086
-        /usr/bin/time -f "%e" -o "$T/time" "$CORSCOPE" record -q --force $opts -o "$T/t.corscope" -- $TRACE "$@"
+        "$CORSCOPE" record -q --force $opts -o "$T/t.corscope" -- $TRACE "$@"
     fi
 }
 
@@ -68,8 +74,9 @@ for _ in $(seq "$RUNS"); do
     done
     for c in "${!JSON_CONFIGS[@]}"; do
         opts=${JSON_CONFIGS[$c]#*|}
-        run "$opts" json "$JSON_TRIPS" | sed -n 's/^json: .*, \([0-9.]*\) us each.*/\1/p' >> "$T/json.$c"
-        cat "$T/time" >> "$T/jsonwall.$c"
+        run "$opts" json "$JSON_SECONDS" > "$T/out"
+        sed -n 's/^json: .* last third \([0-9.]*\) us each.*/\1/p' "$T/out" >> "$T/json.$c"
+        sed -n 's/^json: \([0-9]*\) round trips.*/\1/p' "$T/out" >> "$T/jsonwall.$c"
     done
 done
 
@@ -101,13 +108,14 @@ for c in "${!LOOP_CONFIGS[@]}"; do
     echo "| ${LOOP_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.2f", v - b }') |"
 done
 echo
-echo "System.Text.Json round trips ($JSON_TRIPS, after 2000 to warm up; Trace json):"
+echo "System.Text.Json round trips for $JSON_SECONDS s (Trace json): time per round trip in the last third"
+echo "(compilation settled), and round trips in the whole run (start-up and compilation included):"
 echo
-echo "| configuration | us per round trip | slowdown | whole process, s |"
+echo "| configuration | us per round trip, last third | slowdown | round trips in $JSON_SECONDS s |"
 echo "|---|---:|---:|---:|"
 base=$(median 2 < "$T/json.0")
 for c in "${!JSON_CONFIGS[@]}"; do
     v=$(median 2 < "$T/json.$c")
-    w=$(median 2 < "$T/jsonwall.$c")
+    w=$(median 0 < "$T/jsonwall.$c")
     echo "| ${JSON_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.2fx", v / b }') | $w |"
 done

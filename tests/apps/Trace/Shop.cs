@@ -26,13 +26,27 @@ public static class RoundTrip
         return back.Items.Count + text.Length;
     }
 
-    public static void Run(int n)
+    // Round trips for `seconds`; the rate is that of the last third of the
+    // run, when compilation has settled (tracing turns ReadyToRun code off,
+    // so everything is compiled first at tier 0, then again at tier 1).
+    public static void Run(double seconds)
     {
-        for (int i = 0; i < 2000; i++) Once(i); // warm up
         var sw = Stopwatch.StartNew();
-        long total = 0;
-        for (int i = 0; i < n; i++) total += Once(i);
-        sw.Stop();
-        Console.WriteLine($"json: {n} round trips in {sw.Elapsed.TotalMilliseconds:F1} ms, {sw.Elapsed.TotalMilliseconds * 1000 / n:F2} us each ({total})");
+        long total = 0, trips = 0, markTrips = 0;
+        double markTime = 0;
+        bool marked = false;
+        while (sw.Elapsed.TotalSeconds < seconds)
+        {
+            for (int k = 0; k < 100; k++) total += Once((int)(trips++ % 1000));
+            if (!marked && sw.Elapsed.TotalSeconds >= seconds * 2 / 3)
+            {
+                marked = true;
+                markTrips = trips;
+                markTime = sw.Elapsed.TotalMilliseconds;
+            }
+        }
+        double ms = sw.Elapsed.TotalMilliseconds;
+        double each = (ms - markTime) * 1000 / Math.Max(1, trips - markTrips);
+        Console.WriteLine($"json: {trips} round trips in {ms / 1000:F1} s, last third {each:F2} us each ({total})");
     }
 }
