@@ -30,7 +30,6 @@
  * each path node is one activation at a time, and `report -f calls` counts
  * a recursive method's inclusive time at its outermost paths only.
  */
-#include <cpuid.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,12 +79,20 @@ struct trace_state {
 
 /* ---- Initialize ------------------------------------------------------------------------- */
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 static int invariant_tsc(void)
 {
+#if defined(__x86_64__)
     unsigned eax, ebx, ecx, edx;
     if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx))
         return 0;
     return (edx >> 8) & 1;
+#else
+    return 0;
+#endif
 }
 
 static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
@@ -103,14 +110,14 @@ static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
         log_error("%s", err);
         return -1;
     }
+    if (shadow_init(st->timed, st->path_depth) < 0)
+        return -1; /* not an x86-64 machine (logged) */
     if (st->timed && !invariant_tsc()) {
         log_error("--trace times calls with the processor's time-stamp counter, which does not "
                   "run at a constant rate on this machine; --trace=counts counts calls without "
                   "times");
         return -1;
     }
-    if (shadow_init(st->timed, st->path_depth) < 0)
-        return -1;
     FunctionEnter3 *enter;
     FunctionLeave3 *leave;
     FunctionTailcall3 *tail;

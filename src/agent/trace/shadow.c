@@ -65,9 +65,11 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_made;
 
+#if defined(__x86_64__)
 /* The assembly (elt_x64.S). */
 extern void trace_enter_timed(void), trace_leave_timed(void);
 extern void trace_enter_counts(void), trace_leave_counts(void);
+#endif
 
 uint64_t shadow_ticks(void)
 {
@@ -571,12 +573,18 @@ int shadow_init(int want_timed, uint32_t depth_limit)
 
 void shadow_hooks(FunctionEnter3 **enter, FunctionLeave3 **leave, FunctionTailcall3 **tail)
 {
+#if defined(__x86_64__)
     void (*e)(void) = timed ? trace_enter_timed : trace_enter_counts;
     void (*l)(void) = timed ? trace_leave_timed : trace_leave_counts;
     *enter = (FunctionEnter3 *)(void *)e;
     *leave = (FunctionLeave3 *)(void *)l;
     /* a tail call ends the caller's activation: the same as a Leave */
     *tail = (FunctionTailcall3 *)(void *)l;
+#else
+    *enter = NULL;
+    *leave = NULL;
+    *tail = NULL;
+#endif
 }
 
 /* ---- tests -------------------------------------------------------------------------------------- */
