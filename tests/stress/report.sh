@@ -20,9 +20,11 @@ echo "reliability: repeated runs ($REPEATS each)" >&2
     dotnet "$ROOT/build/apps/Unloading/Unloading.dll" 200 | sed 's/^/Unloading 200\t/' > "$T/repeat.tsv"
 "$here/repeat.sh" "$REPEATS" 'cpu-1ms -e cpu -i 1ms' \
     dotnet "$ROOT/build/apps/Stress/Stress.dll" alc 15 | sed 's/^/Stress alc 15\t/' >> "$T/repeat.tsv"
+"$here/repeat.sh" "$REPEATS" 'trace --trace' \
+    dotnet "$ROOT/build/apps/Stress/Stress.dll" exceptions 5 | sed 's/^/Stress exceptions 5\t/' >> "$T/repeat.tsv"
 repeat_failures=$(awk -F'\t' '{ s += $4 } END { print s + 0 }' "$T/repeat.tsv")
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading trace trace_runtimes; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
@@ -95,7 +97,7 @@ $(awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$T
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading trace trace_runtimes; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo
