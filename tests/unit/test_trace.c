@@ -11,7 +11,12 @@
 
 #include "agent/trace/methods.h"
 #include "agent/trace/shadow.h"
+#include "cli/profile.h"
+#include "cli/report.h"
+#include "common/buf.h"
 #include "common/config.h"
+#include "fixture.h"
+#include "format/writer.h"
 #include "test.h"
 
 #if defined(__x86_64__)
@@ -408,8 +413,103 @@ static void test_trace_filters(void)
     CHECK(config_attach_refusal(&c) == NULL);
 }
 
+/* A traced recording: Main calls Rec, which recurses once and calls Leaf;
+ * Main calls Leaf on another thread too.  Records (values self, calls;
+ * fields inclusive, max), the second of Main;Rec a later delta. */
+static int calls_recording(struct buf *out)
+{
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, out};
+    if (writer_begin(&w, sink) < 0)
+        return -1;
+    writer_info(&w, FMT_INFO_TRACE, "calls and times of every method; inlining was off");
+    struct writer_event_def d = {0, "calls", 2, {"self", "calls"}, {"ns", "calls"}, 2,
+                                 {"inclusive", "max"}, {FMT_FIELD_DURATION, FMT_FIELD_DURATION}};
+    d.id = FMT_EVENT_FIRST_RECORDED;
+    writer_event_def(&w, &d);
+    uint32_t mod = writer_string(&w, "Demo.dll", 8), type = writer_string(&w, "Demo", 4);
+    uint32_t fm = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, writer_string(&w, "Main", 4), 0);
+    uint32_t fr = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, writer_string(&w, "Rec", 3), 0);
+    uint32_t fl = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, writer_string(&w, "Leaf", 4), 0);
+    uint32_t p1[] = {fm}, p2[] = {fr, fm}, p3[] = {fr, fr, fm}, p4[] = {fl, fr, fr, fm},
+             p5[] = {fl, fm};
+    uint32_t s1 = writer_stack(&w, p1, 1), s2 = writer_stack(&w, p2, 2),
+             s3 = writer_stack(&w, p3, 3), s4 = writer_stack(&w, p4, 4),
+             s5 = writer_stack(&w, p5, 2);
+    writer_thread(&w, 1, 100, 0);
+    writer_thread(&w, 2, 101, 0);
+    struct {
+        uint32_t thread, stack;
+        uint64_t self, calls, incl, max;
+    } rec[] = {
+        {1, s1, 100, 1, 1000, 1000}, {1, s2, 200, 2, 800, 500}, {1, s3, 300, 2, 500, 300},
+        {1, s4, 100, 10, 100, 20},   {2, s5, 50, 5, 50, 15},    {1, s2, 10, 1, 100, 600},
+    };
+    for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
+        uint64_t values[] = {rec[i].self, rec[i].calls}, fields[] = {rec[i].incl, rec[i].max};
+        writer_record(&w, FMT_EVENT_FIRST_RECORDED, rec[i].thread, 1000 + i, rec[i].stack, values,
+                      2, fields, 2);
+    }
+    int rc = writer_finish(&w, NULL, NULL, 0);
+    writer_free(&w);
+    return rc < 0 || w.error ? -1 : 0;
+}
+
+static void test_trace_calls_table(void)
+{
+    struct buf b;
+    buf_init(&b);
+    REQUIRE(calls_recording(&b) == 0);
+    struct recording r;
+    char err[256];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    buf_free(&b);
+    struct prof_filter f = {0};
+    f.event = "calls";
+    struct profiles ps;
+    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
+    struct report_options o = {0, 0, NULL};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    REQUIRE(out);
+    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
+    fclose(out);
+    REQUIRE(text);
+    /* Rec: calls 2+2+1; inclusive of its outermost paths only (800+100),
+     * over its 3 outermost calls; self everywhere; the longest call */
+    char want[256];
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 5, "900 ns", "510 ns", "300 ns",
+             "600 ns", "Demo.Rec");
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 15, "150 ns", "150 ns", "10 ns",
+             "20 ns", "Demo.Leaf");
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 1, "1.00 us", "100 ns",
+             "1.00 us", "1.00 us", "Demo.Main");
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "# calls: 21 calls of 3 methods on 2 threads") != NULL);
+    CHECK(strstr(text, "# traced: calls and times of every method; inlining was off") != NULL);
+    /* sorted by self, then by calls */
+    CHECK(strstr(text, "Demo.Rec") < strstr(text, "Demo.Leaf") &&
+          strstr(text, "Demo.Leaf") < strstr(text, "Demo.Main"));
+    free(text);
+    REQUIRE(report_calls_sort("calls") == 0);
+    CHECK(report_calls_sort("bogus") < 0);
+    out = open_memstream(&text, &len);
+    REQUIRE(out);
+    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
+    fclose(out);
+    CHECK(strstr(text, "Demo.Leaf") < strstr(text, "Demo.Rec") &&
+          strstr(text, "Demo.Rec") < strstr(text, "Demo.Main"));
+    free(text);
+    report_calls_sort("self");
+    prof_free(&ps);
+}
+
 void suite_trace(void)
 {
+    RUN(test_trace_calls_table);
 #if defined(__x86_64__)
     RUN(test_trace_balanced_calls);
     RUN(test_trace_leave_mismatches);
