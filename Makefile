@@ -208,6 +208,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/accuracy.sh
 	bench/report_speed.sh
 	bench/trace.sh
+	bench/naming.sh
 
 # ---- install -------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fold.h"
 #include "cli/frame_name.h"
 #include "common/mem.h"
 
@@ -98,16 +99,40 @@ static int build_names(struct prof_shared *sh)
     sh->thread_name = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *sh->thread_name);
     if (!sh->name_kind || !sh->frame_name || !sh->thread_name)
         return -1;
+    /* only frames some sample's or record's stack holds: folding (fold.h)
+     * leaves the frames it replaced in the table */
+    uint8_t *used = mem_calloc(r->frame_count ? r->frame_count : 1, 1);
+    uint8_t *stack_seen = mem_calloc(r->stack_count ? r->stack_count : 1, 1);
+    if (!used || !stack_seen) {
+        mem_free(used);
+        mem_free(stack_seen);
+        return -1;
+    }
+    for (size_t i = 0; i < r->sample_count + r->record_count; i++) {
+        uint32_t st = i < r->sample_count ? r->samples[i].stack
+                                          : r->records[i - r->sample_count].stack;
+        if (st >= r->stack_count || stack_seen[st])
+            continue;
+        stack_seen[st] = 1;
+        for (uint32_t k = 0; k < r->stacks[st].depth; k++)
+            used[r->stack_frames[r->stacks[st].offset + k]] = 1;
+    }
+    mem_free(stack_seen);
     char buf[1024];
     for (uint32_t id = 1; id < r->frame_count; id++) {
+        if (!used[id])
+            continue;
         size_t len = fname_format(r, id, buf, sizeof buf);
         if (len >= sizeof buf)
             len = sizeof buf - 1;
         uint32_t name = intern_name(sh, buf, len, r->frames[id].kind);
-        if (name == UINT32_MAX)
+        if (name == UINT32_MAX) {
+            mem_free(used);
             return -1;
+        }
         sh->frame_name[id] = name;
     }
+    mem_free(used);
     for (size_t t = 0; t < r->thread_count; t++) {
         struct rec_str n = r->strings[r->threads[t].name];
         int len;
@@ -421,6 +446,8 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     size_t count = 0;
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (!f->native_raw && fold_recording(&ps->shared.rec) < 0)
         goto oom;
     if (choose_views(ps, f, events, &count, err, err_size) < 0) {
         prof_free(ps);

@@ -140,6 +140,10 @@ static const char report_options_usage[] =
     "      --exclude REGEX   drop stacks with a frame matching REGEX\n"
     "      --reverse         stacks leaf first: who calls the hot methods\n"
     "      --threads         start every stack with its thread's name\n"
+    "      --native MODE     folded (default): runs of native frames without a symbol\n"
+    "                        as one frame per library (libcoreclr.so), the host's\n"
+    "                        start-up as [start], a thread's as [thread]; raw: every\n"
+    "                        frame as recorded (libcoreclr.so!+0x4b025e)\n"
     "      --limit N         top: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
@@ -171,6 +175,7 @@ enum {
     OPT_INCLUDE,
     OPT_EXCLUDE,
     OPT_REVERSE,
+    OPT_NATIVE,
     OPT_THREADS,
     OPT_LIMIT,
     OPT_MIN,
@@ -275,6 +280,7 @@ int cmd_report(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
         {"sort", required_argument, NULL, OPT_SORT},
+        {"native", required_argument, NULL, OPT_NATIVE},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
@@ -328,6 +334,13 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_REVERSE: filter.reverse = 1; break;
         case OPT_THREADS: filter.thread_roots = 1; break;
+        case OPT_NATIVE:
+            if (strcmp(optarg, "raw") == 0 || strcmp(optarg, "folded") == 0) {
+                filter.native_raw = strcmp(optarg, "raw") == 0;
+                break;
+            }
+            cli_usage_error("report", "--native %s: expected folded or raw", optarg);
+            goto out;
         case OPT_LIMIT:
             if (units_parse_count(optarg, 1000000000, &v, &why) < 0) {
                 cli_usage_error("report", "--limit %s: %s", optarg, why);
