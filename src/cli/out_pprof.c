@@ -3,13 +3,16 @@
  * gzip-compressed, as `go tool pprof`, Grafana Pyroscope and the pprof
  * libraries read it.
  *
- * Two sample types: the number of samples and the event's value
- * (cpu/nanoseconds, wall/nanoseconds).  One function and one location per
+ * Two sample types: the number of samples, or of what a recorded event
+ * counts (its second value: calls, objects), and the event's value
+ * (cpu/nanoseconds, wall/nanoseconds; a recorded event's first value, by
+ * its name: self/nanoseconds).  One function and one location per
  * display name (so every report agrees on what a frame is), one mapping
  * per module the frames came from, and one sample per (thread, call path)
  * labelled with the thread's name and id.  The protobuf encoding is written
  * by hand: a handful of field kinds, all over one growable buffer.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -124,7 +127,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
             at = (uint32_t)agg_count++;
             aggs[at] = (struct agg){thread, s->path, 0, 0};
         }
-        aggs[at].samples++;
+        aggs[at].samples += r->samples[s->sample].count; /* 1 for a sample */
         aggs[at].weight += r->samples[s->sample].weight;
     }
 
@@ -138,9 +141,15 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
             module_of[p->frame_name[f]] = r->frames[f].module;
 
     const char *event = prof_event_name(p);
+    char value_name[64];
+    if (p->event >= 0 && r->events[p->event].recorded && r->events[p->event].value_count >= 2) {
+        struct rec_str v = r->events[p->event].value_names[0];
+        snprintf(value_name, sizeof value_name, "%.*s", (int)v.len, v.p);
+        event = value_name;
+    }
     int ns = strcmp(prof_unit(p), "ns") == 0;
     const char *unit = ns ? "nanoseconds" : prof_unit(p);
-    value_type(&b, 1, &strings, "samples", "count", &tmp);
+    value_type(&b, 1, &strings, prof_count_name(p), prof_count_unit(p), &tmp);
     value_type(&b, 1, &strings, event, unit, &tmp);
 
     for (size_t i = 0; i < agg_count; i++) {

@@ -188,10 +188,14 @@ for f in tree flamegraph pprof speedscope chrome top; do
     cs report -f $f --event calls -o "$T/out.$f" "$T/counts.corscope" 2> "$T/err.txt" || fail "-f $f --event calls: $(cat "$T/err.txt")"
     [ -s "$T/out.$f" ] || fail "-f $f --event calls wrote nothing"
 done
-# the tree's total is the traced time: the calls table's self times summed
-cs report -f collapsed --event calls "$T/counts.corscope" > "$T/collapsed.txt"
-cs report -f calls --limit 0 "$T/counts.corscope" > "$T/calls.txt"
 grep -q 'Calls.Leaf' "$T/out.tree" || fail "the tree has no Leaf"
+# pprof carries the exact counts, as pprof's own decoder reads them
+VIEWERS=$ROOT/tests/viewers
+[ -d "$VIEWERS/node_modules/pprof-format" ] || fail "tests/viewers has no node_modules: run scripts/install-deps.sh"
+node "$VIEWERS/pprof_leaves.mjs" "$T/out.pprof" > "$T/pprof.txt" || fail "pprof-format could not read the calls profile"
+grep -q "^types	calls/count	self/nanoseconds$" "$T/pprof.txt" || fail "pprof sample types: $(head -1 "$T/pprof.txt")"
+assert_eq "pprof: Leaf calls" "$(awk -F'\t' '$1 == "TraceApp.Calls.Leaf" { print $2 }' "$T/pprof.txt")" 1250000
+note "every stack format draws the calls event; pprof has Leaf's 1250000 calls"
 
 # ---- refusals ---------------------------------------------------------------------------------------------
 set +e

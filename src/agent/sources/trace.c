@@ -181,7 +181,7 @@ static int trace_start(struct agent *a, struct source *s)
         d.value_names[0] = "self";
         d.value_units[0] = "ns";
         d.value_names[1] = "calls";
-        d.value_units[1] = "calls";
+        d.value_units[1] = "count";
         d.field_count = 2;
         d.field_names[0] = "inclusive";
         d.field_types[0] = FMT_FIELD_DURATION;
@@ -190,7 +190,7 @@ static int trace_start(struct agent *a, struct source *s)
     } else {
         d.value_count = 1;
         d.value_names[0] = "calls";
-        d.value_units[0] = "calls";
+        d.value_units[0] = "count";
     }
     st->event = recorder_define(&a->out, &d);
     st->frames = mem_alloc((st->path_depth + 4) * sizeof *st->frames);
