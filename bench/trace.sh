@@ -13,7 +13,11 @@
 #      everything is compiled, first at tier 0), and the round trips done
 #      in the whole run, start-up included, with every method traced and
 #      with --include on the program's namespace; and, to tell the two
-#      costs apart, without the agent but with ReadyToRun off.
+#      costs apart, without the agent but with ReadyToRun off;
+#   4. start-up: the whole process's wall time for a program that does
+#      almost nothing (Trace loop 1000), where tracing pays for compiling
+#      what ReadyToRun code would have provided, and for naming each method
+#      it compiles (the FunctionIDMapper2 decides with the method's name).
 # Configurations interleaved run by run; medians of RUNS runs.
 #
 #   bench/trace.sh [RUNS]          (default 5)
@@ -38,6 +42,13 @@ LOOP_CONFIGS=(
     "--trace=counts|--trace=counts"
     "--trace (calls and times)|--trace"
     "--trace, the method left out (--exclude)|--trace --exclude Loop\\.Empty\$"
+)
+START_CONFIGS=(
+    "no agent|-"
+    "no agent, ReadyToRun off (DOTNET_ReadyToRun=0)|r2r-off"
+    "sampling only (cpu, 10 ms)|-e cpu"
+    "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
+    "--trace, every method|--trace"
 )
 JSON_CONFIGS=(
     "no agent|-"
@@ -66,11 +77,18 @@ run() {
 : > "$T/hooks"
 for c in "${!LOOP_CONFIGS[@]}"; do : > "$T/loop.$c"; done
 for c in "${!JSON_CONFIGS[@]}"; do : > "$T/json.$c"; : > "$T/jsonwall.$c"; done
+for c in "${!START_CONFIGS[@]}"; do : > "$T/start.$c"; done
 for _ in $(seq "$RUNS"); do
     "$HOOKS" 100000000 >> "$T/hooks"
     for c in "${!LOOP_CONFIGS[@]}"; do
         opts=${LOOP_CONFIGS[$c]#*|}
         run "$opts" loop "$LOOP_CALLS" | sed -n 's/^loop: .*, \([0-9.]*\) ns per call.*/\1/p' >> "$T/loop.$c"
+    done
+    for c in "${!START_CONFIGS[@]}"; do
+        opts=${START_CONFIGS[$c]#*|}
+        t0=$(date +%s.%N)
+        run "$opts" loop 1000 > /dev/null
+        awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' >> "$T/start.$c"
     done
     for c in "${!JSON_CONFIGS[@]}"; do
         opts=${JSON_CONFIGS[$c]#*|}
@@ -118,4 +136,12 @@ for c in "${!JSON_CONFIGS[@]}"; do
     v=$(median 2 < "$T/json.$c")
     w=$(median 0 < "$T/jsonwall.$c")
     echo "| ${JSON_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.2fx", v / b }') | $w |"
+done
+echo
+echo "Start-up: wall time of a whole process that does almost nothing (Trace loop 1000):"
+echo
+echo "| configuration | s |"
+echo "|---|---:|"
+for c in "${!START_CONFIGS[@]}"; do
+    echo "| ${START_CONFIGS[$c]%%|*} | $(median 3 < "$T/start.$c") |"
 done
