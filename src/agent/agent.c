@@ -57,9 +57,19 @@ static int add_source(struct agent *a, const struct source_ops *ops)
 
 int agent_init_sources(struct agent *a)
 {
+    /* first: its last records (the threads still running) come before the
+     * samplers let go of their threads */
+    if (add_source(a, &source_threads) < 0)
+        return -1;
     if (config_sampled(&a->cfg) &&
         add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
                                                                : &source_cpu_suspend) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_EXCEPTIONS) && add_source(a, &source_exceptions) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_LOCK) && add_source(a, &source_lock) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_JIT) && add_source(a, &source_jit) < 0)
         return -1;
     if (a->cfg.trace && add_source(a, &source_trace) < 0)
         return -1;
@@ -136,7 +146,8 @@ static void sleep_until(struct agent *a, uint64_t deadline_ns)
     struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
                           (long)(deadline_ns % 1000000000ull)};
     pthread_mutex_lock(&a->wake_lock);
-    while (!atomic_load(&a->stopping) && !atomic_load(&a->poked)) {
+    while (!atomic_load(&a->stopping) && !atomic_load(&a->poked) &&
+           !atomic_load(&a->hurried) && a->sync_asked == a->sync_done) {
         if (pthread_cond_timedwait(&a->wake, &a->wake_lock, &ts) == ETIMEDOUT)
             break;
     }
@@ -156,14 +167,33 @@ static void *loop_main(void *arg)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
     struct loop_state ls = {0, 0};
     while (!atomic_load(&a->stopping)) {
+        pthread_mutex_lock(&a->wake_lock);
+        uint64_t sync = a->sync_asked;
+        pthread_mutex_unlock(&a->wake_lock);
+        atomic_store(&a->hurried, 0);
         uint64_t next = cycle(a, &ls, agent_now_ns());
+        if (sync != a->sync_done) {
+            /* everything queued before the ask was drained by that cycle */
+            recorder_flush(&a->out);
+            pthread_mutex_lock(&a->wake_lock);
+            a->sync_done = sync;
+            pthread_cond_broadcast(&a->synced);
+            pthread_mutex_unlock(&a->wake_lock);
+            continue;
+        }
         recorder_maybe_flush(&a->out, agent_now_ns());
         for (;;) {
             uint64_t now = agent_now_ns();
             if (next <= now)
                 break;
             sleep_until(a, next);
-            if (atomic_load(&a->stopping) || !atomic_exchange(&a->poked, 0))
+            if (atomic_load(&a->stopping) || atomic_load(&a->hurried) ||
+                !atomic_exchange(&a->poked, 0))
+                break;
+            pthread_mutex_lock(&a->wake_lock);
+            int asked = a->sync_asked != a->sync_done;
+            pthread_mutex_unlock(&a->wake_lock);
+            if (asked)
                 break;
             /* the runtime reported new threads: look now, not at the next
              * cycle, so that even a short-lived thread is sampled */
@@ -194,6 +224,7 @@ int agent_start(struct agent *a)
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&a->wake, &attr);
+    pthread_cond_init(&a->synced, &attr);
     pthread_condattr_destroy(&attr);
     tids_init(&a->tids);
     resolve_init(&a->resolver, a->info, &a->names, &a->out);
@@ -220,6 +251,38 @@ void agent_poke(struct agent *a)
     pthread_mutex_unlock(&a->wake_lock);
 }
 
+void agent_hurry(struct agent *a)
+{
+    if (!a->loop_started || atomic_exchange(&a->hurried, 1))
+        return; /* not running, or already hurried */
+    pthread_mutex_lock(&a->wake_lock);
+    pthread_cond_broadcast(&a->wake);
+    pthread_mutex_unlock(&a->wake_lock);
+}
+
+int agent_sync(struct agent *a, uint64_t timeout_ns)
+{
+    if (!a->loop_started)
+        return -1;
+    uint64_t deadline = agent_now_ns() + timeout_ns;
+    struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+    int rc = -1;
+    pthread_mutex_lock(&a->wake_lock);
+    uint64_t ticket = ++a->sync_asked;
+    pthread_cond_broadcast(&a->wake);
+    while (!atomic_load(&a->stopping)) {
+        if (a->sync_done >= ticket) {
+            rc = 0;
+            break;
+        }
+        int e = pthread_cond_timedwait(&a->synced, &a->wake_lock, &ts);
+        if (e == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&a->wake_lock);
+    return rc;
+}
+
 int agent_stop(struct agent *a)
 {
     if (!a->loop_started)
@@ -227,6 +290,7 @@ int agent_stop(struct agent *a)
     pthread_mutex_lock(&a->wake_lock);
     atomic_store(&a->stopping, 1);
     pthread_cond_broadcast(&a->wake);
+    pthread_cond_broadcast(&a->synced);
     pthread_mutex_unlock(&a->wake_lock);
 
     uint64_t start = agent_now_ns();

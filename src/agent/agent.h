@@ -54,9 +54,12 @@ struct agent {
     int loop_started;
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
     _Atomic int poked;         /* threads appeared: the sources should look now */
+    _Atomic int hurried;       /* a callback's queue fills: drain now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */
-    pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep */
+    pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep and agent_sync */
     pthread_cond_t wake;
+    pthread_cond_t synced;     /* the loop wrote what agent_sync asked for */
+    uint64_t sync_asked, sync_done; /* under wake_lock */
 };
 
 /* Initialize: picks the sources the settings ask for and lets each claim
@@ -71,6 +74,15 @@ HIDDEN int agent_stop(struct agent *a);
 /* Any thread: wakes the loop early (a new thread to take care of).
  * Returns at once. */
 HIDDEN void agent_poke(struct agent *a);
+/* Any thread (a callback whose queue is filling, evq_pressed): wakes the
+ * loop for a cycle now.  Returns at once. */
+HIDDEN void agent_hurry(struct agent *a);
+/* Any thread, only when the program is about to end without telling us
+ * (an unhandled exception, which aborts the process): has the loop record
+ * and write everything queued so far, waiting at most timeout_ns for it.
+ * Every other callback never waits for the loop.  Returns 0 when written,
+ * -1 when the loop is not running or did not finish in time. */
+HIDDEN int agent_sync(struct agent *a, uint64_t timeout_ns);
 
 /* Loop: applies what the callbacks reported about code (codemap_update),
  * recording what preceded each unload first.  Returns the time up to which

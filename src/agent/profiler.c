@@ -449,10 +449,11 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
                                                             ThreadID thread, ULONG length,
                                                             WCHAR name[])
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     char utf8[96];
     utf16_to_utf8(name, name ? length : 0, utf8, sizeof utf8);
     threads_renamed(thread, utf8);
+    DISPATCH(p, thread_renamed, thread, utf8);
     return S_OK;
 }
 
@@ -512,14 +513,15 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchStarted(
     if (use_cached)
         *use_cached = TRUE;
     activity_begin(p, ACTIVITY_R2R_LOOKUP, function);
+    DISPATCH(p, jit_cache_search, function, 0, COR_PRF_CACHED_FUNCTION_FOUND);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
     ICorProfilerCallback11 *iface, FunctionID function, COR_PRF_JIT_CACHE result)
 {
-    (void)result;
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, jit_cache_search, function, 1, result);
     activity_end(p, ACTIVITY_R2R_LOOKUP, function);
     return S_OK;
 }
@@ -527,46 +529,56 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadStarted(ICorProfilerCallback11 *iface,
                                                            ClassID klass)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_TYPE, klass);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 0, klass, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadFinished(ICorProfilerCallback11 *iface,
                                                             ClassID klass, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 1, klass, status);
+    activity_end(p, ACTIVITY_LOAD_TYPE, klass);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadStarted(ICorProfilerCallback11 *iface,
                                                               AssemblyID assembly)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 0, assembly, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadFinished(ICorProfilerCallback11 *iface,
                                                                AssemblyID assembly, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 1, assembly, status);
+    activity_end(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadStarted(ICorProfilerCallback11 *iface,
                                                             ModuleID module)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 0, module, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadFinished(ICorProfilerCallback11 *iface,
                                                              ModuleID module, HRESULT status)
 {
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (status >= 0)
         codemap_module_loaded(module);
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 1, module, status);
+    activity_end(p, ACTIVITY_LOAD_MODULE, module);
     return S_OK;
 }
 
@@ -585,11 +597,46 @@ static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCall
 static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
                                                               ModuleID module)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
     return S_OK;
 }
+
+/* ---- exceptions ----------------------------------------------------------------- */
+
+/* Every exception callback, to the sources that follow throws (they run on
+ * the throwing thread, several in cooperative mode: nothing here waits). */
+#define EXCEPTION_CALLBACK(name, step, params, function, object)                      \
+    static HRESULT STDMETHODCALLTYPE profiler_##name params                           \
+    {                                                                                 \
+        DISPATCH(impl_from_ICorProfilerCallback11(iface), exception, step, function,  \
+                 object);                                                             \
+        return S_OK;                                                                  \
+    }
+EXCEPTION_CALLBACK(ExceptionThrown, SOURCE_EX_THROWN,
+                   (ICorProfilerCallback11 *iface, ObjectID object), 0, object)
+EXCEPTION_CALLBACK(ExceptionSearchFunctionEnter, SOURCE_EX_SEARCH_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchCatcherFound, SOURCE_EX_SEARCH_CATCHER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterEnter, SOURCE_EX_FILTER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterLeave, SOURCE_EX_FILTER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionEnter, SOURCE_EX_UNWIND_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionLeave, SOURCE_EX_UNWIND_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFinallyEnter, SOURCE_EX_FINALLY_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionCatcherEnter, SOURCE_EX_CATCHER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function, ObjectID object),
+                   function, object)
+EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+#undef EXCEPTION_CALLBACK
 
 /* ---- collections and runtime events ------------------------------------------ */
 
@@ -678,7 +725,7 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
-/* ---- inlining and the exception unwinder (tracing) --------------------------- */
+/* ---- inlining (tracing) ---------------------------------------------------------- */
 
 static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
                                                       FunctionID caller, FunctionID callee,
@@ -687,28 +734,6 @@ static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *if
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (should_inline)
         DISPATCH(p, jit_inlining, caller, callee, should_inline);
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionEnter(ICorProfilerCallback11 *iface,
-                                                                       FunctionID function)
-{
-    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_unwind_enter, function);
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionLeave(ICorProfilerCallback11 *iface)
-{
-    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_unwind_leave);
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionCatcherEnter(ICorProfilerCallback11 *iface,
-                                                                FunctionID function,
-                                                                ObjectID object)
-{
-    (void)object;
-    DISPATCH(impl_from_ICorProfilerCallback11(iface), exception_catcher_enter, function);
     return S_OK;
 }
 
@@ -747,13 +772,21 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,
     .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
+    /* exceptions (ICorProfilerCallback) */
+    .ExceptionThrown = profiler_ExceptionThrown,
+    .ExceptionSearchFunctionEnter = profiler_ExceptionSearchFunctionEnter,
+    .ExceptionSearchCatcherFound = profiler_ExceptionSearchCatcherFound,
+    .ExceptionSearchFilterEnter = profiler_ExceptionSearchFilterEnter,
+    .ExceptionSearchFilterLeave = profiler_ExceptionSearchFilterLeave,
+    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
+    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
+    .ExceptionUnwindFinallyEnter = profiler_ExceptionUnwindFinallyEnter,
+    .ExceptionCatcherEnter = profiler_ExceptionCatcherEnter,
+    .ExceptionCatcherLeave = profiler_ExceptionCatcherLeave,
     /* ICorProfilerCallback10 */
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
     /* tracing */
     .JITInlining = profiler_JITInlining,
-    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
-    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
-    .ExceptionCatcherEnter = profiler_ExceptionCatcherEnter,
 };
 CLR_VTBL_END
 

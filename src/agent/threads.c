@@ -165,6 +165,20 @@ void threads_destroyed(uintptr_t managed)
     pthread_mutex_unlock(&lock);
 }
 
+int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 0);
+    if (s) {
+        *os_tid = atomic_load(&s->os_tid);
+        snprintf(name, size, "%s", s->name);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
 long threads_snapshot(struct thread_view **out, size_t *cap)
 {
     long n = 0;

@@ -67,6 +67,10 @@ HIDDEN void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi);
 HIDDEN void threads_renamed(uintptr_t managed, const char *utf8_name);
 HIDDEN void threads_destroyed(uintptr_t managed);
 
+/* Any thread: the OS tid (0 before it started) and the name (may be "")
+ * of a managed thread the registry knows.  Returns 0, or -1 when unknown. */
+HIDDEN int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size);
+
 /* Copies the live threads into *out (grown as needed; caller frees with
  * mem_free).  Returns the count, or -1 when out of memory. */
 HIDDEN long threads_snapshot(struct thread_view **out, size_t *cap);

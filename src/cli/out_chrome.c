@@ -99,6 +99,9 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
         while (open_count > 0)
             slice(out, p, tid, &stack[--open_count], last_end, &first);
     }
+    /* the runtime's events, on tracks of their own */
+    if (rc == 0 && chrome_runtime_events(p, out, &first) < 0)
+        rc = -1;
     fputs("\n]}\n", out);
     mem_free(names);
     mem_free(stack);

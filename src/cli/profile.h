@@ -133,6 +133,9 @@ HIDDEN size_t prof_children(const struct profile *p, uint32_t node, enum prof_or
 HIDDEN size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap);
 
 HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
+/* Does --thread `want` (a name's substring or an OS tid; NULL = all)
+ * select thread index t? */
+HIDDEN int prof_thread_selected(const struct recording *r, size_t t, const char *want);
 /* Value of a weight in the event's unit (weight * period). */
 HIDDEN double prof_value(const struct profile *p, uint64_t weight);
 HIDDEN const char *prof_unit(const struct profile *p);

@@ -46,8 +46,12 @@ static const char record_usage[] =
     "                          with a report's extension (app.html, app.pb.gz ...)\n"
     "                          the recording goes to app.corscope and that report\n"
     "                          is written from it when the program ends\n"
-    "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
+    "  -e, --event EVENT,...   cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
+    "                          exceptions: every throw, its stack, type and catch site\n"
+    "                          lock: contended lock waits, their stacks and times\n"
+    "                          jit: compilations (time, tier), R2R code used, loads\n"
+    "                          (several at once: -e cpu,exceptions,lock,jit)\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
     "      --sampler S         how stacks are taken: signal (default) interrupts each\n"
     "                          thread where it runs and walks managed and native\n"
@@ -61,6 +65,8 @@ static const char record_usage[] =
     "                          tick (coarser), and cheaper on virtual machines that\n"
     "                          make timer interrupts dear (docs/performance.md)\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
+    "      --lock-min TIME     -e lock: shorter waits are counted, not recorded one by\n"
+    "                          one (default 10us; 0 records every wait)\n"
     "      --trace[=counts]    also trace: every call of every method through the\n"
     "                          runtime's Enter/Leave hooks, exact call counts and\n"
     "                          times per method and call path (the `calls` event;\n"
@@ -311,8 +317,8 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE, OPT_TRACE,
-       OPT_INCLUDE, OPT_EXCLUDE };
+enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE, OPT_LOCK_MIN,
+       OPT_TRACE, OPT_INCLUDE, OPT_EXCLUDE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -322,6 +328,7 @@ int cmd_record(int argc, char **argv)
         {"signal", required_argument, NULL, OPT_SIGNAL},
         {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+        {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
@@ -338,7 +345,7 @@ int cmd_record(int argc, char **argv)
     const char *output = NULL;
     int force = 0, quiet = 0;
     /* options that only some settings use, for the conflict checks */
-    const char *signal_opt = NULL, *clock_opt = NULL, *filter_opt = NULL;
+    const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *filter_opt = NULL;
 
     optind = 1;
     opterr = 0;
@@ -362,6 +369,7 @@ int cmd_record(int argc, char **argv)
         case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
         case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
+        case OPT_LOCK_MIN: key = "lock_min"; lock_min_opt = "--lock-min"; break;
         case OPT_FORCE: force = 1; break;
         case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
         case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
@@ -380,6 +388,8 @@ int cmd_record(int argc, char **argv)
     if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
         return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
                                "every thread at each tick of the wall clock)");
+    if (lock_min_opt && !(cfg.events & CONFIG_EVENT_LOCK))
+        return cli_usage_error("record", "--lock-min goes with -e lock");
     if (filter_opt && !cfg.trace)
         return cli_usage_error("record", "%s chooses the methods --trace traces; add --trace",
                                filter_opt);

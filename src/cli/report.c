@@ -29,6 +29,11 @@ static const struct report_format formats[] = {
     {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
     {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
     {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
+    /* tables of recorded events: no file extension of their own */
+    {"exceptions", NULL, report_exceptions, "exceptions by type, throw site and catch site (-e exceptions)"},
+    {"locks", NULL, report_locks, "contended lock waits by stack and owner (-e lock)"},
+    {"jit", NULL, report_jit, "compilations, tiers, R2R code and loads (-e jit)"},
+    {"threads", NULL, report_threads, "threads: lifetimes, names, CPU time, events"},
     {"calls", ".calls", report_calls, "per method: calls, inclusive, self, mean and max time (record --trace)"},
 };
 
@@ -144,7 +149,7 @@ static const char report_options_usage[] =
     "                        as one frame per library (libcoreclr.so), the host's\n"
     "                        start-up as [start], a thread's as [thread]; raw: every\n"
     "                        frame as recorded (libcoreclr.so!+0x4b025e)\n"
-    "      --limit N         top: rows to show (default 50, 0 for all)\n"
+    "      --limit N         top and the tables: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "      --sort COLUMN     calls: sort by calls, inclusive, self (default), mean or max\n"
@@ -256,7 +261,7 @@ int report_render(const char *recording, const struct report_format *fmt, const 
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, &filter};
     struct profiles ps;
     char err[512];
     if (prof_load(&ps, recording, &filter, err, sizeof err) < 0) {
@@ -285,7 +290,7 @@ int cmd_report(int argc, char **argv)
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, &filter};
     const char *diff_base = NULL, *sort = NULL;
     struct profiles base;
     int have_base = 0;
@@ -454,7 +459,7 @@ int cmd_report(int argc, char **argv)
         report_losses(p, losses, sizeof losses);
         if (losses[0])
             cli_warn("%s: %s", path, losses);
-        if (p->selected_samples == 0)
+        if (p->selected_samples == 0 && fmt->extension) /* not for a table */
             cli_warn("%s: no samples%s", path,
                      p->rec->sample_count ? " pass the filters" : " were recorded");
     }

@@ -15,6 +15,7 @@ struct report_options {
     double min_percent; /* tree: prune nodes below this share */
     long limit;         /* top: rows; 0 = all */
     const struct profile *base; /* flamegraph --diff: the baseline, else NULL */
+    const struct prof_filter *filter; /* the filters, for the tables of recorded events */
 };
 
 /* Writes the report to out.  Returns 0, or -1 after printing a
@@ -39,6 +40,15 @@ HIDDEN int report_speedscope(const struct profile *p, const struct report_option
 HIDDEN int report_chrome(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_pprof(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out);
+/* The tables of the runtime's events (out_exceptions.c, out_locks.c,
+ * out_jit.c, out_threads.c). */
+HIDDEN int report_exceptions(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_locks(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_jit(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_threads(const struct profile *p, const struct report_options *o, FILE *out);
+/* The Chrome trace's tracks of recorded events (out_chrome_events.c):
+ * appends them to the traceEvents array (*first: nothing written yet). */
+HIDDEN int chrome_runtime_events(const struct profile *p, FILE *out, int *first);
 HIDDEN int report_calls(const struct profile *p, const struct report_options *o, FILE *out);
 /* `report -f calls --sort KEY`: sets the column the calls table is sorted
  * by (calls, inclusive, self, mean, max); 0, or -1 for an unknown one. */

@@ -22,12 +22,13 @@ void config_defaults(struct config *c)
     c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
+    c->lock_min_ns = CONFIG_LOCK_MIN_DEFAULT_NS;
 }
 
 /* The words of each choice, indexed by its enum value, for the parser and
  * for the text forms alike. */
 /* one word per event bit, in bit order */
-static const char *const event_names[] = {"cpu", "wall"};
+static const char *const event_names[] = {"cpu", "wall", [4] = "exceptions", "lock", "jit"};
 static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
@@ -54,7 +55,7 @@ static const char *choice_name(const char *const *names, size_t count, int value
 const char *config_event_name(uint32_t event_bit)
 {
     for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
-        if (event_bit == 1u << i)
+        if (event_names[i] && event_bit == 1u << i)
             return event_names[i];
     return "?";
 }
@@ -70,14 +71,15 @@ static const char *parse_events(const char *value, uint32_t *out)
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
         int found = -1;
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
-            if (strlen(event_names[i]) == n && !strncmp(p, event_names[i], n))
+            if (event_names[i] && strlen(event_names[i]) == n && !strncmp(p, event_names[i], n))
                 found = (int)i;
         if (found < 0) {
             size_t used = (size_t)snprintf(why, sizeof why, "unknown event '%.*s' (events:",
                                            (int)(n > 32 ? 32 : n), p);
             for (size_t i = 0; i < sizeof event_names / sizeof event_names[0] && used < sizeof why; i++)
-                used += (size_t)snprintf(why + used, sizeof why - used, "%s %s", i ? "," : "",
-                                         event_names[i]);
+                if (event_names[i])
+                    used += (size_t)snprintf(why + used, sizeof why - used, "%s %s", i ? "," : "",
+                                             event_names[i]);
             if (used < sizeof why)
                 snprintf(why + used, sizeof why - used, ")");
             return why;
@@ -208,6 +210,14 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->max_depth = (uint32_t)n;
         }
+    } else if (!strcmp(key, "lock_min")) {
+        uint64_t ns = 0; /* "0": every wait */
+        if (!strcmp(value, "0") || units_parse_duration(value, 0, &ns, &why) == 0) {
+            if (ns > CONFIG_LOCK_MIN_MAX_NS)
+                why = "out of range (0 to 10s)";
+            else
+                c->lock_min_ns = ns;
+        }
     } else if (!strcmp(key, "log")) {
         int v = choice(value, CHOICES(log_names));
         if (v < 0)
@@ -264,7 +274,7 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         if (size)
             out[0] = '\0';
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++) {
-            if (!(c->events & (1u << i)) || used >= size)
+            if (!event_names[i] || !(c->events & (1u << i)) || used >= size)
                 continue;
             int n = snprintf(out + used, size - used, "%s%s", used ? "," : "", event_names[i]);
             if (n > 0)
@@ -283,6 +293,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
+    else if (!strcmp(key, "lock_min"))
+        snprintf(out, size, "%lluns", (unsigned long long)c->lock_min_ns);
     else if (!strcmp(key, "trace"))
         snprintf(out, size, "%s", choice_name(CHOICES(trace_names), (int)c->trace));
     else if (!strcmp(key, "trace_include"))

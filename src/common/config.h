@@ -22,6 +22,10 @@
 enum config_event {
     CONFIG_EVENT_CPU = 1u << 0,
     CONFIG_EVENT_WALL = 1u << 1,
+    /* the runtime's stories (sources/exceptions.c, lock.c, jit.c) */
+    CONFIG_EVENT_EXCEPTIONS = 1u << 4,
+    CONFIG_EVENT_LOCK = 1u << 5,
+    CONFIG_EVENT_JIT = 1u << 6,
 };
 #define CONFIG_EVENT_SAMPLED (CONFIG_EVENT_CPU | CONFIG_EVENT_WALL)
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
@@ -43,6 +47,9 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
 #define CONFIG_DEPTH_MIN 8
 #define CONFIG_DEPTH_MAX 65536
 #define CONFIG_DEPTH_DEFAULT 4096
+/* Lock waits shorter than this are counted, not recorded one by one. */
+#define CONFIG_LOCK_MIN_DEFAULT_NS 10000ull     /* 10 us */
+#define CONFIG_LOCK_MIN_MAX_NS 10000000000ull   /* 10 s */
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -53,6 +60,7 @@ struct config {
     enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
+    uint64_t lock_min_ns;  /* -e lock: shorter waits are only counted */
     enum config_trace trace;
     char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
@@ -68,6 +76,7 @@ struct config {
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
     X(log, "CORSCOPE_LOG") \
+    X(lock_min, "CORSCOPE_LOCK_MIN") \
     X(trace, "CORSCOPE_TRACE") \
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
     X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE")

@@ -94,7 +94,9 @@ int units_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *o
         *why = "too large";
         return -1;
     }
-    *out_ns = (uint64_t)llround(v * (double)unit);
+    /* rounded without llround: its long long ends at 9.2e18, and longer
+     * durations that fit came out as 2^63 ns (found by review) */
+    *out_ns = (uint64_t)(v * (double)unit + 0.5);
     return 0;
 }
 

@@ -118,6 +118,7 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+#define FMT_INFO_LOCK_MIN_NS "lock_min_ns"
 #define FMT_INFO_TRACE "trace"
 #define FMT_INFO_TRACE_METHODS "trace_methods"
 #define FMT_INFO_TRACE_CLOCK "trace_clock"

@@ -229,6 +229,14 @@ void slots_reclaim(void)
     }
 }
 
+size_t slots_retired_pending(void)
+{
+    size_t n = 0;
+    for (const struct retired *r = retired; r; r = r->next)
+        n++;
+    return n;
+}
+
 struct sthread *slots_handler_enter(pid_t tid)
 {
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)

@@ -150,22 +150,18 @@ static void trace_inlining(struct source *s, FunctionID caller, FunctionID calle
         *should_inline = FALSE;
 }
 
-static void trace_unwind_enter(struct source *s, FunctionID function)
+/* The unwinder closes the frames an exception removes (shadow.h). */
+static void trace_exception(struct source *s, enum source_exception_step step,
+                            FunctionID function, ObjectID object)
 {
     (void)s;
-    shadow_unwind_enter(function);
-}
-
-static void trace_unwind_leave(struct source *s)
-{
-    (void)s;
-    shadow_unwind_leave();
-}
-
-static void trace_catcher_enter(struct source *s, FunctionID function)
-{
-    (void)s;
-    shadow_catcher_enter(function);
+    (void)object;
+    switch (step) {
+    case SOURCE_EX_UNWIND_ENTER: shadow_unwind_enter(function); break;
+    case SOURCE_EX_UNWIND_LEAVE: shadow_unwind_leave(); break;
+    case SOURCE_EX_CATCHER_ENTER: shadow_catcher_enter(function); break;
+    default: break;
+    }
 }
 
 /* ---- the loop ------------------------------------------------------------------------------ */
@@ -481,9 +477,7 @@ static void trace_finish(struct agent *a, struct source *s)
 
 static const struct source_hooks trace_hooks = {
     .jit_inlining = trace_inlining,
-    .exception_unwind_enter = trace_unwind_enter,
-    .exception_unwind_leave = trace_unwind_leave,
-    .exception_catcher_enter = trace_catcher_enter,
+    .exception = trace_exception,
 };
 
 const struct source_ops source_trace = {
