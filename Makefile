@@ -250,6 +250,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/events.sh
 	bench/trace.sh
 	bench/naming.sh
+	bench/memory.sh
 
 # ---- install -------------------------------------------------------------
 

@@ -71,6 +71,10 @@ int agent_init_sources(struct agent *a)
         return -1;
     if ((a->cfg.events & CONFIG_EVENT_JIT) && add_source(a, &source_jit) < 0)
         return -1;
+    if ((a->cfg.events & (CONFIG_EVENT_ALLOC | CONFIG_EVENT_LIVE)) && add_source(a, &source_alloc) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_GC) && add_source(a, &source_gc) < 0)
+        return -1;
     if (a->cfg.trace && add_source(a, &source_trace) < 0)
         return -1;
     return 0;

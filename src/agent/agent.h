@@ -84,6 +84,10 @@ HIDDEN void agent_hurry(struct agent *a);
  * -1 when the loop is not running or did not finish in time. */
 HIDDEN int agent_sync(struct agent *a, uint64_t timeout_ns);
 
+/* Any thread: has the loop run a cycle (drain the queues) now rather than
+ * at its next time.  Returns at once. */
+HIDDEN void agent_hurry(struct agent *a);
+
 /* Loop: applies what the callbacks reported about code (codemap_update),
  * recording what preceded each unload first.  Returns the time up to which
  * the code map is complete. */

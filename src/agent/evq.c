@@ -285,6 +285,19 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     return 0;
 }
 
+int evq_room(uint32_t words)
+{
+    struct evq *q = own_queue();
+    if (!q)
+        return 1; /* no queue (closed, or the budget spent): nothing to wait for */
+    if (q->grow)
+        return 1; /* the next push moves to a bigger ring */
+    const struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+    return r->mask + 1 - (head - tail) >= HEADER_WORDS + 1 + (uint64_t)words;
+}
+
 int evq_pressed(void)
 {
     struct evq *q = mine;
@@ -328,91 +341,164 @@ static const uint64_t *entry_stack(struct evq *q, const uint64_t *w, uint32_t de
     return ips;
 }
 
-/* Copies and hands over every complete entry of one queue. */
-static uint64_t drain_one(struct evq *q, uint64_t **scratch, size_t *cap,
-                          void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
-                          uint64_t until)
+/* A queue being drained: where its next entry starts, where the queue
+ * ends, and the time of the entry at tail. */
+struct cursor {
+    struct evq *q;
+    uint64_t tail, head;
+    const struct ring *cur;
+    struct ring *old;
+    uint64_t time;
+};
+
+/* The ring the entry at the cursor's tail is in. */
+static const struct ring *cursor_ring(const struct cursor *c)
 {
-    uint64_t n = 0;
-    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-    if (tail == head)
-        return 0;
-    /* after the head, so a new ring is seen with the entries written to
-     * it, and the old one with it */
-    const struct ring *cur = atomic_load_explicit(&q->ring, memory_order_acquire);
-    struct ring *old = atomic_load_explicit(&q->old, memory_order_acquire);
-    while (tail < head) {
-        const struct ring *r = old && tail < q->switch_at ? old : cur;
-        uint64_t total = r->w[tail & r->mask];
-        if (total < HEADER_WORDS || total > head - tail) {
-            tail = head; /* cannot happen with a correct producer; never loop on it */
-            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-            break;
-        }
-        if (r->w[(tail + 2) & r->mask] >= until)
-            break; /* taken after what the code map knows: the next time */
-        uint64_t *w = mem_grow(*scratch, cap, total, sizeof *w);
-        if (w) {
-            *scratch = w;
-            for (uint64_t i = 0; i < total; i++)
-                w[i] = r->w[(tail + i) & r->mask];
-            struct evq_entry e;
-            e.source = (uint32_t)(w[1] & 0xffff);
-            e.kind = (uint32_t)(w[1] >> 16 & 0xffff);
-            e.walk_flags = (uint32_t)(w[1] >> 32);
-            e.tid = q->tid;
-            e.time = w[2];
-            e.words = (uint32_t)w[3];
-            e.depth = (uint32_t)(w[3] >> 32 & 0x7fffffff);
-            int sent = (w[3] & SENT_BEFORE) != 0;
-            uint64_t stack_words = e.depth || sent ? 1 + (sent ? 0 : e.depth) : 0;
-            /* an entry walked with no frame still has its hash */
-            if (!stack_words && HEADER_WORDS + (uint64_t)e.words + 1 == total)
-                stack_words = 1;
-            if (HEADER_WORDS + (uint64_t)e.words + stack_words == total) {
-                e.payload = w + HEADER_WORDS;
-                e.ips = w + HEADER_WORDS + e.words + 1;
-                if (stack_words)
-                    e.ips = entry_stack(q, w, e.depth, sent, e.ips);
-                if (!e.ips) {
-                    /* cannot happen with a correct producer: no stack */
-                    e.ips = w;
-                    e.depth = 0;
-                    e.walk_flags |= WALK_FAILED;
-                }
-                fn(ctx, &e);
-                n++;
-            }
-        } else {
-            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-        }
-        tail += total;
-    }
-    atomic_store_explicit(&q->tail, tail, memory_order_release);
-    if (old && tail >= q->switch_at) {
-        /* past the switch: the thread may switch again */
-        pthread_mutex_lock(&list_lock);
-        bytes_used -= ring_bytes(old);
-        pthread_mutex_unlock(&list_lock);
-        atomic_store_explicit(&q->old, NULL, memory_order_release);
-        mem_free(old);
-    }
-    return n;
+    return c->old && c->tail < c->q->switch_at ? c->old : c->cur;
 }
 
+/* Loads the time of the cursor's next entry; 0 when there is none that
+ * may be handed over (empty, or taken at or after `until`: after what the
+ * code map knows, so the next time). */
+static int cursor_peek(struct cursor *c, uint64_t until)
+{
+    if (c->tail >= c->head)
+        return 0;
+    const struct ring *r = cursor_ring(c);
+    uint64_t total = r->w[c->tail & r->mask];
+    if (total < HEADER_WORDS || total > c->head - c->tail) {
+        c->tail = c->head; /* cannot happen with a correct producer; never loop on it */
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    c->time = r->w[(c->tail + 2) & r->mask];
+    return c->time < until;
+}
+
+/* Copies the cursor's next entry out of its ring, hands it over, steps. */
+static void cursor_take(struct cursor *c, uint64_t **scratch, size_t *cap,
+                        void (*fn)(void *ctx, const struct evq_entry *e), void *ctx)
+{
+    const struct ring *r = cursor_ring(c);
+    uint64_t total = r->w[c->tail & r->mask];
+    uint64_t *w = mem_grow(*scratch, cap, total, sizeof *w);
+    if (!w) {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        c->tail += total;
+        return;
+    }
+    *scratch = w;
+    for (uint64_t i = 0; i < total; i++)
+        w[i] = r->w[(c->tail + i) & r->mask];
+    c->tail += total;
+    struct evq_entry e;
+    e.source = (uint32_t)(w[1] & 0xffff);
+    e.kind = (uint32_t)(w[1] >> 16 & 0xffff);
+    e.walk_flags = (uint32_t)(w[1] >> 32);
+    e.tid = c->q->tid;
+    e.time = w[2];
+    e.words = (uint32_t)w[3];
+    e.depth = (uint32_t)(w[3] >> 32 & 0x7fffffff);
+    int sent = (w[3] & SENT_BEFORE) != 0;
+    uint64_t stack_words = e.depth || sent ? 1 + (sent ? 0 : e.depth) : 0;
+    /* an entry walked with no frame still has its hash */
+    if (!stack_words && HEADER_WORDS + (uint64_t)e.words + 1 == total)
+        stack_words = 1;
+    if (HEADER_WORDS + (uint64_t)e.words + stack_words != total)
+        return;
+    e.payload = w + HEADER_WORDS;
+    e.ips = w + HEADER_WORDS + e.words + 1;
+    if (stack_words)
+        e.ips = entry_stack(c->q, w, e.depth, sent, e.ips);
+    if (!e.ips) {
+        /* cannot happen with a correct producer: no stack */
+        e.ips = w;
+        e.depth = 0;
+        e.walk_flags |= WALK_FAILED;
+    }
+    fn(ctx, &e);
+}
+
+/* The heap of cursors with something to hand over, earliest first. */
+static void heap_down(struct cursor **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l]->time < h[m]->time)
+            m = l;
+        if (r < n && h[r]->time < h[m]->time)
+            m = r;
+        if (m == i)
+            return;
+        struct cursor *t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Every queue's entries are handed over in one time order across the
+ * threads: sources that put together what several threads said (a
+ * background collection starts on one thread and ends on another) see it
+ * as it happened. */
 uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx, uint64_t until)
 {
     static uint64_t *scratch;
     static size_t cap;
+    static struct cursor *cursors;
+    static struct cursor **heap;
+    static size_t cursors_cap, heap_cap;
     uint64_t n = 0;
     pthread_mutex_lock(&list_lock);
     struct evq *list = queues;
     pthread_mutex_unlock(&list_lock);
     /* new queues go on the front; those after `list` stay put while the
      * list lock is not held, and only this thread removes any */
-    for (struct evq *q = list; q; q = q->next)
-        n += drain_one(q, &scratch, &cap, fn, ctx, until);
+    size_t count = 0;
+    for (struct evq *q = list; q; q = q->next) {
+        struct cursor *grown = mem_grow(cursors, &cursors_cap, count + 1, sizeof *cursors);
+        struct cursor **hgrown = grown ? mem_grow(heap, &heap_cap, count + 1, sizeof *heap) : NULL;
+        if (grown)
+            cursors = grown;
+        if (!grown || !hgrown)
+            break; /* out of memory: the rest waits for the next drain */
+        heap = hgrown;
+        struct cursor *c = &cursors[count++];
+        c->q = q;
+        c->tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        c->head = atomic_load_explicit(&q->head, memory_order_acquire);
+        /* after the head, so a new ring is seen with the entries written to
+         * it, and the old one with it */
+        c->cur = atomic_load_explicit(&q->ring, memory_order_acquire);
+        c->old = atomic_load_explicit(&q->old, memory_order_acquire);
+    }
+    size_t live = 0;
+    for (size_t i = 0; i < count; i++)
+        if (cursor_peek(&cursors[i], until))
+            heap[live++] = &cursors[i];
+    for (size_t i = live; i-- > 0;)
+        heap_down(heap, live, i);
+    while (live) {
+        struct cursor *c = heap[0];
+        cursor_take(c, &scratch, &cap, fn, ctx);
+        n++;
+        if (!cursor_peek(c, until))
+            heap[0] = heap[--live];
+        heap_down(heap, live, 0);
+    }
+    for (size_t i = 0; i < count; i++) {
+        struct cursor *c = &cursors[i];
+        struct evq *q = c->q;
+        atomic_store_explicit(&q->tail, c->tail, memory_order_release);
+        if (c->old && c->tail >= q->switch_at) {
+            /* past the switch: the thread may switch again */
+            pthread_mutex_lock(&list_lock);
+            bytes_used -= ring_bytes(c->old);
+            pthread_mutex_unlock(&list_lock);
+            atomic_store_explicit(&q->old, NULL, memory_order_release);
+            mem_free(c->old);
+        }
+    }
     /* free the queues of ended threads, drained above (an ended thread
      * appends nothing more) */
     pthread_mutex_lock(&list_lock);

@@ -54,10 +54,15 @@ HIDDEN int evq_push(uint32_t source, uint32_t kind, const uint64_t *payload, uin
                     uint32_t max_depth);
 
 /* Loop thread: calls fn for every entry queued before `until` (CLOCK_MONOTONIC
- * ns), queue by queue, each queue's entries in order; frees the queues of
- * threads that ended and were drained.  Returns the number of entries. */
+ * ns), in time order across all the queues (a source may put together what
+ * several threads said); frees the queues of threads that ended and were
+ * drained.  Returns the number of entries. */
 HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
                           uint64_t until);
+/* Any thread (a callback): does the calling thread's queue have room for
+ * an entry of `words` words (payload and stack)?  0 only when it is too
+ * full right now (a thread without a queue gets 1: waiting would not help). */
+HIDDEN int evq_room(uint32_t words);
 /* Any thread, after evq_push: is the calling thread's queue more than half
  * full?  Then the loop should drain soon (agent_hurry), or entries will be
  * dropped. */

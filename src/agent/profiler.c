@@ -725,6 +725,14 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
+static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11 *iface,
+                                                          ObjectID object, ClassID klass)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, object_allocated, object, klass);
+    return S_OK;
+}
+
 /* ---- inlining (tracing) ---------------------------------------------------------- */
 
 static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
@@ -761,6 +769,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
+    .ObjectAllocated = profiler_ObjectAllocated,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,

@@ -256,6 +256,8 @@ uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct st
             insert_at(b, at, f);
     }
 labelled:
+    if (m->leaf)
+        insert_at(b, 0, m->leaf);
     if (m->walk_flags & WALK_TRUNCATED) {
         stackb_put(b, recorder_synthetic(out, "[truncated]"));
         recorder_count(out, FMT_COUNTER_TRUNCATED, 1);
@@ -334,7 +336,7 @@ uint32_t stacks_of_event(struct agent *a, struct stackb *b, const struct evq_ent
     for (uint32_t k = from; k < e->depth; k++)
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], 1, e->time));
     int runtime = trim & STACKS_TRIM_NO_MANAGED ? 2 : trim & STACKS_TRIM_RUNTIME ? 1 : 0;
-    struct stack_meta m = {e->time, e->tid, 0, 0, 0, e->walk_flags & 0xffff, runtime};
+    struct stack_meta m = {e->time, e->tid, 0, 0, 0, e->walk_flags & 0xffff, runtime, 0};
     if (leaf) {
         /* the label goes below the trimmed leaf: trim first, then put it */
         trim_leaf(a, b, &m);

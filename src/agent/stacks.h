@@ -14,6 +14,8 @@
  *     collection it runs ("[GC gen0]"), placed just leafward of the
  *     innermost managed frame, where the program handed control to the
  *     runtime.  A sample in managed code gets none: it is the program's;
+ *   - puts the event's own label at the leaf, when it has one ("[alloc]
+ *     System.Byte[]": what an allocation made is the leaf of its stack);
  *   - ends a walk that stopped early in [unknown] and one cut at the depth
  *     limit in [truncated], counting both;
  *   - deduplicates the stack in the recording.
@@ -46,6 +48,8 @@ struct stack_meta {
     uint32_t walk_flags;     /* enum walk_flags */
     int trim_runtime;        /* drop runtime frames above the first managed one (2: and
                               * every frame when there is none) */
+    uint32_t leaf;           /* a label frame put at the leaf once the agent's and
+                              * the runtime's frames are gone ("[alloc] System.Byte[]"), 0 = none */
 };
 
 HIDDEN void stackb_reset(struct stackb *b);

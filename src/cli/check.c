@@ -45,6 +45,9 @@ static int check_one(const char *path)
     print_info(&r, FMT_INFO_EVENTS, "recorded");
     print_info(&r, FMT_INFO_SAMPLER, "sampler");
     print_info(&r, FMT_INFO_CPU_CLOCK, "clock");
+    print_info(&r, FMT_INFO_ALLOC, "alloc");
+    print_info(&r, FMT_INFO_LIVE, "live");
+    print_info(&r, FMT_INFO_GC, "gc");
     print_info(&r, FMT_INFO_ENDED_BY, "ended by");
     print_info(&r, FMT_INFO_TRACE, "traced");
     print_info(&r, FMT_INFO_TRACE_METHODS, "methods");

@@ -12,6 +12,7 @@
 
 #include "cli/fold.h"
 #include "cli/frame_name.h"
+#include "cli/live.h"
 #include "common/mem.h"
 
 #define GROW(arr, cap, n) grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
@@ -456,6 +457,9 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     size_t count = 0;
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (live_derive(&ps->shared.rec, f->has_at ? f->at_ns : UINT64_MAX, ps->shared.live_note,
+                    sizeof ps->shared.live_note) < 0)
         goto oom;
     if (!f->native_raw && fold_recording(&ps->shared.rec) < 0)
         goto oom;

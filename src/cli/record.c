@@ -48,10 +48,13 @@ static const char record_usage[] =
     "                          is written from it when the program ends\n"
     "  -e, --event EVENT,...   cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
+    "                          alloc: allocations by stack and type (bytes, objects)\n"
+    "                          live: which sampled allocations stay alive (with alloc)\n"
+    "                          gc: every collection, its pauses and heap sizes\n"
     "                          exceptions: every throw, its stack, type and catch site\n"
     "                          lock: contended lock waits, their stacks and times\n"
     "                          jit: compilations (time, tier), R2R code used, loads\n"
-    "                          (several at once: -e cpu,exceptions,lock,jit)\n"
+    "                          several with commas: -e cpu,alloc,gc,exceptions\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
     "      --sampler S         how stacks are taken: signal (default) interrupts each\n"
     "                          thread where it runs and walks managed and native\n"
@@ -67,6 +70,14 @@ static const char record_usage[] =
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
     "      --lock-min TIME     -e lock: shorter waits are counted, not recorded one by\n"
     "                          one (default 10us; 0 records every wait)\n"
+    "      --alloc MODE        sampled (default): the runtime's randomized sampling\n"
+    "                          (.NET 10; AllocationTick, biased, before); exact: every\n"
+    "                          allocation, slow (turns off the fast allocators), for\n"
+    "                          checking the sampler on small programs\n"
+    "      --alloc-interval SIZE  mean bytes between recorded samples, from 100KiB\n"
+    "                          (the runtime's own, the default) up: keeps a random\n"
+    "                          share of the runtime's samples, weighing each more\n"
+    "      --live-max N        most objects -e live follows at once (default 100000)\n"
     "      --trace[=counts]    also trace: every call of every method through the\n"
     "                          runtime's Enter/Leave hooks, exact call counts and\n"
     "                          times per method and call path (the `calls` event;\n"
@@ -296,18 +307,32 @@ static int summarize(const char *path, double seconds, int quiet)
         cli_error("%s: %s", path, err);
         return 0;
     }
-    uint64_t weight = 0;
-    for (size_t i = 0; i < r.sample_count; i++)
-        weight += r.samples[i].weight;
-    uint64_t dropped = rec_stat(&r, "dropped_samples");
+    /* what each event holds: cpu 1234 samples, alloc 5678 records ... */
+    char events[256] = "";
+    size_t used = 0;
+    for (size_t e = 0; e < r.event_count && used < sizeof events; e++) {
+        uint64_t n = 0;
+        if (r.events[e].recorded) {
+            for (size_t i = 0; i < r.record_count; i++)
+                n += r.records[i].event == e;
+        } else {
+            for (size_t i = 0; i < r.sample_count; i++)
+                n += r.samples[i].event == e;
+        }
+        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s", used ? ", " : "",
+                         (int)r.events[e].name.len, r.events[e].name.p, (unsigned long long)n,
+                         r.events[e].recorded ? "records" : "samples");
+        if (k > 0)
+            used += (size_t)k;
+    }
+    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
     uint64_t failed = rec_stat(&r, "failed_walks");
     if (!quiet) {
         char extra[160] = "";
         if (failed)
             snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
-        fprintf(stderr, "corscope: %.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s%s\n",
-                seconds, r.sample_count, (unsigned long long)weight,
-                (unsigned long long)dropped, extra, path,
+        fprintf(stderr, "corscope: %.2f s, %s, %llu dropped%s -> %s%s%s\n", seconds,
+                events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
                 r.status == REC_COMPLETE ? "" : " (", r.status == REC_COMPLETE ? "" :
                 rec_status_name(r.status));
         if (r.status != REC_COMPLETE)
@@ -317,8 +342,20 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE, OPT_LOCK_MIN,
-       OPT_TRACE, OPT_INCLUDE, OPT_EXCLUDE };
+enum {
+    OPT_SAMPLER = 256,
+    OPT_SIGNAL,
+    OPT_CPU_CLOCK,
+    OPT_MAX_DEPTH,
+    OPT_FORCE,
+    OPT_LOCK_MIN,
+    OPT_ALLOC,
+    OPT_ALLOC_INTERVAL,
+    OPT_LIVE_MAX,
+    OPT_TRACE,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
+};
 
 int cmd_record(int argc, char **argv)
 {
@@ -330,6 +367,9 @@ int cmd_record(int argc, char **argv)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"alloc", required_argument, NULL, OPT_ALLOC},
+        {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
+        {"live-max", required_argument, NULL, OPT_LIVE_MAX},
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
@@ -345,7 +385,8 @@ int cmd_record(int argc, char **argv)
     const char *output = NULL;
     int force = 0, quiet = 0;
     /* options that only some settings use, for the conflict checks */
-    const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *filter_opt = NULL;
+    const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
+               *live_opt = NULL, *filter_opt = NULL;
 
     optind = 1;
     opterr = 0;
@@ -371,6 +412,9 @@ int cmd_record(int argc, char **argv)
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_LOCK_MIN: key = "lock_min"; lock_min_opt = "--lock-min"; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_ALLOC: key = "alloc"; alloc_opt = "--alloc"; break;
+        case OPT_ALLOC_INTERVAL: key = "alloc_interval"; alloc_opt = "--alloc-interval"; break;
+        case OPT_LIVE_MAX: key = "live_max"; live_opt = "--live-max"; break;
         case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
         case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
         case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
@@ -390,6 +434,13 @@ int cmd_record(int argc, char **argv)
                                "every thread at each tick of the wall clock)");
     if (lock_min_opt && !(cfg.events & CONFIG_EVENT_LOCK))
         return cli_usage_error("record", "--lock-min goes with -e lock");
+    if (alloc_opt && !(cfg.events & CONFIG_EVENT_ALLOC))
+        return cli_usage_error("record", "%s goes with -e alloc (or live)", alloc_opt);
+    if (live_opt && !(cfg.events & CONFIG_EVENT_LIVE))
+        return cli_usage_error("record", "%s goes with -e live", live_opt);
+    if (cfg.alloc == CONFIG_ALLOC_EXACT && cfg.alloc_interval != CONFIG_ALLOC_INTERVAL_MIN)
+        return cli_usage_error("record", "--alloc-interval goes with sampled allocations, not "
+                               "--alloc exact (which records every one)");
     if (filter_opt && !cfg.trace)
         return cli_usage_error("record", "%s chooses the methods --trace traces; add --trace",
                                filter_opt);
@@ -424,8 +475,7 @@ int cmd_record(int argc, char **argv)
         report_path = output;
         const char *ext = strrchr(output, '.');
         size_t stem = (size_t)(ext - output);
-        if (!strcmp(render->extension, ".speedscope.json") || !strcmp(render->extension, ".trace.json") ||
-            !strcmp(render->extension, ".pb.gz"))
+        if (strchr(render->extension + 1, '.')) /* .speedscope.json, .pb.gz, .gc.txt ... */
             stem = strlen(output) - strlen(render->extension);
         if (stem + sizeof ".corscope" > sizeof recording_name) {
             cli_error("output path too long: %s", output);

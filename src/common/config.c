@@ -23,16 +23,22 @@ void config_defaults(struct config *c)
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
     c->lock_min_ns = CONFIG_LOCK_MIN_DEFAULT_NS;
+    c->alloc = CONFIG_ALLOC_SAMPLED;
+    c->alloc_interval = CONFIG_ALLOC_INTERVAL_MIN;
+    c->live_max = CONFIG_LIVE_MAX_DEFAULT;
 }
 
 /* The words of each choice, indexed by its enum value, for the parser and
  * for the text forms alike. */
 /* one word per event bit, in bit order */
-static const char *const event_names[] = {"cpu", "wall", [4] = "exceptions", "lock", "jit"};
+static const char *const event_names[] = {"cpu",  "wall",       "alloc", "gc",
+                                           "live", "exceptions", "lock",  "jit"};
 static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
                                               [CONFIG_CPU_CLOCK_POSIX] = "posix"};
+static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
+                                          [CONFIG_ALLOC_EXACT] = "exact"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
 static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TRACE_TIMES] = "times",
                                           [CONFIG_TRACE_COUNTS] = "counts"};
@@ -91,6 +97,8 @@ static const char *parse_events(const char *value, uint32_t *out)
     }
     if ((set & CONFIG_EVENT_SAMPLED) == CONFIG_EVENT_SAMPLED)
         return "cpu and wall cannot be recorded together (choose one)";
+    if (set & CONFIG_EVENT_LIVE)
+        set |= CONFIG_EVENT_ALLOC; /* live objects are sampled allocations */
     *out = set;
     return NULL;
 }
@@ -103,6 +111,11 @@ const char *config_sampler_name(enum config_sampler s)
 const char *config_cpu_clock_name(enum config_cpu_clock k)
 {
     return choice_name(CHOICES(cpu_clock_names), (int)k);
+}
+
+const char *config_alloc_name(enum config_alloc m)
+{
+    return choice_name(CHOICES(alloc_names), (int)m);
 }
 
 /* Signals the sampler may use: ones the runtime and the C library leave
@@ -224,6 +237,28 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown level (levels: error, warn, info, debug)";
         else
             c->log = (enum config_log)v;
+    } else if (!strcmp(key, "alloc")) {
+        int v = choice(value, CHOICES(alloc_names));
+        if (v < 0)
+            why = "unknown allocation mode (modes: sampled, exact)";
+        else
+            c->alloc = (enum config_alloc)v;
+    } else if (!strcmp(key, "alloc_interval")) {
+        uint64_t n;
+        if (units_parse_size(value, UINT64_MAX, &n, &why) == 0) {
+            if (n < CONFIG_ALLOC_INTERVAL_MIN || n > CONFIG_ALLOC_INTERVAL_MAX)
+                why = "out of range (100KiB, the runtime's own mean, to 1GiB)";
+            else
+                c->alloc_interval = n;
+        }
+    } else if (!strcmp(key, "live_max")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n < 1 || n > CONFIG_LIVE_MAX_MAX)
+                why = "out of range (1 to 10000000)";
+            else
+                c->live_max = (uint32_t)n;
+        }
     } else if (!strcmp(key, "trace")) {
         int v = choice(value, CHOICES(trace_names));
         if (v < 0)
@@ -295,6 +330,12 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
     else if (!strcmp(key, "lock_min"))
         snprintf(out, size, "%lluns", (unsigned long long)c->lock_min_ns);
+    else if (!strcmp(key, "alloc"))
+        snprintf(out, size, "%s", config_alloc_name(c->alloc));
+    else if (!strcmp(key, "alloc_interval"))
+        snprintf(out, size, "%llu", (unsigned long long)c->alloc_interval);
+    else if (!strcmp(key, "live_max"))
+        snprintf(out, size, "%u", c->live_max);
     else if (!strcmp(key, "trace"))
         snprintf(out, size, "%s", choice_name(CHOICES(trace_names), (int)c->trace));
     else if (!strcmp(key, "trace_include"))

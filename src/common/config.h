@@ -22,10 +22,14 @@
 enum config_event {
     CONFIG_EVENT_CPU = 1u << 0,
     CONFIG_EVENT_WALL = 1u << 1,
-    /* the runtime's stories (sources/exceptions.c, lock.c, jit.c) */
-    CONFIG_EVENT_EXCEPTIONS = 1u << 4,
-    CONFIG_EVENT_LOCK = 1u << 5,
-    CONFIG_EVENT_JIT = 1u << 6,
+    /* memory (sources/alloc.c, gc.c) */
+    CONFIG_EVENT_ALLOC = 1u << 2, /* allocations, by stack and type */
+    CONFIG_EVENT_GC = 1u << 3,    /* every collection, its pauses and heap sizes */
+    CONFIG_EVENT_LIVE = 1u << 4,  /* which sampled allocations stay alive (implies alloc) */
+    /* the runtime's other stories (sources/exceptions.c, lock.c, jit.c) */
+    CONFIG_EVENT_EXCEPTIONS = 1u << 5,
+    CONFIG_EVENT_LOCK = 1u << 6,
+    CONFIG_EVENT_JIT = 1u << 7,
 };
 #define CONFIG_EVENT_SAMPLED (CONFIG_EVENT_CPU | CONFIG_EVENT_WALL)
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
@@ -34,6 +38,9 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
+/* How allocations are recorded: sampled (the runtime's randomized sampling,
+ * or AllocationTick before .NET 10) or exact (every allocation, slow). */
+enum config_alloc { CONFIG_ALLOC_SAMPLED = 1, CONFIG_ALLOC_EXACT = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 /* Tracing (`record --trace`): every call of the traced methods through the
  * runtime's Enter/Leave hooks, with times (a TSC read per Enter and Leave)
@@ -50,6 +57,12 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
 /* Lock waits shorter than this are counted, not recorded one by one. */
 #define CONFIG_LOCK_MIN_DEFAULT_NS 10000ull     /* 10 us */
 #define CONFIG_LOCK_MIN_MAX_NS 10000000000ull   /* 10 s */
+/* Mean bytes between recorded allocation samples: the runtime's own mean
+ * (fixed at 100 KiB in .NET 10) and above, by keeping a share of its samples. */
+#define CONFIG_ALLOC_INTERVAL_MIN (100ull * 1024)
+#define CONFIG_ALLOC_INTERVAL_MAX (1ull << 30)
+#define CONFIG_LIVE_MAX_DEFAULT 100000u
+#define CONFIG_LIVE_MAX_MAX 10000000u
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -61,6 +74,9 @@ struct config {
     uint32_t max_depth;
     enum config_log log;
     uint64_t lock_min_ns;  /* -e lock: shorter waits are only counted */
+    enum config_alloc alloc;
+    uint64_t alloc_interval; /* bytes, >= CONFIG_ALLOC_INTERVAL_MIN */
+    uint32_t live_max;       /* most objects -e live follows at once */
     enum config_trace trace;
     char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
@@ -77,6 +93,9 @@ struct config {
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
     X(log, "CORSCOPE_LOG") \
     X(lock_min, "CORSCOPE_LOCK_MIN") \
+    X(alloc, "CORSCOPE_ALLOC") \
+    X(alloc_interval, "CORSCOPE_ALLOC_INTERVAL") \
+    X(live_max, "CORSCOPE_LIVE_MAX") \
     X(trace, "CORSCOPE_TRACE") \
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
     X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE")
@@ -100,6 +119,7 @@ static inline uint32_t config_sampled(const struct config *c)
 HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
+HIDDEN const char *config_alloc_name(enum config_alloc m);
 /* Settings an agent attached to a running process cannot honour: NULL, or
  * the one-line reason (without "corscope: ") to refuse the attach with. */
 HIDDEN const char *config_attach_refusal(const struct config *c);

@@ -119,6 +119,10 @@ enum fmt_field_type {
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
 #define FMT_INFO_LOCK_MIN_NS "lock_min_ns"
+/* -e alloc, live, gc: how each was recorded, or why it could not be */
+#define FMT_INFO_ALLOC "alloc"
+#define FMT_INFO_LIVE "live"
+#define FMT_INFO_GC "gc"
 #define FMT_INFO_TRACE "trace"
 #define FMT_INFO_TRACE_METHODS "trace_methods"
 #define FMT_INFO_TRACE_CLOCK "trace_clock"
@@ -145,7 +149,15 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")      \
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \
+    X(ALLOC_SAMPLES, "alloc_samples", "allocation samples the runtime reported")              \
+    X(ALLOC_THINNED, "alloc_thinned", "allocation samples left out for --alloc-interval")     \
+    X(ALLOC_CALLBACK_NS, "alloc_callback_ns", "time the allocating threads spent in corscope's allocation callbacks, ns") \
+    X(ALLOC_CALLBACKS_TIMED, "alloc_callbacks_timed", "allocation callbacks in alloc_callback_ns (those not interrupted)") \
+    X(LIVE_TRACKED, "live_tracked", "sampled allocations followed for -e live")               \
+    X(LIVE_UNTRACKED, "live_untracked", "sampled allocations not followed (--live-max reached)") \
+    X(LIVE_HANDLE_FAILURES, "live_handle_failures", "sampled allocations the runtime gave no handle for") \
+    X(GC_UNMATCHED, "gc_unmatched", "collection events without their start or end")          \
     X(UNTRACKED_CALLS, "untracked_calls", "traced calls kept in no call path (memory or depth)") \
     X(UNTRACED_THREADS, "untraced_threads", "threads whose calls could not be traced (memory)") \
     X(OPEN_AT_END, "calls_open_at_end", "traced calls still running when their thread or the recording ended") \
