@@ -226,6 +226,7 @@ asan-programs:
 
 stress: all apps
 	tests/stress/run.sh
+	tests/stress/attach.sh
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
@@ -247,6 +248,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/attach.sh
 	bench/events.sh
 	bench/trace.sh
 	bench/naming.sh

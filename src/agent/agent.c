@@ -13,6 +13,7 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
+#include "agent/remote.h"
 #include "agent/repair.h"
 #include "agent/stacks.h"
 #include "agent/signal/nativeunwind.h"
@@ -125,6 +126,8 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
     /* unwind tables first: a thread's first samples should already find them */
     nativeunwind_refresh();
+    if (atomic_exchange(&a->catch_up, 0))
+        agent_catch_up(a);
     uint64_t complete = agent_update_code(a);
     uint64_t changes = threads_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
@@ -185,7 +188,14 @@ static void *loop_main(void *arg)
             pthread_mutex_unlock(&a->wake_lock);
             continue;
         }
+        uint64_t flushed = a->out.last_flush_ns;
         recorder_maybe_flush(&a->out, agent_now_ns());
+        if (a->out.last_flush_ns != flushed)
+            agent_send_status(a);
+        if (remote_stop_wanted()) {
+            atomic_store(&a->detaching, 1);
+            break;
+        }
         for (;;) {
             uint64_t now = agent_now_ns();
             if (next <= now)
@@ -218,6 +228,8 @@ static void *loop_main(void *arg)
     recorder_flush(&a->out);
     repair_free();
     stacks_shutdown();
+    if (atomic_load(&a->detaching))
+        agent_detach(a);
     return NULL;
 }
 

@@ -50,6 +50,14 @@ struct agent {
     struct resolver resolver;
     struct tids tids;
 
+    /* attach and detach (attach.c) */
+    int attached;              /* InitializeForAttach: settings from its client data */
+    _Atomic int catch_up;      /* the attach completed: list what was there before */
+    _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
+    _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */
+    int detach_requested;      /* the runtime took the request (DetachSucceeded follows) */
+    int dormant;               /* the runtime refused it: nothing runs any more */
+
     pthread_t loop;
     int loop_started;
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
@@ -94,6 +102,13 @@ HIDDEN void agent_hurry(struct agent *a);
 HIDDEN uint64_t agent_update_code(struct agent *a);
 /* Loop: has every source record what was taken before `until` (drain). */
 HIDDEN void agent_drain(struct agent *a, uint64_t until);
+/* Loop (attach.c): lists the code compiled before an attach. */
+HIDDEN void agent_catch_up(struct agent *a);
+/* Loop (attach.c): tells the corscope command how the recording grows. */
+HIDDEN void agent_send_status(struct agent *a);
+/* Loop, last (attach.c): closes the recording and asks the runtime to
+ * detach; sets detach_requested, or dormant when it refused. */
+HIDDEN void agent_detach(struct agent *a);
 /* Loop: CLOCK_MONOTONIC ns. */
 HIDDEN uint64_t agent_now_ns(void);
 

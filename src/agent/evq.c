@@ -72,6 +72,7 @@ static _Atomic int closed;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static __thread struct evq *mine;
+static __thread uint64_t mine_generation; /* never read through `mine`: it may be freed */
 static __thread int making; /* a queue is being made: nested callbacks drop */
 
 static void free_queue(struct evq *q)
@@ -146,10 +147,17 @@ static uint64_t stack_hash(const struct ring *r, uint64_t at, uint64_t depth, ui
     return h ? h : 1;
 }
 
+/* The thread's own queue, found by its tid: the key's value is only a
+ * marker, since after a detach (evq_free_all) the queue may be gone. */
 static void on_thread_exit(void *p)
 {
-    struct evq *q = p;
-    atomic_store(&q->ended, 1);
+    (void)p;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    pthread_mutex_lock(&list_lock);
+    for (struct evq *q = queues; q; q = q->next)
+        if (q->tid == tid)
+            atomic_store(&q->ended, 1);
+    pthread_mutex_unlock(&list_lock);
 }
 
 static void make_key(void)
@@ -175,7 +183,7 @@ static uintptr_t own_stack_top(void)
 static struct evq *own_queue(void)
 {
     uint64_t gen = atomic_load(&generation);
-    if (mine && mine->generation == gen)
+    if (mine && mine_generation == gen)
         return mine;
     if (making || atomic_load(&closed))
         return NULL;
@@ -204,8 +212,9 @@ static struct evq *own_queue(void)
         return NULL;
     }
     q->stack_hi = own_stack_top();
-    pthread_setspecific(key, q);
+    pthread_setspecific(key, (void *)1);
     mine = q;
+    mine_generation = gen;
     making = 0;
     return q;
 }
@@ -290,9 +299,10 @@ int evq_room(uint32_t words)
     struct evq *q = own_queue();
     if (!q)
         return 1; /* no queue (closed, or the budget spent): nothing to wait for */
-    if (q->grow)
-        return 1; /* the next push moves to a bigger ring */
     const struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (q->grow && r->mask + 1 < EVQ_RING_WORDS_MAX &&
+        !atomic_load_explicit(&q->old, memory_order_acquire))
+        return 1; /* the next push moves to a bigger ring */
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
     return r->mask + 1 - (head - tail) >= HEADER_WORDS + 1 + (uint64_t)words;
@@ -301,7 +311,7 @@ int evq_room(uint32_t words)
 int evq_pressed(void)
 {
     struct evq *q = mine;
-    if (!q || q->generation != atomic_load_explicit(&generation, memory_order_relaxed))
+    if (!q || mine_generation != atomic_load_explicit(&generation, memory_order_relaxed))
         return 0;
     const struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
     uint64_t used = atomic_load_explicit(&q->head, memory_order_relaxed) -
@@ -519,6 +529,7 @@ uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx, 
 
 void evq_open(void)
 {
+    atomic_store(&dropped, 0);
     atomic_store(&closed, 0);
 }
 
@@ -534,6 +545,20 @@ void evq_shutdown(void)
         *p = q->next;
         if (atomic_load(&q->ended))
             free_queue(q);
+    }
+    bytes_used = 0;
+    pthread_mutex_unlock(&list_lock);
+}
+
+void evq_free_all(void)
+{
+    pthread_mutex_lock(&list_lock);
+    atomic_store(&closed, 1);
+    atomic_fetch_add(&generation, 1);
+    while (queues) {
+        struct evq *q = queues;
+        queues = q->next;
+        free_queue(q);
     }
     bytes_used = 0;
     pthread_mutex_unlock(&list_lock);

@@ -74,5 +74,8 @@ HIDDEN void evq_open(void);
 /* Loop thread, at the end: frees every queue (callbacks may no longer
  * append: their queues are unregistered and they drop). */
 HIDDEN void evq_shutdown(void);
+/* ProfilerDetachSucceeded: frees every queue, live threads' too: the
+ * runtime makes no more callbacks and none is running, so nothing appends. */
+HIDDEN void evq_free_all(void);
 
 #endif

@@ -15,6 +15,17 @@
  * us), and starts the loop.  Shutdown stops the loop and closes the
  * recording.
  *
+ * InitializeForAttach does the same for a process that is already running,
+ * with the settings from the attach's client data (config_to_text) and the
+ * event mask cut to what the runtime allows after an attach;
+ * ProfilerAttachComplete registers the threads that were already there
+ * (the code compiled before is listed by the loop, attach.c).  When the
+ * corscope command asks (or goes away), the loop closes the recording and
+ * asks the runtime to detach; ProfilerDetachSucceeded joins the loop and
+ * frees the rest.  The library stays loaded after that (it is linked with
+ * -z nodelete, so a late signal still finds its handler), with its
+ * globals: every Initialize starts them again.
+ *
  * Every other callback is dispatched here, once: to the agent's core (the
  * thread registry, the code map, what each thread is doing for the signal
  * sampler's labels) and to the sources that hook it (source.h).  Callbacks
@@ -37,6 +48,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/remote.h"
 #include "agent/threads.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/nativeunwind.h"
@@ -61,10 +73,13 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
     return (struct profiler *)((char *)iface - offsetof(struct profiler, ICorProfilerCallback11_iface));
 }
 
-/* Calls hook `name` of every source that has it. */
+/* Calls hook `name` of every source that has it (none once the agent is
+ * on its way out: the sources are finished). */
 #define DISPATCH(p, name, ...)                                                        \
     do {                                                                              \
         struct agent *a_ = &(p)->agent;                                               \
+        if (atomic_load_explicit(&a_->detaching, memory_order_relaxed))              \
+            break;                                                                    \
         for (uint32_t i_ = 0; i_ < a_->source_count; i_++) {                          \
             struct source *s_ = &a_->sources[i_];                                     \
             if (s_->ops->hooks && s_->ops->hooks->name)                               \
@@ -88,12 +103,27 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
  *     JITCompilationStarted ends its lookup. */
 struct activity_stack {
     pid_t tid;
+    uint32_t run;   /* run_number when last used */
     uint32_t depth;
     uint64_t words[ACTIVITY_DEPTH];
     uintptr_t frames[ACTIVITY_DEPTH];
 };
 
 static __thread struct activity_stack activities;
+/* Bumped by every Initialize: a thread's stack from an earlier attach
+ * (the library and its thread-locals outlive a detach) is stale. */
+static _Atomic uint32_t run_number;
+
+static struct activity_stack *own_activities(void)
+{
+    struct activity_stack *st = &activities;
+    uint32_t run = atomic_load_explicit(&run_number, memory_order_relaxed);
+    if (st->run != run) {
+        st->run = run;
+        st->depth = 0;
+    }
+    return st;
+}
 
 static pid_t own_tid(void)
 {
@@ -151,7 +181,7 @@ static void activity_begin_at(struct profiler *p, enum activity_kind kind, uint6
 {
     if (!p->labels)
         return;
-    struct activity_stack *st = &activities;
+    struct activity_stack *st = own_activities();
     activity_unwind(st, frame);
     /* ReadyToRun code rejected by its fixups: the method is compiled now */
     if (kind == ACTIVITY_JIT)
@@ -172,7 +202,7 @@ static void activity_end_at(struct profiler *p, enum activity_kind kind, uint64_
 {
     if (!p->labels)
         return;
-    struct activity_stack *st = &activities;
+    struct activity_stack *st = own_activities();
     uint32_t before = st->depth;
     activity_unwind(st, frame);
     if (!activity_pop(st, activity_word(kind, subject)) && st->depth > ACTIVITY_DEPTH)
@@ -305,36 +335,77 @@ static int core_init(struct profiler *p)
         else
             log_debug("the runtime describes no frame layout: labels come from callbacks alone");
         a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
-                   COR_PRF_MONITOR_CACHE_SEARCHES | COR_PRF_MONITOR_SUSPENDS;
+                   COR_PRF_MONITOR_SUSPENDS;
+        /* ReadyToRun lookups: refused after an attach (then samples in
+         * them are named by the method, without the label) */
+        if (!a->attached)
+            a->mask |= COR_PRF_MONITOR_CACHE_SEARCHES;
         a->high_mask |= COR_PRF_HIGH_BASIC_GC;
     }
     return 0;
 }
 
-static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *iface, IUnknown *unk)
+/* After an attach the runtime refuses part of the event mask (and then the
+ * whole of it): what a source asked for beyond that is dropped, said once. */
+static void mask_for_attach(struct agent *a)
 {
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DWORD refused = a->mask & ~(DWORD)COR_PRF_ALLOWABLE_AFTER_ATTACH;
+    DWORD refused_high = a->high_mask & ~(DWORD)COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH;
+    if (!refused && !refused_high)
+        return;
+    static const struct {
+        DWORD bit;
+        const char *what;
+    } named[] = {
+        {COR_PRF_MONITOR_CACHE_SEARCHES, "ReadyToRun lookups"},
+        {COR_PRF_MONITOR_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_ENABLE_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_MONITOR_ENTERLEAVE, "method entries and exits"},
+    };
+    char what[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0] && used < sizeof what; i++)
+        if ((refused & named[i].bit) && !strstr(what, named[i].what))
+            used += (size_t)snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "",
+                                     named[i].what);
+    log_warn("after an attach the runtime does not allow %s (event-mask bits 0x%08x/0x%08x); "
+             "the events that need them are missing", used ? what : "some events",
+             (unsigned)refused, (unsigned)refused_high);
+    a->mask &= ~refused;
+    a->high_mask &= ~refused_high;
+}
+
+/* Both ways in: the settings are in a->cfg.  Returns S_OK, or a failure
+ * (logged) with nothing of ours left active. */
+static HRESULT begin(struct profiler *p, IUnknown *unk)
+{
     struct agent *a = &p->agent;
     char err[512];
 
-    if (config_from_env(&a->cfg, err, sizeof err) < 0) {
-        log_error("%s; profiling is off for this run", err);
-        return E_FAIL;
-    }
+    atomic_fetch_add(&run_number, 1);
     log_set_level(a->cfg.log);
-    if (log_enabled(CONFIG_LOG_DEBUG))
-        clr_default_hook = log_ignored_callback;
+    log_set_remote(a->attached);
+    clr_default_hook = log_enabled(CONFIG_LOG_DEBUG) ? log_ignored_callback : NULL;
+    if (a->cfg.control[0] && remote_connect(a->cfg.control) < 0) {
+        if (a->attached)
+            return E_FAIL; /* corscope cannot be told, and would not hear its stop */
+        log_warn("cannot reach the corscope command (%s); the recording goes on without its "
+                 "status line and duration", a->cfg.control);
+    }
     if (acquire_info(a, unk) < 0 || a->info_version < 10) {
         log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
                   "profiling is off for this run");
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
+        remote_close();
         return E_FAIL;
     }
     if (core_init(p) < 0 || agent_init_sources(a) < 0 ||
         eventpipe_start(a->info, a->info_version) < 0)
         goto decline;
+    if (a->attached)
+        mask_for_attach(a);
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
@@ -349,13 +420,15 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         goto decline;
     }
     record_runtime_version(a);
+    recorder_info(&a->out, FMT_INFO_MODE, a->attached ? "attached" : "launched");
     if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");
         recorder_close(&a->out);
         names_free(&a->names);
         goto decline;
     }
-    hide_environment(a);
+    if (!a->attached)
+        hide_environment(a);
     p->initialized = 1;
     char events[128];
     config_value_text(&a->cfg, "event", events, sizeof events);
@@ -369,7 +442,115 @@ decline:
     a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
+    remote_close(); /* nothing of ours runs: no sender is left */
     return E_FAIL;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *iface, IUnknown *unk)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    char err[512];
+    if (config_from_env(&p->agent.cfg, err, sizeof err) < 0) {
+        log_set_remote(0);
+        log_error("%s; profiling is off for this run", err);
+        return E_FAIL;
+    }
+    return begin(p, unk);
+}
+
+/* Runs on the runtime's diagnostics thread, which answers nothing else
+ * meanwhile: quick.  The settings come in the client data, never from the
+ * environment (the service's, not ours). */
+static HRESULT STDMETHODCALLTYPE profiler_InitializeForAttach(ICorProfilerCallback11 *iface,
+                                                              IUnknown *unk, void *data,
+                                                              UINT size)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    char err[512];
+    a->attached = 1;
+    log_set_remote(1); /* nothing on the service's stderr, even before we can tell corscope */
+    if (!data || config_from_text(&a->cfg, data, size, err, sizeof err) < 0) {
+        /* not from this corscope (another version?): it sees the attach
+         * fail without a hello */
+        return E_FAIL;
+    }
+    return begin(p, unk);
+}
+
+/* The runtime delivers callbacks from now on; what was there before gets
+ * none: the threads are registered here (few, and a dying one must be
+ * caught between its listing and its ThreadDestroyed, threads.h), the code
+ * by the loop (many). */
+static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCallback11 *iface)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    if (!p->initialized)
+        return S_OK;
+    unsigned count = 0;
+    threads_adopt_begin();
+    ICorProfilerThreadEnum *threads = NULL;
+    if (a->info->lpVtbl->EnumThreads(a->info, &threads) >= 0 && threads) {
+        ThreadID ids[64];
+        ULONG got = 0;
+        while (threads->lpVtbl->Next(threads, 64, ids, &got) >= 0 && got) {
+            for (ULONG i = 0; i < got; i++) {
+                DWORD tid = 0;
+                if (a->info->lpVtbl->GetThreadInfo(a->info, ids[i], &tid) < 0)
+                    tid = 0;
+                if (!threads_adopt(ids[i], (pid_t)tid))
+                    continue;
+                count++;
+                DISPATCH(p, thread_created, ids[i]);
+                if (tid)
+                    DISPATCH(p, thread_os_assigned, ids[i], (pid_t)tid);
+            }
+        }
+        threads->lpVtbl->Release(threads);
+    }
+    threads_adopt_end();
+    atomic_store(&a->threads_listed, count);
+    atomic_store(&a->catch_up, 1);
+    agent_poke(a);
+    log_info("attached: %u managed threads were running", count);
+    return S_OK;
+}
+
+/* What the loop and the callbacks shared, freed once neither runs. */
+static void free_core(struct agent *a)
+{
+    recorder_close(&a->out);
+    names_free(&a->names);
+    codemap_shutdown();
+    nativeunwind_shutdown();
+    stackmaps_shutdown();
+    slots_shutdown();
+    threads_shutdown();
+}
+
+/* The runtime has stopped calling us and no callback is running (it
+ * checked); the loop asked for this and has ended.  Runs on the runtime's
+ * detach thread, holding a lock that makes the next attach wait: quick. */
+static HRESULT STDMETHODCALLTYPE profiler_ProfilerDetachSucceeded(ICorProfilerCallback11 *iface)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    if (!p->initialized)
+        return S_OK;
+    p->initialized = 0;
+    if (agent_stop(a) < 0) {
+        p->leak = 1; /* cannot happen: the loop ended before it asked */
+        return S_OK;
+    }
+    free_core(a);
+    evq_free_all();
+    a->info->lpVtbl->Release(a->info);
+    a->info = NULL;
+    log_info("detached");
+    remote_send("detached");
+    remote_close();
+    return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface)
@@ -386,15 +567,21 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
         p->leak = 1;
         return S_OK;
     }
-    recorder_close(&a->out);
-    names_free(&a->names);
-    codemap_shutdown();
+    int was_open = a->out.open;
+    free_core(a);
     evq_shutdown();
-    nativeunwind_shutdown();
-    stackmaps_shutdown();
-    slots_shutdown();
-    threads_shutdown();
     log_info("recording closed: %s", a->output);
+    if (was_open) {
+        struct control_counts c = {a->out.counters[FMT_COUNTER_SAMPLES],
+                                   a->out.counters[FMT_COUNTER_EVENTS],
+                                   a->out.counters[FMT_COUNTER_DROPPED] +
+                                       a->out.counters[FMT_COUNTER_DROPPED_EVENTS],
+                                   a->out.file_size};
+        remote_send_counts(CONTROL_CLOSED, &c);
+    }
+    /* other threads may still be in callbacks that log: the line is cut,
+     * its descriptor kept (never reused under a sender) */
+    remote_hangup();
     return S_OK;
 }
 
@@ -755,6 +942,10 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     /* ICorProfilerCallback */
     .Initialize = profiler_Initialize,
     .Shutdown = profiler_Shutdown,
+    /* ICorProfilerCallback3 */
+    .InitializeForAttach = profiler_InitializeForAttach,
+    .ProfilerAttachComplete = profiler_ProfilerAttachComplete,
+    .ProfilerDetachSucceeded = profiler_ProfilerDetachSucceeded,
     .AssemblyLoadStarted = profiler_AssemblyLoadStarted,
     .AssemblyLoadFinished = profiler_AssemblyLoadFinished,
     .ModuleLoadStarted = profiler_ModuleLoadStarted,

@@ -41,6 +41,8 @@ static int check_one(const char *path)
            r.version_minor, r.size);
     print_info(&r, FMT_INFO_COMMAND, "command");
     print_info(&r, FMT_INFO_PID, "pid");
+    print_info(&r, FMT_INFO_MODE, "mode");
+    print_info(&r, FMT_INFO_START_REALTIME_NS, "started");
     print_info(&r, FMT_INFO_RUNTIME, "runtime");
     print_info(&r, FMT_INFO_EVENTS, "recorded");
     print_info(&r, FMT_INFO_SAMPLER, "sampler");

@@ -1,6 +1,9 @@
 /*
  * record: `corscope record [options] -- COMMAND [ARGS...]`: runs a program
- * with the profiler loaded and waits for it.
+ * with the profiler loaded and waits for it; `corscope record -p PID`
+ * attaches to one that is running (attach.h) and leaves it running.
+ * While it records, a status line shows on a terminal, and -d ends the
+ * recording on time (session.h).
  *
  * The program gets our standard input, output and error unchanged and the
  * profiler's settings in its environment (CORECLR_* to load the agent,
@@ -29,19 +32,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/attach.h"
 #include "cli/cli.h"
 #include "cli/report.h"
+#include "cli/session.h"
 #include "common/config.h"
 #include "common/product.h"
+#include "common/units.h"
 #include "format/recording.h"
 
 
 static const char record_usage[] =
     "usage: corscope record [options] [--] COMMAND [ARGS...]\n"
+    "       corscope record [options] -p PID\n"
     "\n"
     "Runs COMMAND (a .NET program: `dotnet App.dll`, or an app host) with the\n"
-    "profiler loaded and writes a recording.\n"
+    "profiler loaded and writes a recording; or attaches to the running .NET\n"
+    "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
+    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "                          -d or Ctrl-C\n"
+    "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
+    "                          corscope started then gets SIGTERM\n"
     "  -o, --output FILE       recording to write (default NAME-DATE-TIME.corscope);\n"
     "                          with a report's extension (app.html, app.pb.gz ...)\n"
     "                          the recording goes to app.corscope and that report\n"
@@ -87,11 +99,12 @@ static const char record_usage[] =
     "      --exclude RE        do not trace methods matching RE (their callees attach\n"
     "                          to the nearest traced caller)\n"
     "      --force             overwrite FILE if it exists\n"
-    "  -q, --quiet             no summary line\n"
+    "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
     "\n"
-    "Exit status: the program's, or 128+N when signal N ended it; 2 for a bad\n"
-    "command line; 127/126 when COMMAND cannot be run.\n";
+    "Exit status: the program's, or 128+N when signal N ended it (0 when -d\n"
+    "ended it); 2 for a bad command line; 127/126 when COMMAND cannot be run.\n"
+    "Attached: 0 when the recording was made, 1 when not.\n";
 
 static volatile sig_atomic_t child_pid;
 
@@ -215,7 +228,7 @@ static void set_child_env(const struct config *c, const char *agent, const char 
 /* Runs the command; returns its wait status, or -1 when it could not be
  * started (after printing why; *exec_errno set when exec failed). */
 static int run_child(char **cmd, const struct config *c, const char *agent, const char *output,
-                     int *exec_errno)
+                     int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -269,11 +282,13 @@ static int run_child(char **cmd, const struct config *c, const char *agent, cons
     close(pipefd[0]);
 
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            cli_error("waiting for %s: %s", cmd[0], strerror(errno));
-            return -1;
+    if (got == (ssize_t)sizeof e) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+    } else {
+        status = session_wait_child(sess, pid, duration_ns, quiet);
+        if (status == -1)
+            return -1;
     }
     child_pid = 0;
     for (size_t i = 0; i < 2; i++)
@@ -342,6 +357,19 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
+/* Writes the report asked for with -o app.html; returns code, or the
+ * report's failure when code is 0. */
+static int render_report(const char *path, const struct report_format *render,
+                         const char *report_path, int quiet, int code)
+{
+    int rc = report_render(path, render, report_path);
+    if (rc != 0)
+        return code ? code : rc;
+    if (!quiet)
+        fprintf(stderr, "corscope: %s report -> %s\n", render->name, report_path);
+    return code;
+}
+
 enum {
     OPT_SAMPLER = 256,
     OPT_SIGNAL,
@@ -357,6 +385,17 @@ enum {
     OPT_EXCLUDE,
 };
 
+/* -d's value: a duration (30s, 5m, 1h; plain seconds). */
+static int parse_duration(const char *text, uint64_t *ns, char *err, size_t err_size)
+{
+    const char *why = NULL;
+    if (units_parse_duration(text, 1000000000ull, ns, &why) < 0 || !*ns) {
+        snprintf(err, err_size, "%s", why ? why : "must be more than 0");
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -367,6 +406,7 @@ int cmd_record(int argc, char **argv)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"pid", required_argument, NULL, 'p'},      {"duration", required_argument, NULL, 'd'},
         {"alloc", required_argument, NULL, OPT_ALLOC},
         {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
         {"live-max", required_argument, NULL, OPT_LIVE_MAX},
@@ -387,11 +427,13 @@ int cmd_record(int argc, char **argv)
     /* options that only some settings use, for the conflict checks */
     const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
                *live_opt = NULL, *filter_opt = NULL;
+    pid_t attach_pid = 0;
+    uint64_t duration_ns = 0;
 
     optind = 1;
     opterr = 0;
     int c, longindex = -1;
-    while ((c = getopt_long(argc, argv, "+:o:e:i:qh", longopts, &longindex)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:e:i:p:d:qh", longopts, &longindex)) != -1) {
         /* the option as the user spelled it, for messages */
         char opt[64];
         if (longindex >= 0)
@@ -419,6 +461,14 @@ int cmd_record(int argc, char **argv)
         case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
         case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
         case 'q': quiet = 1; break;
+        case 'p':
+            if (attach_parse_pid(optarg, &attach_pid, err, sizeof err) < 0)
+                return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
+            break;
+        case 'd':
+            if (parse_duration(optarg, &duration_ns, err, sizeof err) < 0)
+                return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
+            break;
         case 'h': fputs(record_usage, stdout); return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
         default: return cli_usage_error("record", "unknown option '%s'", opt);
@@ -444,12 +494,19 @@ int cmd_record(int argc, char **argv)
     if (filter_opt && !cfg.trace)
         return cli_usage_error("record", "%s chooses the methods --trace traces; add --trace",
                                filter_opt);
-    if (optind >= argc)
+    if (attach_pid && config_attach_refusal(&cfg))
+        return cli_usage_error("record", "-p: %s", config_attach_refusal(&cfg));
+    if (attach_pid && optind < argc)
+        return cli_usage_error("record", "-p attaches to a running process: no command goes with it");
+    if (!attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;
+    struct attach_target target;
+    if (attach_pid && attach_check(attach_pid, &target) < 0)
+        return EXIT_WORK_FAILED;
 
     const char *diag = getenv("DOTNET_EnableDiagnostics");
-    if (diag && !strcmp(diag, "0")) {
+    if (!attach_pid && diag && !strcmp(diag, "0")) {
         cli_error("DOTNET_EnableDiagnostics=0 is set, which stops the runtime from loading "
                   "profilers; unset it to record");
         return EXIT_USAGE;
@@ -463,7 +520,10 @@ int cmd_record(int argc, char **argv)
 
     char name[PATH_MAX], path[PATH_MAX];
     if (!output) {
-        default_output(cmd, name, sizeof name);
+        if (attach_pid)
+            attach_default_output(&target, name, sizeof name);
+        else
+            default_output(cmd, name, sizeof name);
         output = name;
     }
     /* -o app.html (or any report's extension): the recording goes beside
@@ -506,8 +566,33 @@ int cmd_record(int argc, char **argv)
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (attach_pid) {
+        if (attach_prepare_output(&target, path) < 0 ||
+            attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
+            struct stat st;
+            if (stat(path, &st) == 0 && st.st_size == 0)
+                unlink(path);
+            else if (!quiet)
+                summarize(path, 0, quiet);
+            return EXIT_WORK_FAILED;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (summarize(path, seconds, quiet) < 0) {
+            cli_error("no recording from process %d", (int)attach_pid);
+            return EXIT_WORK_FAILED;
+        }
+        return report_path ? render_report(path, render, report_path, quiet, 0) : 0;
+    }
+    struct session sess;
+    if (session_open(&sess, 0, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_WORK_FAILED;
+    }
+    snprintf(cfg.control, sizeof cfg.control, "%s", sess.address);
     int exec_errno = 0;
-    int status = run_child(cmd, &cfg, agent, path, &exec_errno);
+    int status = run_child(cmd, &cfg, agent, path, &exec_errno, &sess, duration_ns, quiet);
+    session_close(&sess);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
@@ -520,18 +605,16 @@ int cmd_record(int argc, char **argv)
         return EXIT_WORK_FAILED;
     }
     int code = exit_status_of(status);
+    /* the program ended because -d did: that is no failure */
+    if (sess.ended_by_deadline)
+        code = 0;
     if (summarize(path, seconds, quiet) < 0) {
         unlink(path);
         cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
                   "a bad CORSCOPE_* setting is reported above)", cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
-    if (report_path) {
-        int rc = report_render(path, render, report_path);
-        if (rc != 0)
-            return code ? code : rc;
-        if (!quiet)
-            fprintf(stderr, "corscope: %s report -> %s\n", render->name, report_path);
-    }
+    if (report_path)
+        return render_report(path, render, report_path, quiet, code);
     return code;
 }

@@ -187,6 +187,8 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "empty path";
         else if (strlen(value) >= sizeof c->output)
             why = "path too long";
+        else if (strchr(value, '\n'))
+            why = "a path with a newline in it";
         else
             snprintf(c->output, sizeof c->output, "%s", value);
     } else if (!strcmp(key, "event")) {
@@ -237,6 +239,15 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown level (levels: error, warn, info, debug)";
         else
             c->log = (enum config_log)v;
+    } else if (!strcmp(key, "control")) {
+        size_t n = strlen(value);
+        int ok = n == 0 || (value[0] == '@' && n >= 2 && n < sizeof c->control);
+        for (size_t i = 0; ok && i < n; i++)
+            ok = value[i] > ' ' && value[i] < 0x7f;
+        if (!ok)
+            why = "not a control socket address (@ and a name of up to 98 printable characters)";
+        else
+            snprintf(c->control, sizeof c->control, "%s", value);
     } else if (!strcmp(key, "alloc")) {
         int v = choice(value, CHOICES(alloc_names));
         if (v < 0)
@@ -300,6 +311,70 @@ int config_from_env(struct config *c, char *err, size_t err_size)
     return 0;
 }
 
+int config_to_text(const struct config *c, char *out, size_t size)
+{
+    size_t used = 0;
+    char value[PATH_MAX];
+#define LINE(k, env)                                                              \
+    do {                                                                          \
+        config_value_text(c, #k, value, sizeof value);                            \
+        int n = snprintf(out + used, size - used, "%s=%s\n", #k, value);          \
+        if (n < 0 || (size_t)n >= size - used)                                    \
+            return -1;                                                            \
+        used += (size_t)n;                                                        \
+    } while (0);
+    if (!size)
+        return -1;
+    out[0] = '\0';
+    CONFIG_KEYS(LINE)
+#undef LINE
+    return (int)used;
+}
+
+int config_from_text(struct config *c, const char *text, size_t len, char *err, size_t err_size)
+{
+    config_defaults(c);
+    if (len > CONFIG_TEXT_MAX || memchr(text, '\0', len)) {
+        snprintf(err, err_size, "the settings are not text (%zu bytes)", len);
+        return -1;
+    }
+    size_t at = 0;
+    while (at < len) {
+        const char *line = text + at;
+        const char *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) : len - at;
+        at += n + (nl ? 1 : 0);
+        if (!n)
+            continue;
+        const char *eq = memchr(line, '=', n);
+        char key[32], value[PATH_MAX], why[256];
+        size_t klen = eq ? (size_t)(eq - line) : 0;
+        size_t vlen = eq ? n - klen - 1 : 0;
+        if (!eq || !klen || klen >= sizeof key || vlen >= sizeof value) {
+            snprintf(err, err_size, "'%.*s': not a setting (key=value)", (int)(n > 64 ? 64 : n),
+                     line);
+            return -1;
+        }
+        memcpy(key, line, klen);
+        key[klen] = '\0';
+        memcpy(value, eq + 1, vlen);
+        value[vlen] = '\0';
+        int known = 0;
+#define KNOWN(k, env) known |= !strcmp(key, #k);
+        CONFIG_KEYS(KNOWN)
+#undef KNOWN
+        if (!known) {
+            snprintf(err, err_size, "%s: unknown setting", key);
+            return -1;
+        }
+        if (config_set(c, key, value, why, sizeof why) < 0) {
+            snprintf(err, err_size, "%s=%.64s: %s", key, value, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void config_value_text(const struct config *c, const char *key, char *out, size_t size)
 {
     if (!strcmp(key, "output"))
@@ -328,6 +403,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
+    else if (!strcmp(key, "control"))
+        snprintf(out, size, "%s", c->control);
     else if (!strcmp(key, "lock_min"))
         snprintf(out, size, "%lluns", (unsigned long long)c->lock_min_ns);
     else if (!strcmp(key, "alloc"))

@@ -54,6 +54,9 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
 #define CONFIG_DEPTH_MIN 8
 #define CONFIG_DEPTH_MAX 65536
 #define CONFIG_DEPTH_DEFAULT 4096
+#define CONFIG_CONTROL_MAX 100
+/* The longest text form (config_to_text) the attach's client data carries. */
+#define CONFIG_TEXT_MAX 16384
 /* Lock waits shorter than this are counted, not recorded one by one. */
 #define CONFIG_LOCK_MIN_DEFAULT_NS 10000ull     /* 10 us */
 #define CONFIG_LOCK_MIN_MAX_NS 10000000000ull   /* 10 s */
@@ -73,6 +76,9 @@ struct config {
     enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
+    /* the corscope command's control socket ("@name", an abstract AF_UNIX
+     * address; control.h), or "" for none */
+    char control[CONFIG_CONTROL_MAX];
     uint64_t lock_min_ns;  /* -e lock: shorter waits are only counted */
     enum config_alloc alloc;
     uint64_t alloc_interval; /* bytes, >= CONFIG_ALLOC_INTERVAL_MIN */
@@ -92,6 +98,7 @@ struct config {
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
     X(log, "CORSCOPE_LOG") \
+    X(control, "CORSCOPE_CONTROL") \
     X(lock_min, "CORSCOPE_LOCK_MIN") \
     X(alloc, "CORSCOPE_ALLOC") \
     X(alloc_interval, "CORSCOPE_ALLOC_INTERVAL") \
@@ -108,6 +115,15 @@ HIDDEN int config_set(struct config *c, const char *key, const char *value, char
 /* Reads every CORSCOPE_* variable through getenv.  Returns 0 or -1 with
  * the reason for the first bad one in err ("CORSCOPE_INTERVAL=abc: ..."). */
 HIDDEN int config_from_env(struct config *c, char *err, size_t err_size);
+/* All the settings as text, one "key=value" line each (the client data of
+ * an attach, which has no environment).  Returns the length, or -1 when it
+ * does not fit in size (with its NUL). */
+HIDDEN int config_to_text(const struct config *c, char *out, size_t size);
+/* Reads that text form back (len bytes, no NUL needed): defaults, then
+ * every line through config_set.  Returns 0, or -1 with the reason for the
+ * first bad line in err ("interval=abc: ..."). */
+HIDDEN int config_from_text(struct config *c, const char *text, size_t len, char *err,
+                            size_t err_size);
 /* Text form of a setting, as config_set accepts it. */
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
 /* The sampled event (CONFIG_EVENT_CPU, _WALL) or 0 when none. */

@@ -118,6 +118,7 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+#define FMT_INFO_MODE "mode" /* launched: the agent started with the program; attached */
 #define FMT_INFO_LOCK_MIN_NS "lock_min_ns"
 /* -e alloc, live, gc: how each was recorded, or why it could not be */
 #define FMT_INFO_ALLOC "alloc"
@@ -150,6 +151,8 @@ enum fmt_field_type {
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
     X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \
+    X(ATTACH_METHODS, "methods_listed_at_attach", "methods compiled before an attach, listed") \
+    X(ATTACH_THREADS, "threads_listed_at_attach", "managed threads running at an attach") \
     X(ALLOC_SAMPLES, "alloc_samples", "allocation samples the runtime reported")              \
     X(ALLOC_THINNED, "alloc_thinned", "allocation samples left out for --alloc-interval")     \
     X(ALLOC_CALLBACK_NS, "alloc_callback_ns", "time the allocating threads spent in corscope's allocation callbacks, ns") \

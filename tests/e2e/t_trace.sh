@@ -227,10 +227,15 @@ set +e
 out=$(cs report -f top --sort calls "$T/counts.corscope" 2>&1); rc=$?
 set -e
 [ $rc = 2 ] && [[ "$out" == *"--sort goes with -f calls"* ]] || fail "--sort with -f top: $rc $out"
+# tracing cannot attach: refused before anything is sent to the process
+set +e
+out=$(cs record -p $$ --trace -o "$T/x.corscope" 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"--trace needs the agent loaded when the program starts"* ]] || fail "-p --trace: $rc $out"
 # a bad filter in the environment: the agent steps aside, the program runs
 out=$(CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
       CORECLR_PROFILER_PATH="$ROOT/build/libcorscope.so" CORSCOPE_OUTPUT="$T/env.corscope" \
       CORSCOPE_TRACE=times CORSCOPE_TRACE_INCLUDE='(' $TRACE loop 1000 2>&1)
 [[ "$out" == *"loop: 1000 calls"* ]] || fail "the program did not run: $out"
 [[ "$out" == *"CORSCOPE_TRACE_INCLUDE=(: not a regular expression"* ]] || fail "no word on the bad filter: $out"
-note "refusals: --include without --trace, a bad mode, a bad regex, -f calls without a trace, --sort elsewhere"
+note "refusals: --include without --trace, a bad mode, a bad regex, --trace attached, -f calls without a trace, --sort elsewhere"

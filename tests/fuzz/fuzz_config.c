@@ -9,8 +9,11 @@
  * config_from_env then reads all at once.  A value config_set accepts must
  * come back the same through its text form (config_value_text), which is
  * how `corscope record` hands its settings to the agent, and the output
- * pattern must expand into any buffer without overrunning it.  Seeds: the
- * good and bad values of the unit and end-to-end tests.
+ * pattern must expand into any buffer without overrunning it.  The same
+ * bytes are also read whole as the text form an attach carries in its client
+ * data (config_from_text): what it accepts must write back (config_to_text)
+ * and read again to the same settings.  Seeds: the good and bad values of
+ * the unit and end-to-end tests.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -94,5 +97,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     (void)config_expand_output(c.output, LONG_MIN, out, sizeof out);
     free(text);
+    /* the attach's client data: the raw bytes, NULs and all */
+    struct config a, b;
+    if (config_from_text(&a, (const char *)data, size, err, sizeof err) == 0) {
+        /* compared by their text forms: a string setting set twice keeps
+         * the first value's bytes after its NUL */
+        static char form[CONFIG_TEXT_MAX], again[CONFIG_TEXT_MAX];
+        int n = config_to_text(&a, form, sizeof form);
+        if (n < 0 || config_from_text(&b, form, (size_t)n, err, sizeof err) != 0 ||
+            config_to_text(&b, again, sizeof again) != n || memcmp(form, again, (size_t)n) != 0)
+            abort();
+    } else if (!memchr(err, '\0', sizeof err)) {
+        abort();
+    }
     return 0;
 }

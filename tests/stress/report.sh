@@ -24,8 +24,12 @@ echo "reliability: repeated runs ($REPEATS each)" >&2
 "$here/repeat.sh" "$REPEATS" 'trace --trace' \
     dotnet "$ROOT/build/apps/Stress/Stress.dll" exceptions 5 | sed 's/^/Stress exceptions 5\t/' >> "$T/repeat.tsv"
 repeat_failures=$(awk -F'\t' '{ s += $4 } END { print s + 0 }' "$T/repeat.tsv")
+echo "reliability: attaching to stress programs" >&2
+ATTACH_PROGRAMS="threads exceptions gc async pinvoke recursion alc dynamic tiering" \
+    "$here/attach.sh" > "$T/attach.log" 2>&1
+attach_rc=$?
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading trace trace_runtimes; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
@@ -87,12 +91,27 @@ mode, with the same checks. Result: $(verdict $repeat_failures).
 |---|---|---|---|---|
 $(awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$T/repeat.tsv")
 
+## Attaching and detaching while a program runs
+
+tests/stress/attach.sh (part of \`make stress\` with three of the programs)
+runs each stress program at three times its scale and attaches to it with
+\`record -p -d 0.5s\` again and again until it ends: threads coming and
+going, collectible code unloaded, DynamicMethods collected, exceptions and
+forced collections under the attaches and detaches. The program's output
+and exit status must be those of a run without corscope, and every
+recording not cut short by the program's end complete. Result:
+$(verdict $attach_rc).
+
+| program | result | attaches | complete recordings | detail |
+|---|---|---|---|---|
+$(tail -n +2 "$ROOT/build/stress/attach.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }')
+
 ## Endings, faults, bad input, sanitizers
 
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading trace trace_runtimes; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo

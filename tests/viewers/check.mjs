@@ -101,15 +101,17 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
 {
   const trace = JSON.parse(readFileSync(join(dir, "report.trace.json"), "utf8"));
   const ev = trace.traceEvents;
-  const named = new Set(ev.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.tid));
+  // a track is a (process, thread) pair: the runtime's events have a process of their own
+  const track = (e) => `${e.pid}/${e.tid}`;
+  const named = new Set(ev.filter((e) => e.ph === "M" && e.name === "thread_name").map(track));
   const slices = ev.filter((e) => e.ph === "X");
   check("chrome trace has named thread tracks and slices", named.size > 0 && slices.length > 0, `${named.size} tracks, ${slices.length} slices`);
-  check("chrome slices are on named tracks", slices.every((e) => named.has(e.tid)));
+  check("chrome slices are on named tracks", slices.every((e) => named.has(track(e))));
   // well nested per track: sorted by start (longest first), each slice ends
   // inside the one that encloses it
   let nested = true;
   const byTid = new Map();
-  for (const e of slices) (byTid.get(e.tid) || byTid.set(e.tid, []).get(e.tid)).push(e);
+  for (const e of slices) (byTid.get(track(e)) || byTid.set(track(e), []).get(track(e))).push(e);
   for (const list of byTid.values()) {
     list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
     const open = [];
