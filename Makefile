@@ -33,9 +33,13 @@ LIBS := -lm
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c) src/format/writer.c
+AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c) \
+	src/format/writer.c
+# the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
+AGENT_ASM := $(wildcard src/agent/trace/*.S)
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_ASM := $(wildcard tests/unit/*.S)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -48,14 +52,16 @@ Q := @
 say = @printf '  %-6s %s\n'
 endif
 
-AGENT_OBJ := $(call obj,$(AGENT_SRC) $(COMMON_SRC) $(CLR_SRC))
+asm_obj = $(patsubst %.S,$(BUILD)/obj/%.o,$(1))
+AGENT_OBJ := $(call obj,$(AGENT_SRC) $(COMMON_SRC) $(CLR_SRC)) $(call asm_obj,$(AGENT_ASM))
 # resources built into the CLI (tools/embed.c turns a file into a C array)
 GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
 	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c))) $(BUILD)/gen/flamegraph_html.o
+	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c))) \
+	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
@@ -70,6 +76,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(say) AS $<
+	$(Q)$(CC) -Isrc -MMD -MP -c $< -o $@
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -92,6 +103,13 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 
 # the platform's cost of a CPU-clock signal, for bench/sigcost.sh
 $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# what tracing mode's hooks cost without the runtime, for bench/trace.sh (the
+# agent's objects but its entry point)
+$(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
+		$(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -224,7 +242,7 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth $(BUILD)/sigcost
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh
@@ -234,6 +252,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/report_speed.sh
 	bench/attach.sh
 	bench/events.sh
+	bench/trace.sh
 	bench/naming.sh
 	bench/memory.sh
 

@@ -920,6 +920,18 @@ static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11
     return S_OK;
 }
 
+/* ---- inlining (tracing) ---------------------------------------------------------- */
+
+static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
+                                                      FunctionID caller, FunctionID callee,
+                                                      BOOL *should_inline)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (should_inline)
+        DISPATCH(p, jit_inlining, caller, callee, should_inline);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -973,6 +985,8 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ExceptionCatcherLeave = profiler_ExceptionCatcherLeave,
     /* ICorProfilerCallback10 */
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
+    /* tracing */
+    .JITInlining = profiler_JITInlining,
 };
 CLR_VTBL_END
 

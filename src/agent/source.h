@@ -92,6 +92,10 @@ struct source_hooks {
     /* every allocation (COR_PRF_MONITOR_OBJECT_ALLOCATED, claimed in init),
      * on the allocating thread, the object built and protected */
     void (*object_allocated)(struct source *s, ObjectID object, ClassID klass);
+    /* JITInlining: a source may refuse (set *should_inline to FALSE),
+     * never grant */
+    void (*jit_inlining)(struct source *s, FunctionID caller, FunctionID callee,
+                         BOOL *should_inline);
 };
 
 struct source_ops {
@@ -123,5 +127,6 @@ HIDDEN extern const struct source_ops source_jit;         /* -e jit */
 HIDDEN extern const struct source_ops source_threads;     /* always: threads' lives */
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
+HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
 
 #endif

@@ -51,6 +51,9 @@ static int check_one(const char *path)
     print_info(&r, FMT_INFO_LIVE, "live");
     print_info(&r, FMT_INFO_GC, "gc");
     print_info(&r, FMT_INFO_ENDED_BY, "ended by");
+    print_info(&r, FMT_INFO_TRACE, "traced");
+    print_info(&r, FMT_INFO_TRACE_METHODS, "methods");
+    print_info(&r, FMT_INFO_TRACE_CLOCK, "trace clock");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];
         uint64_t weight = 0, samples = 0, records = 0;

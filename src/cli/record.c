@@ -95,6 +95,10 @@ static const char record_usage[] =
     "                          (the runtime's own, the default) up: keeps a random\n"
     "                          share of the runtime's samples, weighing each more\n"
     "      --live-max N        most objects -e live follows at once (default 100000)\n"
+    "      --trace[=counts]    also count every call, with its times (=counts: none):\n"
+    "                          the calls event, report -f calls\n"
+    "      --include RE        trace only methods matching RE (Namespace.Type.Method)\n"
+    "      --exclude RE        do not trace methods matching RE\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
@@ -378,6 +382,9 @@ enum {
     OPT_ALLOC,
     OPT_ALLOC_INTERVAL,
     OPT_LIVE_MAX,
+    OPT_TRACE,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
 };
 
 /* -d's value: a duration (30s, 5m, 1h; plain seconds). */
@@ -406,6 +413,9 @@ int cmd_record(int argc, char **argv)
         {"alloc", required_argument, NULL, OPT_ALLOC},
         {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
         {"live-max", required_argument, NULL, OPT_LIVE_MAX},
+        {"trace", optional_argument, NULL, OPT_TRACE},
+        {"include", required_argument, NULL, OPT_INCLUDE},
+        {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     char err[256];
@@ -419,7 +429,7 @@ int cmd_record(int argc, char **argv)
     int force = 0, quiet = 0;
     /* options that only some settings use, for the conflict checks */
     const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
-               *live_opt = NULL;
+               *live_opt = NULL, *filter_opt = NULL;
     pid_t attach_pid = 0;
     uint64_t duration_ns = 0;
 
@@ -451,6 +461,9 @@ int cmd_record(int argc, char **argv)
         case OPT_ALLOC: key = "alloc"; alloc_opt = "--alloc"; break;
         case OPT_ALLOC_INTERVAL: key = "alloc_interval"; alloc_opt = "--alloc-interval"; break;
         case OPT_LIVE_MAX: key = "live_max"; live_opt = "--live-max"; break;
+        case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
+        case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
+        case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
         case 'q': quiet = 1; break;
         case 'p':
             if (attach_parse_pid(optarg, &attach_pid, err, sizeof err) < 0)
@@ -482,6 +495,11 @@ int cmd_record(int argc, char **argv)
     if (cfg.alloc == CONFIG_ALLOC_EXACT && cfg.alloc_interval != CONFIG_ALLOC_INTERVAL_MIN)
         return cli_usage_error("record", "--alloc-interval goes with sampled allocations, not "
                                "--alloc exact (which records every one)");
+    if (filter_opt && !cfg.trace)
+        return cli_usage_error("record", "%s chooses the methods --trace traces; add --trace",
+                               filter_opt);
+    if (attach_pid && config_attach_refusal(&cfg))
+        return cli_usage_error("record", "-p: %s", config_attach_refusal(&cfg));
     if (attach_pid && optind < argc)
         return cli_usage_error("record", "-p attaches to a running process: no command goes with it");
     if (!attach_pid && optind >= argc)

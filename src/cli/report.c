@@ -35,6 +35,7 @@ static const struct report_format formats[] = {
     {"locks", NULL, report_locks, "contended lock waits by stack and owner (-e lock)"},
     {"jit", NULL, report_jit, "compilations, tiers, R2R code and loads (-e jit)"},
     {"threads", NULL, report_threads, "threads: lifetimes, names, CPU time, events"},
+    {"calls", ".calls", report_calls, "per method: calls, inclusive, self, mean and max time (record --trace)"},
 };
 
 int report_is_table(const struct report_format *fmt)
@@ -116,6 +117,7 @@ static const enum fmt_counter loss_counters[] = {
     FMT_COUNTER_FAILED_WALKS, FMT_COUNTER_TRUNCATED,     FMT_COUNTER_UNRESOLVED,
     FMT_COUNTER_SKIPPED_TICKS, FMT_COUNTER_WRITE_ERRORS,
     FMT_COUNTER_LIVE_UNTRACKED, FMT_COUNTER_LIVE_HANDLE_FAILURES, FMT_COUNTER_GC_UNMATCHED,
+    FMT_COUNTER_UNTRACKED_CALLS, FMT_COUNTER_UNTRACED_THREADS,
 };
 
 static const char *const counter_keys[] = {
@@ -191,6 +193,7 @@ static const char report_options_usage[] =
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "      --at DURATION     live: the heap as of this time (default: the end)\n"
+    "      --sort COLUMN     calls: sort by calls, inclusive, self (default), mean or max\n"
     "  -h, --help\n";
 
 /* The usage text: the formats come from the table above. */
@@ -224,6 +227,7 @@ enum {
     OPT_MIN,
     OPT_DIFF,
     OPT_AT,
+    OPT_SORT,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -323,13 +327,14 @@ int cmd_report(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
         {"at", required_argument, NULL, OPT_AT},
+        {"sort", required_argument, NULL, OPT_SORT},
         {"native", required_argument, NULL, OPT_NATIVE},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
-    const char *diff_base = NULL;
+    const char *diff_base = NULL, *sort = NULL;
     struct profiles base;
     int have_base = 0;
     const char *format = NULL, *output = NULL;
@@ -409,6 +414,14 @@ int cmd_report(int argc, char **argv)
             }
             filter.has_at = 1;
             break;
+        case OPT_SORT:
+            if (report_calls_sort(optarg) < 0) {
+                cli_usage_error("report", "--sort %s: not a column (calls, inclusive, self, mean, "
+                                "max)", optarg);
+                goto out;
+            }
+            sort = optarg;
+            break;
         case 'h':
             print_usage(stdout);
             status = 0;
@@ -456,10 +469,17 @@ int cmd_report(int argc, char **argv)
             fmt = report_find("top");
     }
 
+    if (sort && strcmp(fmt->name, "calls") != 0) {
+        cli_usage_error("report", "--sort goes with -f calls");
+        goto out;
+    }
     if (diff_base && strcmp(fmt->name, "flamegraph") != 0) {
         cli_usage_error("report", "--diff goes with -f flamegraph");
         goto out;
     }
+    /* the calls table is the calls event's, whatever the default view */
+    if (!strcmp(fmt->name, "calls") && !filter.event)
+        filter.event = "calls";
     const char *path = argv[optind];
     struct profiles ps;
     char err[512];
@@ -473,6 +493,8 @@ int cmd_report(int argc, char **argv)
         ro.base = prof_current(&base);
     }
     if (prof_load(&ps, path, &filter, err, sizeof err) < 0) {
+        if (!strcmp(fmt->name, "calls") && strstr(err, "no 'calls' event"))
+            snprintf(err, sizeof err, "no calls were traced (record with --trace)");
         cli_error("%s: %s", path, err);
         status = EXIT_WORK_FAILED;
         goto out;

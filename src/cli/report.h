@@ -55,6 +55,10 @@ HIDDEN int report_threads(const struct profile *p, const struct report_options *
 /* The Chrome trace's tracks of recorded events (out_chrome_events.c):
  * appends them to the traceEvents array (*first: nothing written yet). */
 HIDDEN int chrome_runtime_events(const struct profile *p, FILE *out, int *first);
+HIDDEN int report_calls(const struct profile *p, const struct report_options *o, FILE *out);
+/* `report -f calls --sort KEY`: sets the column the calls table is sorted
+ * by (calls, inclusive, self, mean, max); 0, or -1 for an unknown one. */
+HIDDEN int report_calls_sort(const char *key);
 
 /* Writes the report of a recording file in one format to `output` (whole
  * or not at all), with default options.  Returns 0 or an exit status. */

@@ -3,6 +3,7 @@
  */
 #include "common/config.h"
 
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,8 @@ static const char *const cpu_period_names[] = {[CONFIG_CPU_PERIOD_RANDOM] = "ran
 static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
                                           [CONFIG_ALLOC_EXACT] = "exact"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
+static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TRACE_TIMES] = "times",
+                                          [CONFIG_TRACE_COUNTS] = "counts"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -161,6 +164,29 @@ static int parse_signal(const char *text, int *out)
     return -1;
 }
 
+/* A method-name filter: a POSIX extended regular expression; NULL, or why not. */
+static const char *set_regex(char *out, const char *value)
+{
+    static char why[160];
+    if (!value[0]) { /* no filter */
+        out[0] = '\0';
+        return NULL;
+    }
+    if (strlen(value) >= CONFIG_REGEX_MAX)
+        return "regular expression too long";
+    regex_t re;
+    int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char what[128];
+        regerror(rc, &re, what, sizeof what);
+        snprintf(why, sizeof why, "not a regular expression: %s", what);
+        return why;
+    }
+    regfree(&re);
+    snprintf(out, CONFIG_REGEX_MAX, "%s", value);
+    return NULL;
+}
+
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
 {
     const char *why = NULL;
@@ -258,6 +284,20 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->live_max = (uint32_t)n;
         }
+    } else if (!strcmp(key, "trace")) {
+        int v = choice(value, CHOICES(trace_names));
+        if (v < 0)
+            why = "unknown tracing mode (modes: times, counts, off)";
+#if !defined(__x86_64__)
+        else if (v != CONFIG_TRACE_OFF)
+            why = "tracing needs an x86-64 machine (its hooks are written for the x86-64 JIT)";
+#endif
+        else
+            c->trace = (enum config_trace)v;
+    } else if (!strcmp(key, "trace_include")) {
+        why = set_regex(c->trace_include, value);
+    } else if (!strcmp(key, "trace_exclude")) {
+        why = set_regex(c->trace_exclude, value);
     } else {
         why = "unknown setting";
     }
@@ -389,8 +429,23 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%llu", (unsigned long long)c->alloc_interval);
     else if (!strcmp(key, "live_max"))
         snprintf(out, size, "%u", c->live_max);
+    else if (!strcmp(key, "trace"))
+        snprintf(out, size, "%s", choice_name(CHOICES(trace_names), (int)c->trace));
+    else if (!strcmp(key, "trace_include"))
+        snprintf(out, size, "%s", c->trace_include);
+    else if (!strcmp(key, "trace_exclude"))
+        snprintf(out, size, "%s", c->trace_exclude);
     else if (size)
         out[0] = '\0';
+}
+
+const char *config_attach_refusal(const struct config *c)
+{
+    if (c->trace)
+        return "--trace needs the agent loaded when the program starts (corscope record): the "
+               "runtime takes Enter/Leave hooks only then, and once set they make the agent "
+               "impossible to detach";
+    return NULL;
 }
 
 int config_expand_output(const char *pattern, long pid, char *out, size_t size)

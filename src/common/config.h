@@ -47,6 +47,11 @@ enum config_cpu_period { CONFIG_CPU_PERIOD_RANDOM = 1, CONFIG_CPU_PERIOD_FIXED =
  * or AllocationTick before .NET 10) or exact (every allocation, slow). */
 enum config_alloc { CONFIG_ALLOC_SAMPLED = 1, CONFIG_ALLOC_EXACT = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
+/* Tracing (`record --trace`): every call of the traced methods through the
+ * runtime's Enter/Leave hooks, with times (a TSC read per Enter and Leave)
+ * or counts only. */
+enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2 };
+#define CONFIG_REGEX_MAX 1024
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -84,6 +89,9 @@ struct config {
     enum config_alloc alloc;
     uint64_t alloc_interval; /* bytes, >= CONFIG_ALLOC_INTERVAL_MIN */
     uint32_t live_max;       /* most objects -e live follows at once */
+    enum config_trace trace;
+    char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
+    char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -101,7 +109,10 @@ struct config {
     X(lock_min, "CORSCOPE_LOCK_MIN") \
     X(alloc, "CORSCOPE_ALLOC") \
     X(alloc_interval, "CORSCOPE_ALLOC_INTERVAL") \
-    X(live_max, "CORSCOPE_LIVE_MAX")
+    X(live_max, "CORSCOPE_LIVE_MAX") \
+    X(trace, "CORSCOPE_TRACE") \
+    X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
+    X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason
@@ -133,6 +144,9 @@ HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
 HIDDEN const char *config_cpu_period_name(enum config_cpu_period p);
 HIDDEN const char *config_alloc_name(enum config_alloc m);
+/* Settings an agent attached to a running process cannot honour: NULL, or
+ * the one-line reason (without "corscope: ") to refuse the attach with. */
+HIDDEN const char *config_attach_refusal(const struct config *c);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

@@ -124,6 +124,9 @@ enum fmt_field_type {
 #define FMT_INFO_ALLOC "alloc"
 #define FMT_INFO_LIVE "live"
 #define FMT_INFO_GC "gc"
+#define FMT_INFO_TRACE "trace"
+#define FMT_INFO_TRACE_METHODS "trace_methods"
+#define FMT_INFO_TRACE_CLOCK "trace_clock"
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */
@@ -158,7 +161,12 @@ enum fmt_field_type {
     X(LIVE_TRACKED, "live_tracked", "sampled allocations followed for -e live")               \
     X(LIVE_UNTRACKED, "live_untracked", "sampled allocations not followed (--live-max reached)") \
     X(LIVE_HANDLE_FAILURES, "live_handle_failures", "sampled allocations the runtime gave no handle for") \
-    X(GC_UNMATCHED, "gc_unmatched", "collection events without their start or end")
+    X(GC_UNMATCHED, "gc_unmatched", "collection events without their start or end")          \
+    X(UNTRACKED_CALLS, "untracked_calls", "traced calls kept in no call path (memory or depth)") \
+    X(UNTRACED_THREADS, "untraced_threads", "threads whose calls could not be traced (memory)") \
+    X(OPEN_AT_END, "calls_open_at_end", "traced calls still running when their thread or the recording ended") \
+    X(ABANDONED_FRAMES, "calls_without_return", "traced calls that ended without a return hook (closed by one further up)") \
+    X(UNMATCHED_LEAVES, "unmatched_returns", "return hooks that matched no traced call")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

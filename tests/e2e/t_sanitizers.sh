@@ -24,20 +24,22 @@ no_reports() {
 runs=0
 for prog in "exceptions 5" "pinvoke 5" "gc 1" "threads 1"; do
     dotnet "$APPS/Stress/Stress.dll" $prog > "$T/plain.txt"
-    for mode in "-e cpu -i 1ms" "-e wall -i 1ms"; do
+    for mode in "-e cpu -i 1ms" "-e wall -i 1ms" "--trace -e cpu"; do
         # shellcheck disable=SC2086
         sanitized record -q --force $mode -o "$T/s.corscope" -- dotnet "$APPS/Stress/Stress.dll" $prog \
             > "$T/out.txt" 2> "$T/err.txt" || fail "Stress $prog under '$mode' failed: $(tail -3 "$T/err.txt")"
         no_reports "$T/err.txt" "agent, Stress $prog, $mode"
         cmp -s "$T/plain.txt" "$T/out.txt" || fail "Stress $prog: output changed under the ASan agent"
-        for f in top collapsed tree flamegraph speedscope pprof chrome; do
+        formats="top collapsed tree flamegraph speedscope pprof chrome"
+        [[ "$mode" == --trace* ]] && formats="$formats calls"
+        for f in $formats; do
             sanitized report -f "$f" -o "$T/out.$f" "$T/s.corscope" 2> "$T/rerr.txt" || fail "report -f $f failed"
             no_reports "$T/rerr.txt" "CLI report -f $f"
         done
         runs=$((runs + 1))
     done
 done
-note "$runs sanitized agent runs, each reported in 7 formats by the sanitized CLI"
+note "$runs sanitized agent runs (traced too), each reported in every format by the sanitized CLI"
 
 # memory: allocation samples with their stacks, weak handles, collections,
 # and the exact mode's every allocation, through the sanitized agent; the

@@ -21,13 +21,15 @@ echo "reliability: repeated runs ($REPEATS each)" >&2
     dotnet "$ROOT/build/apps/Unloading/Unloading.dll" 200 | sed 's/^/Unloading 200\t/' > "$T/repeat.tsv"
 "$here/repeat.sh" "$REPEATS" 'cpu-1ms -e cpu -i 1ms' \
     dotnet "$ROOT/build/apps/Stress/Stress.dll" alc 15 | sed 's/^/Stress alc 15\t/' >> "$T/repeat.tsv"
+"$here/repeat.sh" "$REPEATS" 'trace --trace' \
+    dotnet "$ROOT/build/apps/Stress/Stress.dll" exceptions 5 | sed 's/^/Stress exceptions 5\t/' >> "$T/repeat.tsv"
 repeat_failures=$(awk -F'\t' '{ s += $4 } END { print s + 0 }' "$T/repeat.tsv")
 echo "reliability: attaching to stress programs" >&2
 ATTACH_PROGRAMS="threads exceptions gc async pinvoke recursion alc dynamic tiering" \
     "$here/attach.sh" > "$T/attach.log" 2>&1
 attach_rc=$?
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
@@ -109,7 +111,7 @@ $(tail -n +2 "$ROOT/build/stress/attach.tsv" | awk -F'\t' '{ printf "| %s | %s |
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach; do
+for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo

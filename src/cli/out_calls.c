@@ -1,0 +1,222 @@
+/*
+ * out_calls: the table of a traced recording (`record --trace`): for every
+ * method, its calls, inclusive time, self time, mean and longest call,
+ * summed over every call path and thread that pass the filters.
+ *
+ * It reads the `calls` event whatever --event says: each record is one call
+ * path's calls and times since the previous record of that path (values:
+ * self ns and calls; fields: inclusive ns and the longest call so far), and
+ * its stack is the path, leaf first.  A method's inclusive time counts its
+ * outermost calls only: a path on which the method already appears above
+ * its leaf is a recursive call, whose time its outer call already holds.
+ * The mean is the inclusive time over those outermost calls.  A recording
+ * traced with --trace=counts has calls only.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/report.h"
+#include "common/mem.h"
+
+struct row {
+    uint32_t name;
+    uint64_t calls, outer_calls;
+    uint64_t incl, self, max;
+};
+
+static const char *sort_key = "self";
+
+static uint64_t mean_of(const struct row *r)
+{
+    return r->outer_calls ? r->incl / r->outer_calls : 0;
+}
+
+static uint64_t key_of(const struct row *r)
+{
+    if (!strcmp(sort_key, "calls"))
+        return r->calls;
+    if (!strcmp(sort_key, "inclusive"))
+        return r->incl;
+    if (!strcmp(sort_key, "mean"))
+        return mean_of(r);
+    if (!strcmp(sort_key, "max"))
+        return r->max;
+    return r->self;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    uint64_t kx = key_of(x), ky = key_of(y);
+    if (kx != ky)
+        return kx < ky ? 1 : -1;
+    if (x->calls != y->calls)
+        return x->calls < y->calls ? 1 : -1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+int report_calls_sort(const char *key)
+{
+    static const char *const keys[] = {"calls", "inclusive", "self", "mean", "max"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!strcmp(key, keys[i])) {
+            sort_key = keys[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* "12.3 ns", "4.56 us", "7.89 ms", "1.234 s" */
+static void duration(uint64_t ns, char *out, size_t size)
+{
+    double v = (double)ns;
+    if (v < 1e3)
+        snprintf(out, size, "%.0f ns", v);
+    else if (v < 1e6)
+        snprintf(out, size, "%.2f us", v / 1e3);
+    else if (v < 1e9)
+        snprintf(out, size, "%.2f ms", v / 1e6);
+    else
+        snprintf(out, size, "%.3f s", v / 1e9);
+}
+
+static const struct profile *calls_view(const struct profile *p)
+{
+    for (size_t i = 0; i < p->view_count; i++) {
+        const struct profile *v = &p->views[i];
+        if (v->event >= 0 && !strcmp(prof_event_name(v), "calls") &&
+            p->rec->events[v->event].recorded)
+            return v;
+    }
+    return NULL;
+}
+
+static void info_line(const struct recording *r, const char *key, const char *prefix, FILE *out)
+{
+    const struct rec_str *v = rec_info(r, key);
+    if (v && v->len)
+        fprintf(out, "# %s%.*s\n", prefix, (int)v->len, v->p);
+}
+
+int report_calls(const struct profile *p, const struct report_options *o, FILE *out)
+{
+    const struct recording *r = p->rec;
+    const struct profile *v = calls_view(p);
+    if (!v) {
+        cli_error("the recording has no calls: record with --trace to count calls");
+        return -1;
+    }
+    const struct rec_event *e = &r->events[v->event];
+    int timed = e->value_count >= 2;
+    long incl_field = rec_field_index(e, "inclusive"), max_field = rec_field_index(e, "max");
+
+    /* the k-th sample of the event is its k-th record with a stack */
+    uint32_t *record_of = mem_calloc(r->sample_count ? r->sample_count : 1, sizeof *record_of);
+    struct row *rows = mem_calloc(p->names->count ? p->names->count : 1, sizeof *rows);
+    if (!record_of || !rows) {
+        mem_free(record_of);
+        mem_free(rows);
+        cli_error("out of memory while writing the calls table");
+        return -1;
+    }
+    size_t next_record = 0;
+    for (size_t i = 0; i < r->sample_count; i++) {
+        if ((long)r->samples[i].event != v->event)
+            continue;
+        while (next_record < r->record_count &&
+               ((long)r->records[next_record].event != v->event || !r->records[next_record].stack))
+            next_record++;
+        record_of[i] = (uint32_t)next_record++;
+    }
+
+    size_t names = p->names->count;
+    for (size_t i = 0; i < names; i++)
+        rows[i].name = (uint32_t)i;
+    uint64_t all_calls = 0;
+    uint8_t *threads = mem_calloc(r->thread_count ? r->thread_count : 1, 1);
+    size_t thread_count = 0;
+    for (size_t i = 0; i < v->selected_samples; i++) {
+        uint32_t si = v->selected[i].sample;
+        const struct rec_sample *sm = &r->samples[si];
+        if (record_of[si] >= r->record_count)
+            continue;
+        const struct rec_record *x = &r->records[record_of[si]];
+        const uint64_t *values = rec_values(r, x), *fields = rec_fields(r, x);
+        struct rec_stack st = r->stacks[sm->stack];
+        if (!st.depth)
+            continue;
+        uint32_t leaf = p->frame_name[r->stack_frames[st.offset]];
+        int nested = 0;
+        for (uint32_t k = 1; k < st.depth && !nested; k++)
+            nested = p->frame_name[r->stack_frames[st.offset + k]] == leaf;
+        struct row *row = &rows[leaf];
+        uint64_t calls = timed ? values[1] : values[0];
+        row->calls += calls;
+        all_calls += calls;
+        if (threads && !threads[sm->thread]) {
+            threads[sm->thread] = 1;
+            thread_count++;
+        }
+        if (!timed)
+            continue;
+        row->self += values[0];
+        if (!nested) {
+            row->outer_calls += calls;
+            if (incl_field >= 0)
+                row->incl += fields[incl_field];
+        }
+        if (max_field >= 0 && fields[max_field] > row->max)
+            row->max = fields[max_field];
+    }
+    mem_free(threads);
+    mem_free(record_of);
+    size_t methods = 0;
+    for (size_t i = 0; i < names; i++)
+        if (rows[i].calls)
+            methods++;
+    qsort(rows, names, sizeof *rows, by_key);
+
+    fprintf(out, "# calls: %llu calls of %zu methods on %zu threads (record --trace)\n",
+            (unsigned long long)all_calls, methods, thread_count);
+    info_line(r, FMT_INFO_TRACE, "traced: ", out);
+    info_line(r, FMT_INFO_TRACE_METHODS, "", out);
+    char losses[512];
+    report_losses(v, losses, sizeof losses);
+    if (losses[0])
+        fprintf(out, "# lost: %s\n", losses);
+    uint64_t open = report_counter(r, FMT_COUNTER_OPEN_AT_END);
+    if (open)
+        fprintf(out, "# %llu calls were still running when their thread or the recording ended; "
+                "their times run to that moment\n", (unsigned long long)open);
+    if (r->status != REC_COMPLETE)
+        fprintf(out, "# recording %s: %s\n", rec_status_name(r->status), r->problem);
+    if (timed)
+        fprintf(out, "%12s %12s %12s %12s %12s  %s\n", "calls", "inclusive", "self", "mean", "max",
+                "method");
+    else
+        fprintf(out, "%12s  %s\n", "calls", "method");
+    long shown = 0;
+    for (size_t i = 0; i < names; i++) {
+        const struct row *row = &rows[i];
+        if (!row->calls)
+            continue;
+        if (o->limit && shown >= o->limit)
+            break;
+        if (timed) {
+            char incl[32], self[32], mean[32], max[32];
+            duration(row->incl, incl, sizeof incl);
+            duration(row->self, self, sizeof self);
+            duration(mean_of(row), mean, sizeof mean);
+            duration(row->max, max, sizeof max);
+            fprintf(out, "%12llu %12s %12s %12s %12s  %s\n", (unsigned long long)row->calls, incl,
+                    self, mean, max, prof_name(p, row->name));
+        } else {
+            fprintf(out, "%12llu  %s\n", (unsigned long long)row->calls, prof_name(p, row->name));
+        }
+        shown++;
+    }
+    mem_free(rows);
+    return 0;
+}

@@ -1,0 +1,241 @@
+# Tracing mode (record --trace) on the real runtime, with tests/apps/Trace:
+#   - exact call counts on exact paths: Calls.Leaf 1,000,000 times from
+#     CallerA and 250,000 times from CallerB (through Middle), with every
+#     method traced and with --include on the program's namespace, where the
+#     JIT would inline Leaf at tier 1 unless the tracer refuses it;
+#   - --exclude Middle: Middle is nowhere, Leaf hangs under CallerB;
+#   - exceptions thrown through traced frames (caught up the stack, through
+#     a finally, a filter, thrown from a finally, rethrown): exact counts,
+#     the finally's and the catch blocks' callees under the right callers,
+#     and a call made after them hangs straight under its caller (every
+#     shadow stack back at its base);
+#   - calls attributed to their threads; recursion 10,000 deep, direct and
+#     mutual; async continuations on other threads; a thread blocked in a
+#     traced call at exit (counted open at the end, its time running to the
+#     end); --trace=counts;
+#   - the sampler and the tracer agree on where the CPU went;
+#   - every stack format draws the calls event; refusals of bad options.
+source "$(dirname "$0")/lib.sh"
+
+# calls_of FILE METHOD -> the calls column of `report -f calls` (0 if absent)
+calls_of() { awk -v m="$2" '$NF == m { print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+# incl_ms FILE METHOD -> its inclusive time in ms
+incl_ms() {
+    awk -v m="$2" '$NF == m { v = $2; u = $3; f = (u == "s") ? 1000 : (u == "ms") ? 1 : (u == "us") ? 0.001 : 0.000001
+                              printf "%.3f", v * f; found = 1; exit } END { if (!found) print 0 }' "$1"
+}
+counter() { grep -o "$2=[0-9]*" "$1" | cut -d= -f2; }
+TRACE=$(app Trace)
+
+# ---- exact counts on exact paths ------------------------------------------------------
+for scope in all include; do
+    opts=(--trace)
+    [ $scope = include ] && opts+=(--include '^TraceApp\.')
+    cs record -q --force "${opts[@]}" -o "$T/counts.corscope" -- $TRACE counts > /dev/null
+    cs check "$T/counts.corscope" > "$T/check.txt" || fail "check: $(tail -3 "$T/check.txt")"
+    cs report -f calls --limit 0 "$T/counts.corscope" > "$T/calls.txt"
+    assert_eq "$scope: Leaf calls" "$(calls_of "$T/calls.txt" TraceApp.Calls.Leaf)" 1250000
+    assert_eq "$scope: Middle calls" "$(calls_of "$T/calls.txt" TraceApp.Calls.Middle)" 250000
+    cs report -f calls --include 'CallerA' "$T/counts.corscope" > "$T/a.txt"
+    cs report -f calls --include 'CallerB' "$T/counts.corscope" > "$T/b.txt"
+    assert_eq "$scope: Leaf calls under CallerA" "$(calls_of "$T/a.txt" TraceApp.Calls.Leaf)" 1000000
+    assert_eq "$scope: Leaf calls under CallerB" "$(calls_of "$T/b.txt" TraceApp.Calls.Leaf)" 250000
+    cs report -f collapsed --event calls "$T/counts.corscope" > "$T/collapsed.txt"
+    grep -q '^TraceApp.Program.Main;TraceApp.Calls.Run;TraceApp.Calls.CallerA;TraceApp.Calls.Leaf [0-9]*$' "$T/collapsed.txt" ||
+        fail "$scope: no path Main;Run;CallerA;Leaf"
+    grep -q '^TraceApp.Program.Main;TraceApp.Calls.Run;TraceApp.Calls.CallerB;TraceApp.Calls.Middle;TraceApp.Calls.Leaf [0-9]*$' "$T/collapsed.txt" ||
+        fail "$scope: no path Main;Run;CallerB;Middle;Leaf"
+    [ "$(grep -c 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")" = 2 ] || fail "$scope: Leaf on other paths: $(grep 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")"
+    grep -q "^  counters.* unmatched_returns=0" "$T/check.txt" || fail "$scope: returns that matched no call"
+    if [ $scope = all ]; then
+        grep -q "^# traced: calls and times of every method; inlining was off" "$T/calls.txt" || fail "no note on inlining"
+    else
+        grep -q "traced methods were not inlined" "$T/calls.txt" || fail "no note on inlining"
+        grep -q " [1-9][0-9]* inlinings of traced methods refused" "$T/calls.txt" ||
+            fail "the JIT was never refused an inlining: $(grep inlinings "$T/calls.txt")"
+        # only the program's own methods, and the runtime's left out
+        awk '/^ *[0-9]/ && $NF !~ /^TraceApp\./ { print; bad = 1 } END { exit bad }' "$T/calls.txt" ||
+            fail "methods outside --include were traced"
+    fi
+    note "$scope: Leaf 1000000 under CallerA, 250000 under CallerB through Middle"
+done
+
+# ---- --exclude: gone, callees attach to the nearest traced caller ---------------------
+cs record -q --force --trace --exclude 'Calls\.Middle$' -o "$T/exclude.corscope" -- $TRACE counts > /dev/null
+cs report -f collapsed --event calls "$T/exclude.corscope" > "$T/collapsed.txt"
+cs report -f calls --limit 0 "$T/exclude.corscope" > "$T/calls.txt"
+! grep -q 'Middle' "$T/collapsed.txt" || fail "an excluded method is in the collapsed stacks"
+! grep -v '^#' "$T/calls.txt" | grep -q 'Middle' || fail "an excluded method is in the calls table"
+grep -q '^TraceApp.Program.Main;TraceApp.Calls.Run;TraceApp.Calls.CallerB;TraceApp.Calls.Leaf [0-9]*$' "$T/collapsed.txt" ||
+    fail "Leaf does not hang under CallerB"
+cs report -f calls --include CallerB "$T/exclude.corscope" > "$T/b.txt"
+assert_eq "exclude: Leaf calls under CallerB" "$(calls_of "$T/b.txt" TraceApp.Calls.Leaf)" 250000
+note "exclude: Middle gone, Leaf under CallerB 250000 times"
+
+# ---- exceptions through traced frames ---------------------------------------------------
+rounds=300
+for scope in all include; do
+    opts=(--trace)
+    [ $scope = include ] && opts+=(--include '^TraceApp\.')
+    cs record -q --force "${opts[@]}" -o "$T/throws.corscope" -- $TRACE throws $rounds > "$T/out.txt"
+    cs check "$T/throws.corscope" > "$T/check.txt"
+    cs report -f calls --limit 0 "$T/throws.corscope" > "$T/calls.txt"
+    cs report -f collapsed --event calls "$T/throws.corscope" > "$T/collapsed.txt"
+    assert_eq "$scope: Thrower calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Thrower)" $((4 * rounds))
+    assert_eq "$scope: Handler calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Handler)" $((3 * rounds))
+    assert_eq "$scope: Filter calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Filter)" $rounds
+    assert_eq "$scope: FinallyWork calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.FinallyWork)" $rounds
+    R='TraceApp.Program.Main;TraceApp.Throws.Run'
+    # a call after all of it hangs straight under its caller: no frame was left behind
+    grep -q "^$R;TraceApp.Throws.After [0-9]*$" "$T/collapsed.txt" ||
+        fail "$scope: After is not under Run: $(grep 'Throws.After' "$T/collapsed.txt")"
+    [ "$(grep -c 'Throws.After [0-9]*$' "$T/collapsed.txt")" = 1 ] || fail "$scope: After on more than one path"
+    grep -q "^$R;TraceApp.Throws.Catcher;TraceApp.Throws.Mid2;TraceApp.Throws.Mid;TraceApp.Throws.FinallyWork [0-9]*$" "$T/collapsed.txt" ||
+        fail "$scope: the finally's callee is not under Mid"
+    for c in Catcher ThrowInFinally CatchRethrown; do
+        grep -q "^$R;TraceApp.Throws.$c;TraceApp.Throws.Handler [0-9]*$" "$T/collapsed.txt" ||
+            fail "$scope: the catch block's callee is not under $c"
+    done
+    # none of these methods recurses: one twice on a path is a frame left behind
+    awk -F';' '{ sub(/ [0-9]+$/, "", $NF); delete seen
+                 for (i = 1; i <= NF; i++) if ($i ~ /^TraceApp\./ && seen[$i]++) { print; bad = 1; next } }
+               END { exit bad }' "$T/collapsed.txt" || fail "$scope: a path with frames left behind"
+    grep -q "unmatched_returns=0" "$T/check.txt" || fail "$scope: returns that matched no call"
+    note "$scope: $rounds rounds of exceptions: counts exact, After under Run"
+done
+
+# ---- threads -------------------------------------------------------------------------------
+cs record -q --force --trace -o "$T/threads.corscope" -- $TRACE threads 4 > /dev/null
+for k in 0 1 2 3; do
+    cs report -f calls --thread "worker-$k" "$T/threads.corscope" > "$T/w.txt"
+    assert_eq "worker-$k Unit calls" "$(calls_of "$T/w.txt" TraceApp.Work.Unit)" $(((k + 1) * 10000))
+done
+cs report -f calls "$T/threads.corscope" > "$T/all.txt"
+assert_eq "Unit calls on all threads" "$(calls_of "$T/all.txt" TraceApp.Work.Unit)" 100000
+note "threads: worker-k called Unit (k+1)*10000 times, on its own thread"
+
+# ---- recursion 10,000 deep ---------------------------------------------------------------------
+cs record -q --force --trace -o "$T/rec.corscope" -- $TRACE recursion 10000 > /dev/null
+cs check "$T/rec.corscope" > "$T/check.txt" || fail "check: $(tail -2 "$T/check.txt")"
+cs report -f calls --limit 0 "$T/rec.corscope" > "$T/calls.txt"
+cs report -f collapsed --event calls "$T/rec.corscope" > "$T/collapsed.txt"
+assert_eq "Down calls" "$(calls_of "$T/calls.txt" TraceApp.Recur.Down)" 30003
+ping=$(calls_of "$T/calls.txt" TraceApp.Recur.Ping)
+pong=$(calls_of "$T/calls.txt" TraceApp.Recur.Pong)
+assert_eq "Ping+Pong calls" $((ping + pong)) 30003
+grep -q '^TraceApp.Program.Main;TraceApp.Recur.Run;TraceApp.Recur.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q '\[deeper calls\];TraceApp.Recur.Down [0-9]*$' "$T/collapsed.txt" || fail "the cut of deep paths is not shown"
+grep -q "unmatched_returns=0" "$T/check.txt" || fail "returns that matched no call"
+note "recursion: Down 30003 calls, Ping+Pong 30003, paths cut at the depth limit"
+
+# ---- async continuations on other threads -------------------------------------------------------
+cs record -q --force --trace -o "$T/async.corscope" -- $TRACE async 8 > /dev/null
+cs report -f calls --limit 0 "$T/async.corscope" > "$T/calls.txt"
+cs report -f collapsed --event calls "$T/async.corscope" > "$T/collapsed.txt"
+assert_eq "async Step calls" "$(calls_of "$T/calls.txt" TraceApp.Async.Step)" 320
+grep -q '^TraceApp.Program.Main;TraceApp.Async.Run;TraceApp.Async.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+threads=$(cs report -f collapsed --threads --event calls "$T/async.corscope" | grep 'Async.Step [0-9]*$' | cut -d';' -f1 | sort -u | wc -l)
+assert_ge "threads the async steps ran on" "$threads" 2
+note "async: 320 steps on $threads threads"
+
+# ---- a call in tail position ------------------------------------------------------------------
+cs record -q --force --trace -o "$T/tail.corscope" -- $TRACE tail 100000 > /dev/null
+cs check "$T/tail.corscope" > "$T/check.txt"
+cs report -f calls --limit 0 "$T/tail.corscope" > "$T/calls.txt"
+cs report -f collapsed --event calls "$T/tail.corscope" | grep 'TraceApp.Tail' > "$T/collapsed.txt" || true
+assert_eq "Tail.A calls" "$(calls_of "$T/calls.txt" TraceApp.Tail.A)" 100000
+assert_eq "Tail.B calls" "$(calls_of "$T/calls.txt" TraceApp.Tail.B)" 100000
+# B runs under A, or in A's place when the JIT made the call a jump
+grep -Eq '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.Loop;(TraceApp.Tail.A;)?TraceApp.Tail.B [0-9]+$' "$T/collapsed.txt" ||
+    fail "B is not under Loop: $(cat "$T/collapsed.txt")"
+grep -q '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q " unmatched_returns=0" "$T/check.txt" || fail "returns that matched no call"
+note "tail: A and B 100000 calls each, After under Run"
+
+# ---- a call still running at exit ----------------------------------------------------------------
+cs record -q --force --trace -o "$T/blocked.corscope" -- $TRACE blocked > /dev/null
+cs check "$T/blocked.corscope" > "$T/check.txt"
+cs report -f calls --limit 0 "$T/blocked.corscope" > "$T/calls.txt"
+assert_eq "Blocked.Wait calls" "$(calls_of "$T/calls.txt" TraceApp.Blocked.Wait)" 1
+assert_ge "calls open at the end" "$(counter "$T/check.txt" calls_open_at_end)" 1
+# the program sleeps 300 ms while the call runs: its time runs to the end
+assert_ge "Blocked.Wait inclusive ms" "$(incl_ms "$T/calls.txt" TraceApp.Blocked.Wait)" 290
+grep -q "calls were still running when their thread or the recording ended" "$T/calls.txt" || fail "no note on open calls"
+note "blocked: Wait counted once, $(incl_ms "$T/calls.txt" TraceApp.Blocked.Wait) ms, closed at the end"
+
+# ---- counts only -------------------------------------------------------------------------------------
+cs record -q --force --trace=counts --include '^TraceApp\.' -o "$T/c.corscope" -- $TRACE counts > /dev/null
+cs report -f calls "$T/c.corscope" > "$T/calls.txt"
+assert_eq "counts only: Leaf calls" "$(calls_of "$T/calls.txt" TraceApp.Calls.Leaf)" 1250000
+grep -q "^ *calls  method$" "$T/calls.txt" || fail "counts only: the table has times"
+
+# ---- the sampler and the tracer agree ------------------------------------------------------------------
+# Three burns 30 ms of CPU for each 10 ms that One burns: the samples (CPU
+# time) give Three 75%; the tracer measures wall time, which the program
+# measures too (it is more than CPU time when the thread waits for a core),
+# and on a quiet machine the two are the same
+cs record -q --force --trace --include '^TraceApp\.' -i 1ms -o "$T/agree.corscope" -- $TRACE agree 1.5 > "$T/truth.txt"
+wall_truth=$(sed -n 's/.*wall share of Three \([0-9.]*\).*/\1/p' "$T/truth.txt")
+[ -n "$wall_truth" ] || fail "the program printed no truth: $(cat "$T/truth.txt")"
+cs report -f top --limit 0 "$T/agree.corscope" > "$T/cpu.txt"
+cs report -f top --limit 0 --event calls "$T/agree.corscope" > "$T/calls.txt"
+for view in cpu calls; do
+    three=$(top_total "$T/$view.txt" TraceApp.Spin.Three)
+    one=$(top_total "$T/$view.txt" TraceApp.Spin.One)
+    share=$(awk -v a="$three" -v b="$one" 'BEGIN { if (a + b > 0) printf "%.1f", 100 * a / (a + b); else print 0 }')
+    eval "share_$view=$share"
+done
+assert_near "cpu: Three's share of Three and One (CPU time)" "$share_cpu" 75 8
+assert_near "calls: Three's share of Three and One (wall time, as the program measured it)" "$share_calls" "$wall_truth" 2
+assert_near "the tracer's share against the sampler's" "$share_calls" "$share_cpu" 10
+
+# ---- every stack format draws the calls event ------------------------------------------------------------
+for f in tree flamegraph pprof speedscope chrome top; do
+    cs report -f $f --event calls -o "$T/out.$f" "$T/counts.corscope" 2> "$T/err.txt" || fail "-f $f --event calls: $(cat "$T/err.txt")"
+    [ -s "$T/out.$f" ] || fail "-f $f --event calls wrote nothing"
+done
+grep -q 'Calls.Leaf' "$T/out.tree" || fail "the tree has no Leaf"
+# pprof carries the exact counts, as pprof's own decoder reads them
+VIEWERS=$ROOT/tests/viewers
+[ -d "$VIEWERS/node_modules/pprof-format" ] || fail "tests/viewers has no node_modules: run scripts/install-deps.sh"
+node "$VIEWERS/pprof_leaves.mjs" "$T/out.pprof" > "$T/pprof.txt" || fail "pprof-format could not read the calls profile"
+col=$(head -1 "$T/pprof.txt" | tr '\t' '\n' | grep -n '^calls/count$' | cut -d: -f1)
+[ -n "$col" ] && head -1 "$T/pprof.txt" | grep -q "	calls/count	self/nanoseconds" ||
+    fail "pprof sample types: $(head -1 "$T/pprof.txt")"
+assert_eq "pprof: Leaf calls" "$(awk -F'\t' -v c="$col" '$1 == "TraceApp.Calls.Leaf" { print $c }' "$T/pprof.txt")" 1250000
+note "every stack format draws the calls event; pprof has Leaf's 1250000 calls"
+
+# ---- refusals ---------------------------------------------------------------------------------------------
+set +e
+out=$(cs record --include x -o "$T/x.corscope" -- true 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"--include chooses the methods --trace traces"* ]] || fail "--include without --trace: $rc $out"
+set +e
+out=$(cs record --trace=sometimes -o "$T/x.corscope" -- true 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"unknown tracing mode"* ]] || fail "--trace=sometimes: $rc $out"
+set +e
+out=$(cs record --trace --exclude 'a[' -o "$T/x.corscope" -- true 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"not a regular expression"* ]] || fail "--exclude 'a[': $rc $out"
+cs record -q --force -o "$T/plain.corscope" -- $TRACE loop 1000 > /dev/null
+set +e
+out=$(cs report -f calls "$T/plain.corscope" 2>&1); rc=$?
+set -e
+[ $rc != 0 ] && [[ "$out" == *"no calls were traced (record with --trace)"* ]] || fail "-f calls without a trace: $rc $out"
+set +e
+out=$(cs report -f top --sort calls "$T/counts.corscope" 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"--sort goes with -f calls"* ]] || fail "--sort with -f top: $rc $out"
+# tracing cannot attach: refused before anything is sent to the process
+set +e
+out=$(cs record -p $$ --trace -o "$T/x.corscope" 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"--trace needs the agent loaded when the program starts"* ]] || fail "-p --trace: $rc $out"
+# a bad filter in the environment: the agent steps aside, the program runs
+out=$(CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
+      CORECLR_PROFILER_PATH="$ROOT/build/libcorscope.so" CORSCOPE_OUTPUT="$T/env.corscope" \
+      CORSCOPE_TRACE=times CORSCOPE_TRACE_INCLUDE='(' $TRACE loop 1000 2>&1)
+[[ "$out" == *"loop: 1000 calls"* ]] || fail "the program did not run: $out"
+[[ "$out" == *"CORSCOPE_TRACE_INCLUDE=(: not a regular expression"* ]] || fail "no word on the bad filter: $out"
+note "refusals: --include without --trace, a bad mode, a bad regex, --trace attached, -f calls without a trace, --sort elsewhere"
