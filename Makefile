@@ -166,7 +166,7 @@ FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
-FUZZ_SRC_leaf := src/agent/signal/leaf.c
+FUZZ_SRC_leaf := src/agent/signal/mshape.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_LIBS := -lm -lz
 
@@ -247,6 +247,8 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/sigcost.sh
 	bench/wall.sh
 	bench/accuracy.sh
+	bench/aliasing.sh
+	bench/walks.sh
 	bench/report_speed.sh
 	bench/attach.sh
 	bench/events.sh

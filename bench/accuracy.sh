@@ -3,7 +3,9 @@
 # their own thread CPU clocks: CpuShares (three methods in a 5:3:2 CPU
 # proportion) and SafepointBias (a call-free loop against a loop whose work
 # is all in a tiny method it calls).  For each sampler, RUNS runs at 1 ms;
-# prints the mean and worst absolute error in percentage points, and for
+# prints the mean and worst absolute error in percentage points (a method's
+# own row: the first in the table, before any label row that ends with its
+# name, such as "[JIT] Method"), and for
 # SafepointBias the share of Bias.Caller's time charged to Bias.Tiny itself
 # (the truth is nearly all of it).
 #
@@ -27,7 +29,7 @@ errors() {
     awk -v list="$*" '
         BEGIN { n = split(list, m, " ") }
         FILENAME ~ /truth/ && $1 == "truth" { truth[$2] = $3; next }
-        { for (i = 1; i <= n; i++) if ($NF == m[i]) { v = $2; gsub("%", "", v); got[m[i]] = v } }
+        { for (i = 1; i <= n; i++) if ($NF == m[i] && !(m[i] in got)) { v = $2; gsub("%", "", v); got[m[i]] = v } }
         /Bias\.Tiny$/ { t = $1; gsub("%", "", t); tiny = t }
         END {
             for (i = 1; i <= n; i++) sum += got[m[i]]

@@ -14,8 +14,8 @@
 #include "agent/log.h"
 #include "agent/osthread.h"
 #include "agent/remote.h"
-#include "agent/repair.h"
 #include "agent/stacks.h"
+#include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
@@ -106,7 +106,6 @@ static void before_forget(void *ctx, uint64_t until)
     struct agent *a = ctx;
     agent_drain(a, until);
     resolve_forget(&a->resolver);
-    repair_forget();
     stacks_forget();
 }
 
@@ -126,6 +125,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
     /* unwind tables first: a thread's first samples should already find them */
     nativeunwind_refresh();
+    hijack_refresh();
     if (atomic_exchange(&a->catch_up, 0))
         agent_catch_up(a);
     uint64_t complete = agent_update_code(a);
@@ -168,7 +168,6 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
-    repair_init();
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
@@ -226,7 +225,6 @@ static void *loop_main(void *arg)
     recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
     recorder_flush(&a->out);
-    repair_free();
     stacks_shutdown();
     if (atomic_load(&a->detaching))
         agent_detach(a);

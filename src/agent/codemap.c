@@ -13,12 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/signal/mcode.h"
+#include "agent/signal/mshape.h"
 #include "common/map.h"
 #include "common/mem.h"
 
 #define MAX_VERSIONS 16
 #define MAX_PARTS 8
 #define MAX_RANGES (MAX_VERSIONS * MAX_PARTS)
+#define SHAPE_BYTES 128 /* of a method's code, enough for any prologue */
 
 enum item_kind { ITEM_JITTED, ITEM_FORGET, ITEM_IMAGE };
 
@@ -28,8 +31,16 @@ struct item {
     FunctionID function;
     ModuleID module;
     struct method_desc *desc; /* named at JIT time, or NULL */
+    struct frame_shape *shapes; /* per range (JIT'd code), or NULL */
     uint32_t count;
     struct code_range ranges[]; /* frame and function filled by the loop */
+};
+
+/* The frame shape of a range, decoded from its code in the JIT callback
+ * (the code is certainly valid there) for the signal handler's walker. */
+struct frame_shape {
+    struct mshape shape;
+    int known;
 };
 
 struct queued {
@@ -77,12 +88,20 @@ int codemap_permanent(FunctionID function)
 
 /* ---- the callbacks' side --------------------------------------------------- */
 
+static void free_item(struct item *item)
+{
+    if (!item)
+        return;
+    mem_free(item->desc);
+    mem_free(item->shapes);
+    mem_free(item);
+}
+
 static void enqueue(struct item *item)
 {
     struct queued *q = mem_alloc(sizeof *q);
     if (!q) {
-        mem_free(item ? item->desc : NULL);
-        mem_free(item);
+        free_item(item);
         return;
     }
     q->item = item;
@@ -165,6 +184,40 @@ static int unloadable(FunctionID f, int dynamic, ModuleID *module)
     return (flags & COR_PRF_MODULE_COLLECTIBLE) != 0;
 }
 
+/* The prologue of each code version, read where it was just compiled; a
+ * cold part gets its version's shape (it has no prologue of its own). */
+static void decode_shapes(const struct code_range *ranges, uint32_t n, struct frame_shape *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (ranges[i].start != ranges[i].method_start)
+            continue;
+        size_t len = ranges[i].end - ranges[i].start;
+        out[i].known = mshape_from_code((const uint8_t *)ranges[i].start,
+                                        len < SHAPE_BYTES ? len : SHAPE_BYTES, &out[i].shape) == 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (ranges[i].start == ranges[i].method_start)
+            continue;
+        for (uint32_t j = 0; j < n; j++)
+            if (ranges[j].start == ranges[i].method_start)
+                out[i] = out[j];
+    }
+}
+
+static void to_entry(const struct code_range *r, const struct frame_shape *shape, int stays,
+                     struct mcode_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->start = r->start;
+    e->len = (uint32_t)(r->end - r->start);
+    e->fn_start = r->start == r->method_start ? r->start : 0;
+    e->permanent = (uint8_t)stays;
+    if (shape) {
+        e->known = (uint8_t)shape->known;
+        e->shape = shape->shape;
+    }
+}
+
 void codemap_jitted(FunctionID f, int dynamic)
 {
     if (!info || !f)
@@ -192,6 +245,15 @@ void codemap_jitted(FunctionID f, int dynamic)
     item->module = module;
     item->desc = desc;
     item->count = n;
+    item->shapes = n ? mem_calloc(n, sizeof item->shapes[0]) : NULL;
+    if (item->shapes) {
+        decode_shapes(ranges, n, item->shapes);
+        for (uint32_t i = 0; i < n; i++) {
+            struct mcode_entry e;
+            to_entry(&ranges[i], &item->shapes[i], desc == NULL, &e);
+            mcode_fresh(&e);
+        }
+    }
     for (uint32_t i = 0; i < n; i++) {
         item->ranges[i] = ranges[i];
         item->ranges[i].function = f;
@@ -423,6 +485,7 @@ static void remove_ranges(struct names *names, ModuleID module, FunctionID funct
                 v[a][kept++] = *r;
                 continue;
             }
+            mcode_remove(r->start);
             if (names)
                 names_forget(names, r->function);
         }
@@ -551,21 +614,26 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
                 names_forget_module(names, item->module);
         } else if (item->kind == ITEM_IMAGE) {
             add_image(item->ranges[0].start, item->ranges[0].end);
+            mcode_add_image(item->ranges[0].start, item->ranges[0].end - item->ranges[0].start);
         } else {
             uint32_t frame = item->desc && names ? names_add(names, item->function, item->desc) : 0;
             if (!item->desc)
                 map64_put(&permanent, item->function, 1);
             for (uint32_t i = 0; i < item->count; i++) {
+                const struct code_range *r = &item->ranges[i];
                 item->ranges[i].frame = frame;
-                codemap_insert(&item->ranges[i]);
+                codemap_insert(r);
+                struct mcode_entry e;
+                to_entry(r, item->shapes ? &item->shapes[i] : NULL, r->permanent, &e);
+                mcode_add(&e);
             }
         }
         struct queued *next = q->next;
-        mem_free(item->desc);
-        mem_free(item);
+        free_item(item);
         mem_free(q);
         q = next;
     }
+    mcode_publish();
     return complete;
 }
 
@@ -578,11 +646,11 @@ void codemap_shutdown(void)
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct queued *next = q->next;
-        mem_free(q->item->desc);
-        mem_free(q->item);
+        free_item(q->item);
         mem_free(q);
         q = next;
     }
+    mcode_shutdown();
     mem_free(big);
     mem_free(recent);
     map64_free(&permanent);

@@ -76,8 +76,22 @@ static int check_one(const char *path)
         else
             snprintf(period, sizeof period, "%llu %.*s", (unsigned long long)r.events[i].period,
                      (int)r.events[i].unit.len, r.events[i].unit.p);
+        /* a weight unit finer than the interval: each sample weighs the
+         * time it stands for (the cpu clock's periods vary) */
+        const struct rec_str *iv = rec_info(&r, FMT_INFO_INTERVAL_NS);
+        char every[96];
+        unsigned long long interval = 0;
+        for (uint32_t k = 0; iv && k < iv->len && iv->p[k] >= '0' && iv->p[k] <= '9'; k++)
+            interval = interval * 10 + (unsigned long long)(iv->p[k] - '0');
+        if (interval && rec_str_eq(r.events[i].unit, "ns") && interval != r.events[i].period) {
+            char ivs[32];
+            units_format_duration(interval, ivs, sizeof ivs);
+            snprintf(every, sizeof every, "%s (weights in %s)", ivs, period);
+        } else {
+            snprintf(every, sizeof every, "%s", period);
+        }
         printf("  event        %.*s every %s: %llu samples, weight %llu\n",
-               (int)r.events[i].name.len, r.events[i].name.p, period,
+               (int)r.events[i].name.len, r.events[i].name.p, every,
                (unsigned long long)samples, (unsigned long long)weight);
     }
     for (size_t i = 0; i < r.event_count; i++) {

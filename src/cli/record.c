@@ -79,6 +79,11 @@ static const char record_usage[] =
     "                          to the nanosecond; posix is checked at the kernel's\n"
     "                          tick (coarser), and cheaper on virtual machines that\n"
     "                          make timer interrupts dear (docs/performance.md)\n"
+    "      --cpu-period P      random (default): each period of the CPU clock drawn\n"
+    "                          anew between half and one and a half intervals, each\n"
+    "                          sample weighted by the CPU time it stands for, so\n"
+    "                          work that repeats with the interval is not aliased;\n"
+    "                          fixed: exactly one interval each\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
     "      --lock-min TIME     -e lock: shorter waits are counted, not recorded one by\n"
     "                          one (default 10us; 0 records every wait)\n"
@@ -370,6 +375,7 @@ enum {
     OPT_SAMPLER = 256,
     OPT_SIGNAL,
     OPT_CPU_CLOCK,
+    OPT_CPU_PERIOD,
     OPT_MAX_DEPTH,
     OPT_FORCE,
     OPT_LOCK_MIN,
@@ -399,6 +405,7 @@ int cmd_record(int argc, char **argv)
         {"interval", required_argument, NULL, 'i'}, {"sampler", required_argument, NULL, OPT_SAMPLER},
         {"signal", required_argument, NULL, OPT_SIGNAL},
         {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
+        {"cpu-period", required_argument, NULL, OPT_CPU_PERIOD},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
@@ -447,6 +454,7 @@ int cmd_record(int argc, char **argv)
         case OPT_SAMPLER: key = "sampler"; break;
         case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
         case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
+        case OPT_CPU_PERIOD: key = "cpu_period"; clock_opt = "--cpu-period"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_LOCK_MIN: key = "lock_min"; lock_min_opt = "--lock-min"; break;
         case OPT_FORCE: force = 1; break;
@@ -476,8 +484,8 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
                                signal_opt ? signal_opt : clock_opt);
     if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
-        return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
-                               "every thread at each tick of the wall clock)");
+        return cli_usage_error("record", "%s goes with -e cpu (wall mode signals every thread "
+                               "at each tick of the wall clock)", clock_opt);
     if (lock_min_opt && !(cfg.events & CONFIG_EVENT_LOCK))
         return cli_usage_error("record", "--lock-min goes with -e lock");
     if (alloc_opt && !(cfg.events & CONFIG_EVENT_ALLOC))

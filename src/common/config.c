@@ -20,6 +20,7 @@ void config_defaults(struct config *c)
     c->sampler = CONFIG_SAMPLER_SIGNAL;
     c->signal = SIGPROF;
     c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
+    c->cpu_period = CONFIG_CPU_PERIOD_RANDOM;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
     c->lock_min_ns = CONFIG_LOCK_MIN_DEFAULT_NS;
@@ -37,6 +38,8 @@ static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
                                               [CONFIG_CPU_CLOCK_POSIX] = "posix"};
+static const char *const cpu_period_names[] = {[CONFIG_CPU_PERIOD_RANDOM] = "random",
+                                               [CONFIG_CPU_PERIOD_FIXED] = "fixed"};
 static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
                                           [CONFIG_ALLOC_EXACT] = "exact"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
@@ -106,6 +109,11 @@ static const char *parse_events(const char *value, uint32_t *out)
 const char *config_sampler_name(enum config_sampler s)
 {
     return choice_name(CHOICES(sampler_names), (int)s);
+}
+
+const char *config_cpu_period_name(enum config_cpu_period p)
+{
+    return choice_name(CHOICES(cpu_period_names), (int)p);
 }
 
 const char *config_cpu_clock_name(enum config_cpu_clock k)
@@ -217,6 +225,12 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown CPU clock (clocks: perf, posix)";
         else
             c->cpu_clock = (enum config_cpu_clock)v;
+    } else if (!strcmp(key, "cpu_period")) {
+        int v = choice(value, CHOICES(cpu_period_names));
+        if (v < 0)
+            why = "unknown CPU period (periods: random, fixed)";
+        else
+            c->cpu_period = (enum config_cpu_period)v;
     } else if (!strcmp(key, "max_depth")) {
         uint64_t n;
         if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
@@ -399,6 +413,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%d", c->signal);
     else if (!strcmp(key, "cpu_clock"))
         snprintf(out, size, "%s", config_cpu_clock_name(c->cpu_clock));
+    else if (!strcmp(key, "cpu_period"))
+        snprintf(out, size, "%s", config_cpu_period_name(c->cpu_period));
     else if (!strcmp(key, "max_depth"))
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))

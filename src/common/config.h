@@ -38,6 +38,11 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
+/* The CPU clock's periods: random (each one drawn afresh around the
+ * interval, and each sample weighted by the CPU time it stands for, so work
+ * that repeats with the interval's period is not always sampled at the
+ * same phase), or fixed (exactly one interval each: for comparison). */
+enum config_cpu_period { CONFIG_CPU_PERIOD_RANDOM = 1, CONFIG_CPU_PERIOD_FIXED = 2 };
 /* How allocations are recorded: sampled (the runtime's randomized sampling,
  * or AllocationTick before .NET 10) or exact (every allocation, slow). */
 enum config_alloc { CONFIG_ALLOC_SAMPLED = 1, CONFIG_ALLOC_EXACT = 2 };
@@ -74,6 +79,7 @@ struct config {
     enum config_sampler sampler;
     int signal;            /* the signal sampler's signal (SIGPROF by default) */
     enum config_cpu_clock cpu_clock;
+    enum config_cpu_period cpu_period;
     uint32_t max_depth;
     enum config_log log;
     /* the corscope command's control socket ("@name", an abstract AF_UNIX
@@ -97,6 +103,7 @@ struct config {
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
+    X(cpu_period, "CORSCOPE_CPU_PERIOD") \
     X(log, "CORSCOPE_LOG") \
     X(control, "CORSCOPE_CONTROL") \
     X(lock_min, "CORSCOPE_LOCK_MIN") \
@@ -135,6 +142,7 @@ static inline uint32_t config_sampled(const struct config *c)
 HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
+HIDDEN const char *config_cpu_period_name(enum config_cpu_period p);
 HIDDEN const char *config_alloc_name(enum config_alloc m);
 /* Settings an agent attached to a running process cannot honour: NULL, or
  * the one-line reason (without "corscope: ") to refuse the attach with. */

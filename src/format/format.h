@@ -147,7 +147,8 @@ enum fmt_field_type {
     X(ORPHAN_SIGNALS, "orphan_signals", "sampler signals on threads not tracked")              \
     X(NO_SYMBOL, "native_frames_without_symbol", "native frames shown as library!+offset")     \
     X(SAMPLER_CPU_NS, "sampler_cpu_ns", "CPU time of the agent's own thread, ns")              \
-    X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
+    X(GUESSED_WALKS, "guessed_walks", "walks that crossed code with no unwind data by RBP")   \
+    X(HIJACKED_RETURNS, "hijacked_returns", "return addresses hijacked by the runtime, put right") \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
     X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \

@@ -7,7 +7,8 @@ agent=$ROOT/build/libcorscope.so
 plain_out=$($(app CpuShares) 0.2 1 0 0 | sed 's/[0-9.]*$//')
 for bad in "CORSCOPE_INTERVAL=abc" "CORSCOPE_INTERVAL=10" "CORSCOPE_INTERVAL=5s" \
            "CORSCOPE_EVENT=gpu" "CORSCOPE_MAX_DEPTH=-1" "CORSCOPE_SAMPLER=magic" "CORSCOPE_LOG=loud" \
-           "CORSCOPE_SIGNAL=SIGSEGV" "CORSCOPE_SIGNAL=34" "CORSCOPE_CPU_CLOCK=tsc"; do
+           "CORSCOPE_SIGNAL=SIGSEGV" "CORSCOPE_SIGNAL=34" "CORSCOPE_CPU_CLOCK=tsc" \
+           "CORSCOPE_CPU_PERIOD=sometimes"; do
     rc=0
     env CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
         CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$T/bad.corscope" "$bad" \

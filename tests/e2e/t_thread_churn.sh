@@ -3,13 +3,22 @@
 # output as without the profiler, a complete recording, and the threads'
 # work is in it: a thread is given its CPU clock as soon as the runtime
 # reports it, with a random first period, so even threads that live for
-# less than one interval are sampled in proportion to the CPU they use.
+# less than one interval are sampled in proportion to the CPU they use.  In
+# cpu mode Work's share is compared with the share the program measured
+# (its threads' CPU time in Work, of the process's CPU time less the agent's
+# own thread), which moves with the machine's load (thread starts and joins
+# cost more CPU on a busy machine).  The report stays below it by a margin
+# that also grows with load (a thread's first instants, before the agent
+# gives it its clock, are not sampled: 1-7 points measured, idle and beside
+# two busy processes), so the assertion is that at least 60% of that share
+# is found: threads this short (half an interval of work each) would
+# hardly be sampled at all without the random first period.
 source "$(dirname "$0")/lib.sh"
 
 $(app ThreadChurn) 2000 32 > "$T/plain.txt"
 for mode in "-e cpu -i 1ms" "-e wall -i 1ms"; do
     # shellcheck disable=SC2086
-    CS_TIMEOUT=180 cs record -q --force $mode -o "$T/churn.corscope" -- $(app ThreadChurn) 2000 32 > "$T/profiled.txt" ||
+    CS_TIMEOUT=180 cs record -q --force $mode -o "$T/churn.corscope" -- $(app ThreadChurn) 2000 32 "$T/truth.txt" > "$T/profiled.txt" ||
         fail "ThreadChurn failed under '$mode'"
     diff "$T/plain.txt" "$T/profiled.txt" > /dev/null || fail "output differs under '$mode'"
     cs check "$T/churn.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
@@ -22,6 +31,10 @@ for mode in "-e cpu -i 1ms" "-e wall -i 1ms"; do
     # in cpu mode the threads' work is most of the CPU (thread start and
     # join are the rest); in wall mode every thread counts, waiting or not
     if [ "$mode" = "-e cpu -i 1ms" ]; then
-        assert_ge "$mode: Work's share" "$work" 40
+        agent=$(grep -o " sampler_cpu_ns=[0-9]*" "$T/check.txt" | cut -d= -f2)
+        truth=$(awk -v agent="$agent" '$1 == "work_ns" { w = $2 } $1 == "process_ns" { p = $2 }
+                     END { printf "%.2f", 100 * w / (p - agent) }' "$T/truth.txt")
+        note "$mode: Work's share measured by the program: $truth%"
+        assert_ge "$mode: Work's share" "$work" "$(awk -v t="$truth" 'BEGIN { printf "%.2f", 0.6 * t }')"
     fi
 done

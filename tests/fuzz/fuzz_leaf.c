@@ -1,38 +1,67 @@
 /*
- * fuzz_leaf: the prologue/epilogue decoder (agent/signal/leaf.c) over
- * arbitrary machine code.
+ * fuzz_leaf: the managed-frame decoders (agent/signal/mshape.c) over
+ * arbitrary machine code and unwind data.
  *
- * The collector decodes the first bytes of a JIT-compiled method and the
- * bytes at the interrupted pc to find a frameless leaf's return address.
- * The input is a method's code from its first byte; it is analysed as the
- * collector does (the first 64 bytes as the prologue, 32 bytes read at the
- * pc, each shortened where the code ends) with the pc at every offset of
- * the first 256 bytes.  The answer must be one of the three, and an
- * offset is only given with LEAF_RA_AT.  Seeds: methods' code bytes
- * captured from the runtime's JIT (tests/fuzz/seeds.sh).
- *
- * Kept small on purpose: leaf.c is about to become a fuller decoder, and
- * this harness with it.
+ * The JIT callback decodes the first bytes of a compiled method into a
+ * frame shape; the signal handler decodes a ReadyToRun function's unwind
+ * codes, decodes the rest of an epilogue forward from an interrupted pc,
+ * and steps a frame by its shape.  The input is a method's code from its
+ * first byte (and, read as such, an UNWIND_INFO): it is decoded both ways,
+ * and a frame of the shape is stepped on a small stack from every offset of
+ * the first 256 bytes, the code around the pc given as the handler gives
+ * it.  Nothing may be read outside the input or the stack (ASan), and a
+ * decoded shape must be sound.  Seeds: methods' code bytes captured from
+ * the runtime's JIT (tests/fuzz/seeds.sh); the corpus keeps its old name.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "agent/signal/leaf.h"
+#include "agent/signal/mshape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void check(const struct mshape *s)
+{
+    if (s->nsteps > MSHAPE_STEPS || s->fp_step > s->nsteps || s->rbp_step > s->nsteps)
+        abort();
+    for (int k = 1; k < s->nsteps; k++)
+        if (s->end[k] < s->end[k - 1])
+            abort(); /* steps in code order */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t prologue = size < 64 ? size : 64;
-    for (size_t pc = 0; pc <= size && pc < 256; pc++) {
-        size_t at_pc = size - pc < 32 ? size - pc : 32;
-        uint32_t offset = 0xdeadbeef;
-        enum leaf_answer a = leaf_analyze(data, prologue, data + pc, at_pc, pc, &offset);
-        if (a != LEAF_OWN_FRAME && a != LEAF_RA_AT && a != LEAF_UNKNOWN)
+    struct mshape shapes[2];
+    int ok[2];
+    ok[0] = mshape_from_code(data, size < 128 ? size : 128, &shapes[0]) == 0;
+    ok[1] = mshape_from_unwind(data, size, &shapes[1]) == 0;
+    uint64_t stack[96];
+    for (size_t i = 0; i < 96; i++)
+        stack[i] = (uintptr_t)&stack[(i * 7) % 96] + (i & 1);
+    uintptr_t lo = (uintptr_t)&stack[0], hi = (uintptr_t)&stack[96];
+    uintptr_t base = (uintptr_t)data;
+    for (int k = 0; k < 2; k++) {
+        if (!ok[k])
+            continue;
+        check(&shapes[k]);
+        for (size_t off = 0; off <= size && off < 256; off++) {
+            struct mshape_where w = {base, base, base + size, off ? data + off - 1 : NULL,
+                                     off ? size - off + 1 : 0};
+            for (int leaf = 0; leaf < 2; leaf++) {
+                uintptr_t pc = base + off, sp = (uintptr_t)&stack[8 + off % 16],
+                          fp = (uintptr_t)&stack[off % 90];
+                mshape_step(&shapes[k], &w, leaf, &pc, &sp, &fp, sp, hi);
+                (void)lo;
+            }
+        }
+    }
+    for (size_t off = 0; off < size && off < 256; off++) {
+        struct mshape_epilogue e;
+        mshape_epilogue(data + off, size - off, base + off, base, base + size, &e);
+        if (e.rbp_pop >= 0 && e.rbp_pop >= e.pops)
             abort();
-        if (a != LEAF_RA_AT && offset != 0xdeadbeef)
-            abort(); /* an offset only with the answer that has one */
     }
     return 0;
 }

@@ -105,7 +105,7 @@ cat <<EOF
 $(row reader 'recordings (format/recording.c) and every report')
 $(row cfi '.eh_frame, .eh_frame_hdr; row lookup (agent/signal/cfi.c)')
 $(row elfsym 'ELF symbol tables, build ids, debug links (agent/elfsym.c)')
-$(row leaf 'x86-64 prologues and epilogues (agent/signal/leaf.c)')
+$(row leaf 'x86-64 prologues, epilogues and unwind codes (agent/signal/mshape.c)')
 $(row config 'settings, durations, signals (common/config.c, units.c)')
 
 The lines of each parser that its kept corpus reaches when \`make test\`

@@ -13,7 +13,6 @@
 #include <ucontext.h>
 
 #include "agent/signal/cfi.h"
-#include "agent/signal/leaf.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/signal/stackmaps.h"
@@ -194,7 +193,8 @@ static void test_libc_all_rows_match_readelf(void)
         char mine[40], my_rbp[16];
         if (!row)
             snprintf(mine, sizeof mine, "none");
-        else if (row->cfa == CFI_UNSUPPORTED || row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11)
+        else if (row->cfa == CFI_UNSUPPORTED || row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11 ||
+                 row->cfa == CFI_SIGFRAME)
             snprintf(mine, sizeof mine, "exp");
         else
             snprintf(mine, sizeof mine, "%s%+d", row->cfa == CFI_RSP ? "rsp" : "rbp", row->cfa_offset);
@@ -207,8 +207,8 @@ static void test_libc_all_rows_match_readelf(void)
          * than an offset from the CFA is one we stop at (the row is
          * unsupported), which readelf shows as r<N> or exp */
         int rbp_ok = !strcmp(my_rbp, want_rbp) ||
-                     (row && row->cfa == CFI_UNSUPPORTED && strcmp(want_rbp, "u") != 0 &&
-                      want_rbp[0] != 'c');
+                     (row && (row->cfa == CFI_UNSUPPORTED || row->cfa == CFI_SIGFRAME) &&
+                      strcmp(want_rbp, "u") != 0 && want_rbp[0] != 'c');
         /* a CFA in another register (setcontext and the like): we stop */
         if (strncmp(c[1], "rsp", 3) != 0 && strncmp(c[1], "rbp", 3) != 0 && strcmp(c[1], "exp") != 0) {
             if (!row || row->cfa != CFI_UNSUPPORTED) {

@@ -53,9 +53,12 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
   const locs = new Map(p.location.map((l) => [Number(l.id), l]));
   const funcs = new Map(p.function.map((f) => [Number(f.id), f]));
   const maps = new Set(p.mapping.map((m) => Number(m.id)));
+  // collapsed weights count the event's period (the cpu clock weighs each
+  // sample by the time it stands for): pprof's time values are weight x period
+  const period = Number(p.period);
   let linked = true, methodSamples = 0, total = 0, labels = false;
   for (const s of p.sample) {
-    total += Number(s.value[0]);
+    total += Number(s.value[1]) / period;
     let hasMethod = false;
     for (const id of s.locationId) {
       const l = locs.get(Number(id));
@@ -64,13 +67,13 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
       if (!f) { linked = false; continue; }
       if (str(f.name) === method) hasMethod = true;
     }
-    if (hasMethod) methodSamples += Number(s.value[0]);
+    if (hasMethod) methodSamples += Number(s.value[1]) / period;
     labels ||= s.label.some((lb) => str(lb.key) === "thread");
   }
   check("pprof locations, functions and mappings all resolve", linked);
   check("pprof samples carry thread labels", labels);
-  check("pprof total samples = collapsed total", total === collapsedTotal, `${total} vs ${collapsedTotal}`);
-  check(`pprof samples through ${method} = collapsed`, methodSamples === methodInCollapsed, `${methodSamples} vs ${methodInCollapsed}`);
+  check("pprof total time = collapsed total x period", period > 0 && total === collapsedTotal, `${total} vs ${collapsedTotal}`);
+  check(`pprof time through ${method} = collapsed`, methodSamples === methodInCollapsed, `${methodSamples} vs ${methodInCollapsed}`);
 }
 
 // ---- speedscope -------------------------------------------------------------

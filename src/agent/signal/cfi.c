@@ -226,6 +226,14 @@ static int plt_expression(const uint8_t *p, uint64_t n)
     return p[6] == 0x3a ? CFI_PLT10 : p[6] == 0x3b ? CFI_PLT11 : CFI_UNSUPPORTED;
 }
 
+/* The signal trampoline's CFA: the interrupted RSP, saved in the
+ * ucontext at RSP + 160 (breg7 160; deref). */
+static int sigframe_expression(const uint8_t *p, uint64_t n)
+{
+    static const uint8_t expr[] = {0x77, 0xa0, 0x01, 0x06};
+    return n == sizeof expr && memcmp(p, expr, sizeof expr) == 0;
+}
+
 /* The unwind state at one location. */
 struct state {
     int cfa;            /* enum cfi_cfa */
@@ -255,10 +263,12 @@ static void emit(struct rows *rows, uint64_t pc, const struct state *s)
     memset(&row, 0, sizeof row);
     row.pc = pc;
     row.cfa = (uint8_t)s->cfa;
-    if (s->cfa != CFI_NONE && (s->cfa_offset < INT32_MIN || s->cfa_offset > INT32_MAX ||
-                               s->rbp_unsupported ||
-                               (s->rbp_saved && (s->rbp_offset < INT16_MIN ||
-                                                 s->rbp_offset > INT16_MAX || !s->rbp_offset))))
+    /* a signal frame's register rules are expressions into the ucontext:
+     * the row's kind says all */
+    if (s->cfa != CFI_NONE && s->cfa != CFI_SIGFRAME &&
+        (s->cfa_offset < INT32_MIN || s->cfa_offset > INT32_MAX || s->rbp_unsupported ||
+         (s->rbp_saved &&
+          (s->rbp_offset < INT16_MIN || s->rbp_offset > INT16_MAX || !s->rbp_offset))))
         row.cfa = CFI_UNSUPPORTED;
     row.cfa_offset = (int32_t)s->cfa_offset;
     row.rbp_offset = s->rbp_saved ? (int16_t)s->rbp_offset : 0;
@@ -370,7 +380,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 r.bad = 1;
                 break;
             }
-            s->cfa = plt_expression(r.p, n);
+            s->cfa = sigframe_expression(r.p, n) ? CFI_SIGFRAME : plt_expression(r.p, n);
             r.p += n;
             break;
         }

@@ -17,7 +17,9 @@
  * .eh_frame gives fewer rows, never a crash.  Rules we cannot express (DWARF
  * expressions, registers saved in other registers) become CFI_UNSUPPORTED
  * rows, where the unwinder stops; the one expression every shared library
- * has, the PLT's, is recognised and kept as CFI_PLT10/11.
+ * has, the PLT's, is recognised and kept as CFI_PLT10/11, and so is the C
+ * library's signal return trampoline, whose rules point into the
+ * ucontext the kernel saved (CFI_SIGFRAME).
  */
 #ifndef CORSCOPE_CFI_H
 #define CORSCOPE_CFI_H
@@ -34,6 +36,8 @@ enum cfi_cfa {
     CFI_UNSUPPORTED = 3, /* an expression or rule we do not follow */
     CFI_PLT10 = 4,       /* a PLT entry: CFA = RSP + 8, + 8 more when (pc & 15) >= 10 */
     CFI_PLT11 = 5,       /* the same with 11 (the two expressions the linkers emit) */
+    CFI_SIGFRAME = 6,    /* a signal frame (libc's __restore_rt): CFA = [RSP + 160], the
+                          * interrupted registers in the ucontext at RSP */
 };
 
 struct cfi_row {

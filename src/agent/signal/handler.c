@@ -43,20 +43,72 @@ static uint64_t now_ns(clockid_t clock)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A period in [interval/2, 3*interval/2): its mean is the interval, and
+ * any phase of work that repeats with the interval is as likely as any
+ * other (xorshift64; spreading phases needs no better). */
+static uint64_t draw_period(struct sthread *t)
+{
+    uint64_t x = t->random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->random = x;
+    return t->interval_ns / 2 + x % t->interval_ns;
+}
+
+/* The perf_event clock signalled: arms the next period, returns the CPU
+ * time (ns) the sample stands for: the period that just ran, or one
+ * interval for the first (a random phase, taken with the probability its
+ * length gives it). */
+static uint64_t perf_tick(struct sthread *t)
+{
+    uint64_t weight = t->interval_ns;
+    int first = atomic_exchange(&t->clock_first, 0);
+    if (t->random_periods) {
+        if (!first)
+            weight = t->period_ns;
+        t->period_ns = draw_period(t);
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+    } else if (first) {
+        t->period_ns = t->interval_ns;
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+    }
+    ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    return weight;
+}
+
+/* A POSIX CPU timer expired (at a scheduler tick, after its period): with
+ * random periods, a one-shot timer re-armed here, the sample standing for
+ * the thread's CPU time since the last one; else the periodic timer's
+ * intervals, overruns included. */
+static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
+{
+    if (!t->random_periods)
+        return (1 + overrun) * t->interval_ns;
+    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t weight = t->interval_ns;
+    if (!atomic_exchange(&t->clock_first, 0) && cpu > t->cpu_mark_ns)
+        weight = cpu - t->cpu_mark_ns;
+    t->cpu_mark_ns = cpu;
+    uint64_t next = draw_period(t);
+    struct itimerspec its = {{0, 0}, {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)}};
+    timer_settime(t->timer, 0, &its, NULL);
+    return weight;
+}
+
 NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
                            const ucontext_t *uc)
 {
     struct walk_regs regs = {(uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                              (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                             (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]};
+                             (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                             atomic_load_explicit(&t->clr_thread, memory_order_relaxed)};
     uint64_t weight = 1;
     uint32_t flags = 0;
     if (si->si_code == SI_TIMER) {
-        weight += (uint64_t)(unsigned)si->si_overrun;
+        weight = posix_tick(t, (uint64_t)(unsigned)si->si_overrun);
     } else if (si->si_code > 0 && si->si_fd == t->perf_fd) {
-        if (atomic_exchange(&t->perf_first, 0))
-            ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &t->perf_period);
-        ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+        weight = perf_tick(t);
     } else {
         flags |= RING_WALL_REQUEST;
         uint64_t w = atomic_exchange(&t->wall_weight, 0);
@@ -79,35 +131,26 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t free_words = t->ring_mask + 1 - (head - tail);
-    uint64_t top = 0;
-    if (hi > regs.sp)
-        top = (hi - regs.sp) / 8 < RING_TOP_WORDS ? (hi - regs.sp) / 8 : RING_TOP_WORDS;
-    if (free_words < RING_HEADER_WORDS + top + 1) {
+    if (free_words < RING_HEADER_WORDS + 1) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         return;
     }
-    uint64_t room = free_words - RING_HEADER_WORDS - top;
+    uint64_t room = free_words - RING_HEADER_WORDS;
     uint64_t max_depth = room < t->max_depth ? room : t->max_depth;
 
-    uint64_t at = head + RING_HEADER_WORDS;
-    for (uint64_t i = 0; i < top; i++)
-        put(t, at++, ((const uint64_t *)regs.sp)[i]);
-    struct ring_cursor cursor = {t, at};
+    struct ring_cursor cursor = {t, head + RING_HEADER_WORDS};
     uint64_t depth = walk_stack(regs, hi, max_depth, put_pc, &cursor, &flags);
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);
     struct activity_frame frame;
     activity_frame_get(tid, regs.sp, hi, &frame);
-    uint64_t total = RING_HEADER_WORDS + top + depth;
+    uint64_t total = RING_HEADER_WORDS + depth;
     put(t, head + RING_WORDS, total);
     put(t, head + RING_DEPTH, depth);
     put(t, head + RING_FLAGS, flags);
     put(t, head + RING_TIME, time);
     put(t, head + RING_WEIGHT, weight);
-    put(t, head + RING_TOP, top);
-    put(t, head + RING_RSP, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-    put(t, head + RING_RBP, (uint64_t)uc->uc_mcontext.gregs[REG_RBP]);
     put(t, head + RING_CPU, (flags & RING_WALL_REQUEST) ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0);
     put(t, head + RING_ACTIVITY, inner);
     put(t, head + RING_ACTIVITY_OUTER, outer);

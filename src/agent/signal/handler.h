@@ -6,8 +6,8 @@
  * in the runtime, in libc, in another signal handler.  It is
  * async-signal-safe: no allocation, no lock, no runtime call, errno
  * preserved.  It finds the thread's stack mapping (its cached bounds, or
- * the published snapshot of mappings), copies the top RING_TOP_WORDS words
- * of the stack, walks the stack (walk.h) straight into the ring, and adds
+ * the published snapshot of mappings), walks the stack (walk.h) straight
+ * into the ring, and adds
  * what the thread and the runtime were doing (activity.h).  A full ring
  * drops the sample and counts the drop.
  *

@@ -81,6 +81,19 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         *pc = 0;
         return NU_OK;
     }
+    if (row->cfa == CFI_SIGFRAME) {
+        /* the kernel's ucontext is at RSP: gregs from +40, in the order of
+         * <sys/ucontext.h> (RBP is 10, RSP 15, RIP 16) */
+        uintptr_t ip, rsp, rbp;
+        uintptr_t gregs = *sp + 40;
+        if (!read_word(gregs + 8 * 16, lo, hi, &ip) || !read_word(gregs + 8 * 15, lo, hi, &rsp) ||
+            !read_word(gregs + 8 * 10, lo, hi, &rbp))
+            return NU_BOUNDS;
+        *pc = ip;
+        *sp = rsp;
+        *fp = rbp;
+        return NU_SIGNAL;
+    }
     uintptr_t cfa;
     if (row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11)
         cfa = *sp + 8 + ((*pc & 15) >= (row->cfa == CFI_PLT10 ? 10u : 11u) ? 8 : 0);
@@ -89,13 +102,34 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     uintptr_t ret, saved_fp = *fp;
     if (!read_word(cfa - 8, lo, hi, &ret))
         return NU_BOUNDS;
-    if (row->rbp_offset &&
-        !read_word(cfa + (uintptr_t)(intptr_t)row->rbp_offset, lo, hi, &saved_fp))
+    /* a slot below RSP was popped already (an epilogue whose CFI still
+     * names it, as compilers leave them before a tail jump): RBP holds it */
+    uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)row->rbp_offset;
+    if (row->rbp_offset && rbp_at >= *sp && !read_word(rbp_at, lo, hi, &saved_fp))
         return NU_BOUNDS;
     *pc = ret;
     *sp = cfa;
     *fp = saved_fp;
     return NU_OK;
+}
+
+int nativeunwind_covers(uintptr_t at)
+{
+    const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+    if (!s)
+        return 0;
+    const struct nu_module *m = find_module(s, at);
+    return m && cfi_find(&m->table, at - m->bias) != NULL;
+}
+
+int nativeunwind_is_sigreturn(uintptr_t ra)
+{
+    const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+    if (!s || ra < 1)
+        return 0;
+    const struct nu_module *m = find_module(s, ra - 1);
+    const struct cfi_row *row = m ? cfi_find(&m->table, ra - 1 - m->bias) : NULL;
+    return row && row->cfa == CFI_SIGFRAME;
 }
 
 /* ---- the collector's side -------------------------------------------------- */

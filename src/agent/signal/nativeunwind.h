@@ -18,12 +18,21 @@ enum nu_status {
     NU_NO_CFI,  /* not native code we have tables for: use frame pointers */
     NU_BOUNDS,  /* the rule needs memory outside [lo, hi) */
     NU_RULE,    /* a rule we cannot follow */
+    NU_SIGNAL,  /* stepped through a signal frame: *pc is the interrupted
+                 * instruction, exact (not a return address) */
 };
 
 /* Handler (async-signal-safe).  `leaf` is set for the interrupted frame,
  * whose pc is exact; callers' pcs are return addresses, looked up at pc-1. */
 HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
                                         uintptr_t lo, uintptr_t hi, int leaf);
+
+/* Handler: does CFI cover this address (an exact pc, or a return address
+ * - 1)? */
+HIDDEN int nativeunwind_covers(uintptr_t at);
+/* Handler: is ra the C library's signal trampoline (where the kernel makes
+ * a signal handler return to)? */
+HIDDEN int nativeunwind_is_sigreturn(uintptr_t ra);
 
 /* Collector: notices loaded and unloaded objects and (re)publishes the
  * table.  Cheap when nothing changed. */

@@ -3,9 +3,7 @@
  * by the signal handler and read by the signal source's collector side.
  * The only place that knows which word is which.
  *
- * An entry is RING_HEADER_WORDS words of header, then `top` words copied
- * from the top of the interrupted stack (for the collector's repair of a
- * managed leaf caught outside its frame), then `depth` instruction
+ * An entry is RING_HEADER_WORDS words of header, then `depth` instruction
  * pointers, leaf first.
  */
 #ifndef CORSCOPE_RING_H
@@ -18,10 +16,7 @@ enum ring_word {
     RING_DEPTH,          /* instruction pointers (up to FMT_MAX_STACK_DEPTH) */
     RING_FLAGS,          /* enum walk_flags | RING_WALL_REQUEST */
     RING_TIME,           /* CLOCK_MONOTONIC, ns */
-    RING_WEIGHT,         /* intervals the sample stands for */
-    RING_TOP,            /* words of stack top copied */
-    RING_RSP,            /* interrupted RSP */
-    RING_RBP,            /* interrupted RBP */
+    RING_WEIGHT,         /* what the sample stands for: CPU ns (cpu clock), intervals (wall) */
     RING_CPU,            /* wall request: the thread's CPU time as the handler ends, ns */
     RING_ACTIVITY,       /* the thread's innermost activity (activity.h), 0 = none */
     RING_ACTIVITY_OUTER, /* its outermost one */
@@ -35,8 +30,5 @@ enum ring_word {
 /* RING_FLAGS bit, above enum walk_flags: the signal was a wall-clock
  * request (tgkill), not a CPU clock's. */
 #define RING_WALL_REQUEST (1u << 16)
-
-/* Words of stack top copied with each sample. */
-#define RING_TOP_WORDS 64
 
 #endif

@@ -102,7 +102,7 @@ struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
     size_t words = 8192;
-    size_t record = RING_HEADER_WORDS + RING_TOP_WORDS + (size_t)max_depth;
+    size_t record = RING_HEADER_WORDS + (size_t)max_depth;
     while (words < 2 * record)
         words *= 2;
     struct sthread *t = mem_calloc(1, sizeof *t);

@@ -56,6 +56,8 @@ struct sthread {
     uint32_t max_depth;
     uintptr_t stack_lo, stack_hi; /* the stack mapping, cached by the handler */
     uint64_t maps_generation;    /* the stack mappings snapshot must be this recent */
+    _Atomic uintptr_t clr_thread; /* the runtime's Thread* (ThreadID), 0 while unknown: the
+                                   * walker finds hijacked return addresses there */
 
     /* the collector's own */
     pid_t tid;
@@ -65,10 +67,18 @@ struct sthread {
     int has_timer;
     int perf_fd;                 /* cpu mode with perf_event: its fd, else -1 */
     int clock_failed;            /* no clock could be made for it */
-    _Atomic int perf_first;      /* the first period is a random phase: the
-                                  * handler sets the real period after it */
-    uint64_t perf_period;        /* the real period, ns */
+    _Atomic int clock_first;     /* the first period is a random phase (so a thread
+                                  * shorter than an interval is sampled with the
+                                  * right probability); the handler sets the
+                                  * periods after it */
+    uint64_t interval_ns;        /* cpu mode: the sampling interval */
+    int random_periods;          /* each period drawn in [interval/2, 3*interval/2) */
+    /* the handler's own (cpu mode) */
+    uint64_t period_ns;          /* perf: the period armed now */
+    uint64_t cpu_mark_ns;        /* POSIX: the thread's CPU time at the last sample */
+    uint64_t random;             /* the period generator's state */
     uint64_t cpu_seen;           /* wall mode: thread CPU ns at the last sample */
+    uint64_t weight_carry_ns;    /* cpu mode: CPU time not yet recorded (under a unit) */
     uint32_t last_stack;         /* wall mode: stack of the last sample */
     int last_stack_whole;        /* ... and it was walked with the stack's bounds known */
     uint64_t seen_scan;          /* /proc scan generation that last saw it */

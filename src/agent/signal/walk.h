@@ -5,10 +5,25 @@
  * walk_self (an allocation, a throw, a contended lock: the stack of the
  * thread where it happened, mixed frames as for CPU samples).
  *
- * Each step: native code with DWARF CFI through its module's unwind table
- * (nativeunwind.h); anything else by the RBP chain.  Every read is checked
- * against [sp, hi), the thread's stack, and every step must move up the
- * stack, so a walk gone wrong stops instead of faulting or looping.
+ * What each step does depends on the code the frame is in:
+ *   - managed code (mcode.h: JIT-compiled, or ReadyToRun with its unwind
+ *     codes): the frame's shape (mshape.h) says where the return address
+ *     is, in the prologue, the body or an epilogue alike; a funclet steps
+ *     to its parent's caller; an on-stack-replaced method steps over the
+ *     tier-0 frame it replaced, to the real caller;
+ *   - native code with DWARF CFI (nativeunwind.h), including the C
+ *     library's signal trampoline (the interrupted registers are in the
+ *     ucontext the kernel saved) and the runtime's hijack stub (whose CFI
+ *     is off by one slot);
+ *   - any other code where the sample landed (precode and dispatch stubs,
+ *     write barriers, thunks: the runtime's generated code, frameless): the
+ *     return address on top of the stack, or one or two words above it,
+ *     when it is a call site in code the walker knows;
+ *   - anything else: the RBP chain, as a guess (WALK_GUESSED).
+ * A return address the runtime replaced to stop the thread for a GC
+ * (hijack.h) is put back from the thread's Thread object.  Every read is
+ * checked against [sp, hi), the thread's stack, and every step must move
+ * up the stack, so a walk gone wrong stops instead of faulting or looping.
  */
 #ifndef CORSCOPE_WALK_H
 #define CORSCOPE_WALK_H
@@ -19,15 +34,18 @@
 
 enum walk_flags {
     WALK_TRUNCATED = 1u << 0,   /* stopped at the depth limit */
-    WALK_LEAF_CFI = 1u << 1,    /* the first frame was unwound by CFI: exact */
+    WALK_GUESSED = 1u << 1,     /* a frame in code with no unwind data was stepped by RBP */
     WALK_NO_STACK = 1u << 2,    /* the stack pointer was in no known mapping */
     WALK_STOP_BOUNDS = 1u << 3, /* the walk left the stack or made no progress */
     WALK_STOP_RULE = 1u << 4,   /* a CFI rule we cannot follow */
+    WALK_HIJACKED = 1u << 5,    /* a return address hijacked by the runtime was put right */
+    WALK_STOP_HIJACK = 1u << 6, /* ... or could not be, and the walk stopped there */
 };
-#define WALK_FAILED (WALK_NO_STACK | WALK_STOP_BOUNDS | WALK_STOP_RULE)
+#define WALK_FAILED (WALK_NO_STACK | WALK_STOP_BOUNDS | WALK_STOP_RULE | WALK_STOP_HIJACK)
 
 struct walk_regs {
     uintptr_t pc, sp, fp;
+    uintptr_t thread; /* the runtime's Thread* (the profiling API's ThreadID), 0: unknown */
 };
 
 /* Receives the index-th instruction pointer (leaf first). */
@@ -36,7 +54,8 @@ typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc);
 /* Walks from `regs` (pc exact: an interrupted or current instruction), never
  * reading outside [regs->sp, hi); hi == 0 means the stack is unknown and only
  * the first frame is given.  Puts at most `max` pcs; returns how many, and
- * ORs enum walk_flags into *flags. */
+ * ORs enum walk_flags into *flags.  Call between slots_handler_enter/leave
+ * or slots_walker_enter/leave. */
 HIDDEN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
                            void *ctx, uint32_t *flags);
 

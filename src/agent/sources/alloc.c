@@ -40,7 +40,6 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/repair.h"
 #include "agent/stacks.h"
 #include "agent/sources/live.h"
 #include "common/mem.h"
@@ -463,14 +462,9 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
     }
     struct stackb *b = &st->stack;
     stackb_reset(b);
-    for (uint32_t k = 0; k < e->depth; k++) {
-        if (k > 0 && repair_osr_pseudo_frame(e->ips, k - 1)) {
-            /* an on-stack-replaced method's tier-0 frame: the same call */
-            recorder_count(&a->out, FMT_COUNTER_OSR_FRAMES, 1);
-            continue;
-        }
+    /* the walker steps an on-stack-replaced method over its tier-0 frame */
+    for (uint32_t k = 0; k < e->depth; k++)
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], k > 0, e->time));
-    }
     struct stack_meta m = {.seen_ns = e->time,
                            .tid = e->tid,
                            .walk_flags = e->walk_flags & 0xffff,

@@ -22,6 +22,7 @@ void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed
     c->interval_ns = cfg->interval_ns;
     c->signal = cfg->signal;
     c->asked_posix = cfg->cpu_clock == CONFIG_CPU_CLOCK_POSIX;
+    c->random_periods = cfg->cpu_period != CONFIG_CPU_PERIOD_FIXED;
     c->posix = c->asked_posix;
     c->random = seed ^ 0x9e3779b97f4a7c15ull;
     if (!c->random)
@@ -40,6 +41,17 @@ static uint64_t first_phase(struct cpu_clock *c)
     return 1 + x % c->interval_ns;
 }
 
+/* What the handler needs to arm the periods after the first. */
+static void prepare(struct cpu_clock *c, struct sthread *t)
+{
+    t->interval_ns = c->interval_ns;
+    t->random_periods = c->random_periods;
+    t->random = c->random ^ ((uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
+    if (!t->random)
+        t->random = 1;
+    atomic_store(&t->clock_first, 1);
+}
+
 static int start_perf(struct cpu_clock *c, struct sthread *t)
 {
     if (c->posix)
@@ -50,8 +62,8 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
     attr.type = PERF_TYPE_SOFTWARE;
     attr.config = PERF_COUNT_SW_TASK_CLOCK;
     attr.sample_period = first_phase(c);
-    t->perf_period = c->interval_ns;
-    atomic_store(&t->perf_first, 1);
+    t->period_ns = attr.sample_period;
+    prepare(c, t);
     attr.wakeup_events = 1;
     attr.exclude_kernel = (uint64_t)c->perf_exclude_kernel;
     attr.exclude_hv = 1;
@@ -92,7 +104,8 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = c->signal;
     sev._sigev_un._tid = t->tid;
-    uint64_t ns = c->interval_ns;
+    /* with random periods, a one-shot timer the handler re-arms */
+    uint64_t ns = c->random_periods ? 0 : c->interval_ns;
     struct itimerspec its;
     its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
     its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
@@ -105,6 +118,8 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
         return errno == EINVAL || errno == ESRCH ? 0 : -1;
     }
     t->has_timer = 1;
+    prepare(c, t);
+    t->cpu_mark_ns = osthread_cpu_ns(t->tid);
     timer_settime(t->timer, 0, &its, NULL);
     return 0;
 }

@@ -9,10 +9,15 @@
  * perf_event_paranoid allows no more).  Where perf_event is refused, or
  * `--cpu-clock posix` asks for it, a POSIX CPU timer (timer_create on the
  * thread's CPU clock, SIGEV_THREAD_ID) serves: checked at the scheduler's
- * tick, each signal weighted by the intervals it stands for.  The first
- * period of every clock is a random part of the interval, so a thread that
- * lives for less than one interval is sampled with the right probability
- * instead of never.
+ * tick.  The first period of every clock is a random part of the interval,
+ * so a thread that lives for less than one interval is sampled with the
+ * right probability instead of never.  Each later period is drawn afresh
+ * between half and one and a half intervals (--cpu-period fixed: exactly
+ * one), so that work repeating with a period near a multiple of the
+ * interval is not sampled at the same phase each time; each sample is
+ * weighted by the CPU time it stands for (the period that ran, or for POSIX
+ * timers, which fire at the tick after their period, the thread's CPU time
+ * since its last sample), in nanoseconds.
  */
 #ifndef CORSCOPE_CPU_CLOCK_H
 #define CORSCOPE_CPU_CLOCK_H
@@ -30,6 +35,7 @@ struct cpu_clock {
     int posix;               /* POSIX timers: asked for, or perf_event refused */
     int asked_posix;         /* --cpu-clock posix */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
+    int random_periods;      /* --cpu-period random (the default) */
     uint64_t random;         /* state of the phase generator */
 };
 

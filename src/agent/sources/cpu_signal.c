@@ -10,9 +10,8 @@
  *     except a thread whose CPU time has not moved since its last sample:
  *     it has not run, so its stack is the one already recorded, which is
  *     reused without waking it;
- *   - drains the rings, repairs what a frame-pointer walk gets wrong at a
- *     managed leaf (repair.h), and records samples through stacks.h, which
- *     adds what the runtime was doing on the thread.
+ *   - drains the rings and records samples through stacks.h, which adds
+ *     what the runtime was doing on the thread.
  *
  * Nothing is lost silently: full rings count dropped samples, threads with
  * no clock are counted, walks that ended early end in [unknown].
@@ -27,7 +26,6 @@
 #include "agent/codemap.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
-#include "agent/repair.h"
 #include "agent/stacks.h"
 #include "agent/signal/handler.h"
 #include "agent/signal/ring.h"
@@ -43,6 +41,9 @@
  * sample (the tail of our own handler, sigreturn, a restarted syscall) has
  * not run: its last stack is reused. */
 #define WALL_IDLE_NS 20000ull
+/* cpu mode: a sample's weight counts microseconds of CPU time (each period
+ * of the clock has its own length) */
+#define CPU_UNIT_NS 1000ull
 
 struct sigsampler {
     struct agent *a;
@@ -65,38 +66,16 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
     uint32_t depth = (uint32_t)e[RING_DEPTH];
     uint32_t flags = (uint32_t)e[RING_FLAGS];
     uint64_t time = e[RING_TIME];
-    uint32_t top_words = (uint32_t)e[RING_TOP];
-    const uint64_t *top = e + RING_HEADER_WORDS;
-    const uint64_t *ips = top + top_words;
+    const uint64_t *ips = e + RING_HEADER_WORDS;
 
     struct stackb *b = &s->stack;
     stackb_reset(b);
-    uintptr_t osr_caller =
-        repair_osr_leaf_caller(e[RING_RSP], e[RING_RBP], top, top_words, ips, depth);
-    for (uint32_t k = 0; k < depth; k++) {
-        if (k == 1 && osr_caller) {
-            /* the tier-0 frame is the same call as the OSR leaf: one frame */
-            stackb_put(b, resolve_ip(&a->resolver, osr_caller, 1, time));
-            continue;
-        }
-        if (k > 0 && repair_osr_pseudo_frame(ips, k - 1)) {
-            /* the same call again, in its tier-0 frame: shown once (the
-             * frame that called it is not on the frame-pointer chain) */
-            recorder_count(&a->out, FMT_COUNTER_OSR_FRAMES, 1);
-            continue;
-        }
+    for (uint32_t k = 0; k < depth; k++)
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)ips[k], k > 0, time));
-        if (k == 0 && !(flags & WALK_LEAF_CFI)) {
-            const struct code_range *range = codemap_find((uintptr_t)ips[0]);
-            uintptr_t caller = range ? repair_leaf_caller(range, (uintptr_t)ips[0], top, top_words)
-                                     : 0;
-            /* only a word that is a return address into managed code: the
-             * analysis can be wrong about code it half understands (OSR
-             * methods, which inherit their tier-0 frame) */
-            if (caller && (depth < 2 || caller != ips[1]) && codemap_find(caller - 1))
-                stackb_put(b, resolve_ip(&a->resolver, caller, 1, time));
-        }
-    }
+    if (flags & WALK_GUESSED)
+        recorder_count(&a->out, FMT_COUNTER_GUESSED_WALKS, 1);
+    if (flags & WALK_HIJACKED)
+        recorder_count(&a->out, FMT_COUNTER_HIJACKED_RETURNS, 1);
     struct stack_meta m = {.seen_ns = time,
                            .tid = t->tid,
                            .activity = e[RING_ACTIVITY],
@@ -107,7 +86,14 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
     uint32_t stack = stacks_finish_sample(a, b, &m, &frame);
     if (!stack)
         return;
-    recorder_sample(&a->out, s->event, t->id, time, stack, e[RING_WEIGHT]);
+    uint64_t weight = e[RING_WEIGHT];
+    if (s->cpu) {
+        /* nanoseconds in the ring; what is under a unit waits for the next */
+        t->weight_carry_ns += weight;
+        weight = t->weight_carry_ns / CPU_UNIT_NS;
+        t->weight_carry_ns -= weight * CPU_UNIT_NS;
+    }
+    recorder_sample(&a->out, s->event, t->id, time, stack, weight);
     t->last_stack = stack;
     /* a stack taken before its thread's stack mapping was known is the leaf
      * alone: not one to repeat while the thread waits */
@@ -135,7 +121,7 @@ static void drain_thread(struct sigsampler *s, struct sthread *t, uint64_t until
             s->entry = e;
             for (uint64_t i = 0; i < words; i++)
                 e[i] = t->ring[(tail + i) & t->ring_mask];
-            if (RING_HEADER_WORDS + e[RING_TOP] + e[RING_DEPTH] == words)
+            if (RING_HEADER_WORDS + e[RING_DEPTH] == words)
                 process(s, t, e);
             else
                 recorder_count(&s->a->out, FMT_COUNTER_DROPPED, 1);
@@ -215,7 +201,8 @@ static int sig_start(struct agent *a, struct source *src)
     s->a = a;
     s->cpu = config_sampled(&a->cfg) == CONFIG_EVENT_CPU;
     s->event = s->cpu ? FMT_EVENT_CPU : FMT_EVENT_WALL;
-    recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns", a->cfg.interval_ns);
+    recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
+                           s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, agent_now_ns() ^ ((uint64_t)gettid() << 32));
     thread_set_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = agent_now_ns();

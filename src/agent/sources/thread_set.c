@@ -87,9 +87,14 @@ void thread_set_add_managed(struct thread_set *set)
     int added = 0;
     for (long i = 0; i < count; i++) {
         const struct thread_view *v = &set->views[i];
-        if (v->os_tid && v->os_tid != set->self && !slots_lookup(v->os_tid) &&
-            add_thread(set, v->os_tid, v->stack_lo, v->stack_hi))
+        if (!v->os_tid || v->os_tid == set->self)
+            continue;
+        struct sthread *t = slots_lookup(v->os_tid);
+        if (!t && (t = add_thread(set, v->os_tid, v->stack_lo, v->stack_hi)) != NULL)
             added = 1;
+        /* the walker finds hijacked return addresses in the Thread */
+        if (t)
+            atomic_store(&t->clr_thread, v->managed);
     }
     if (added)
         make_ready(set, agent_now_ns());

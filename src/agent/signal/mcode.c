@@ -1,0 +1,499 @@
+/*
+ * mcode: see mcode.h.
+ */
+#include "agent/signal/mcode.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "agent/signal/slots.h"
+#include "common/map.h"
+#include "common/mem.h"
+
+struct mc_array {
+    size_t count;
+    struct mcode_entry e[]; /* sorted by start */
+};
+
+struct mc_image {
+    uintptr_t lo, hi;        /* the image */
+    const uint32_t *rf;      /* RUNTIME_FUNCTION {begin, end, unwind} RVAs, sorted */
+    size_t count;
+};
+
+struct mc_images {
+    size_t count;
+    struct mc_image im[]; /* sorted by lo */
+};
+
+struct mc_snap {
+    const struct mc_array *big;
+    const struct mc_images *images;
+    size_t recent_count;
+    struct mcode_entry recent[];
+};
+
+static _Atomic(struct mc_snap *) current;
+
+/* the loop's own */
+static struct mc_array *big;       /* as published */
+static struct mc_images *images;   /* as published */
+static struct mcode_entry *recent; /* sorted; copied into each snapshot */
+static size_t recent_count, recent_cap;
+static struct map64 removed;       /* starts to drop from big at the next publication */
+static int removed_init, dirty;
+static struct mc_image *pending_images;
+static size_t pending_count, pending_cap;
+
+/* The ring of just-compiled code: written by the JIT callbacks under a lock
+ * of their own, read by handlers without one, each slot a seqlock (odd
+ * while being written; a reader that sees it change skips the slot). */
+#define FRESH 128
+
+struct fresh_slot {
+    _Atomic uint32_t seq;
+    struct mcode_entry e;
+};
+
+static struct fresh_slot fresh[FRESH];
+static _Atomic uint64_t fresh_head;
+static pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mcode_fresh(const struct mcode_entry *e)
+{
+    if (!e->len)
+        return;
+    pthread_mutex_lock(&fresh_lock);
+    uint64_t h = atomic_load_explicit(&fresh_head, memory_order_relaxed);
+    struct fresh_slot *f = &fresh[h % FRESH];
+    uint32_t seq = atomic_load_explicit(&f->seq, memory_order_relaxed);
+    atomic_store_explicit(&f->seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    f->e = *e;
+    atomic_store_explicit(&f->seq, seq + 2, memory_order_release);
+    atomic_store_explicit(&fresh_head, h + 1, memory_order_release);
+    pthread_mutex_unlock(&fresh_lock);
+}
+
+/* ---- the handler's side -------------------------------------------------- */
+
+static void fill(const struct mcode_entry *e, struct mcode_hit *h)
+{
+    h->lo = e->start;
+    h->hi = e->start + e->len;
+    h->fn_start = e->fn_start;
+    h->permanent = e->permanent;
+    h->shape = e->shape;
+}
+
+enum mcode_found mcode_find_fresh(uintptr_t at, struct mcode_hit *h)
+{
+    uint64_t head = atomic_load_explicit(&fresh_head, memory_order_acquire);
+    uint64_t n = head < FRESH ? head : FRESH;
+    for (uint64_t i = 1; i <= n; i++) { /* newest first */
+        const struct fresh_slot *f = &fresh[(head - i) % FRESH];
+        uint32_t seq = atomic_load_explicit(&f->seq, memory_order_acquire);
+        if (seq & 1)
+            continue;
+        struct mcode_entry e;
+        memcpy(&e, (const void *)&f->e, sizeof e);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&f->seq, memory_order_relaxed) != seq)
+            continue;
+        if (at - e.start < e.len) {
+            fill(&e, h);
+            return e.known ? MCODE_FOUND : MCODE_NO_SHAPE;
+        }
+    }
+    return MCODE_NONE;
+}
+
+static const struct mcode_entry *search(const struct mcode_entry *v, size_t n, uintptr_t at)
+{
+    size_t a = 0, b = n;
+    while (a < b) { /* first start > at */
+        size_t m = a + (b - a) / 2;
+        if (v[m].start <= at)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0)
+        return NULL;
+    const struct mcode_entry *e = &v[a - 1];
+    return at - e->start < e->len ? e : NULL;
+}
+
+static enum mcode_found from_image(const struct mc_images *ims, uintptr_t at, struct mcode_hit *h)
+{
+    size_t a = 0, b = ims->count;
+    const struct mc_image *im = NULL;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (at < ims->im[m].lo)
+            b = m;
+        else if (at >= ims->im[m].hi)
+            a = m + 1;
+        else {
+            im = &ims->im[m];
+            break;
+        }
+    }
+    if (!im)
+        return MCODE_NONE;
+    uint32_t rva = (uint32_t)(at - im->lo);
+    a = 0, b = im->count;
+    while (a < b) { /* first begin > rva */
+        size_t m = a + (b - a) / 2;
+        if (im->rf[3 * m] <= rva)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0 || rva >= im->rf[3 * (a - 1) + 1])
+        return MCODE_IMAGE;
+    const uint32_t *f = &im->rf[3 * (a - 1)];
+    uintptr_t ui = im->lo + f[2];
+    if (ui < im->lo || ui + 4 > im->hi)
+        return MCODE_NO_SHAPE;
+    size_t avail = im->hi - ui < 4 + 2 * 256 ? im->hi - ui : 4 + 2 * 256;
+    h->lo = im->lo + f[0];
+    h->hi = im->lo + f[1];
+    h->fn_start = h->lo;
+    h->permanent = 1;
+    return mshape_from_unwind((const uint8_t *)ui, avail, &h->shape) == 0 ? MCODE_FOUND
+                                                                           : MCODE_NO_SHAPE;
+}
+
+enum mcode_found mcode_find(uintptr_t at, struct mcode_hit *h)
+{
+    const struct mc_snap *s = atomic_load_explicit(&current, memory_order_acquire);
+    if (!s)
+        return MCODE_NONE;
+    const struct mcode_entry *e = search(s->recent, s->recent_count, at);
+    if (!e && s->big)
+        e = search(s->big->e, s->big->count, at);
+    if (e) {
+        fill(e, h);
+        return e->known ? MCODE_FOUND : MCODE_NO_SHAPE;
+    }
+    return s->images ? from_image(s->images, at, h) : MCODE_NONE;
+}
+
+/* ---- the loop's side ----------------------------------------------------- */
+
+static size_t lower_bound(const struct mcode_entry *v, size_t n, uintptr_t start)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v[m].start < start)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static void drop_recent(uintptr_t start)
+{
+    size_t at = lower_bound(recent, recent_count, start);
+    if (at < recent_count && recent[at].start == start) {
+        memmove(recent + at, recent + at + 1, (recent_count - at - 1) * sizeof *recent);
+        recent_count--;
+    }
+}
+
+static void mark_removed(uintptr_t start)
+{
+    if (!removed_init) {
+        map64_init(&removed);
+        removed_init = 1;
+    }
+    if (big) {
+        size_t at = lower_bound(big->e, big->count, start);
+        if (at < big->count && big->e[at].start == start)
+            map64_put(&removed, start, 1);
+    }
+}
+
+void mcode_add(const struct mcode_entry *e)
+{
+    if (!e->len)
+        return;
+    drop_recent(e->start);
+    mark_removed(e->start); /* a newer report of code at the same start */
+    struct mcode_entry *grown = mem_grow(recent, &recent_cap, recent_count + 1, sizeof *recent);
+    if (!grown)
+        return;
+    recent = grown;
+    size_t at = lower_bound(recent, recent_count, e->start);
+    memmove(recent + at + 1, recent + at, (recent_count - at) * sizeof *recent);
+    recent[at] = *e;
+    recent_count++;
+    dirty = 1;
+}
+
+void mcode_remove(uintptr_t start)
+{
+    drop_recent(start);
+    mark_removed(start);
+    dirty = 1;
+}
+
+/* ---- ReadyToRun images ---------------------------------------------------- */
+
+static int peek(uintptr_t at, void *out, size_t n)
+{
+    /* through the kernel: a header that is not mapped is an error, not a crash */
+    struct iovec local = {out, n}, remote = {(void *)at, n};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#define R2R_SIGNATURE 0x00525452u /* "RTR" */
+#define R2R_SECTION_RUNTIME_FUNCTIONS 102u
+
+struct pe_section {
+    uint32_t rva, size;
+};
+
+#define MAX_SECTIONS 96
+
+/* The image's RUNTIME_FUNCTIONS section, with the image mapped as loaded
+ * (sections at their RVAs, as the runtime maps ReadyToRun images), and its
+ * sections.  Returns the number of functions, 0 when it has none or is not
+ * such an image. */
+static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_out,
+                                     struct pe_section *secs, size_t *nsecs)
+{
+    uint8_t dos[64], nt[24 + 240];
+    if (size < sizeof dos || peek(base, dos, sizeof dos) < 0 || dos[0] != 'M' || dos[1] != 'Z')
+        return 0;
+    uint32_t lfanew = le32(dos + 60);
+    if (lfanew > size - sizeof nt || peek(base + lfanew, nt, sizeof nt) < 0 ||
+        memcmp(nt, "PE\0\0", 4) != 0)
+        return 0;
+    const uint8_t *opt = nt + 24;
+    if (opt[0] != 0x0b || opt[1] != 0x02)
+        return 0; /* not PE32+ */
+    size_t count = (size_t)(nt[6] | nt[7] << 8), opt_size = (size_t)(nt[20] | nt[21] << 8);
+    if (count > MAX_SECTIONS)
+        return 0;
+    for (size_t i = 0; i < count; i++) {
+        uint8_t sh[40];
+        if (peek(base + lfanew + 24 + opt_size + 40 * i, sh, sizeof sh) < 0)
+            return 0;
+        secs[i].size = le32(sh + 8);
+        secs[i].rva = le32(sh + 12);
+    }
+    *nsecs = count;
+    /* data directory 14: the CLI header */
+    uint32_t cli = le32(opt + 112 + 14 * 8);
+    uint8_t cor[72];
+    if (!cli || cli > size - sizeof cor || peek(base + cli, cor, sizeof cor) < 0)
+        return 0;
+    uint32_t mnh = le32(cor + 64); /* ManagedNativeHeader: the READYTORUN_HEADER */
+    uint8_t hdr[16];
+    if (!mnh || mnh > size - sizeof hdr || peek(base + mnh, hdr, sizeof hdr) < 0 ||
+        le32(hdr) != R2R_SIGNATURE)
+        return 0;
+    uint32_t sections = le32(hdr + 12);
+    if (sections > 256 || mnh + 16 + (size_t)sections * 12 > size)
+        return 0;
+    for (uint32_t i = 0; i < sections; i++) {
+        uint8_t sec[12];
+        if (peek(base + mnh + 16 + 12 * i, sec, sizeof sec) < 0)
+            return 0;
+        if (le32(sec) != R2R_SECTION_RUNTIME_FUNCTIONS)
+            continue;
+        uint32_t rva = le32(sec + 4), bytes = le32(sec + 8);
+        if (rva > size || bytes > size - rva || bytes % 12 || !bytes)
+            return 0;
+        *rva_out = rva;
+        return bytes / 12;
+    }
+    return 0;
+}
+
+/* Does [rva, rva + n) lie in one section? */
+static int in_section(const struct pe_section *secs, size_t nsecs, uint32_t rva, uint32_t n)
+{
+    for (size_t i = 0; i < nsecs; i++)
+        if (rva >= secs[i].rva && rva - secs[i].rva <= secs[i].size &&
+            n <= secs[i].size - (rva - secs[i].rva))
+            return 1;
+    return 0;
+}
+
+size_t mcode_add_image(uintptr_t base, size_t size)
+{
+    uint32_t rva = 0;
+    struct pe_section secs[MAX_SECTIONS];
+    size_t nsecs = 0;
+    size_t count = find_runtime_functions(base, size, &rva, secs, &nsecs);
+    if (!count || !in_section(secs, nsecs, rva, (uint32_t)(count * 12)))
+        return 0;
+    /* the handler reads the table and the unwind codes in place: every
+     * section must be mapped, the table sorted, each function and its
+     * unwind codes inside a section */
+    for (size_t i = 0; i < nsecs; i++) {
+        uint8_t byte;
+        if (secs[i].size && (secs[i].rva >= size || secs[i].size > size - secs[i].rva ||
+                             peek(base + secs[i].rva, &byte, 1) < 0 ||
+                             peek(base + secs[i].rva + secs[i].size - 1, &byte, 1) < 0))
+            return 0;
+    }
+    const uint32_t *rf = (const uint32_t *)(base + rva);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t b = rf[3 * i], e = rf[3 * i + 1], u = rf[3 * i + 2];
+        if (b >= e || !in_section(secs, nsecs, b, e - b) || (i && b < rf[3 * i - 2]) ||
+            !in_section(secs, nsecs, u, 4) ||
+            !in_section(secs, nsecs, u, 4 + 2 * (uint32_t)((const uint8_t *)base)[u + 2]))
+            return 0;
+    }
+    struct mc_image *grown = mem_grow(pending_images, &pending_cap, pending_count + 1,
+                                      sizeof *pending_images);
+    if (!grown)
+        return 0;
+    pending_images = grown;
+    pending_images[pending_count++] =
+        (struct mc_image){base, base + size, rf, count};
+    dirty = 1;
+    return count;
+}
+
+/* ---- publication ------------------------------------------------------------ */
+
+static void free_snap(void *p)
+{
+    mem_free(p);
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const struct mc_image *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* big without the removed starts, merged with recent when `merge`. */
+static struct mc_array *rebuild(int merge)
+{
+    size_t n = (big ? big->count : 0) + (merge ? recent_count : 0);
+    struct mc_array *out = mem_alloc(sizeof *out + n * sizeof out->e[0]);
+    if (!out)
+        return NULL;
+    size_t i = 0, j = 0, k = 0, bn = big ? big->count : 0, rn = merge ? recent_count : 0;
+    uint32_t v;
+    while (i < bn || j < rn) {
+        if (j == rn || (i < bn && big->e[i].start < recent[j].start)) {
+            if (!(removed_init && map64_get(&removed, big->e[i].start, &v)))
+                out->e[k++] = big->e[i];
+            i++;
+        } else {
+            if (i < bn && big->e[i].start == recent[j].start)
+                i++; /* the newer report wins */
+            out->e[k++] = recent[j++];
+        }
+    }
+    out->count = k;
+    return out;
+}
+
+void mcode_publish(void)
+{
+    if (!dirty)
+        return;
+    struct mc_array *old_big = NULL;
+    struct mc_images *old_images = NULL;
+    size_t total = (big ? big->count : 0) + recent_count;
+    int merge = (double)recent_count * (double)recent_count > (double)total + 1024;
+    if (merge || (removed_init && removed.count)) {
+        struct mc_array *nb = rebuild(merge);
+        if (!nb)
+            return; /* try again at the next publication */
+        old_big = big;
+        big = nb;
+        if (merge)
+            recent_count = 0;
+        if (removed_init)
+            map64_clear(&removed);
+    }
+    if (pending_count) {
+        size_t have = images ? images->count : 0;
+        struct mc_images *ni = mem_alloc(sizeof *ni + (have + pending_count) * sizeof ni->im[0]);
+        if (ni) {
+            if (have)
+                memcpy(ni->im, images->im, have * sizeof ni->im[0]);
+            memcpy(ni->im + have, pending_images, pending_count * sizeof ni->im[0]);
+            ni->count = have + pending_count;
+            qsort(ni->im, ni->count, sizeof ni->im[0], by_lo);
+            old_images = images;
+            images = ni;
+            pending_count = 0;
+        }
+    }
+    struct mc_snap *s = mem_alloc(sizeof *s + recent_count * sizeof s->recent[0]);
+    if (!s) {
+        /* the arrays stay as made; a later publication shows them */
+        if (old_big)
+            slots_retire_object(old_big, free_snap);
+        if (old_images)
+            slots_retire_object(old_images, free_snap);
+        return;
+    }
+    s->big = big;
+    s->images = images;
+    s->recent_count = recent_count;
+    if (recent_count)
+        memcpy(s->recent, recent, recent_count * sizeof s->recent[0]);
+    struct mc_snap *old = atomic_exchange(&current, s);
+    dirty = pending_count != 0;
+    if (old)
+        slots_retire_object(old, free_snap);
+    if (old_big)
+        slots_retire_object(old_big, free_snap);
+    if (old_images)
+        slots_retire_object(old_images, free_snap);
+}
+
+size_t mcode_ranges(void)
+{
+    return (big ? big->count : 0) + recent_count;
+}
+
+size_t mcode_images(void)
+{
+    return (images ? images->count : 0) + pending_count;
+}
+
+void mcode_shutdown(void)
+{
+    struct mc_snap *old = atomic_exchange(&current, NULL);
+    if (old)
+        slots_retire_object(old, free_snap);
+    if (big)
+        slots_retire_object(big, free_snap);
+    if (images)
+        slots_retire_object(images, free_snap);
+    big = NULL;
+    images = NULL;
+    mem_free(recent);
+    recent = NULL;
+    recent_count = recent_cap = 0;
+    mem_free(pending_images);
+    pending_images = NULL;
+    pending_count = pending_cap = 0;
+    if (removed_init)
+        map64_free(&removed);
+    removed_init = 0;
+    dirty = 0;
+}
