@@ -23,7 +23,7 @@ shares() { # top.txt truth.txt names...
         local v t
         v=$(awk -v v="$(top_total "$top" "$m")" -v s="$sum" 'BEGIN { printf "%.2f", s ? 100 * v / s : 0 }')
         t=$(awk -v m="$m" -v s="$tsum" '$2 == m { printf "%.2f", 100 * $3 / s }' "$truth")
-        assert_near "$m share among {$*}" "$v" "$t" 5
+        assert_near "$m share among {$*}" "$v" "$t" "$tolerance"
     done
 }
 
@@ -37,6 +37,14 @@ for sampler in signal suspend; do
     cs check "$T/u.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
     grep -q "status       complete" "$T/check.txt" || fail "recording not complete"
     cs report -f top --limit 0 "$T/u.corscope" > "$T/top.txt" 2> /dev/null
+    # the stop-the-world sampler stops a thread only at a safe point: a
+    # sample during a burn loop without one lands where the loop returns
+    # (Measure, Native.ThreadCpuNs), so how much of each burn it sees
+    # depends on when the suspensions come, which a busy machine moves
+    # (measured: Heavy 61 to 75% against a truth of 75%, idle and loaded
+    # alike); the signal sampler sees each burn where it runs
+    tolerance=5
+    [ "$sampler" = suspend ] && tolerance=20
     shares "$T/top.txt" "$T/truth.txt" Plugin.Heavy.Burn Plugin.Light.Burn
     samples=$(sed -n 's/.*counters *samples=\([0-9]*\).*/\1/p' "$T/check.txt")
     unresolved=$(sed -n 's/.* unresolved_frames=\([0-9]*\).*/\1/p' "$T/check.txt")
