@@ -12,9 +12,12 @@ plain_lines=$(wc -l < "$T/plain.txt")
 # 1. the recording's file system limit: 8 KiB (ulimit -f counts KiB).  The
 # runtime cannot start at all under a file size limit with its W^X memory
 # mapping (it sizes a memfd with ftruncate), so these runs, with and without
-# the profiler, turn W^X off.
+# the profiler, turn W^X off.  Every stream of these runs goes to a file of
+# our own: an inherited stderr (a CI log already past 8 KiB) would raise
+# SIGXFSZ at the program's first write to it.
 rc=0
-(ulimit -f 8; DOTNET_EnableWriteXorExecute=0 dotnet "$APPS/CpuShares/CpuShares.dll" 2 > "$T/plain-fsize.txt") ||
+(ulimit -f 8; DOTNET_EnableWriteXorExecute=0 dotnet "$APPS/CpuShares/CpuShares.dll" 2 > "$T/plain-fsize.txt" \
+    2> "$T/plain-fsize-err.txt") ||
     fail "CpuShares does not run under ulimit -f 8 even without the profiler"
 (ulimit -f 8; DOTNET_EnableWriteXorExecute=0 cs record -q -i 1ms -o "$T/full.corscope" -- $(app CpuShares) 2 \
     > "$T/out.txt" 2> "$T/err.txt") || rc=$?
