@@ -178,6 +178,10 @@ static void *loop_main(void *arg)
         if (s->ops->finish)
             s->ops->finish(a, s);
     recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
+    if (codemap_refused())
+        log_warn("%llu compiled methods were not queued (the agent's thread was held up, "
+                 "by its disk most likely); their samples may be unnamed",
+                 (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
     recorder_flush(&a->out);
     repair_free();

@@ -16,6 +16,12 @@
 #include "common/map.h"
 #include "common/mem.h"
 
+/* What the callbacks may have queued for the loop, in bytes: a loop held
+ * up (a disk that does not take data) must not make the program grow.
+ * Past it, compiled methods are not queued (they are named later the way
+ * ReadyToRun code is, or not at all when they could be unloaded: counted as
+ * unresolved); unloads are always queued. */
+#define QUEUE_BUDGET (8u << 20)
 #define MAX_VERSIONS 16
 #define MAX_PARTS 8
 #define MAX_RANGES (MAX_VERSIONS * MAX_PARTS)
@@ -34,14 +40,18 @@ struct item {
 
 struct queued {
     struct item *item;
+    size_t bytes;
     struct queued *next;
 };
 
 static ICorProfilerInfo15 *info;
 static int info_version;
+static struct recorder *io; /* held from writing while ids_lock is held */
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct queued *queue_head, **queue_tail = &queue_head;
+static size_t queue_bytes;          /* under queue_lock */
+static _Atomic uint64_t queue_refused; /* methods not queued (budget) */
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t last_unload_ns;
@@ -62,10 +72,11 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void codemap_init(ICorProfilerInfo15 *i, int version)
+void codemap_init(ICorProfilerInfo15 *i, int version, struct recorder *out)
 {
     info = i;
     info_version = version;
+    io = out;
     map64_init(&permanent);
 }
 
@@ -77,20 +88,41 @@ int codemap_permanent(FunctionID function)
 
 /* ---- the callbacks' side --------------------------------------------------- */
 
+static void drop_item(struct item *item)
+{
+    mem_free(item ? item->desc : NULL);
+    mem_free(item);
+}
+
 static void enqueue(struct item *item)
 {
     struct queued *q = mem_alloc(sizeof *q);
     if (!q) {
-        mem_free(item ? item->desc : NULL);
-        mem_free(item);
+        drop_item(item);
         return;
     }
     q->item = item;
+    q->bytes = sizeof *q + sizeof *item + item->count * sizeof item->ranges[0] +
+               (item->desc ? sizeof *item->desc : 0);
     q->next = NULL;
     pthread_mutex_lock(&queue_lock);
-    *queue_tail = q;
-    queue_tail = &q->next;
+    int refuse = item->kind == ITEM_JITTED && queue_bytes + q->bytes > QUEUE_BUDGET;
+    if (!refuse) {
+        *queue_tail = q;
+        queue_tail = &q->next;
+        queue_bytes += q->bytes;
+    }
     pthread_mutex_unlock(&queue_lock);
+    if (refuse) {
+        atomic_fetch_add(&queue_refused, 1);
+        mem_free(q);
+        drop_item(item);
+    }
+}
+
+uint64_t codemap_refused(void)
+{
+    return atomic_load(&queue_refused);
 }
 
 /* The parts of one code version, as the runtime reports them. */
@@ -308,11 +340,18 @@ int codemap_ids_begin(uint64_t seen_ns)
         pthread_mutex_unlock(&ids_lock);
         return 0;
     }
+    /* a frame named under the lock may fill the writer's buffers: it must
+     * not write (a stalled disk would hold the lock, and the unload
+     * callback waiting for it, for as long as the disk stalls) */
+    if (io)
+        recorder_hold(io);
     return 1;
 }
 
 void codemap_ids_end(void)
 {
+    if (io)
+        recorder_release(io);
     pthread_mutex_unlock(&ids_lock);
 }
 
@@ -464,6 +503,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     struct queued *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
+    queue_bytes = 0;
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct item *item = q->item;
@@ -502,6 +542,7 @@ void codemap_shutdown(void)
     struct queued *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
+    queue_bytes = 0;
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct queued *next = q->next;

@@ -232,7 +232,7 @@ static int core_init(struct profiler *p)
     }
     stackmaps_refresh();
     nativeunwind_refresh();
-    codemap_init(a->info, a->info_version);
+    codemap_init(a->info, a->info_version, &a->out);
     evq_open();
     /* the core: threads, code (where each method is, and when it goes) */
     a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |

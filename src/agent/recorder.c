@@ -346,9 +346,20 @@ void recorder_flush(struct recorder *r)
     r->last_flush_ns = recorder_now_ns();
 }
 
+void recorder_hold(struct recorder *r)
+{
+    r->w.hold++;
+}
+
+void recorder_release(struct recorder *r)
+{
+    if (r->w.hold > 0)
+        r->w.hold--;
+}
+
 void recorder_maybe_flush(struct recorder *r, uint64_t now_ns)
 {
-    if (now_ns - r->last_flush_ns >= RECORDER_FLUSH_NS)
+    if (!r->w.hold && now_ns - r->last_flush_ns >= RECORDER_FLUSH_NS)
         recorder_flush(r);
 }
 

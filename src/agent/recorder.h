@@ -98,6 +98,11 @@ HIDDEN void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v);
 /* Has the recording failed (a write error)?  Then nothing more is
  * written: sources should stop. */
 HIDDEN int recorder_failed(const struct recorder *r);
+/* Brackets a stretch in which the recorder must not write to its file (a
+ * lock that a runtime callback may wait for is held): records are kept
+ * in memory until the matching release; nests. */
+HIDDEN void recorder_hold(struct recorder *r);
+HIDDEN void recorder_release(struct recorder *r);
 /* Flushes when RECORDER_FLUSH_NS passed since the last flush. */
 HIDDEN void recorder_maybe_flush(struct recorder *r, uint64_t now_ns);
 HIDDEN void recorder_flush(struct recorder *r);

@@ -22,7 +22,7 @@ echo "reliability: repeated runs ($REPEATS each)" >&2
     dotnet "$ROOT/build/apps/Stress/Stress.dll" alc 15 | sed 's/^/Stress alc 15\t/' >> "$T/repeat.tsv"
 repeat_failures=$(awk -F'\t' '{ s += $4 } END { print s + 0 }' "$T/repeat.tsv")
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
@@ -95,7 +95,7 @@ $(awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$T
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo

@@ -6,11 +6,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/names.h"
+#include "agent/recorder.h"
 #include "agent/threads.h"
 #include "common/config.h"
 #include "test.h"
@@ -246,6 +249,47 @@ static void test_codemap(void)
     CHECK_EQ(codemap_count(), 0);
 }
 
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Rule 1: while the loop holds the code map's ids lock (which an unload
+ * callback takes), the recording is not written to, however much is named
+ * meanwhile: a stalled disk cannot hold the lock, and the program's unload
+ * callbacks behind it.  What was named is written after the lock. */
+static void test_no_write_under_ids_lock(void)
+{
+    char path[] = "/tmp/corscope-unit-hold.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    codemap_init(NULL, 0, &rec);
+    long long before = file_size(path);
+    REQUIRE(codemap_ids_begin(UINT64_MAX));
+    char name[64];
+    for (int i = 0; i < 20000; i++) { /* about 600 KiB: past the writer's flush threshold twice */
+        snprintf(name, sizeof name, "Method_%d_with_a_long_enough_name", i);
+        CHECK(recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", name, 0) != 0);
+    }
+    CHECK_EQ(file_size(path), before);
+    recorder_maybe_flush(&rec, recorder_now_ns() + RECORDER_FLUSH_NS); /* due, but held */
+    CHECK_EQ(file_size(path), before);
+    codemap_ids_end();
+    recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", "After", 0);
+    CHECK(file_size(path) > before + (512 << 10));
+    recorder_close(&rec);
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+    unlink(path);
+}
+
 struct drained {
     uint64_t n, sum, last_time;
     uint32_t depth;
@@ -290,6 +334,7 @@ static void test_event_queues(void)
 void suite_agent(void)
 {
     RUN(test_codemap);
+    RUN(test_no_write_under_ids_lock);
     RUN(test_event_queues);
     RUN(test_config_defaults_and_values);
     RUN(test_config_from_env);
