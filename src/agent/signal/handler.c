@@ -94,6 +94,12 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
         put(t, at++, ((const uint64_t *)regs.sp)[i]);
     struct ring_cursor cursor = {t, at};
     uint64_t depth = walk_stack(regs, hi, max_depth, put_pc, &cursor, &flags);
+    if ((flags & WALK_TRUNCATED) && max_depth < t->max_depth) {
+        /* cut by the ring's free room, not by the depth limit: the ring is
+         * full for this stack (the collector is behind), a drop */
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);
