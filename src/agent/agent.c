@@ -32,6 +32,8 @@
  * not take data (a stalled network file system, a pipe nobody reads): the
  * program's exit does not wait for it. */
 #define STALLED_WRITE_NS 100000000ull
+/* After the recording failed, the loop only looks for Shutdown. */
+#define HALTED_CYCLE_NS 1000000000ull
 
 uint64_t agent_now_ns(void)
 {
@@ -141,6 +143,22 @@ static void sleep_until(struct agent *a, uint64_t deadline_ns)
     pthread_mutex_unlock(&a->wake_lock);
 }
 
+/* The recording failed (a write error: the disk is full, a file size
+ * limit): what was written stays readable, and from now on nothing is
+ * collected, so the program does not pay for samples that cannot be kept:
+ * the clocks stop, the callbacks queue nothing, the loop only waits for
+ * Shutdown.  The recorder said why, once. */
+static void halt(struct agent *a)
+{
+    EACH_SOURCE(a, s)
+        if (s->ops->stop)
+            s->ops->stop(a, s);
+    codemap_stop();
+    evq_pause();
+    a->halted = 1;
+    log_info("sampling stopped: the recording cannot be written");
+}
+
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
@@ -154,8 +172,13 @@ static void *loop_main(void *arg)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
     struct loop_state ls = {0, 0};
     while (!atomic_load(&a->stopping)) {
-        uint64_t next = cycle(a, &ls, agent_now_ns());
-        recorder_maybe_flush(&a->out, agent_now_ns());
+        uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
+        if (!a->halted) {
+            next = cycle(a, &ls, agent_now_ns());
+            recorder_maybe_flush(&a->out, agent_now_ns());
+            if (recorder_failed(&a->out))
+                halt(a);
+        }
         for (;;) {
             uint64_t now = agent_now_ns();
             if (next <= now)
@@ -166,14 +189,16 @@ static void *loop_main(void *arg)
             /* the runtime reported new threads: look now, not at the next
              * cycle, so that even a short-lived thread is sampled */
             EACH_SOURCE(a, s)
-                if (s->ops->poked)
+                if (s->ops->poked && !a->halted)
                     s->ops->poked(a, s);
         }
     }
-    EACH_SOURCE(a, s)
-        if (s->ops->stop)
-            s->ops->stop(a, s);
-    agent_drain(a, agent_update_code(a));
+    if (!a->halted) {
+        EACH_SOURCE(a, s)
+            if (s->ops->stop)
+                s->ops->stop(a, s);
+        agent_drain(a, agent_update_code(a));
+    }
     EACH_SOURCE(a, s)
         if (s->ops->finish)
             s->ops->finish(a, s);

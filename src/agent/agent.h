@@ -52,6 +52,7 @@ struct agent {
 
     pthread_t loop;
     int loop_started;
+    int halted;                /* the recording failed: nothing more is collected */
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
     _Atomic int poked;         /* threads appeared: the sources should look now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */

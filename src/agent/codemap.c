@@ -52,6 +52,7 @@ static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct queued *queue_head, **queue_tail = &queue_head;
 static size_t queue_bytes;          /* under queue_lock */
 static _Atomic uint64_t queue_refused; /* methods not queued (budget) */
+static _Atomic int stopped;            /* codemap_stop: queue nothing more */
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t last_unload_ns;
@@ -77,6 +78,7 @@ void codemap_init(ICorProfilerInfo15 *i, int version, struct recorder *out)
     info = i;
     info_version = version;
     io = out;
+    atomic_store(&stopped, 0);
     map64_init(&permanent);
 }
 
@@ -199,7 +201,7 @@ static int unloadable(FunctionID f, int dynamic, ModuleID *module)
 
 void codemap_jitted(FunctionID f, int dynamic)
 {
-    if (!info || !f)
+    if (!info || !f || atomic_load(&stopped))
         return;
     struct code_range ranges[MAX_RANGES];
     uint32_t n = function_ranges(f, ranges);
@@ -262,7 +264,7 @@ static size_t image_size(uintptr_t base)
 
 void codemap_module_loaded(ModuleID module)
 {
-    if (!info || !module)
+    if (!info || !module || atomic_load(&stopped))
         return;
     LPCBYTE base = NULL;
     ULONG len = 0;
@@ -318,7 +320,7 @@ static void add_image(uintptr_t start, uintptr_t end)
 
 void codemap_unloading(ModuleID module, FunctionID function)
 {
-    struct item *item = mem_alloc(sizeof *item);
+    struct item *item = atomic_load(&stopped) ? NULL : mem_alloc(sizeof *item);
     pthread_mutex_lock(&ids_lock);
     uint64_t now = now_ns();
     atomic_store(&last_unload_ns, now);
@@ -536,7 +538,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     return complete;
 }
 
-void codemap_shutdown(void)
+static void free_queue(void)
 {
     pthread_mutex_lock(&queue_lock);
     struct queued *q = queue_head;
@@ -546,11 +548,21 @@ void codemap_shutdown(void)
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct queued *next = q->next;
-        mem_free(q->item->desc);
-        mem_free(q->item);
+        drop_item(q->item);
         mem_free(q);
         q = next;
     }
+}
+
+void codemap_stop(void)
+{
+    atomic_store(&stopped, 1);
+    free_queue();
+}
+
+void codemap_shutdown(void)
+{
+    free_queue();
     mem_free(big);
     mem_free(recent);
     map64_free(&permanent);

@@ -87,6 +87,9 @@ HIDDEN int codemap_in_permanent_image(uintptr_t address);
 HIDDEN int codemap_permanent(FunctionID function);
 /* Loop: the range holding address, or NULL. */
 HIDDEN const struct code_range *codemap_find(uintptr_t address);
+/* Loop: nothing more is wanted (the recording failed): the callbacks
+ * stop queuing, and what they queued is dropped.  For good. */
+HIDDEN void codemap_stop(void);
 /* Compiled methods the callbacks did not queue because the loop had not
  * taken the queue for too long (its byte budget). */
 HIDDEN uint64_t codemap_refused(void);
