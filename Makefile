@@ -96,7 +96,7 @@ $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 	$(say) LINK $@
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
 		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
 
 $(CLI): $(CLI_OBJ)
