@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -15,9 +16,11 @@
 #include "agent/osthread.h"
 #include "agent/repair.h"
 #include "agent/stacks.h"
+#include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
+#include "agent/unhandled.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
  * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
@@ -102,6 +105,25 @@ uint64_t agent_update_code(struct agent *a)
 
 /* ---- the loop --------------------------------------------------------------- */
 
+/* An exception no managed code catches: the process is about to abort
+ * (unhandled.h).  Everything taken so far goes to the file now, with what
+ * ended the program, while its thread waits. */
+static void record_unhandled(struct agent *a)
+{
+    ClassID klass = 0;
+    if (!unhandled_pending(&klass))
+        return;
+    agent_drain(a, agent_update_code(a));
+    char name[512], what[600];
+    if (klass && names_describe_class(a->info, klass, name, sizeof name) == 0)
+        snprintf(what, sizeof what, "an unhandled %s", name);
+    else
+        snprintf(what, sizeof what, "an unhandled exception");
+    recorder_info(&a->out, FMT_INFO_ENDED_BY, what);
+    recorder_flush(&a->out);
+    unhandled_recorded();
+}
+
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
@@ -128,6 +150,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     }
     agent_drain(a, complete);
     slots_reclaim();
+    record_unhandled(a);
     return next;
 }
 
@@ -155,6 +178,8 @@ static void halt(struct agent *a)
             s->ops->stop(a, s);
     codemap_stop();
     evq_pause();
+    unhandled_disarm();
+    ending_disarm();
     a->halted = 1;
     log_info("sampling stopped: the recording cannot be written");
 }
@@ -170,8 +195,10 @@ static void *loop_main(void *arg)
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
+    ending_arm((pid_t)gettid());
+    unhandled_arm();
     struct loop_state ls = {0, 0};
-    while (!atomic_load(&a->stopping)) {
+    while (!atomic_load(&a->stopping) && !ending_signal()) {
         uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
         if (!a->halted) {
             next = cycle(a, &ls, agent_now_ns());
@@ -208,7 +235,19 @@ static void *loop_main(void *arg)
                  "by its disk most likely); their samples may be unnamed",
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
+    int ended_by = ending_signal();
+    if (!ended_by && unhandled_seen())
+        recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */
     recorder_flush(&a->out);
+    if (ended_by) {
+        /* a signal is ending the process and Shutdown will not come: the
+         * recording is closed here, whole, saying why it ended */
+        recorder_info(&a->out, FMT_INFO_ENDED_BY, ending_describe(ended_by));
+        recorder_close(&a->out);
+        ending_done();
+    }
+    ending_disarm();
+    unhandled_disarm();
     repair_free();
     stacks_shutdown();
     return NULL;

@@ -37,7 +37,9 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/threads.h"
+#include "agent/unhandled.h"
 #include "agent/signal/activity.h"
+#include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/signal/stackmaps.h"
@@ -232,11 +234,15 @@ static int core_init(struct profiler *p)
     }
     stackmaps_refresh();
     nativeunwind_refresh();
+    ending_install();
     codemap_init(a->info, a->info_version, &a->out);
     evq_open();
     /* the core: threads, code (where each method is, and when it goes) */
     a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
                COR_PRF_MONITOR_MODULE_LOADS;
+    /* an exception no managed code catches ends the process without
+     * Shutdown: its last moments are recorded (unhandled.h) */
+    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
     a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
     /* what the runtime does on each thread, to name the signal sampler's
      * samples in its own code; none of these changes how the runtime
@@ -525,6 +531,42 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
     return S_OK;
 }
 
+/* ---- exceptions: only whether one goes unhandled (unhandled.h) ---------------- */
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionThrown(ICorProfilerCallback11 *iface,
+                                                          ObjectID object)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (p->agent.info)
+        unhandled_thrown(p->agent.info, object);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionSearchCatcherFound(ICorProfilerCallback11 *iface,
+                                                                      FunctionID function)
+{
+    (void)iface;
+    (void)function;
+    unhandled_catcher_found();
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionEnter(ICorProfilerCallback11 *iface,
+                                                                       FunctionID function)
+{
+    (void)iface;
+    (void)function;
+    unhandled_unwinding();
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionLeave(ICorProfilerCallback11 *iface)
+{
+    (void)iface;
+    unhandled_unwinding();
+    return S_OK;
+}
+
 /* ---- collections and runtime events ------------------------------------------ */
 
 static _Atomic uint32_t gc_seq;
@@ -594,6 +636,10 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .JITCompilationFinished = profiler_JITCompilationFinished,
     .JITCachedFunctionSearchStarted = profiler_JITCachedFunctionSearchStarted,
     .JITCachedFunctionSearchFinished = profiler_JITCachedFunctionSearchFinished,
+    .ExceptionThrown = profiler_ExceptionThrown,
+    .ExceptionSearchCatcherFound = profiler_ExceptionSearchCatcherFound,
+    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
+    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,

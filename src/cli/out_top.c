@@ -68,6 +68,9 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
         fprintf(out, "# lost: %s\n", losses);
     if (r->status != REC_COMPLETE)
         fprintf(out, "# recording %s: %s\n", rec_status_name(r->status), r->problem);
+    const struct rec_str *ended = rec_info(r, FMT_INFO_ENDED_BY);
+    if (ended && ended->len)
+        fprintf(out, "# ended by %.*s\n", (int)ended->len, ended->p);
     fprintf(out, "%8s %8s %10s %10s  %s\n", "self%", "total%", "self", "total", "method");
     double all = p->total_weight ? (double)p->total_weight : 1;
     long shown = 0;

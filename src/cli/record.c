@@ -291,11 +291,18 @@ static int summarize(const char *path, double seconds, int quiet)
         char extra[160] = "";
         if (failed)
             snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
-        fprintf(stderr, "corscope: %.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s%s\n",
+        const struct rec_str *ended = rec_info(&r, FMT_INFO_ENDED_BY);
+        char state[256] = "";
+        if (r.status != REC_COMPLETE && ended && ended->len)
+            snprintf(state, sizeof state, " (%s; ended by %.*s)", rec_status_name(r.status),
+                     (int)ended->len, ended->p);
+        else if (r.status != REC_COMPLETE)
+            snprintf(state, sizeof state, " (%s)", rec_status_name(r.status));
+        else if (ended && ended->len)
+            snprintf(state, sizeof state, " (ended by %.*s)", (int)ended->len, ended->p);
+        fprintf(stderr, "corscope: %.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s\n",
                 seconds, r.sample_count, (unsigned long long)weight,
-                (unsigned long long)dropped, extra, path,
-                r.status == REC_COMPLETE ? "" : " (", r.status == REC_COMPLETE ? "" :
-                rec_status_name(r.status));
+                (unsigned long long)dropped, extra, path, state);
         if (r.status != REC_COMPLETE)
             fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
     }

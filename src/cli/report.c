@@ -405,6 +405,9 @@ int cmd_report(int argc, char **argv)
         if (p->rec->status != REC_COMPLETE)
             cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
                      rec_status_name(p->rec->status), p->rec->problem);
+        const struct rec_str *ended = rec_info(p->rec, FMT_INFO_ENDED_BY);
+        if (ended && ended->len)
+            cli_warn("%s: the program was ended by %.*s", path, (int)ended->len, ended->p);
         char losses[512];
         report_losses(p, losses, sizeof losses);
         if (losses[0])
