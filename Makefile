@@ -89,6 +89,11 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# the code map at the scale of a big application, for bench/codemap.sh
+$(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # the platform's cost of a CPU-clock signal, for bench/sigcost.sh
 $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 	$(say) LINK $@

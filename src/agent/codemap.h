@@ -18,7 +18,10 @@
  * Lookups are binary searches over a large sorted array and a small sorted
  * one that takes insertions (merged into the large one when it outgrows the
  * square root of the whole), so a new method costs O(sqrt n) and a lookup
- * O(log n); an unload removes only its own module's or method's ranges.
+ * O(log n).  Code that can be unloaded is also listed by its owner (its
+ * collectible module, or the DynamicMethod itself), so an unload finds its
+ * own k ranges in O(k log n) and leaves tombstones, cleared at the next
+ * merge or when they reach a quarter of the map (bench/codemap.sh).
  *
  * All but codemap_jitted and codemap_unloading run on the loop thread.
  */
@@ -98,6 +101,8 @@ HIDDEN size_t codemap_count(void);
 
 /* Tests and benchmarks: a range as the runtime would have reported it. */
 HIDDEN void codemap_insert(const struct code_range *r);
+/* Removes the ranges of code that can be unloaded (not permanent): of a
+ * module, or of a DynamicMethod. */
 HIDDEN void codemap_remove(ModuleID module, FunctionID function);
 
 #endif
