@@ -471,33 +471,31 @@ static void compact(void)
     tombs = 0;
 }
 
-/* Merges `recent` into `big` (both sorted), leaving tombstones out; on a
- * start in both, the recent one wins (the newer report of that code). */
+/* Merges `recent` into `big` (both sorted; no start is in both, since an
+ * insertion at a start `big` holds replaces it there), in place from the
+ * end, tombstones left out: no new allocation once `big` has grown to the
+ * map's size, so a merge costs one pass over memory already mapped. */
 static void merge(void)
 {
     if (!recent_count)
         return;
-    struct code_range *out = mem_alloc((big_count + recent_count) * sizeof *out);
-    if (!out)
-        return; /* stays in recent, still found */
-    size_t i = 0, j = 0, k = 0;
-    while (i < big_count || j < recent_count) {
-        const struct code_range *take;
-        if (j == recent_count || (i < big_count && big[i].start < recent[j].start)) {
-            take = &big[i++];
-        } else {
-            if (i < big_count && big[i].start == recent[j].start)
-                i++;
-            take = &recent[j++];
-        }
-        if (!is_tomb(take))
-            out[k++] = *take;
+    if (tombs) {
+        big_count = drop_tombs(big, big_count);
+        tombs = 0;
     }
-    mem_free(big);
-    big = out;
-    big_count = big_cap = k;
+    struct code_range *grown = mem_grow(big, &big_cap, big_count + recent_count, sizeof *big);
+    if (!grown)
+        return; /* stays in recent, still found */
+    big = grown;
+    size_t i = big_count, j = recent_count, k = big_count + recent_count;
+    while (j > 0) {
+        if (i > 0 && big[i - 1].start > recent[j - 1].start)
+            big[--k] = big[--i];
+        else
+            big[--k] = recent[--j];
+    }
+    big_count += recent_count;
     recent_count = 0;
-    tombs = 0;
 }
 
 void codemap_insert(const struct code_range *r)
