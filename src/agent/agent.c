@@ -149,6 +149,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
             next = want;
     }
     agent_drain(a, complete);
+    resolve_bound(&a->resolver);
     slots_reclaim();
     record_unhandled(a);
     return next;

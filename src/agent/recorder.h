@@ -12,9 +12,12 @@
  * a RLIMIT_FSIZE limit is respected by refusing the write (EFBIG) rather
  * than letting SIGXFSZ kill the process.
  *
- * Memory stays bounded: when the stack table outgrows its budget it is
- * forgotten and stacks are written again under new ids (the format allows
- * duplicates), counted in "stack_table_resets".
+ * Memory stays bounded however long the program runs: when the stack
+ * table or the string table outgrows its budget it is forgotten, and
+ * stacks and strings are written again under new ids as they come (the
+ * format allows duplicates), counted in "stack_table_resets" and
+ * "string_table_resets".  Each flush records the most heap the agent has
+ * held ("max_agent_heap_bytes", mem_live_bytes).
  */
 #ifndef CORSCOPE_RECORDER_H
 #define CORSCOPE_RECORDER_H
@@ -39,7 +42,11 @@ struct recorder {
     char path[4096];
     uint64_t start_ns;   /* CLOCK_MONOTONIC at open */
     uint64_t last_flush_ns;
-    struct strtab strings;     /* text -> string id (as written) */
+    struct strtab strings;     /* text -> index into string_id */
+    uint32_t *string_id;       /* the written id of each interned string */
+    size_t string_id_cap;
+    size_t strings_bytes;      /* what the interned strings cost, roughly */
+    size_t strings_budget;     /* ... before the table is forgotten */
     struct strtab synthetic;   /* name -> index into synthetic_frame */
     uint32_t *synthetic_frame; /* frame id of each synthetic name */
     size_t synthetic_cap;

@@ -141,7 +141,9 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")        \
+    X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
+    X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -16,6 +16,7 @@
 #include "agent/recorder.h"
 #include "agent/threads.h"
 #include "common/config.h"
+#include "format/recording.h"
 #include "test.h"
 
 static void test_config_defaults_and_values(void)
@@ -310,6 +311,50 @@ static void test_no_write_under_ids_lock(void)
     unlink(path);
 }
 
+/* Item 7: however many distinct names a long run makes, the string table
+ * stays within its budget: it is forgotten and strings are written again
+ * under new ids, and every frame still reads back with its own name. */
+static void test_string_table_is_bounded(void)
+{
+    char path[] = "/tmp/corscope-unit-strings.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    rec.strings_budget = 4096;
+    enum { N = 2000 };
+    uint32_t frames[N];
+    char name[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "lambda_method%d", i);
+        /* the module and type come back again and again, the method never */
+        frames[i] = recorder_frame(&rec, FMT_FRAME_MANAGED, "[dynamic]", "dynamicClass", name, 0);
+        CHECK(frames[i] != 0);
+        CHECK(rec.strings_bytes <= rec.strings_budget);
+    }
+    uint64_t resets = rec.counters[FMT_COUNTER_STRING_RESETS];
+    CHECK(resets > 10);
+    recorder_close(&rec);
+    struct recording r;
+    REQUIRE(rec_load_file(path, &r, err, sizeof err) == 0);
+    CHECK_EQ(r.status, REC_COMPLETE);
+    CHECK_EQ(rec_stat(&r, "string_table_resets"), resets);
+    for (int i = 0; i < N; i += 37) {
+        snprintf(name, sizeof name, "lambda_method%d", i);
+        REQUIRE(frames[i] < r.frame_count);
+        const struct rec_frame *f = &r.frames[frames[i]];
+        CHECK(rec_str_eq(r.strings[f->name], name));
+        CHECK(rec_str_eq(r.strings[f->type], "dynamicClass"));
+        CHECK(rec_str_eq(r.strings[f->module], "[dynamic]"));
+    }
+    rec_free(&r);
+    unlink(path);
+}
+
 struct drained {
     uint64_t n, sum, last_time;
     uint32_t depth;
@@ -355,6 +400,7 @@ void suite_agent(void)
 {
     RUN(test_codemap);
     RUN(test_no_write_under_ids_lock);
+    RUN(test_string_table_is_bounded);
     RUN(test_event_queues);
     RUN(test_config_defaults_and_values);
     RUN(test_config_from_env);
