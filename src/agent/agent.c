@@ -193,6 +193,7 @@ static void *loop_main(void *arg)
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
     repair_init();
+    nativeunwind_refresh(); /* the libraries, before the first clock runs */
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
@@ -236,6 +237,7 @@ static void *loop_main(void *arg)
                  "by its disk most likely); their samples may be unnamed",
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
+    recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     int ended_by = ending_signal();
     if (!ended_by && unhandled_seen())
         recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */

@@ -232,8 +232,10 @@ static int core_init(struct profiler *p)
         log_error("cannot map the agent's thread tables");
         return -1;
     }
+    /* the native unwind tables are not parsed here, on the program's main
+     * thread: the loop lists the libraries, and parses a table when a walk
+     * first needs it (nativeunwind.h) */
     stackmaps_refresh();
-    nativeunwind_refresh();
     ending_install();
     codemap_init(a->info, a->info_version, &a->out);
     evq_open();
@@ -261,6 +263,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     struct agent *a = &p->agent;
     char err[512];
+    uint64_t began = agent_now_ns();
 
     if (config_from_env(&a->cfg, err, sizeof err) < 0) {
         log_error("%s; profiling is off for this run", err);
@@ -294,6 +297,9 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         goto decline;
     }
     record_runtime_version(a);
+    /* what Initialize held the program's start for (before the loop owns
+     * the recorder; the rest of Initialize takes microseconds) */
+    recorder_count(&a->out, FMT_COUNTER_INIT_NS, agent_now_ns() - began);
     if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");
         recorder_close(&a->out);

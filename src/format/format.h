@@ -143,7 +143,9 @@ enum fmt_field_type {
     X(EVENTS, "events", "events recorded")                                                     \
     X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")        \
     X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
-    X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")
+    X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
+    X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
+    X(UNWIND_PARSE_NS, "unwind_tables_ns", "time spent parsing native unwind tables, ns")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -354,7 +354,7 @@ static void *unwind_thread(void *arg)
 
 static void test_unwind_through_qsort(void)
 {
-    nativeunwind_refresh();
+    nativeunwind_refresh_all();
     CHECK(nativeunwind_rows() > 1000);
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -443,7 +443,7 @@ static void entry_at(const struct sthread *t, uint64_t at, uint64_t *depth, uint
 static void test_sample_off_own_stack(void)
 {
     REQUIRE(slots_init() == 0);
-    nativeunwind_refresh();
+    nativeunwind_refresh_all();
     pid_t tid = (pid_t)syscall(SYS_gettid);
     struct sthread *t = slots_add(tid, 1, 64);
     REQUIRE(t != NULL);

@@ -26,9 +26,14 @@ HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t 
                                         uintptr_t lo, uintptr_t hi, int leaf);
 
 /* Collector: notices loaded and unloaded objects and (re)publishes the
- * table.  Cheap when nothing changed. */
+ * table, and parses the unwind tables walks asked for since (a table is
+ * parsed when a walk first needs it).  Cheap when nothing changed. */
 HIDDEN void nativeunwind_refresh(void);
+/* Every table now (tests). */
+HIDDEN void nativeunwind_refresh_all(void);
 HIDDEN void nativeunwind_shutdown(void);
+/* Time spent parsing tables so far, ns. */
+HIDDEN uint64_t nativeunwind_parse_ns(void);
 /* Rows in the published tables (for the log and tests). */
 HIDDEN size_t nativeunwind_rows(void);
 
