@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/fds.h"
 #include "agent/log.h"
 #include "common/hash.h"
 #include "common/mem.h"
@@ -111,7 +112,7 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
         strtab_free(&r->strings);
         return -1;
     }
-    r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    r->fd = fds_move_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (r->fd < 0) {
         snprintf(err, err_size, "cannot open %s: %s", path,
                  errno == ELOOP ? "it is a symbolic link" : strerror(errno));
