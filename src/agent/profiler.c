@@ -23,6 +23,7 @@
  */
 #include "agent/profiler.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/proctree.h"
 #include "agent/threads.h"
 #include "agent/unhandled.h"
 #include "agent/signal/activity.h"
@@ -215,6 +217,10 @@ static void hide_variable(struct agent *a, const char *name)
 
 static void hide_environment(struct agent *a)
 {
+    /* a tree of processes is recorded: the children need the profiler's
+     * variables, and see them (so does the program) */
+    if (a->cfg.children != CONFIG_CHILDREN_NONE)
+        return;
     static const char *const ours[] = {"CORECLR_ENABLE_PROFILING", "CORECLR_PROFILER",
                                        "CORECLR_PROFILER_PATH",    "CORECLR_PROFILER_PATH_64"};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
@@ -270,6 +276,13 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         return E_FAIL;
     }
     log_set_level(a->cfg.log);
+    if (a->cfg.children == CONFIG_CHILDREN_APP && proctree_is_sdk()) {
+        /* `dotnet run`, `dotnet test`: the SDK's own processes step aside,
+         * and leave the profiler's environment to the application they
+         * start (proctree.h) */
+        log_info("a process of the .NET SDK: not recorded (its children are)");
+        return E_FAIL;
+    }
     if (log_enabled(CONFIG_LOG_DEBUG))
         clr_default_hook = log_ignored_callback;
     if (acquire_info(a, unk) < 0 || a->info_version < 10) {
@@ -292,9 +305,38 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (recorder_open(&a->out, &a->cfg, a->output, err, sizeof err) < 0) {
-        log_error("%s; profiling is off for this run", err);
-        goto decline;
+    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+        /* the first process only, and never over another's recording */
+        int fd = proctree_claim_first(a->output);
+        if (fd < 0 && errno == EEXIST) {
+            log_warn("%s is another process's recording; this process (%ld) is not recorded",
+                     a->output, (long)getpid());
+            goto decline;
+        }
+        if (fd < 0) {
+            log_error("cannot open %s: %s; profiling is off for this run", a->output,
+                      errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this run", err);
+            goto decline;
+        }
+    } else {
+        /* one of a tree of processes: the first takes the output, the
+         * others write beside it (proctree.h) */
+        char wanted[sizeof a->output];
+        snprintf(wanted, sizeof wanted, "%s", a->output);
+        int fd = proctree_claim(wanted, (long)getpid(), a->output, sizeof a->output);
+        if (fd < 0) {
+            log_error("cannot create a recording beside %s: %s; profiling is off for this "
+                      "process", wanted, strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this process", err);
+            goto decline;
+        }
     }
     record_runtime_version(a);
     /* what Initialize held the program's start for (before the loop owns

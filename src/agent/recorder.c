@@ -97,6 +97,18 @@ static void read_cmdline(char *out, size_t size)
 int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
                   size_t err_size)
 {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, err_size, "cannot open %s: %s", path,
+                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        return -1;
+    }
+    return recorder_open_fd(r, c, fd, path, err, err_size);
+}
+
+int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const char *path,
+                     char *err, size_t err_size)
+{
     memset(r, 0, sizeof *r);
     r->fd = -1;
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -110,16 +122,10 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
     if (strtab_init(&r->strings) < 0 || strtab_init(&r->synthetic) < 0) {
         snprintf(err, err_size, "out of memory");
         strtab_free(&r->strings);
+        close(fd);
         return -1;
     }
-    r->fd = fds_move_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (r->fd < 0) {
-        snprintf(err, err_size, "cannot open %s: %s", path,
-                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-        strtab_free(&r->strings);
-        strtab_free(&r->synthetic);
-        return -1;
-    }
+    r->fd = fds_move_high(fd);
     struct writer_sink sink = {file_write, r};
     r->start_ns = r->last_flush_ns = recorder_now_ns();
     r->open = 1;

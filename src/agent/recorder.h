@@ -69,6 +69,10 @@ struct recorder {
  * reason in err. */
 HIDDEN int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
                          size_t err_size);
+/* The same on a file already open for writing (proctree_claim); takes
+ * the fd over, closing it on failure. */
+HIDDEN int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const char *path,
+                            char *err, size_t err_size);
 HIDDEN void recorder_info(struct recorder *r, const char *key, const char *value);
 /* A sampled event (SMPL: cpu, wall), FMT_EVENT_*. */
 HIDDEN void recorder_sampled_event(struct recorder *r, uint32_t id, const char *name,

@@ -5,6 +5,7 @@
  * million samples over a few thousand stacks cost a few thousand inserts.
  */
 #include "cli/profile.h"
+#include "cli/merge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +463,44 @@ int prof_load(struct profiles *ps, const char *path, const struct prof_filter *f
         return -1;
     }
     return prof_build(ps, &rec, f, err, err_size);
+}
+
+int prof_load_many(struct profiles *ps, const char *const *paths, size_t n, long pid,
+                   const struct prof_filter *f, char *err, size_t err_size)
+{
+    memset(ps, 0, sizeof *ps);
+    struct recording *recs = mem_calloc(n ? n : 1, sizeof *recs);
+    if (!recs) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        char why[400];
+        if (rec_load_file(paths[i], &recs[kept], why, sizeof why) < 0) {
+            snprintf(err, err_size, "%s: %s", paths[i], why);
+            for (size_t k = 0; k < kept; k++)
+                rec_free(&recs[k]);
+            mem_free(recs);
+            return -1;
+        }
+        if (pid > 0 && merge_pid_of(&recs[kept]) != pid) {
+            rec_free(&recs[kept]);
+            continue;
+        }
+        kept++;
+    }
+    if (!kept) {
+        snprintf(err, err_size, "no recording of process %ld among those given", pid);
+        mem_free(recs);
+        return -1;
+    }
+    struct recording merged;
+    int rc = merge_recordings(recs, kept, &merged, err, err_size);
+    mem_free(recs);
+    if (rc < 0)
+        return -1;
+    return prof_build(ps, &merged, f, err, err_size);
 }
 
 void prof_free(struct profiles *ps)

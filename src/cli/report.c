@@ -129,8 +129,11 @@ void report_losses(const struct profile *p, char *out, size_t size)
 }
 
 static const char report_usage[] =
-    "usage: corscope report [options] RECORDING\n"
+    "usage: corscope report [options] RECORDING...\n"
     "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
+    "\n"
+    "Several recordings (the processes of one `record`: app.corscope,\n"
+    "app-4321.corscope ...) are reported together, each process a root frame.\n"
     "\n"
     "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
     "                        pprof or chrome; or picked by -o's extension (.txt,\n"
@@ -139,6 +142,7 @@ static const char report_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
+    "      --pid PID         of several recordings, only the one of process PID\n"
     "      --from DURATION   only samples this long after the start (e.g. 2s)\n"
     "      --to DURATION     only samples before this time\n"
     "      --include REGEX   only stacks with a frame matching REGEX (POSIX ERE)\n"
@@ -162,6 +166,7 @@ enum {
     OPT_LIMIT,
     OPT_MIN,
     OPT_DIFF,
+    OPT_PID,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -233,15 +238,16 @@ static int write_report(const struct report_format *fmt, const struct profile *p
     return rc == 0 ? 0 : EXIT_WORK_FAILED;
 }
 
-int report_render(const char *recording, const struct report_format *fmt, const char *output)
+int report_render(const char *const *recordings, size_t count, const struct report_format *fmt,
+                  const char *output)
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL};
     struct profiles ps;
     char err[512];
-    if (prof_load(&ps, recording, &filter, err, sizeof err) < 0) {
-        cli_error("%s: %s", recording, err);
+    if (prof_load_many(&ps, recordings, count, 0, &filter, err, sizeof err) < 0) {
+        cli_error("%s", err);
         return EXIT_WORK_FAILED;
     }
     int status = write_report(fmt, prof_current(&ps), &ro, output);
@@ -260,12 +266,14 @@ int cmd_report(int argc, char **argv)
         {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
+        {"pid", required_argument, NULL, OPT_PID},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL};
     const char *diff_base = NULL;
+    long pid = 0;
     struct profiles base;
     int have_base = 0;
     const char *format = NULL, *output = NULL;
@@ -331,6 +339,13 @@ int cmd_report(int argc, char **argv)
             break;
         }
         case OPT_DIFF: diff_base = optarg; break;
+        case OPT_PID:
+            if (units_parse_count(optarg, 1u << 30, &v, &why) < 0 || v == 0) {
+                cli_usage_error("report", "--pid %s: not a process id", optarg);
+                goto out;
+            }
+            pid = (long)v;
+            break;
         case 'h':
             fputs(report_usage, stdout);
             status = 0;
@@ -345,11 +360,6 @@ int cmd_report(int argc, char **argv)
     }
     if (optind >= argc) {
         cli_usage_error("report", "no recording given");
-        goto out;
-    }
-    if (optind + 1 < argc) {
-        cli_usage_error("report", "one recording at a time (got '%s' and '%s')", argv[optind],
-                        argv[optind + 1]);
         goto out;
     }
     if (filter.to_ns && filter.to_ns <= filter.from_ns) {
@@ -381,6 +391,8 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const char *path = argv[optind];
+    const char *const *paths = (const char *const *)argv + optind;
+    size_t path_count = (size_t)(argc - optind);
     struct profiles ps;
     char err[512];
     if (diff_base) {
@@ -392,12 +404,20 @@ int cmd_report(int argc, char **argv)
         have_base = 1;
         ro.base = prof_current(&base);
     }
-    if (prof_load(&ps, path, &filter, err, sizeof err) < 0) {
-        cli_error("%s: %s", path, err);
+    if (prof_load_many(&ps, paths, path_count, pid, &filter, err, sizeof err) < 0) {
+        if (path_count == 1)
+            cli_error("%s: %s", path, err);
+        else
+            cli_error("%s", err);
         status = EXIT_WORK_FAILED;
         goto out;
     }
     const struct profile *p = prof_current(&ps);
+    char several[64];
+    if (path_count > 1) {
+        snprintf(several, sizeof several, "%zu recordings", path_count);
+        path = several;
+    }
     status = write_report(fmt, p, &ro, output);
     /* what the report could not show, once it exists (a report that could
      * not be written gets its one error line, nothing more) */

@@ -31,6 +31,11 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
+/* Which processes of the tree under `record` are recorded: none but the
+ * first .NET process (its children do not inherit the profiler), all of
+ * them (each its own recording), or the application's only (every process
+ * but the .NET SDK's own: what `dotnet run` and `dotnet test` mean). */
+enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG_CHILDREN_APP = 2 };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -48,6 +53,7 @@ struct config {
     enum config_cpu_clock cpu_clock;
     uint32_t max_depth;
     enum config_log log;
+    enum config_children children;
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -59,7 +65,8 @@ struct config {
     X(max_depth, "CORSCOPE_MAX_DEPTH") \
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
-    X(log, "CORSCOPE_LOG")
+    X(log, "CORSCOPE_LOG") \
+    X(children, "CORSCOPE_CHILDREN")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

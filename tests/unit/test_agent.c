@@ -3,6 +3,8 @@
  * (shared with the CLI), the thread registry and its stack-walk protocol
  * (rule 2), and the pure helpers of name resolution.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/names.h"
+#include "agent/proctree.h"
 #include "agent/recorder.h"
 #include "agent/threads.h"
 #include "common/config.h"
@@ -355,6 +358,41 @@ static void test_string_table_is_bounded(void)
     unlink(path);
 }
 
+/* Item 2: the processes of one record never share a file: the first
+ * claims the output record made (empty), the others go beside it under
+ * their pid, exclusively, and a file that has data is nobody's to take. */
+static void test_process_tree_files(void)
+{
+    char dir[] = "/tmp/corscope-unit-tree.XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char path[96], chosen[128], beside[128];
+    snprintf(path, sizeof path, "%s/app.corscope", dir);
+    int made = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600); /* as record does */
+    REQUIRE(made >= 0);
+    close(made);
+    int first = proctree_claim(path, 100, chosen, sizeof chosen);
+    REQUIRE(first >= 0);
+    CHECK_STR(chosen, path);
+    int second = proctree_claim(path, 200, chosen, sizeof chosen); /* at the same time */
+    REQUIRE(second >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200.corscope", dir);
+    CHECK_STR(chosen, beside);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* locked */
+    CHECK(write(first, "data", 4) == 4);
+    close(first);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* has data: never truncated */
+    int again = proctree_claim(path, 200, chosen, sizeof chosen); /* a pid seen before */
+    REQUIRE(again >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200-2.corscope", dir);
+    CHECK_STR(chosen, beside);
+    close(second);
+    close(again);
+    CHECK(proctree_beside("/d/x.y/noext", 7, 1, chosen, sizeof chosen) == 0);
+    CHECK_STR(chosen, "/d/x.y/noext-7");
+    snprintf(beside, sizeof beside, "rm -rf '%s'", dir);
+    CHECK(system(beside) == 0);
+}
+
 struct drained {
     uint64_t n, sum, last_time;
     uint32_t depth;
@@ -401,6 +439,7 @@ void suite_agent(void)
     RUN(test_codemap);
     RUN(test_no_write_under_ids_lock);
     RUN(test_string_table_is_bounded);
+    RUN(test_process_tree_files);
     RUN(test_event_queues);
     RUN(test_config_defaults_and_values);
     RUN(test_config_from_env);
