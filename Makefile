@@ -194,6 +194,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/naming.sh
 
 # ---- install -------------------------------------------------------------
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/clrdesc.h"
 #include "agent/codemap.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
@@ -79,10 +80,21 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
 
 #define ACTIVITY_DEPTH 16
 
+/* A thread's activities, outermost first, each with the address of the
+ * callback frame that began it.  The runtime does not always report an
+ * end: a ReadyToRun lookup whose fixups fail or throw has no
+ * JITCachedFunctionSearchFinished, and failed loads may lack theirs.  Two
+ * rules keep such work from being named after it ended:
+ *   - the stack discipline: a callback running shallower in the stack than
+ *     the one that began an activity proves that the runtime function
+ *     which began it has returned, so that activity is over;
+ *   - a method whose ReadyToRun code was rejected is compiled next: its
+ *     JITCompilationStarted ends its lookup. */
 struct activity_stack {
     pid_t tid;
     uint32_t depth;
     uint64_t words[ACTIVITY_DEPTH];
+    uintptr_t frames[ACTIVITY_DEPTH];
 };
 
 static __thread struct activity_stack activities;
@@ -101,36 +113,80 @@ static void publish_activity(void)
     activity_set(own_tid(), n ? st->words[n - 1] : 0, n ? st->words[0] : 0);
 }
 
-static void activity_begin(struct profiler *p, enum activity_kind kind, uint64_t subject)
+/* The runtime calls JITCachedFunctionSearchStarted and ...Finished from
+ * the same function (ReadyToRunInfo::GetEntryPoint) through wrappers whose
+ * frames differ by up to 16 bytes (measured on .NET 10); anything else it
+ * does for that lookup runs deeper.  Other kinds are not unwound this way:
+ * a module's or an assembly's load goes on in callers shallower than the
+ * callback that began it (ModuleLoadFinished came up to 496 bytes higher
+ * than its Started), and their ends are reported. */
+#define R2R_FRAME_SLACK 64
+
+/* Ends the ReadyToRun lookups begun deeper in the stack than `frame`:
+ * the function that began them has returned. */
+static void activity_unwind(struct activity_stack *st, uintptr_t frame)
 {
-    if (!p->labels)
-        return;
-    struct activity_stack *st = &activities;
-    if (st->depth < ACTIVITY_DEPTH)
-        st->words[st->depth] = activity_word(kind, subject);
-    st->depth++;
-    publish_activity();
+    while (st->depth > 0 && st->depth <= ACTIVITY_DEPTH &&
+           activity_kind_of(st->words[st->depth - 1]) == ACTIVITY_R2R_LOOKUP &&
+           st->frames[st->depth - 1] + R2R_FRAME_SLACK < frame)
+        st->depth--;
 }
 
-/* Ends the innermost activity of that kind and subject (work that failed
- * may end without its own end, so a mismatch pops down to the match). */
-static void activity_end(struct profiler *p, enum activity_kind kind, uint64_t subject)
+/* Ends the innermost activity of that kind and subject, and what was begun
+ * inside it (work that failed may end without its own end).  Returns
+ * whether it was found. */
+static int activity_pop(struct activity_stack *st, uint64_t word)
 {
-    if (!p->labels)
-        return;
-    struct activity_stack *st = &activities;
-    uint64_t word = activity_word(kind, subject);
     uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
     for (uint32_t i = n; i > 0; i--) {
         if (st->words[i - 1] == word) {
             st->depth = i - 1;
-            publish_activity();
-            return;
+            return 1;
         }
     }
-    if (st->depth > ACTIVITY_DEPTH)
-        st->depth--; /* beyond what is kept */
+    return 0;
 }
+
+/* `frame` is the calling callback's own frame address: a callback of the
+ * runtime calls this directly, so the frames of two callbacks compare as
+ * their callers' depths do. */
+static void activity_begin_at(struct profiler *p, enum activity_kind kind, uint64_t subject,
+                              uintptr_t frame)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    activity_unwind(st, frame);
+    /* ReadyToRun code rejected by its fixups: the method is compiled now */
+    if (kind == ACTIVITY_JIT)
+        activity_pop(st, activity_word(ACTIVITY_R2R_LOOKUP, subject));
+    if (st->depth < ACTIVITY_DEPTH) {
+        st->words[st->depth] = activity_word(kind, subject);
+        st->frames[st->depth] = frame;
+    }
+    st->depth++;
+    publish_activity();
+}
+
+#define activity_begin(p, kind, subject)                                                  \
+    activity_begin_at((p), (kind), (subject), (uintptr_t)__builtin_frame_address(0))
+
+static void activity_end_at(struct profiler *p, enum activity_kind kind, uint64_t subject,
+                            uintptr_t frame)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    uint32_t before = st->depth;
+    activity_unwind(st, frame);
+    if (!activity_pop(st, activity_word(kind, subject)) && st->depth > ACTIVITY_DEPTH)
+        st->depth--; /* beyond what is kept */
+    if (st->depth != before)
+        publish_activity();
+}
+
+#define activity_end(p, kind, subject)                                                    \
+    activity_end_at((p), (kind), (subject), (uintptr_t)__builtin_frame_address(0))
 
 /* ---- IUnknown ------------------------------------------------------------ */
 
@@ -257,8 +313,13 @@ static int core_init(struct profiler *p)
      * works (not COR_PRF_MONITOR_GC, which turns concurrent GC off) */
     p->labels = a->cfg.sampler == CONFIG_SAMPLER_SIGNAL && config_sampled(&a->cfg);
     if (p->labels) {
+        struct clrdesc_frames layout;
+        if (clrdesc_read_frames(&layout) == 0)
+            activity_set_frame_layout(&layout);
+        else
+            log_debug("the runtime describes no frame layout: labels come from callbacks alone");
         a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
-                   COR_PRF_MONITOR_CACHE_SEARCHES;
+                   COR_PRF_MONITOR_CACHE_SEARCHES | COR_PRF_MONITOR_SUSPENDS;
         a->high_mask |= COR_PRF_HIGH_BASIC_GC;
     }
     return 0;
@@ -405,6 +466,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
                                                           ThreadID thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    /* the Thread is about to go: no handler may read it after this */
+    if (p->labels)
+        activity_forget_thread(own_tid(), (uintptr_t)thread);
     DISPATCH(p, thread_destroyed, thread);
     threads_destroyed(thread);
     return S_OK;
@@ -418,6 +482,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
     /* on the thread itself: its stack's exact bounds, so the signal
      * sampler needs no read of /proc/self/maps for it */
     if (own_tid() == (pid_t)os_thread) {
+        if (p->labels)
+            activity_set_thread(own_tid(), (uintptr_t)thread);
         pthread_attr_t attr;
         void *addr;
         size_t size;
@@ -617,6 +683,43 @@ static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionLeave(ICorProfi
 
 /* ---- collections and runtime events ------------------------------------------ */
 
+/* The thread that suspends the runtime (for a collection, mostly) does so
+ * between these: the pause around the collection, waiting for threads to
+ * reach safe points and letting them go, is named with it. */
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCallback11 *iface,
+                                                                COR_PRF_SUSPEND_REASON reason)
+{
+    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_PAUSE, (uint64_t)reason);
+    return S_OK;
+}
+
+static void pause_end(struct profiler *p)
+{
+    if (!p->labels)
+        return;
+    struct activity_stack *st = &activities;
+    uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
+    for (uint32_t i = n; i > 0; i--) {
+        if (activity_kind_of(st->words[i - 1]) == ACTIVITY_PAUSE) {
+            st->depth = i - 1;
+            publish_activity();
+            return;
+        }
+    }
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendAborted(ICorProfilerCallback11 *iface)
+{
+    pause_end(impl_from_ICorProfilerCallback11(iface));
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeResumeFinished(ICorProfilerCallback11 *iface)
+{
+    pause_end(impl_from_ICorProfilerCallback11(iface));
+    return S_OK;
+}
+
 static _Atomic uint32_t gc_seq;
 
 static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionStarted(ICorProfilerCallback11 *iface,
@@ -626,7 +729,9 @@ static HRESULT STDMETHODCALLTYPE profiler_GarbageCollectionStarted(ICorProfilerC
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     unsigned gen = 0;
-    for (int g = 0; g < generations && g < 4; g++)
+    /* gen0, gen1, gen2, then the large and pinned object heaps, which
+     * only a gen2 collection collects */
+    for (int g = 0; g < generations && g <= 2; g++)
         if (collected && collected[g])
             gen = (unsigned)g;
     if (p->labels) {
@@ -695,6 +800,9 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,
     .GarbageCollectionFinished = profiler_GarbageCollectionFinished,
+    .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
+    .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
+    .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
     /* ICorProfilerCallback8, 9 */
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,

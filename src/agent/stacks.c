@@ -8,6 +8,7 @@
 
 #include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/names.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/walk.h"
 #include "common/map.h"
@@ -53,8 +54,53 @@ static const char *const activity_labels[ACTIVITY_KIND_COUNT] = {
     [ACTIVITY_LOAD_TYPE] = "load type",
     [ACTIVITY_LOAD_ASSEMBLY] = "load assembly",
     [ACTIVITY_LOAD_MODULE] = "load module",
-    [ACTIVITY_R2R_LOOKUP] = "prepare",
+    [ACTIVITY_R2R_LOOKUP] = "load R2R code",
 };
+
+/* How a thread entered the runtime (clrdesc.h), by its innermost frame. */
+static const char *const frame_labels[CLR_FRAME_KIND_COUNT] = {
+    [CLR_FRAME_PRESTUB] = "prepare",
+    [CLR_FRAME_CALL_COUNTING] = "call counting",
+    [CLR_FRAME_DISPATCH] = "interface dispatch",
+    [CLR_FRAME_EXTERNAL] = "resolve call",
+    [CLR_FRAME_FIXUP] = "resolve fixup",
+    [CLR_FRAME_SUSPENDED] = "suspended for GC",
+    [CLR_FRAME_EXCEPTION] = "exception",
+};
+
+/* Label keys apart from activity words (kind < ACTIVITY_KIND_COUNT) and
+ * GC labels (ACTIVITY_KIND_COUNT). */
+#define FRAME_LABEL_KEY(kind, method_frame) ((uint64_t)(0x80 | (kind)) << 56 | (method_frame))
+
+/* The label of a thread's innermost runtime frame; 0 when none.  The
+ * method a prestub frame names is read from the stack unchecked: it is
+ * used only when the agent already knows it as a FunctionID. */
+static uint32_t frame_label(struct agent *a, const struct activity_frame *fr, uint64_t seen_ns)
+{
+    if (fr->kind >= CLR_FRAME_KIND_COUNT || !frame_labels[fr->kind])
+        return 0;
+    uint32_t method = 0;
+    if ((fr->kind == CLR_FRAME_PRESTUB || fr->kind == CLR_FRAME_CALL_COUNTING) && fr->method) {
+        method = names_known(&a->names, (FunctionID)fr->method);
+        if (!method && codemap_permanent((FunctionID)fr->method))
+            method = resolve_function(&a->resolver, (FunctionID)fr->method, seen_ns);
+    }
+    uint64_t key = FRAME_LABEL_KEY(fr->kind, method);
+    uint32_t frame;
+    if (map64_get(&label_of, key, &frame))
+        return frame;
+    frame = recorder_label(&a->out, frame_labels[fr->kind], NULL, method);
+    if (frame)
+        map64_put(&label_of, key, frame);
+    return frame;
+}
+
+/* Is this activity compiling or loading code (what a prestub does)? */
+static int prepares_code(uint64_t word)
+{
+    enum activity_kind k = activity_kind_of(word);
+    return k == ACTIVITY_JIT || k == ACTIVITY_R2R_LOOKUP;
+}
 
 /* The label frame of an activity word; 0 when none can be made. */
 static uint32_t activity_label(struct agent *a, uint64_t word, uint64_t seen_ns)
@@ -68,7 +114,16 @@ static uint32_t activity_label(struct agent *a, uint64_t word, uint64_t seen_ns)
     uint64_t subject = activity_subject(word);
     char text[1024] = "";
     frame = 0;
-    if (kind == ACTIVITY_JIT || kind == ACTIVITY_R2R_LOOKUP) {
+    if (kind == ACTIVITY_PAUSE) {
+        /* from the runtime's suspension to its resumption, the collection
+         * (or other work) it was for included */
+        static const char *const why[] = {[1] = "GC pause", [7] = "GC pause",
+                                          [4] = "shutdown pause", [6] = "debugger pause",
+                                          [8] = "ReJIT pause"};
+        const char *text_of = subject < sizeof why / sizeof why[0] && why[subject]
+                                  ? why[subject] : "runtime pause";
+        frame = recorder_label(&a->out, text_of, NULL, 0);
+    } else if (kind == ACTIVITY_JIT || kind == ACTIVITY_R2R_LOOKUP) {
         uint32_t method = resolve_function(&a->resolver, (FunctionID)subject, seen_ns);
         frame = recorder_label(&a->out, activity_labels[kind], NULL, method);
     } else {
@@ -113,6 +168,12 @@ static uint32_t gc_label(struct agent *a, uint64_t gc)
 
 uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m)
 {
+    return stacks_finish_sample(a, b, m, NULL);
+}
+
+uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct stack_meta *m,
+                              const struct activity_frame *fr)
+{
     struct recorder *out = &a->out;
     const struct resolver *res = &a->resolver;
     /* the agent's own frames, then (if asked) the runtime's, at the leaf */
@@ -135,22 +196,56 @@ uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_met
     uint32_t at = 0;
     while (at < b->n && resolve_frame_class(res, b->frames[at]) != FRAME_MANAGED)
         at++;
+    /* a sample in managed code is the program's work, whatever the
+     * runtime said last (an activity whose end was never reported) */
+    int in_runtime = at > 0 || b->n == 0;
+    if (!in_runtime)
+        goto labelled;
+    /* root to leaf: how the thread entered the runtime, placed at the
+     * managed frame that entered it; then, at the innermost managed frame,
+     * the outer and the inner activity and the collection */
+    if (fr && fr->kind &&
+        !(fr->kind == CLR_FRAME_PRESTUB &&
+          (prepares_code(m->activity) || prepares_code(m->activity_outer)))) {
+        uint32_t f = frame_label(a, fr, m->seen_ns);
+        uint32_t where = at;
+        if (f && fr->ret) {
+            uint32_t caller = resolve_ip(&a->resolver, (uintptr_t)fr->ret, 1, m->seen_ns);
+            for (uint32_t k = at; k < b->n; k++) {
+                if (b->frames[k] == caller) {
+                    where = k;
+                    break;
+                }
+            }
+        }
+        if (f)
+            insert_at(b, where, f);
+    }
+    /* the collection itself is named by the GC word; the pause around it
+     * (suspending threads, resuming them) by the pause activity alone */
     uint64_t gc = m->gc;
-    if (gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff)) {
+    int collecting = gc && (pid_t)(gc >> 8 & 0xffffff) == (m->tid & 0xffffff);
+    uint64_t outer = m->activity_outer, inner = m->activity;
+    if (collecting && activity_kind_of(outer) == ACTIVITY_PAUSE)
+        outer = 0;
+    if (collecting && activity_kind_of(inner) == ACTIVITY_PAUSE)
+        inner = 0;
+    if (outer && outer != inner) {
+        uint32_t f = activity_label(a, outer, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (inner) {
+        uint32_t f = activity_label(a, inner, m->seen_ns);
+        if (f)
+            insert_at(b, at, f);
+    }
+    if (collecting) {
         uint32_t f = gc_label(a, gc);
         if (f)
             insert_at(b, at, f);
     }
-    if (m->activity_outer && m->activity_outer != m->activity) {
-        uint32_t f = activity_label(a, m->activity_outer, m->seen_ns);
-        if (f)
-            insert_at(b, at, f);
-    }
-    if (m->activity) {
-        uint32_t f = activity_label(a, m->activity, m->seen_ns);
-        if (f)
-            insert_at(b, at, f);
-    }
+labelled:
     if (m->walk_flags & WALK_TRUNCATED) {
         stackb_put(b, recorder_synthetic(out, "[truncated]"));
         recorder_count(out, FMT_COUNTER_TRUNCATED, 1);

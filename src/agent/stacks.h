@@ -7,9 +7,13 @@
  *     frames above the first managed one (the allocation or throw
  *     machinery an event's stack starts in);
  *   - adds label frames for what the runtime was doing on the thread
- *     (activity.h): "[JIT] Type.Method", "[load type] T", "[GC gen0
- *     alloc]", placed just leafward of the innermost managed frame, where
- *     the program handed control to the runtime;
+ *     (activity.h): how the thread entered the runtime ("[prepare]
+ *     Type.Method", "[interface dispatch]"), placed just leafward of the
+ *     managed frame that made the transition; then what the callbacks
+ *     said it is doing ("[JIT] Type.Method", "[load type] T") and the
+ *     collection it runs ("[GC gen0]"), placed just leafward of the
+ *     innermost managed frame, where the program handed control to the
+ *     runtime.  A sample in managed code gets none: it is the program's;
  *   - ends a walk that stopped early in [unknown] and one cut at the depth
  *     limit in [truncated], counting both;
  *   - deduplicates the stack in the recording.
@@ -21,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/signal/activity.h"
 #include "common/visibility.h"
 
 struct agent;
@@ -49,6 +54,10 @@ HIDDEN void stackb_free(struct stackb *b);
 /* Loop: the recording's id of the built stack, or 0 when it was dropped
  * (counted). */
 HIDDEN uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m);
+/* The same for a sample that saw the thread's innermost runtime frame
+ * (activity.h; NULL as none). */
+HIDDEN uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct stack_meta *m,
+                                     const struct activity_frame *frame);
 /* Loop: runtime ids named in labels may be reused (code was unloaded). */
 HIDDEN void stacks_forget(void);
 HIDDEN void stacks_shutdown(void);

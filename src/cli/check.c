@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/rtshare.h"
 #include "common/units.h"
 #include "format/recording.h"
 
@@ -70,6 +71,16 @@ static int check_one(const char *path)
         printf("  event        %.*s every %s: %llu samples, weight %llu\n",
                (int)r.events[i].name.len, r.events[i].name.p, period,
                (unsigned long long)samples, (unsigned long long)weight);
+    }
+    for (size_t i = 0; i < r.event_count; i++) {
+        struct rtshare rs;
+        if (r.events[i].recorded || rtshare_count(&r, i, &rs) < 0 || !rs.samples)
+            continue;
+        printf("  runtime work %.*s: %.1f%% in the runtime's own code, "
+               "%.1f%% of that named by what it did\n",
+               (int)r.events[i].name.len, r.events[i].name.p,
+               100.0 * (double)rs.runtime / (double)rs.samples,
+               rs.runtime ? 100.0 * (double)rs.named / (double)rs.runtime : 0.0);
     }
     uint64_t last = r.sample_count ? r.samples[r.sample_count - 1].time : 0;
     printf("  duration     %.3f s (to the last sample)\n", (double)last / 1e9);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/fold.h"
+
 static struct rec_str str(const struct recording *r, uint32_t id)
 {
     return r->strings[id];
@@ -49,6 +51,8 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
     case FMT_FRAME_RUNTIME:
         if (name.len)
             n = snprintf(out, size, "%.*s!%.*s", (int)module.len, module.p, (int)name.len, name.p);
+        else if (f->extra == FOLD_RUN_EXTRA) /* a run of such frames, folded */
+            n = snprintf(out, size, "%.*s", (int)module.len, module.p);
         else
             n = snprintf(out, size, "%.*s!+0x%llx", (int)module.len, module.p,
                          (unsigned long long)f->extra);

@@ -5,7 +5,8 @@
  *              arity (System.Collections.Generic.List`1.Add) and generic
  *              methods with theirs after two backticks (Enumerable.Select``2),
  *              as in XML documentation ids
- *   native     libname.so!symbol, or libname.so!+0x1a2b without a symbol
+ *   native     libname.so!symbol, or libname.so!+0x1a2b without a symbol, or
+ *              libname.so for a folded run of those (fold.h)
  *   runtime    as native (libcoreclr.so!...), coloured apart by reports
  *   synthetic  [unknown], [truncated], [native] ... as recorded
  *   label      what the runtime was doing, or what an event was, with its

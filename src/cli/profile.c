@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fold.h"
 #include "cli/frame_name.h"
 #include "common/mem.h"
 
@@ -99,16 +100,40 @@ static int build_names(struct prof_shared *sh)
     sh->thread_name = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *sh->thread_name);
     if (!sh->name_kind || !sh->frame_name || !sh->thread_name)
         return -1;
+    /* only frames some sample's or record's stack holds: folding (fold.h)
+     * leaves the frames it replaced in the table */
+    uint8_t *used = mem_calloc(r->frame_count ? r->frame_count : 1, 1);
+    uint8_t *stack_seen = mem_calloc(r->stack_count ? r->stack_count : 1, 1);
+    if (!used || !stack_seen) {
+        mem_free(used);
+        mem_free(stack_seen);
+        return -1;
+    }
+    for (size_t i = 0; i < r->sample_count + r->record_count; i++) {
+        uint32_t st = i < r->sample_count ? r->samples[i].stack
+                                          : r->records[i - r->sample_count].stack;
+        if (st >= r->stack_count || stack_seen[st])
+            continue;
+        stack_seen[st] = 1;
+        for (uint32_t k = 0; k < r->stacks[st].depth; k++)
+            used[r->stack_frames[r->stacks[st].offset + k]] = 1;
+    }
+    mem_free(stack_seen);
     char buf[1024];
     for (uint32_t id = 1; id < r->frame_count; id++) {
+        if (!used[id])
+            continue;
         size_t len = fname_format(r, id, buf, sizeof buf);
         if (len >= sizeof buf)
             len = sizeof buf - 1;
         uint32_t name = intern_name(sh, buf, len, r->frames[id].kind);
-        if (name == UINT32_MAX)
+        if (name == UINT32_MAX) {
+            mem_free(used);
             return -1;
+        }
         sh->frame_name[id] = name;
     }
+    mem_free(used);
     for (size_t t = 0; t < r->thread_count; t++) {
         struct rec_str n = r->strings[r->threads[t].name];
         int len;
@@ -423,6 +448,8 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
         goto oom;
+    if (!f->native_raw && fold_recording(&ps->shared.rec) < 0)
+        goto oom;
     if (choose_views(ps, f, events, &count, err, err_size) < 0) {
         prof_free(ps);
         return -1;
@@ -495,12 +522,30 @@ int prof_load_many(struct profiles *ps, const char *const *paths, size_t n, long
         mem_free(recs);
         return -1;
     }
+    if (kept == 1) {
+        struct recording one = recs[0];
+        mem_free(recs);
+        return prof_build(ps, &one, f, err, err_size);
+    }
+    /* each process folded on its own (fold.h), so that its root frame
+     * stays the outermost of its stacks */
+    for (size_t i = 0; i < kept && !f->native_raw; i++) {
+        if (fold_recording(&recs[i]) < 0) {
+            snprintf(err, err_size, "out of memory while folding the recordings");
+            for (size_t k = 0; k < kept; k++)
+                rec_free(&recs[k]);
+            mem_free(recs);
+            return -1;
+        }
+    }
     struct recording merged;
     int rc = merge_recordings(recs, kept, &merged, err, err_size);
     mem_free(recs);
     if (rc < 0)
         return -1;
-    return prof_build(ps, &merged, f, err, err_size);
+    struct prof_filter folded = *f;
+    folded.native_raw = 1; /* done above */
+    return prof_build(ps, &merged, &folded, err, err_size);
 }
 
 void prof_free(struct profiles *ps)

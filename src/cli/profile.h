@@ -2,7 +2,8 @@
  * profile: a recording read into the aggregate every report is written
  * from, keyed by (event, thread, stack).
  *
- * Loading applies the filters common to all formats (thread, time window,
+ * Loading folds native frames (fold.h) unless asked for them raw, then
+ * applies the filters common to all formats (thread, time window,
  * include/exclude regexes on frame names, reversed stacks, thread names as
  * roots), then builds what all events share:
  *   - display names, deduplicated: frames that print the same share a name
@@ -37,6 +38,7 @@ struct prof_filter {
     int has_include, has_exclude;
     int reverse;      /* leaf first: who calls the hot methods */
     int thread_roots; /* each stack starts with its thread's name */
+    int native_raw;   /* native frames as recorded, not folded (fold.h) */
 };
 
 struct prof_node {

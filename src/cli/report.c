@@ -128,17 +128,7 @@ void report_losses(const struct profile *p, char *out, size_t size)
     }
 }
 
-static const char report_usage[] =
-    "usage: corscope report [options] RECORDING...\n"
-    "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
-    "\n"
-    "Several recordings (the processes of one `record`: app.corscope,\n"
-    "app-4321.corscope ...) are reported together, each process a root frame.\n"
-    "\n"
-    "  -f, --format FORMAT   top (default), collapsed, tree, flamegraph, speedscope,\n"
-    "                        pprof or chrome; or picked by -o's extension (.txt,\n"
-    "                        .collapsed, .tree, .html, .speedscope.json, .pb.gz,\n"
-    "                        .trace.json)\n"
+static const char report_options_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
@@ -149,10 +139,34 @@ static const char report_usage[] =
     "      --exclude REGEX   drop stacks with a frame matching REGEX\n"
     "      --reverse         stacks leaf first: who calls the hot methods\n"
     "      --threads         start every stack with its thread's name\n"
+    "      --native MODE     folded (default): runs of native frames without a symbol\n"
+    "                        as one frame per library (libcoreclr.so), the host's\n"
+    "                        start-up as [start], a thread's as [thread]; raw: every\n"
+    "                        frame as recorded (libcoreclr.so!+0x4b025e)\n"
     "      --limit N         top: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "  -h, --help\n";
+
+/* The usage text: the formats come from the table above. */
+static void print_usage(FILE *out)
+{
+    fputs("usage: corscope report [options] RECORDING...\n"
+          "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
+          "\n"
+          "Several recordings (the processes of one `record`: app.corscope,\n"
+          "app-4321.corscope ...) are reported together, each process a root frame.\n"
+          "\n"
+          "  -f, --format FORMAT   one of the formats below (default top), or picked by -o's\n"
+          "                        extension\n",
+          out);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        fprintf(out, "        %-11s %-17s %s\n", formats[i].name,
+                formats[i].extension ? formats[i].extension : "", formats[i].description);
+    fputs(report_options_usage, out);
+}
+
+
 
 enum {
     OPT_EVENT = 256,
@@ -162,6 +176,7 @@ enum {
     OPT_INCLUDE,
     OPT_EXCLUDE,
     OPT_REVERSE,
+    OPT_NATIVE,
     OPT_THREADS,
     OPT_LIMIT,
     OPT_MIN,
@@ -267,6 +282,7 @@ int cmd_report(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
         {"pid", required_argument, NULL, OPT_PID},
+        {"native", required_argument, NULL, OPT_NATIVE},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
@@ -321,6 +337,13 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_REVERSE: filter.reverse = 1; break;
         case OPT_THREADS: filter.thread_roots = 1; break;
+        case OPT_NATIVE:
+            if (strcmp(optarg, "raw") == 0 || strcmp(optarg, "folded") == 0) {
+                filter.native_raw = strcmp(optarg, "raw") == 0;
+                break;
+            }
+            cli_usage_error("report", "--native %s: expected folded or raw", optarg);
+            goto out;
         case OPT_LIMIT:
             if (units_parse_count(optarg, 1000000000, &v, &why) < 0) {
                 cli_usage_error("report", "--limit %s: %s", optarg, why);
@@ -347,7 +370,7 @@ int cmd_report(int argc, char **argv)
             pid = (long)v;
             break;
         case 'h':
-            fputs(report_usage, stdout);
+            print_usage(stdout);
             status = 0;
             goto out;
         case ':':

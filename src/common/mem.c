@@ -13,7 +13,6 @@
 
 static atomic_long fail_countdown;
 static atomic_int fail_sticky;
-static atomic_long allocations;
 static _Atomic size_t live_bytes; /* what the heap holds for us now */
 
 size_t mem_live_bytes(void)
@@ -40,15 +39,9 @@ void mem_fail_after(long n, int sticky)
     atomic_store(&fail_countdown, n);
 }
 
-long mem_allocation_count(void)
-{
-    return atomic_load_explicit(&allocations, memory_order_relaxed);
-}
-
 /* Returns 1 when this allocation must fail. */
 static int should_fail(void)
 {
-    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
     long left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
     if (left <= 0)
         return 0;

@@ -33,7 +33,5 @@ HIDDEN size_t mem_live_bytes(void);
 /* Test hook: the n-th allocation from now (1-based) and every later one
  * fail while `sticky` is set, otherwise only that one.  n = 0 disarms. */
 HIDDEN void mem_fail_after(long n, int sticky);
-/* Number of allocations made since the process started. */
-HIDDEN long mem_allocation_count(void);
 
 #endif

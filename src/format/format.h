@@ -79,7 +79,7 @@ enum fmt_frame_kind {
     FMT_FRAME_RUNTIME = 3,   /* native code of the runtime itself (coreclr, clrjit) */
     FMT_FRAME_SYNTHETIC = 4, /* [unknown], [truncated], [native] ... */
     FMT_FRAME_LABEL = 5,     /* what the runtime was doing, or what an event was:
-                              * [JIT tier1] Type.Method, [GC gen2 induced],
+                              * [JIT] Type.Method, [GC gen2 induced],
                               * [alloc] System.Byte[], [throw] System.Exception */
     FMT_FRAME_KIND_MAX = 5
 };

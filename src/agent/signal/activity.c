@@ -6,14 +6,21 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/visibility.h"
 
 struct pair {
     _Atomic uint64_t inner, outer;
+    _Atomic uintptr_t thread; /* the runtime's Thread object */
 };
 
 static struct pair *table;
 static size_t table_size;
 static _Atomic uint64_t gc_word;
+static struct clrdesc_frames layout; /* written in Initialize, before any sample */
 
 int activity_init(void)
 {
@@ -65,4 +72,91 @@ void activity_get(pid_t tid, uint64_t *inner, uint64_t *outer)
 uint64_t activity_gc_get(void)
 {
     return atomic_load_explicit(&gc_word, memory_order_relaxed);
+}
+
+void activity_set_frame_layout(const struct clrdesc_frames *l)
+{
+    layout = *l;
+}
+
+void activity_set_thread(pid_t tid, uintptr_t thread)
+{
+    if (!table || tid <= 0 || (size_t)tid >= table_size)
+        return;
+    atomic_store_explicit(&table[tid].thread, thread, memory_order_relaxed);
+}
+
+void activity_forget_thread(pid_t tid, uintptr_t thread)
+{
+    if (!table || !thread)
+        return;
+    /* the slot of the thread that called, and of the thread the Thread
+     * says it runs on (it is destroyed from another thread when its OS
+     * thread died unnoticed; the tid may then be given to a new thread) */
+    pid_t tids[2] = {tid, layout.usable ? (pid_t)*(const uint32_t *)(thread + layout.thread_os_id)
+                                        : 0};
+    for (int i = 0; i < 2; i++) {
+        if (tids[i] <= 0 || (size_t)tids[i] >= table_size)
+            continue;
+        uintptr_t expected = thread;
+        atomic_compare_exchange_strong(&table[tids[i]].thread, &expected, 0);
+    }
+}
+
+/* Reads n bytes of the runtime's memory through the kernel, which answers
+ * EFAULT instead of faulting: a Thread object can be freed by another
+ * thread between the moment its pointer was read and the read of its
+ * fields (a thread destroyed after its tid was reused).  A system call is
+ * async-signal-safe.  Returns 0 when all n bytes were read. */
+static int safe_read(uintptr_t at, void *out, size_t n)
+{
+    struct iovec local = {out, n}, remote = {(void *)at, n};
+    long self = syscall(SYS_getpid); /* not cached: a forked child is another process */
+    return syscall(SYS_process_vm_readv, self, &local, 1UL, &remote, 1UL, 0UL) == (long)n ? 0 : -1;
+}
+
+/* A word of the interrupted stack, or 0 outside it. */
+NO_ASAN static uint64_t stack_word(uintptr_t at, uintptr_t sp, uintptr_t hi)
+{
+    if (at < sp || at > hi - 8 || (at & 7))
+        return 0;
+    return *(const uint64_t *)at;
+}
+
+NO_ASAN void activity_frame_get(pid_t tid, uintptr_t sp, uintptr_t hi, struct activity_frame *out)
+{
+    out->kind = CLR_FRAME_NONE;
+    out->ret = out->method = 0;
+    if (!layout.usable || !table || tid <= 0 || (size_t)tid >= table_size || hi <= sp)
+        return;
+    uintptr_t thread = atomic_load_explicit(&table[tid].thread, memory_order_relaxed);
+    if (!thread)
+        return;
+    /* the Thread object lives as long as its thread, which is running us;
+     * one the runtime let go of without telling this thread (a tid reused
+     * after its thread died) is not this thread's */
+    uint32_t os_id = 0;
+    uintptr_t frame = 0;
+    if (safe_read(thread + layout.thread_os_id, &os_id, sizeof os_id) < 0 || os_id != (uint32_t)tid ||
+        safe_read(thread + layout.thread_frame, &frame, sizeof frame) < 0)
+        return;
+    uint64_t id = stack_word(frame, sp, hi);
+    if (!id)
+        return;
+    for (uint32_t i = 0; i < layout.id_count; i++) {
+        const struct clrdesc_frame_id *f = &layout.ids[i];
+        if (f->id != id)
+            continue;
+        if (f->transition) {
+            uintptr_t tb = stack_word(frame + layout.fmf_transition, sp, hi);
+            out->ret = tb ? stack_word(tb + layout.tb_return, sp, hi) : 0;
+            out->method = stack_word(frame + layout.fmf_method, sp, hi);
+        } else if (f->ret) {
+            out->ret = stack_word(frame + f->ret, sp, hi);
+        }
+        /* an InlinedCallFrame without a return address is not in a call */
+        if (f->kind != CLR_FRAME_PINVOKE || out->ret)
+            out->kind = f->kind;
+        return;
+    }
 }

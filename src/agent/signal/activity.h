@@ -5,18 +5,29 @@
  * starts and ends compiling a method, loading a type, an assembly or a
  * module, or collecting garbage.  Those callbacks run on the thread doing
  * the work and publish it here; the signal handler copies it into each
- * sample (ring.h), and the collector turns it into a label frame ("[JIT
- * tier1] Type.Method", "[GC gen2 induced]").
+ * sample (ring.h), and the collector turns it into a label frame ("[JIT]
+ * Type.Method", "[GC gen2 induced]").
  *
  * Per thread: a table indexed by thread id (sized by pid_max, mapped
- * lazily) of two words, the innermost and the outermost activity; only the
- * thread itself writes its words (callbacks on one thread nest but do not
- * interleave), and the handler reads them on that same thread, so plain
- * atomic stores and loads suffice.  An activity word is its kind in the
+ * lazily) of words: the innermost and the outermost activity, and the
+ * thread's runtime Thread object (below); only the thread itself writes its
+ * activities (callbacks on one thread nest but do not interleave), and the
+ * handler reads them on that same thread, so plain atomic stores and loads
+ * suffice.  An activity word is its kind in the
  * top 8 bits and a runtime id (FunctionID, ClassID, AssemblyID, ModuleID)
  * in the low 56.  Process-wide: the garbage collection in progress, one
  * word (its generation, reason, a sequence number and the collecting
  * thread), set from GarbageCollectionStarted to ...Finished.
+ *
+ * And what no callback says: how the thread entered the runtime.  The
+ * handler reads the thread's innermost explicit frame of the runtime
+ * (Thread::m_pFrame, with the layout the runtime describes: clrdesc.h):
+ * its kind, the return address into the managed code that made the
+ * transition, and the method a prestub or call-counting frame is for.
+ * Each thread's Thread object is published here by the thread itself
+ * (ThreadAssignedToOSThread) and withdrawn when it dies (ThreadDestroyed),
+ * so the handler reads only a live Thread of its own thread, and frames
+ * only inside the interrupted stack.
  */
 #ifndef CORSCOPE_ACTIVITY_H
 #define CORSCOPE_ACTIVITY_H
@@ -24,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/clrdesc.h"
 #include "common/visibility.h"
 
 enum activity_kind {
@@ -33,6 +45,7 @@ enum activity_kind {
     ACTIVITY_LOAD_ASSEMBLY = 3, /* AssemblyID */
     ACTIVITY_LOAD_MODULE = 4,   /* ModuleID */
     ACTIVITY_R2R_LOOKUP = 5,    /* FunctionID whose ReadyToRun code is being looked up */
+    ACTIVITY_PAUSE = 6,         /* this thread suspends the runtime (COR_PRF_SUSPEND_REASON) */
     ACTIVITY_KIND_COUNT
 };
 
@@ -67,8 +80,25 @@ HIDDEN int activity_init(void);
 HIDDEN void activity_set(pid_t tid, uint64_t inner, uint64_t outer);
 HIDDEN void activity_gc_set(uint64_t word);
 
+/* Initialize: the runtime's frame layout (copied). */
+HIDDEN void activity_set_frame_layout(const struct clrdesc_frames *layout);
+/* The calling thread: its runtime Thread object; forgotten when the
+ * Thread is destroyed (ThreadDestroyed, with the Thread still valid; tid
+ * is the calling thread's), wherever a slot still holds it. */
+HIDDEN void activity_set_thread(pid_t tid, uintptr_t thread);
+HIDDEN void activity_forget_thread(pid_t tid, uintptr_t thread);
+
+/* The innermost runtime frame of a thread, as the handler saw it. */
+struct activity_frame {
+    uint64_t kind;   /* enum clr_frame_kind */
+    uint64_t ret;    /* return address into the managed caller, 0 unknown */
+    uint64_t method; /* MethodDesc of a prestub or call-counting frame, 0 none; not validated */
+};
+
 /* Handler (async-signal-safe). */
 HIDDEN void activity_get(pid_t tid, uint64_t *inner, uint64_t *outer);
 HIDDEN uint64_t activity_gc_get(void);
+/* Reads only inside [sp, hi), the interrupted thread's stack. */
+HIDDEN void activity_frame_get(pid_t tid, uintptr_t sp, uintptr_t hi, struct activity_frame *out);
 
 #endif

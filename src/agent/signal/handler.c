@@ -111,6 +111,8 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);
+    struct activity_frame frame;
+    activity_frame_get(tid, regs.sp, hi, &frame);
     uint64_t total = RING_HEADER_WORDS + top + depth;
     put(t, head + RING_WORDS, total);
     put(t, head + RING_DEPTH, depth);
@@ -124,6 +126,9 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     put(t, head + RING_ACTIVITY, inner);
     put(t, head + RING_ACTIVITY_OUTER, outer);
     put(t, head + RING_GC, activity_gc_get());
+    put(t, head + RING_FRAME_KIND, frame.kind);
+    put(t, head + RING_FRAME_RET, frame.ret);
+    put(t, head + RING_FRAME_METHOD, frame.method);
     atomic_store_explicit(&t->head, head + total, memory_order_release);
 }
 

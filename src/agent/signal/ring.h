@@ -26,6 +26,9 @@ enum ring_word {
     RING_ACTIVITY,       /* the thread's innermost activity (activity.h), 0 = none */
     RING_ACTIVITY_OUTER, /* its outermost one */
     RING_GC,             /* the process's garbage collection word (activity.h) */
+    RING_FRAME_KIND,     /* the thread's innermost runtime frame (struct activity_frame) */
+    RING_FRAME_RET,
+    RING_FRAME_METHOD,
     RING_HEADER_WORDS
 };
 

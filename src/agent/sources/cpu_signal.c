@@ -97,9 +97,14 @@ static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
                 stackb_put(b, resolve_ip(&a->resolver, caller, 1, time));
         }
     }
-    struct stack_meta m = {time, t->tid, e[RING_ACTIVITY], e[RING_ACTIVITY_OUTER], e[RING_GC],
-                           flags & 0xffff, 0};
-    uint32_t stack = stacks_finish(a, b, &m);
+    struct stack_meta m = {.seen_ns = time,
+                           .tid = t->tid,
+                           .activity = e[RING_ACTIVITY],
+                           .activity_outer = e[RING_ACTIVITY_OUTER],
+                           .gc = e[RING_GC],
+                           .walk_flags = flags & 0xffff};
+    struct activity_frame frame = {e[RING_FRAME_KIND], e[RING_FRAME_RET], e[RING_FRAME_METHOD]};
+    uint32_t stack = stacks_finish_sample(a, b, &m, &frame);
     if (!stack)
         return;
     recorder_sample(&a->out, s->event, t->id, time, stack, e[RING_WEIGHT]);

@@ -1,0 +1,111 @@
+// Naming: runtime work with a known name on known threads, for t_naming.sh.
+//   "jitter"    compiles a new DynamicMethod named HotJit (a large body) and
+//               calls it once, over and over: nearly all of its time is the
+//               JIT compiling HotJit, under Naming.Jitter.CompileOne;
+//   "collector" calls GC.Collect(2) over and over on a heap of live objects:
+//               nearly all of its time is induced gen2 collections, under
+//               Naming.Collector.Run (sleeping between collections, which
+//               costs no CPU, so that the jitter runs too).
+// Each thread measures the share of its own CPU time, from its start, spent
+// in that work (thread CPU time around the compiling call, around
+// GC.Collect) and prints it as "jitter work=0.93" / "collector work=0.97",
+// the truth the test compares the labels of that thread's samples with.
+// Usage: Naming [seconds]
+using System.Reflection.Emit;
+
+namespace Naming;
+
+static class Jitter
+{
+    // A body the JIT takes a while over: many locals, arithmetic, branches.
+    static DynamicMethod Build(int round)
+    {
+        var dm = new DynamicMethod("HotJit", typeof(long), new[] { typeof(long) }, typeof(Jitter).Module);
+        var il = dm.GetILGenerator();
+        var locals = new LocalBuilder[16];
+        for (int i = 0; i < locals.Length; i++)
+        {
+            locals[i] = il.DeclareLocal(typeof(long));
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldc_I8, (long)(i + round));
+            il.Emit(OpCodes.Add);
+            il.Emit(OpCodes.Stloc, locals[i]);
+        }
+        for (int k = 0; k < 300; k++)
+        {
+            var skip = il.DefineLabel();
+            var a = locals[k % 16];
+            var b = locals[(k * 7 + 3) % 16];
+            il.Emit(OpCodes.Ldloc, a);
+            il.Emit(OpCodes.Ldloc, b);
+            il.Emit(OpCodes.Bgt, skip);
+            il.Emit(OpCodes.Ldloc, a);
+            il.Emit(OpCodes.Ldloc, b);
+            il.Emit(k % 3 == 0 ? OpCodes.Mul : k % 3 == 1 ? OpCodes.Xor : OpCodes.Sub);
+            il.Emit(OpCodes.Stloc, a);
+            il.MarkLabel(skip);
+        }
+        il.Emit(OpCodes.Ldloc, locals[0]);
+        for (int i = 1; i < locals.Length; i++)
+        {
+            il.Emit(OpCodes.Ldloc, locals[i]);
+            il.Emit(OpCodes.Add);
+        }
+        il.Emit(OpCodes.Ret);
+        return dm;
+    }
+
+    // The first call compiles it.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static long CompileOne(Func<long, long> f, long x) => f(x);
+
+    public static void Run(double seconds)
+    {
+        long sum = 0, work = 0;
+        var until = DateTime.UtcNow.AddSeconds(seconds);
+        for (int round = 0; DateTime.UtcNow < until; round++)
+        {
+            var f = (Func<long, long>)Build(round).CreateDelegate(typeof(Func<long, long>));
+            long t0 = Native.ThreadCpuNs();
+            sum += CompileOne(f, round);
+            work += Native.ThreadCpuNs() - t0;
+        }
+        Console.WriteLine($"jitter tid={Native.GetTid()} work={(double)work / Native.ThreadCpuNs():F3} sum={sum & 1}");
+    }
+}
+
+static class Collector
+{
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    public static void Run(double seconds)
+    {
+        var live = new List<object[]>();
+        for (int i = 0; i < 20000; i++)
+            live.Add(new object[] { new byte[32], i.ToString(), new int[4] });
+        long work = 0;
+        var until = DateTime.UtcNow.AddSeconds(seconds);
+        while (DateTime.UtcNow < until)
+        {
+            long t0 = Native.ThreadCpuNs();
+            GC.Collect(2);
+            work += Native.ThreadCpuNs() - t0;
+            Thread.Sleep(4); // room for the jitter, which every collection stops
+        }
+        GC.KeepAlive(live);
+        Console.WriteLine($"collector tid={Native.GetTid()} work={(double)work / Native.ThreadCpuNs():F3}");
+    }
+}
+
+static class Program
+{
+    static void Main(string[] args)
+    {
+        double seconds = args.Length > 0 ? double.Parse(args[0], System.Globalization.CultureInfo.InvariantCulture) : 2;
+        var jitter = new Thread(() => Jitter.Run(seconds)) { Name = "jitter" };
+        var collector = new Thread(() => Collector.Run(seconds)) { Name = "collector" };
+        jitter.Start();
+        collector.Start();
+        jitter.Join();
+        collector.Join();
+    }
+}

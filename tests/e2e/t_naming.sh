@@ -1,0 +1,104 @@
+# Naming the runtime's work.  The runtime's libraries have no symbols, so the
+# agent names what the runtime does from what it is told (label frames) and
+# the reports fold the unnamed frames that remain:
+#  - Naming's "jitter" thread compiles a DynamicMethod HotJit over and over:
+#    its samples carry [JIT] dynamicClass.HotJit under Naming.Jitter, in the
+#    share of its CPU the program measured around the compiling call; the
+#    "collector" thread's GC.Collect(2) loop carries [GC gen2 induced] under
+#    Naming.Collector.Run, likewise (with [GC pause] for the suspension and
+#    resumption around each); neither label is on the other thread;
+#  - the demo's `report -f top` has no library!+0x row, every format folds
+#    them and `--native raw` keeps them; the main thread's first managed
+#    frame is at depth 2 at most, under [start];
+#  - a cold start of the C# compiler (when the SDK has it): at least 80% of
+#    the runtime's own samples carry a label.
+source "$(dirname "$0")/lib.sh"
+
+work_of() { awk -v t="$1" '$1 == t { for (i = 2; i <= NF; i++) if ($i ~ /^work=/) { sub("work=", "", $i); print $i } }' "$T/out.txt"; }
+
+cs record -q -i 1ms -o "$T/naming.corscope" -- $(app Naming) 2 > "$T/out.txt"
+cs report -f collapsed --threads "$T/naming.corscope" > "$T/n.txt" 2> /dev/null
+jit_work=$(work_of jitter)
+gc_work=$(work_of collector)
+[ -n "$jit_work" ] && [ -n "$gc_work" ] || fail "Naming printed no measurements: $(cat "$T/out.txt")"
+
+jitter=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];')
+jit_label=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*;\[JIT\] dynamicClass\.HotJit(;| )')
+jit_placed=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*Naming\.Jitter\.(Run|CompileOne);\[JIT\] dynamicClass\.HotJit(;| )')
+assert_ge "jitter samples" "$jitter" 20
+share=$(awk -v a="$jit_label" -v b="$jitter" 'BEGIN { printf "%.3f", a / b }')
+note "jitter: [JIT] dynamicClass.HotJit in $share of its samples ($jit_label of $jitter); it measured $jit_work of its CPU compiling"
+assert_ge "jitter: share labelled [JIT] dynamicClass.HotJit" "$share" "$(awk -v w="$jit_work" 'BEGIN { print 0.75 * w }')"
+assert_ge "jitter: [JIT] labels placed under Naming.Jitter" "$jit_placed" "$(awk -v a="$jit_label" 'BEGIN { print 0.8 * a }')"
+
+collector=$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];')
+gc_label=$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];.*Naming\.Collector\.Run;([^;]*;)*\[GC gen2 induced\](;| )')
+assert_ge "collector samples" "$collector" 20
+share=$(awk -v a="$gc_label" -v b="$collector" 'BEGIN { printf "%.3f", a / b }')
+note "collector: [GC gen2 induced] under Naming.Collector.Run in $share of its samples ($gc_label of $collector); it measured $gc_work of its CPU in GC.Collect"
+# the collection itself is most of it; how much goes to the pause around it
+# (threads reaching safe points) grows on a busy machine
+assert_ge "collector: share labelled [GC gen2 induced]" "$share" "$(awk -v w="$gc_work" 'BEGIN { print 0.5 * w }')"
+# with the pause around each collection (threads stopped and resumed)
+gc_any=$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];.*Naming\.Collector\.Run;([^;]*;)*\[GC (gen2 induced|pause)\](;| )')
+share=$(awk -v a="$gc_any" -v b="$collector" 'BEGIN { printf "%.3f", a / b }')
+note "collector: [GC gen2 induced] or [GC pause] in $share of its samples"
+assert_ge "collector: share labelled [GC gen2 induced] or [GC pause]" "$share" "$(awk -v w="$gc_work" 'BEGIN { print 0.85 * w }')"
+assert_eq "[JIT] dynamicClass.HotJit on the collector" "$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];.*\[JIT\] dynamicClass\.HotJit')" 0
+assert_eq "[GC gen2 induced] on the jitter" "$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*\[GC gen2 induced\]')" 0
+
+# the demo: folded in every format, raw on request
+cs record -q -o "$T/demo.corscope" -- $(app Demo) 2 > /dev/null
+cs report -f top --limit 20 "$T/demo.corscope" > "$T/top.txt" 2> /dev/null
+! grep -q '!+0x' "$T/top.txt" || fail "library!+0x rows in the demo's top 20: $(grep '!+0x' "$T/top.txt")"
+cs report -f top --limit 0 --native raw "$T/demo.corscope" > "$T/top-raw.txt" 2> /dev/null
+grep -q 'libcoreclr\.so!+0x' "$T/top-raw.txt" || fail "--native raw: no libcoreclr.so!+0x row in top"
+for fmt in collapsed tree speedscope chrome flamegraph pprof; do
+    cs report -f $fmt -o "$T/folded.$fmt" "$T/demo.corscope" 2> /dev/null
+    cs report -f $fmt --native raw -o "$T/raw.$fmt" "$T/demo.corscope" 2> /dev/null
+    if [ $fmt = pprof ]; then
+        for x in folded raw; do gzip -dc < "$T/$x.$fmt" > "$T/$x.$fmt.txt"; mv "$T/$x.$fmt.txt" "$T/$x.$fmt"; done
+    fi
+    ! grep -aq '!+0x' "$T/folded.$fmt" || fail "$fmt: a library!+0x frame in the folded report"
+    grep -aq 'libcoreclr\.so!+0x' "$T/raw.$fmt" || fail "$fmt --native raw: no libcoreclr.so!+0x frame"
+done
+# a ReadyToRun lookup whose fixups fail has no end: it must not name what
+# the thread does afterwards (it once stuck [prepare] SpanHelpers.Fill``1 on
+# a quarter of the demo); nor may a label sit on a managed leaf
+cs report -f collapsed "$T/demo.corscope" > "$T/demo.txt" 2> /dev/null
+worst=$(awk '{ w = $NF; t += w; n = split($0, f, ";"); seen = ""
+    for (i = 1; i <= n; i++) if (f[i] ~ /^\[load R2R code\]/ && index(seen, f[i]) == 0) { s[f[i]] += w; seen = seen f[i] }
+} END { m = 0; for (k in s) if (s[k] > m) m = s[k]; printf "%.3f", m / t }' "$T/demo.txt")
+note "demo: the largest share of one [load R2R code] label is $worst"
+awk -v w="$worst" 'BEGIN { exit !(w < 0.05) }' ||
+    fail "demo: one [load R2R code] label on $worst of the samples (a lookup named after it ended)"
+labelled_managed_leaf=$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); if (n > 1 && f[n - 1] ~ /^\[/ && f[n] !~ /^\[/ && f[n] !~ /!/ && f[n] !~ /\.so(\.[0-9]+)*$/ && f[n - 1] !~ /^\[(start|thread|unknown|truncated)\]$/) c++ } END { print c + 0 }' "$T/demo.txt")
+assert_eq "demo: stacks with a label just above a managed leaf" "$labelled_managed_leaf" 0
+pid=$(cs check "$T/demo.corscope" | awk '$1 == "pid" { print $2 }')
+cs report -f collapsed --thread "$pid" "$T/demo.corscope" > "$T/main.txt" 2> /dev/null
+# depth (1-based) of the first managed frame: not [label], not library!symbol, not a folded library
+awk '{
+    sub(/ [0-9]+$/, ""); n = split($0, f, ";"); first = 0
+    for (i = 1; i <= n; i++) if (f[i] !~ /^\[/ && f[i] !~ /!/ && f[i] !~ /\.so(\.[0-9]+)*$/) { first = i; break }
+    if (first) { managed++; if (first > 2) { print "deep: " $0; bad++ } }
+    if (f[1] != "[start]" && f[1] != "[unknown]") { print "root: " $0; bad++ }
+} END { printf "%d %d\n", managed, bad }' "$T/main.txt" > "$T/depth.txt"
+read -r managed bad < <(tail -1 "$T/depth.txt")
+note "demo main thread: $managed stacks with managed frames, $bad not under [start] or deeper than 2"
+assert_ge "demo main-thread stacks with a managed frame" "$managed" 1
+assert_eq "demo main-thread stacks deeper than [start];managed" "$bad" 0
+
+# a cold start of the C# compiler
+csc=$(ls /usr/share/dotnet/sdk/*/Roslyn/bincore/csc.dll 2> /dev/null | tail -1)
+refs=$(ls -d /usr/share/dotnet/packs/Microsoft.NETCore.App.Ref/*/ref/net*/ 2> /dev/null | tail -1)
+if [ -z "$csc" ] || [ -z "$refs" ]; then
+    note "no csc.dll or reference assemblies: the compiler's start is not measured"
+    exit 0
+fi
+printf 'static class P { static int Main() { var d = new System.Collections.Generic.Dictionary<string, int>(); foreach (var x in System.Linq.Enumerable.Range(0, 9)) d[x.ToString()] = x; System.Console.WriteLine(d.Count); return 0; } }\n' > "$T/Hello.cs"
+{ for f in "$refs"*.dll; do echo "-r:$f"; done; echo "-out:$T/Hello.dll"; echo "-nologo"; echo "$T/Hello.cs"; } > "$T/csc.rsp"
+cs record -q -i 1ms -o "$T/csc.corscope" -- dotnet "$csc" "@$T/csc.rsp" > /dev/null
+[ -s "$T/Hello.dll" ] || fail "csc did not compile under the profiler"
+named=$(cs check "$T/csc.corscope" | awk '/runtime work cpu:/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/) v = $i; sub("%", "", v); print v }')
+note "csc cold start: $(cs check "$T/csc.corscope" | grep 'runtime work' | sed 's/^ *//')"
+assert_ge "csc: share of the runtime's own samples named" "$named" 80
