@@ -13,11 +13,13 @@
 # (flat?), the most heap the agent held (max_agent_heap_bytes), samples and
 # drops.
 #
-#   bench/long.sh [MINUTES] [BASE_MINUTES]          (default 10, 2)
+#   bench/long.sh [MINUTES] [BASE_MINUTES] [ROWS]   (default 10, 2, all;
+#                                                    ROWS: e.g. "2 3")
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MIN=${1:-10}
 BASE_MIN=${2:-2}
+ROWS=${3:-}
 source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
@@ -72,7 +74,9 @@ echo "runs: one per row, $MIN min with the profiler (cpu, 10 ms), $BASE_MIN min 
 echo
 echo "| program | wall | RSS without | RSS with, at 1 min | RSS with, at the end | agent heap (most) | samples | dropped |"
 echo "|---|---|---|---|---|---|---|---|"
-for c in "${CONFIGS[@]}"; do
+for i in "${!CONFIGS[@]}"; do
+    c=${CONFIGS[$i]}
+    [ -n "$ROWS" ] && [[ " $ROWS " != *" $((i + 1)) "* ]] && continue
     label=${c%%|*}
     args=${c#*|}
     run "$BASE_MIN" 0 "$args" > /dev/null

@@ -16,10 +16,10 @@
 #include "common/hash.h"
 #include "common/mem.h"
 
-/* 1 M frame ids (4 MiB, with the index about 6) of distinct stacks before
- * the table is reset, and 2 MiB of interned strings: the agent stays well
+/* 512 K frame ids (2 MiB, with the index about 3) of distinct stacks
+ * before the table is reset, and 2 MiB of interned strings: the agent stays
  * under 20 MB however long the program runs (docs/performance.md). */
-#define DEFAULT_POOL_BUDGET (1u << 20)
+#define DEFAULT_POOL_BUDGET (512u << 10)
 #define DEFAULT_STRINGS_BUDGET (2u << 20)
 /* What an interned string costs beyond its bytes: its copy's malloc
  * header, its pointer and length, its index slots. */

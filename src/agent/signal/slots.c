@@ -100,7 +100,7 @@ void slots_shutdown(void)
  * threads get a fair share (rings shrink as threads multiply, down to
  * RING_MIN_WORDS: a sample deeper than its ring is dropped and counted),
  * and once even that does not fit, a new thread is not sampled (counted). */
-#define RING_BUDGET (16u << 20)
+#define RING_BUDGET (4u << 20)
 #define RING_MIN_WORDS 512u
 
 static size_t ring_words_for(uint32_t max_depth)

@@ -84,7 +84,7 @@ HIDDEN void slots_shutdown(void);
 /* A new thread state for tid, registered in the table (or NULL: out of
  * memory, or the rings' budget is used up). */
 HIDDEN struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth);
-/* Bytes of rings held now (for all threads together, at most 16 MiB). */
+/* Bytes of rings held now (for all threads together, at most 4 MiB). */
 HIDDEN size_t slots_ring_bytes(void);
 /* Unregisters the thread; it is freed once no handler can be using it. */
 HIDDEN void slots_retire(struct sthread *t);
