@@ -5,7 +5,8 @@
 #   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
-#   make fuzz            libFuzzer over the reader; make reliability: docs/reliability.md
+#   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
+#   make reliability     regenerates docs/reliability.md
 #   make bench           the benchmarks of docs/performance.md
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
@@ -140,32 +141,71 @@ test: deps
 
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
-REPLAY_OBJ = $(call obj,tests/fuzz/replay.c tests/fuzz/fuzz_reader.c src/format/recording.c \
-	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/replay: $(REPLAY_OBJ)
-	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(REPLAY_OBJ) $(LIBS) -lz
+# The fuzz harnesses: tests/fuzz/fuzz_NAME.c over the sources FUZZ_SRC_NAME,
+# its corpus in tests/fuzz/corpus/NAME (seeds from tests/fuzz/seeds.sh and
+# every input that once failed).  `make replay` runs each corpus through its
+# harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
+# `make fuzz` runs libFuzzer over each harness.
+FUZZERS := reader cfi elfsym leaf config
+FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
+FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
+FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
+FUZZ_SRC_leaf := src/agent/signal/leaf.c
+FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_LIBS := -lm -lz
 
-# the fuzz corpus through the reader and every report, plain and ASan+UBSan
-replay: $(BUILD)/replay
-	$(BUILD)/replay tests/fuzz/corpus
-	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/replay
-	ASAN_OPTIONS=detect_leaks=1 build/asan/replay tests/fuzz/corpus
+# $(BUILD)/replay-NAME: the corpus driver over harness NAME
+define replay_rule
+$$(BUILD)/replay-$(1): $$(call obj,tests/fuzz/replay.c tests/fuzz/fuzz_$(1).c $$(filter-out $$(BUILD)/%,$$(FUZZ_SRC_$(1)))) \
+		$$(patsubst %.c,%.o,$$(filter $$(BUILD)/%,$$(FUZZ_SRC_$(1))))
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(FUZZ_LIBS)
+endef
+$(foreach f,$(FUZZERS),$(eval $(call replay_rule,$(f))))
 
-# libFuzzer over the reader (clang): FUZZ_SECONDS of new inputs, found
-# crashes saved under build/fuzz; the corpus grows in build/fuzz/corpus
+# every corpus through its harness, plain and ASan+UBSan
+replay: $(addprefix $(BUILD)/replay-,$(FUZZERS))
+	@for f in $(FUZZERS); do $(BUILD)/replay-$$f tests/fuzz/corpus/$$f || exit 1; done
+	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' \
+		$(addprefix build/asan/replay-,$(FUZZERS))
+	@for f in $(FUZZERS); do \
+		ASAN_OPTIONS=detect_leaks=1 build/asan/replay-$$f tests/fuzz/corpus/$$f || exit 1; done
+
+# libFuzzer (clang) over each harness of FUZZERS for FUZZ_SECONDS (make fuzz
+# FUZZERS=cfi for one): under build/fuzz/NAME, the binary, the inputs it
+# found (corpus/, beside tests/fuzz/corpus/NAME, which it reads), whatever
+# failed (crash-*, leak-*, timeout-*, oom-*) and its log (last.log).  A
+# failing input belongs in tests/fuzz/corpus/NAME once fixed.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
-fuzz:
-	@mkdir -p build/fuzz/corpus
-	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
-		-fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_reader \
-		tests/fuzz/fuzz_reader.c src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
-		$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c -lm -lz
-	build/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
-		-print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus 2>&1 | tee build/fuzz/last.log | tail -15
+FUZZ_FLAGS ?=
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
+	-fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+.SECONDEXPANSION:
+build/fuzz/%/fuzzer: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(shell find src -name '*.h') \
+		$(BUILD)/gen/flamegraph_html.c
+	@mkdir -p $(dir $@)corpus
+	$(say) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIBS)
+
+# the sources under harness NAME, for tests/fuzz/report.sh
+fuzz-src-%:
+	@echo $(FUZZ_SRC_$*)
+
+fuzz: $(foreach f,$(FUZZERS),build/fuzz/$(f)/fuzzer)
+	@failed=; for f in $(FUZZERS); do \
+		echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
+		nice -n 10 build/fuzz/$$f/fuzzer -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 $(FUZZ_FLAGS) \
+			build/fuzz/$$f/corpus tests/fuzz/corpus/$$f > build/fuzz/$$f/last.log 2>&1; \
+		echo $$? > build/fuzz/$$f/last.rc; \
+		grep -h '^#[0-9]*.*DONE\|stat::number_of_executed_units' build/fuzz/$$f/last.log | tail -2; \
+		[ "$$(cat build/fuzz/$$f/last.rc)" = 0 ] || { failed="$$failed $$f"; \
+			echo "fuzz $$f: FAILED, see build/fuzz/$$f/last.log"; }; \
+	done; [ -z "$$failed" ] || { echo "fuzz: failed:$$failed"; exit 1; }
 
 # the agent and the CLI built with ASan+UBSan, for tests/e2e/t_sanitizers.sh
 asan-programs:
@@ -173,6 +213,7 @@ asan-programs:
 
 stress: all apps
 	tests/stress/run.sh
+	tests/stress/attach.sh
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
@@ -194,7 +235,10 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost
 	bench/wall.sh
 	bench/accuracy.sh
 	bench/report_speed.sh
+	bench/attach.sh
+	bench/events.sh
 	bench/naming.sh
+	bench/memory.sh
 
 # ---- install -------------------------------------------------------------
 

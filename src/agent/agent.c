@@ -14,6 +14,7 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
+#include "agent/remote.h"
 #include "agent/repair.h"
 #include "agent/stacks.h"
 #include "agent/signal/ending.h"
@@ -62,9 +63,23 @@ static int add_source(struct agent *a, const struct source_ops *ops)
 
 int agent_init_sources(struct agent *a)
 {
+    /* first: its last records (the threads still running) come before the
+     * samplers let go of their threads */
+    if (add_source(a, &source_threads) < 0)
+        return -1;
     if (config_sampled(&a->cfg) &&
         add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
                                                                : &source_cpu_suspend) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_EXCEPTIONS) && add_source(a, &source_exceptions) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_LOCK) && add_source(a, &source_lock) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_JIT) && add_source(a, &source_jit) < 0)
+        return -1;
+    if ((a->cfg.events & (CONFIG_EVENT_ALLOC | CONFIG_EVENT_LIVE)) && add_source(a, &source_alloc) < 0)
+        return -1;
+    if ((a->cfg.events & CONFIG_EVENT_GC) && add_source(a, &source_gc) < 0)
         return -1;
     return 0;
 }
@@ -133,6 +148,8 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
     /* unwind tables first: a thread's first samples should already find them */
     nativeunwind_refresh();
+    if (atomic_exchange(&a->catch_up, 0))
+        agent_catch_up(a);
     uint64_t complete = agent_update_code(a);
     uint64_t changes = threads_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
@@ -160,7 +177,8 @@ static void sleep_until(struct agent *a, uint64_t deadline_ns)
     struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
                           (long)(deadline_ns % 1000000000ull)};
     pthread_mutex_lock(&a->wake_lock);
-    while (!atomic_load(&a->stopping) && !atomic_load(&a->poked)) {
+    while (!atomic_load(&a->stopping) && !atomic_load(&a->poked) &&
+           !atomic_load(&a->hurried) && a->sync_asked == a->sync_done) {
         if (pthread_cond_timedwait(&a->wake, &a->wake_lock, &ts) == ETIMEDOUT)
             break;
     }
@@ -201,19 +219,48 @@ static void *loop_main(void *arg)
     unhandled_arm();
     struct loop_state ls = {0, 0};
     while (!atomic_load(&a->stopping) && !ending_signal()) {
+        pthread_mutex_lock(&a->wake_lock);
+        uint64_t sync = a->sync_asked;
+        pthread_mutex_unlock(&a->wake_lock);
+        atomic_store(&a->hurried, 0);
+        /* after a write error (halt) nothing is collected: the loop only
+         * answers syncs and waits for Shutdown */
         uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
-        if (!a->halted) {
+        if (!a->halted)
             next = cycle(a, &ls, agent_now_ns());
+        if (sync != a->sync_done) {
+            /* everything queued before the ask was drained by that cycle */
+            recorder_flush(&a->out);
+            pthread_mutex_lock(&a->wake_lock);
+            a->sync_done = sync;
+            pthread_cond_broadcast(&a->synced);
+            pthread_mutex_unlock(&a->wake_lock);
+            continue;
+        }
+        if (!a->halted) {
+            uint64_t flushed = a->out.last_flush_ns;
             recorder_maybe_flush(&a->out, agent_now_ns());
+            if (a->out.last_flush_ns != flushed)
+                agent_send_status(a);
             if (recorder_failed(&a->out))
                 halt(a);
+        }
+        if (remote_stop_wanted()) {
+            atomic_store(&a->detaching, 1);
+            break;
         }
         for (;;) {
             uint64_t now = agent_now_ns();
             if (next <= now)
                 break;
             sleep_until(a, next);
-            if (atomic_load(&a->stopping) || !atomic_exchange(&a->poked, 0))
+            if (atomic_load(&a->stopping) || atomic_load(&a->hurried) ||
+                !atomic_exchange(&a->poked, 0))
+                break;
+            pthread_mutex_lock(&a->wake_lock);
+            int asked = a->sync_asked != a->sync_done;
+            pthread_mutex_unlock(&a->wake_lock);
+            if (asked)
                 break;
             /* the runtime reported new threads: look now, not at the next
              * cycle, so that even a short-lived thread is sampled */
@@ -253,6 +300,8 @@ static void *loop_main(void *arg)
     unhandled_disarm();
     repair_free();
     stacks_shutdown();
+    if (atomic_load(&a->detaching))
+        agent_detach(a);
     return NULL;
 }
 
@@ -263,6 +312,7 @@ int agent_start(struct agent *a)
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&a->wake, &attr);
+    pthread_cond_init(&a->synced, &attr);
     pthread_condattr_destroy(&attr);
     tids_init(&a->tids);
     resolve_init(&a->resolver, a->info, &a->names, &a->out);
@@ -289,6 +339,38 @@ void agent_poke(struct agent *a)
     pthread_mutex_unlock(&a->wake_lock);
 }
 
+void agent_hurry(struct agent *a)
+{
+    if (!a->loop_started || atomic_exchange(&a->hurried, 1))
+        return; /* not running, or already hurried */
+    pthread_mutex_lock(&a->wake_lock);
+    pthread_cond_broadcast(&a->wake);
+    pthread_mutex_unlock(&a->wake_lock);
+}
+
+int agent_sync(struct agent *a, uint64_t timeout_ns)
+{
+    if (!a->loop_started)
+        return -1;
+    uint64_t deadline = agent_now_ns() + timeout_ns;
+    struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+    int rc = -1;
+    pthread_mutex_lock(&a->wake_lock);
+    uint64_t ticket = ++a->sync_asked;
+    pthread_cond_broadcast(&a->wake);
+    while (!atomic_load(&a->stopping)) {
+        if (a->sync_done >= ticket) {
+            rc = 0;
+            break;
+        }
+        int e = pthread_cond_timedwait(&a->synced, &a->wake_lock, &ts);
+        if (e == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&a->wake_lock);
+    return rc;
+}
+
 int agent_stop(struct agent *a)
 {
     if (!a->loop_started)
@@ -296,6 +378,7 @@ int agent_stop(struct agent *a)
     pthread_mutex_lock(&a->wake_lock);
     atomic_store(&a->stopping, 1);
     pthread_cond_broadcast(&a->wake);
+    pthread_cond_broadcast(&a->synced);
     pthread_mutex_unlock(&a->wake_lock);
 
     uint64_t start = agent_now_ns();

@@ -50,14 +50,25 @@ struct agent {
     struct resolver resolver;
     struct tids tids;
 
+    /* attach and detach (attach.c) */
+    int attached;              /* InitializeForAttach: settings from its client data */
+    _Atomic int catch_up;      /* the attach completed: list what was there before */
+    _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
+    _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */
+    int detach_requested;      /* the runtime took the request (DetachSucceeded follows) */
+    int dormant;               /* the runtime refused it: nothing runs any more */
+
     pthread_t loop;
     int loop_started;
     int halted;                /* the recording failed: nothing more is collected */
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
     _Atomic int poked;         /* threads appeared: the sources should look now */
+    _Atomic int hurried;       /* a callback's queue fills: drain now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */
-    pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep */
+    pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep and agent_sync */
     pthread_cond_t wake;
+    pthread_cond_t synced;     /* the loop wrote what agent_sync asked for */
+    uint64_t sync_asked, sync_done; /* under wake_lock */
 };
 
 /* Initialize: picks the sources the settings ask for and lets each claim
@@ -72,6 +83,19 @@ HIDDEN int agent_stop(struct agent *a);
 /* Any thread: wakes the loop early (a new thread to take care of).
  * Returns at once. */
 HIDDEN void agent_poke(struct agent *a);
+/* Any thread (a callback whose queue is filling, evq_pressed): wakes the
+ * loop for a cycle now.  Returns at once. */
+HIDDEN void agent_hurry(struct agent *a);
+/* Any thread, only when the program is about to end without telling us
+ * (an unhandled exception, which aborts the process): has the loop record
+ * and write everything queued so far, waiting at most timeout_ns for it.
+ * Every other callback never waits for the loop.  Returns 0 when written,
+ * -1 when the loop is not running or did not finish in time. */
+HIDDEN int agent_sync(struct agent *a, uint64_t timeout_ns);
+
+/* Any thread: has the loop run a cycle (drain the queues) now rather than
+ * at its next time.  Returns at once. */
+HIDDEN void agent_hurry(struct agent *a);
 
 /* Loop: applies what the callbacks reported about code (codemap_update),
  * recording what preceded each unload first.  Returns the time up to which
@@ -79,6 +103,13 @@ HIDDEN void agent_poke(struct agent *a);
 HIDDEN uint64_t agent_update_code(struct agent *a);
 /* Loop: has every source record what was taken before `until` (drain). */
 HIDDEN void agent_drain(struct agent *a, uint64_t until);
+/* Loop (attach.c): lists the code compiled before an attach. */
+HIDDEN void agent_catch_up(struct agent *a);
+/* Loop (attach.c): tells the corscope command how the recording grows. */
+HIDDEN void agent_send_status(struct agent *a);
+/* Loop, last (attach.c): closes the recording and asks the runtime to
+ * detach; sets detach_requested, or dormant when it refused. */
+HIDDEN void agent_detach(struct agent *a);
 /* Loop: CLOCK_MONOTONIC ns. */
 HIDDEN uint64_t agent_now_ns(void);
 

@@ -630,6 +630,79 @@ void codemap_add_function(FunctionID f)
     }
 }
 
+/* ---- catch-up after an attach ------------------------------------------------ */
+
+#define CATCH_UP_BATCH 128
+#define CATCH_UP_ATTEMPTS 3
+
+/* One pass over the runtime's lists.  Every id comes from a list taken
+ * after `since`, and is asked about only while no unload was announced
+ * since then (codemap_ids_begin): ids of code unloaded meanwhile may be
+ * freed.  Returns 0, or -1 when an unload cut the pass short. */
+static int catch_up_once(uint64_t since, struct map64 *seen)
+{
+    ICorProfilerModuleEnum *modules = NULL;
+    if (info->lpVtbl->EnumModules(info, &modules) >= 0 && modules) {
+        ModuleID ids[CATCH_UP_BATCH];
+        ULONG got = 0;
+        int cut = 0;
+        while (!cut && modules->lpVtbl->Next(modules, CATCH_UP_BATCH, ids, &got) >= 0 && got) {
+            for (ULONG i = 0; i < got && !cut; i++) {
+                if (!codemap_ids_begin(since)) {
+                    cut = 1;
+                    break;
+                }
+                codemap_module_loaded(ids[i]);
+                codemap_ids_end();
+            }
+        }
+        modules->lpVtbl->Release(modules);
+        if (cut)
+            return -1;
+    }
+    ICorProfilerFunctionEnum *functions = NULL;
+    if (info->lpVtbl->EnumJITedFunctions2(info, &functions) < 0 || !functions)
+        return 0;
+    COR_PRF_FUNCTION batch[CATCH_UP_BATCH];
+    ULONG got = 0;
+    int cut = 0;
+    while (!cut && functions->lpVtbl->Next(functions, CATCH_UP_BATCH, batch, &got) >= 0 && got) {
+        for (ULONG i = 0; i < got; i++) {
+            FunctionID f = batch[i].functionId;
+            uint32_t v;
+            /* one entry per ReJIT version: codemap_jitted takes all */
+            if (!f || map64_get(seen, f, &v))
+                continue;
+            if (!codemap_ids_begin(since)) {
+                cut = 1;
+                break;
+            }
+            BOOL dynamic = 0;
+            if (info_version >= 8 && info->lpVtbl->IsFunctionDynamic(info, f, &dynamic) < 0)
+                dynamic = 1; /* cannot tell: described now, never asked again */
+            codemap_jitted(f, dynamic != 0);
+            codemap_ids_end();
+            map64_put(seen, f, 1);
+        }
+    }
+    functions->lpVtbl->Release(functions);
+    return cut ? -1 : 0;
+}
+
+size_t codemap_catch_up(void)
+{
+    if (!info)
+        return 0;
+    struct map64 seen;
+    map64_init(&seen);
+    for (int attempt = 0; attempt < CATCH_UP_ATTEMPTS; attempt++)
+        if (catch_up_once(now_ns(), &seen) == 0)
+            break;
+    size_t n = seen.count;
+    map64_free(&seen);
+    return n;
+}
+
 uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, uint64_t t),
                         void *ctx)
 {

@@ -71,6 +71,15 @@ HIDDEN void codemap_ids_end(void);
 /* Was an unload announced at or after `ns`? */
 HIDDEN int codemap_unloaded_since(uint64_t ns);
 
+/* Loop, after an attach (the JIT callbacks missed everything compiled
+ * before it): queues every module's image (EnumModules) and every method's
+ * code (EnumJITedFunctions2) as if they had just been reported.  ReadyToRun
+ * code is not listed; the resolver finds it with GetFunctionFromIP inside
+ * the images.  Ids are asked about only while no unload was announced
+ * since they were listed; an unload meanwhile starts the lists again (at
+ * most three times; what is left is named the way unknown addresses are).
+ * Returns the methods queued. */
+HIDDEN size_t codemap_catch_up(void);
 /* Loop: applies what the callbacks queued, in order.  Before a forget it
  * calls before_forget(ctx, t), which must record everything taken before
  * the unload's time t (and nothing after it: the code of methods compiled

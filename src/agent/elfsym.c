@@ -1,7 +1,10 @@
 /*
  * elfsym: see elfsym.h.  The file is mapped read-only and every offset and
  * size taken from it is checked against the mapping before use: a damaged
- * or hostile file yields no symbols, never a crash.
+ * or hostile file yields no symbols, never a crash.  The parsing works on
+ * any image in memory (elfsym_parse, elfsym_debug_paths), so the fuzzer
+ * (tests/fuzz/fuzz_elfsym.c) feeds it bytes without files; elfsym_load
+ * only maps files and tries the debug files in turn.
  */
 #include "agent/elfsym.h"
 
@@ -54,9 +57,19 @@ static int in_bounds(const struct image *im, uint64_t off, uint64_t len)
 
 static const Elf64_Ehdr *header(const struct image *im)
 {
+    /* an image from memory may be shorter than a header (map_file refuses
+     * such files) */
+    if (im->size < sizeof(Elf64_Ehdr))
+        return NULL;
+    /* the tables are read in place, so they must be aligned as their types
+     * are (the ELF format requires it of its tables): a header table at an
+     * odd offset made every access undefined (found by fuzz_elfsym,
+     * tests/fuzz/corpus/elfsym/crash-misaligned-shdr) */
+    if ((uintptr_t)im->p % _Alignof(Elf64_Ehdr) != 0)
+        return NULL;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->p;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff % _Alignof(Elf64_Shdr) != 0 ||
         !in_bounds(im, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
         return NULL;
     return eh;
@@ -104,6 +117,7 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
             symtab = sh;
     }
     if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+        symtab->sh_offset % _Alignof(Elf64_Sym) != 0 ||
         !in_bounds(im, symtab->sh_offset, symtab->sh_size))
         return NULL;
     const Elf64_Shdr *strtab = section(im, eh, symtab->sh_link);
@@ -113,16 +127,27 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     const Elf64_Sym *syms = (const Elf64_Sym *)(im->p + symtab->sh_offset);
     const char *strs = (const char *)im->p + strtab->sh_offset;
 
+    /* Each symbol's name is copied, and symbols may share a string: 40,000
+     * symbols naming one string of 512 KiB asked for 20 GB, and scanned as
+     * much first (found by review; the fuzzer's inputs are too small for the
+     * memory limit to see it).  The function names of real tables take less
+     * than their string table (0.9 of it at most, among 289 ELF files of the
+     * test machine), so names beyond 4 times its size and 1 MiB are refused
+     * like any damaged table; that also keeps their offsets within 32 bits. */
+    uint64_t names_max = 4 * (uint64_t)strtab->sh_size + (1u << 20);
+    if (names_max > UINT32_MAX)
+        names_max = UINT32_MAX;
     struct elfsym *s = mem_calloc(1, sizeof *s);
     size_t names_size = 0, kept = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && names_size <= names_max; i++) {
         if (ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC && syms[i].st_value &&
             syms[i].st_name < strtab->sh_size) {
             names_size += strnlen(strs + syms[i].st_name, strtab->sh_size - syms[i].st_name) + 1;
             kept++;
         }
     }
-    if (!s || kept == 0 || !(s->entries = mem_alloc(kept * sizeof *s->entries)) ||
+    if (!s || kept == 0 || names_size > names_max ||
+        !(s->entries = mem_alloc(kept * sizeof *s->entries)) ||
         !(s->names = mem_alloc(names_size))) {
         elfsym_free(s);
         return NULL;
@@ -177,9 +202,51 @@ static struct elfsym *try_file(const char *path)
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = read_symtab(&im, path);
+    struct elfsym *s = elfsym_parse(im.p, im.size, path);
     unmap_file(&im);
     return s;
+}
+
+struct elfsym *elfsym_parse(const uint8_t *p, size_t size, const char *source)
+{
+    struct image im = {p, size};
+    return read_symtab(&im, source);
+}
+
+int elfsym_debug_paths(const uint8_t *p, size_t size, const char *path,
+                       char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX])
+{
+    struct image im = {p, size};
+    int n = 0;
+    char id[128];
+    if (build_id(&im, id, sizeof id) == 0)
+        snprintf(out[n++], ELFSYM_PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    const Elf64_Ehdr *eh = header(&im);
+    const Elf64_Shdr *link = eh ? named(&im, eh, ".gnu_debuglink") : NULL;
+    if (!link || !in_bounds(&im, link->sh_offset, link->sh_size) || link->sh_size <= 1)
+        return n;
+    char name[256];
+    size_t len = strnlen((const char *)im.p + link->sh_offset, link->sh_size);
+    if (len >= link->sh_size || len >= sizeof name)
+        return n;
+    memcpy(name, im.p + link->sh_offset, len);
+    name[len] = '\0';
+    char dir[768];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            snprintf(out[n], ELFSYM_PATH_MAX, "/usr/lib/debug%s/%s", dir, name);
+        else
+            snprintf(out[n], ELFSYM_PATH_MAX, "%s/.debug/%s", dir, name);
+        if (strcmp(out[n], path) != 0)
+            n++;
+    }
+    return n;
 }
 
 struct elfsym *elfsym_load(const char *path)
@@ -187,41 +254,12 @@ struct elfsym *elfsym_load(const char *path)
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = read_symtab(&im, path);
-    if (s) {
-        unmap_file(&im);
-        return s;
-    }
-    char candidate[1400], id[128];
-    if (build_id(&im, id, sizeof id) == 0) {
-        snprintf(candidate, sizeof candidate, "/usr/lib/debug/.build-id/%.2s/%s.debug", id,
-                 id + 2);
-        s = try_file(candidate);
-    }
-    const Elf64_Ehdr *eh = header(&im);
-    const Elf64_Shdr *link = !s && eh ? named(&im, eh, ".gnu_debuglink") : NULL;
-    if (link && in_bounds(&im, link->sh_offset, link->sh_size) && link->sh_size > 1) {
-        char name[256];
-        size_t len = strnlen((const char *)im.p + link->sh_offset, link->sh_size);
-        if (len < link->sh_size && len < sizeof name) {
-            memcpy(name, im.p + link->sh_offset, len);
-            name[len] = '\0';
-            char dir[768];
-            snprintf(dir, sizeof dir, "%s", path);
-            char *slash = strrchr(dir, '/');
-            if (slash)
-                *slash = '\0';
-            else
-                snprintf(dir, sizeof dir, ".");
-            for (int i = 0; i < 2 && !s; i++) {
-                if (i == 0)
-                    snprintf(candidate, sizeof candidate, "/usr/lib/debug%s/%s", dir, name);
-                else
-                    snprintf(candidate, sizeof candidate, "%s/.debug/%s", dir, name);
-                if (strcmp(candidate, path) != 0)
-                    s = try_file(candidate);
-            }
-        }
+    struct elfsym *s = elfsym_parse(im.p, im.size, path);
+    if (!s) {
+        char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
+        int n = elfsym_debug_paths(im.p, im.size, path, paths);
+        for (int i = 0; i < n && !s; i++)
+            s = try_file(paths[i]);
     }
     unmap_file(&im);
     return s;
@@ -239,10 +277,13 @@ const char *elfsym_find(const struct elfsym *s, uint64_t addr)
         else
             b = m;
     }
-    /* aliases share an address: any of them that covers addr */
+    /* aliases share an address: any of them that covers addr (measured
+     * from the symbol's start: its end, addr + size, can wrap around, and
+     * then no address matched, not even the symbol's own; found by
+     * fuzz_elfsym, tests/fuzz/corpus/elfsym/crash-size-wraps) */
     for (size_t i = a; i > 0; i--) {
         const struct elfsym_entry *e = &s->entries[i - 1];
-        if (addr < e->addr + (e->size ? e->size : 1))
+        if (addr - e->addr < (e->size ? e->size : 1))
             return s->names + e->name;
         if (i < a && e->addr != s->entries[i].addr)
             break;

@@ -36,6 +36,20 @@ struct elfsym {
 /* Loads the function symbols of the object at `path`.  Returns NULL when it
  * (and its debug files) have no .symtab, or on error. */
 HIDDEN struct elfsym *elfsym_load(const char *path);
+/* The function symbols of an ELF image already in memory: `size` bytes at
+ * `image`, which must be 8-byte aligned (a mapping, a heap block).  Any
+ * bytes are safe.  `source` is kept as where the symbols came from.  NULL
+ * when the image has no .symtab, or on error. */
+HIDDEN struct elfsym *elfsym_parse(const uint8_t *image, size_t size, const char *source);
+
+#define ELFSYM_DEBUG_PATHS 3
+#define ELFSYM_PATH_MAX 1400
+/* Where the debug file of a stripped image, loaded from `path`, may be, in
+ * the order elfsym_load tries them: by build id, then by .gnu_debuglink
+ * under /usr/lib/debug and beside the object; never `path` itself.
+ * Returns how many of `out` were written (0 to ELFSYM_DEBUG_PATHS). */
+HIDDEN int elfsym_debug_paths(const uint8_t *image, size_t size, const char *path,
+                              char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX]);
 /* The function covering link-time address `addr`, or NULL. */
 HIDDEN const char *elfsym_find(const struct elfsym *s, uint64_t addr);
 HIDDEN void elfsym_free(struct elfsym *s);

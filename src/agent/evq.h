@@ -15,7 +15,8 @@
  * loop walks; when the thread ends (a thread-specific key's destructor) the
  * queue is marked ended, and the loop frees it once it has drained it.
  * Memory is bounded: at most EVQ_BUDGET bytes of queues in all; past that,
- * new threads' events are dropped and counted.
+ * new threads' events are dropped and counted, and full rings stay as
+ * they are.
  */
 #ifndef CORSCOPE_EVQ_H
 #define CORSCOPE_EVQ_H
@@ -25,8 +26,11 @@
 
 #include "common/visibility.h"
 
-/* Words of one thread's ring, and the budget of all rings. */
+/* Words of one thread's ring at first, and at most: a ring that fills up
+ * (an exception storm) is replaced by one four times as big; and the
+ * budget of all rings. */
 #define EVQ_RING_WORDS 8192u
+#define EVQ_RING_WORDS_MAX 131072u
 #define EVQ_BUDGET (64u << 20)
 /* Deepest stack an entry may carry (it must fit the ring twice over). */
 #define EVQ_MAX_DEPTH 2048u
@@ -50,10 +54,19 @@ HIDDEN int evq_push(uint32_t source, uint32_t kind, const uint64_t *payload, uin
                     uint32_t max_depth);
 
 /* Loop thread: calls fn for every entry queued before `until` (CLOCK_MONOTONIC
- * ns), queue by queue, each queue's entries in order; frees the queues of
- * threads that ended and were drained.  Returns the number of entries. */
+ * ns), in time order across all the queues (a source may put together what
+ * several threads said); frees the queues of threads that ended and were
+ * drained.  Returns the number of entries. */
 HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx,
                           uint64_t until);
+/* Any thread (a callback): does the calling thread's queue have room for
+ * an entry of `words` words (payload and stack)?  0 only when it is too
+ * full right now (a thread without a queue gets 1: waiting would not help). */
+HIDDEN int evq_room(uint32_t words);
+/* Any thread, after evq_push: is the calling thread's queue more than half
+ * full?  Then the loop should drain soon (agent_hurry), or entries will be
+ * dropped. */
+HIDDEN int evq_pressed(void);
 /* Entries dropped so far (full queue, or the budget spent). */
 HIDDEN uint64_t evq_dropped(void);
 /* Initialize: queues may be made (again, after a detach). */
@@ -64,5 +77,8 @@ HIDDEN void evq_pause(void);
 /* Loop thread, at the end: frees every queue (callbacks may no longer
  * append: their queues are unregistered and they drop). */
 HIDDEN void evq_shutdown(void);
+/* ProfilerDetachSucceeded: frees every queue, live threads' too: the
+ * runtime makes no more callbacks and none is running, so nothing appends. */
+HIDDEN void evq_free_all(void);
 
 #endif

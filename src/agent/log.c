@@ -8,7 +8,15 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "agent/remote.h"
+
 static enum config_log current = CONFIG_LOG_WARN;
+static int to_remote;
+
+void log_set_remote(int on)
+{
+    to_remote = on;
+}
 
 void log_set_level(enum config_log level)
 {
@@ -34,6 +42,13 @@ void log_msg(enum config_log level, const char *fmt, ...)
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2)
         len = sizeof line - 2;
+    if (to_remote) {
+        /* attached: never on the service's stderr; corscope prints it */
+        line[len] = '\0';
+        remote_send("log %s", line + n);
+        errno = saved;
+        return;
+    }
     line[len++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;

@@ -15,6 +15,17 @@
  * us), and starts the loop.  Shutdown stops the loop and closes the
  * recording.
  *
+ * InitializeForAttach does the same for a process that is already running,
+ * with the settings from the attach's client data (config_to_text) and the
+ * event mask cut to what the runtime allows after an attach;
+ * ProfilerAttachComplete registers the threads that were already there
+ * (the code compiled before is listed by the loop, attach.c).  When the
+ * corscope command asks (or goes away), the loop closes the recording and
+ * asks the runtime to detach; ProfilerDetachSucceeded joins the loop and
+ * frees the rest.  The library stays loaded after that (it is linked with
+ * -z nodelete, so a late signal still finds its handler), with its
+ * globals: every Initialize starts them again.
+ *
  * Every other callback is dispatched here, once: to the agent's core (the
  * thread registry, the code map, what each thread is doing for the signal
  * sampler's labels) and to the sources that hook it (source.h).  Callbacks
@@ -39,6 +50,7 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/proctree.h"
+#include "agent/remote.h"
 #include "agent/threads.h"
 #include "agent/unhandled.h"
 #include "agent/signal/activity.h"
@@ -65,10 +77,13 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
     return (struct profiler *)((char *)iface - offsetof(struct profiler, ICorProfilerCallback11_iface));
 }
 
-/* Calls hook `name` of every source that has it. */
+/* Calls hook `name` of every source that has it (none once the agent is
+ * on its way out: the sources are finished). */
 #define DISPATCH(p, name, ...)                                                        \
     do {                                                                              \
         struct agent *a_ = &(p)->agent;                                               \
+        if (atomic_load_explicit(&a_->detaching, memory_order_relaxed))              \
+            break;                                                                    \
         for (uint32_t i_ = 0; i_ < a_->source_count; i_++) {                          \
             struct source *s_ = &a_->sources[i_];                                     \
             if (s_->ops->hooks && s_->ops->hooks->name)                               \
@@ -92,12 +107,27 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
  *     JITCompilationStarted ends its lookup. */
 struct activity_stack {
     pid_t tid;
+    uint32_t run;   /* run_number when last used */
     uint32_t depth;
     uint64_t words[ACTIVITY_DEPTH];
     uintptr_t frames[ACTIVITY_DEPTH];
 };
 
 static __thread struct activity_stack activities;
+/* Bumped by every Initialize: a thread's stack from an earlier attach
+ * (the library and its thread-locals outlive a detach) is stale. */
+static _Atomic uint32_t run_number;
+
+static struct activity_stack *own_activities(void)
+{
+    struct activity_stack *st = &activities;
+    uint32_t run = atomic_load_explicit(&run_number, memory_order_relaxed);
+    if (st->run != run) {
+        st->run = run;
+        st->depth = 0;
+    }
+    return st;
+}
 
 static pid_t own_tid(void)
 {
@@ -155,7 +185,7 @@ static void activity_begin_at(struct profiler *p, enum activity_kind kind, uint6
 {
     if (!p->labels)
         return;
-    struct activity_stack *st = &activities;
+    struct activity_stack *st = own_activities();
     activity_unwind(st, frame);
     /* ReadyToRun code rejected by its fixups: the method is compiled now */
     if (kind == ACTIVITY_JIT)
@@ -176,7 +206,7 @@ static void activity_end_at(struct profiler *p, enum activity_kind kind, uint64_
 {
     if (!p->labels)
         return;
-    struct activity_stack *st = &activities;
+    struct activity_stack *st = own_activities();
     uint32_t before = st->depth;
     activity_unwind(st, frame);
     if (!activity_pop(st, activity_word(kind, subject)) && st->depth > ACTIVITY_DEPTH)
@@ -319,23 +349,55 @@ static int core_init(struct profiler *p)
         else
             log_debug("the runtime describes no frame layout: labels come from callbacks alone");
         a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
-                   COR_PRF_MONITOR_CACHE_SEARCHES | COR_PRF_MONITOR_SUSPENDS;
+                   COR_PRF_MONITOR_SUSPENDS;
+        /* ReadyToRun lookups: refused after an attach (then samples in
+         * them are named by the method, without the label) */
+        if (!a->attached)
+            a->mask |= COR_PRF_MONITOR_CACHE_SEARCHES;
         a->high_mask |= COR_PRF_HIGH_BASIC_GC;
     }
     return 0;
 }
 
-static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *iface, IUnknown *unk)
+/* After an attach the runtime refuses part of the event mask (and then the
+ * whole of it): what a source asked for beyond that is dropped, said once. */
+static void mask_for_attach(struct agent *a)
 {
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DWORD refused = a->mask & ~(DWORD)COR_PRF_ALLOWABLE_AFTER_ATTACH;
+    DWORD refused_high = a->high_mask & ~(DWORD)COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH;
+    if (!refused && !refused_high)
+        return;
+    static const struct {
+        DWORD bit;
+        const char *what;
+    } named[] = {
+        {COR_PRF_MONITOR_CACHE_SEARCHES, "ReadyToRun lookups"},
+        {COR_PRF_MONITOR_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_ENABLE_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_MONITOR_ENTERLEAVE, "method entries and exits"},
+    };
+    char what[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0] && used < sizeof what; i++)
+        if ((refused & named[i].bit) && !strstr(what, named[i].what))
+            used += (size_t)snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "",
+                                     named[i].what);
+    log_warn("after an attach the runtime does not allow %s (event-mask bits 0x%08x/0x%08x); "
+             "the events that need them are missing", used ? what : "some events",
+             (unsigned)refused, (unsigned)refused_high);
+    a->mask &= ~refused;
+    a->high_mask &= ~refused_high;
+}
+
+/* Both ways in: the settings are in a->cfg.  Returns S_OK, or a failure
+ * (logged) with nothing of ours left active. */
+static HRESULT begin(struct profiler *p, IUnknown *unk)
+{
     struct agent *a = &p->agent;
     char err[512];
     uint64_t began = agent_now_ns();
 
-    if (config_from_env(&a->cfg, err, sizeof err) < 0) {
-        log_error("%s; profiling is off for this run", err);
-        return E_FAIL;
-    }
+    atomic_fetch_add(&run_number, 1);
     log_set_level(a->cfg.log);
     if (a->cfg.children == CONFIG_CHILDREN_APP && proctree_is_sdk()) {
         /* `dotnet run`, `dotnet test`: the SDK's own processes step aside,
@@ -344,19 +406,28 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         log_info("a process of the .NET SDK: not recorded (its children are)");
         return E_FAIL;
     }
-    if (log_enabled(CONFIG_LOG_DEBUG))
-        clr_default_hook = log_ignored_callback;
+    log_set_remote(a->attached);
+    clr_default_hook = log_enabled(CONFIG_LOG_DEBUG) ? log_ignored_callback : NULL;
+    if (a->cfg.control[0] && remote_connect(a->cfg.control) < 0) {
+        if (a->attached)
+            return E_FAIL; /* corscope cannot be told, and would not hear its stop */
+        log_warn("cannot reach the corscope command (%s); the recording goes on without its "
+                 "status line and duration", a->cfg.control);
+    }
     if (acquire_info(a, unk) < 0 || a->info_version < 10) {
         log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
                   "profiling is off for this run");
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
+        remote_close();
         return E_FAIL;
     }
     if (core_init(p) < 0 || agent_init_sources(a) < 0 ||
         eventpipe_start(a->info, a->info_version) < 0)
         goto decline;
+    if (a->attached)
+        mask_for_attach(a);
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
@@ -403,13 +474,15 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
     /* what Initialize held the program's start for (before the loop owns
      * the recorder; the rest of Initialize takes microseconds) */
     recorder_count(&a->out, FMT_COUNTER_INIT_NS, agent_now_ns() - began);
+    recorder_info(&a->out, FMT_INFO_MODE, a->attached ? "attached" : "launched");
     if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");
         recorder_close(&a->out);
         names_free(&a->names);
         goto decline;
     }
-    hide_environment(a);
+    if (!a->attached)
+        hide_environment(a);
     p->initialized = 1;
     char events[128];
     config_value_text(&a->cfg, "event", events, sizeof events);
@@ -423,7 +496,115 @@ decline:
     a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
+    remote_close(); /* nothing of ours runs: no sender is left */
     return E_FAIL;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *iface, IUnknown *unk)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    char err[512];
+    if (config_from_env(&p->agent.cfg, err, sizeof err) < 0) {
+        log_set_remote(0);
+        log_error("%s; profiling is off for this run", err);
+        return E_FAIL;
+    }
+    return begin(p, unk);
+}
+
+/* Runs on the runtime's diagnostics thread, which answers nothing else
+ * meanwhile: quick.  The settings come in the client data, never from the
+ * environment (the service's, not ours). */
+static HRESULT STDMETHODCALLTYPE profiler_InitializeForAttach(ICorProfilerCallback11 *iface,
+                                                              IUnknown *unk, void *data,
+                                                              UINT size)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    char err[512];
+    a->attached = 1;
+    log_set_remote(1); /* nothing on the service's stderr, even before we can tell corscope */
+    if (!data || config_from_text(&a->cfg, data, size, err, sizeof err) < 0) {
+        /* not from this corscope (another version?): it sees the attach
+         * fail without a hello */
+        return E_FAIL;
+    }
+    return begin(p, unk);
+}
+
+/* The runtime delivers callbacks from now on; what was there before gets
+ * none: the threads are registered here (few, and a dying one must be
+ * caught between its listing and its ThreadDestroyed, threads.h), the code
+ * by the loop (many). */
+static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCallback11 *iface)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    if (!p->initialized)
+        return S_OK;
+    unsigned count = 0;
+    threads_adopt_begin();
+    ICorProfilerThreadEnum *threads = NULL;
+    if (a->info->lpVtbl->EnumThreads(a->info, &threads) >= 0 && threads) {
+        ThreadID ids[64];
+        ULONG got = 0;
+        while (threads->lpVtbl->Next(threads, 64, ids, &got) >= 0 && got) {
+            for (ULONG i = 0; i < got; i++) {
+                DWORD tid = 0;
+                if (a->info->lpVtbl->GetThreadInfo(a->info, ids[i], &tid) < 0)
+                    tid = 0;
+                if (!threads_adopt(ids[i], (pid_t)tid))
+                    continue;
+                count++;
+                DISPATCH(p, thread_created, ids[i]);
+                if (tid)
+                    DISPATCH(p, thread_os_assigned, ids[i], (pid_t)tid);
+            }
+        }
+        threads->lpVtbl->Release(threads);
+    }
+    threads_adopt_end();
+    atomic_store(&a->threads_listed, count);
+    atomic_store(&a->catch_up, 1);
+    agent_poke(a);
+    log_info("attached: %u managed threads were running", count);
+    return S_OK;
+}
+
+/* What the loop and the callbacks shared, freed once neither runs. */
+static void free_core(struct agent *a)
+{
+    recorder_close(&a->out);
+    names_free(&a->names);
+    codemap_shutdown();
+    nativeunwind_shutdown();
+    stackmaps_shutdown();
+    slots_shutdown();
+    threads_shutdown();
+}
+
+/* The runtime has stopped calling us and no callback is running (it
+ * checked); the loop asked for this and has ended.  Runs on the runtime's
+ * detach thread, holding a lock that makes the next attach wait: quick. */
+static HRESULT STDMETHODCALLTYPE profiler_ProfilerDetachSucceeded(ICorProfilerCallback11 *iface)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    struct agent *a = &p->agent;
+    if (!p->initialized)
+        return S_OK;
+    p->initialized = 0;
+    if (agent_stop(a) < 0) {
+        p->leak = 1; /* cannot happen: the loop ended before it asked */
+        return S_OK;
+    }
+    free_core(a);
+    evq_free_all();
+    a->info->lpVtbl->Release(a->info);
+    a->info = NULL;
+    log_info("detached");
+    remote_send("detached");
+    remote_close();
+    return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface)
@@ -440,15 +621,21 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
         p->leak = 1;
         return S_OK;
     }
-    recorder_close(&a->out);
-    names_free(&a->names);
-    codemap_shutdown();
+    int was_open = a->out.open;
+    free_core(a);
     evq_shutdown();
-    nativeunwind_shutdown();
-    stackmaps_shutdown();
-    slots_shutdown();
-    threads_shutdown();
     log_info("recording closed: %s", a->output);
+    if (was_open) {
+        struct control_counts c = {a->out.counters[FMT_COUNTER_SAMPLES],
+                                   a->out.counters[FMT_COUNTER_EVENTS],
+                                   a->out.counters[FMT_COUNTER_DROPPED] +
+                                       a->out.counters[FMT_COUNTER_DROPPED_EVENTS],
+                                   a->out.file_size};
+        remote_send_counts(CONTROL_CLOSED, &c);
+    }
+    /* other threads may still be in callbacks that log: the line is cut,
+     * its descriptor kept (never reused under a sender) */
+    remote_hangup();
     return S_OK;
 }
 
@@ -503,10 +690,11 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
                                                             ThreadID thread, ULONG length,
                                                             WCHAR name[])
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     char utf8[96];
     utf16_to_utf8(name, name ? length : 0, utf8, sizeof utf8);
     threads_renamed(thread, utf8);
+    DISPATCH(p, thread_renamed, thread, utf8);
     return S_OK;
 }
 
@@ -566,14 +754,15 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchStarted(
     if (use_cached)
         *use_cached = TRUE;
     activity_begin(p, ACTIVITY_R2R_LOOKUP, function);
+    DISPATCH(p, jit_cache_search, function, 0, COR_PRF_CACHED_FUNCTION_FOUND);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
     ICorProfilerCallback11 *iface, FunctionID function, COR_PRF_JIT_CACHE result)
 {
-    (void)result;
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, jit_cache_search, function, 1, result);
     activity_end(p, ACTIVITY_R2R_LOOKUP, function);
     return S_OK;
 }
@@ -581,46 +770,56 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchFinished(
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadStarted(ICorProfilerCallback11 *iface,
                                                            ClassID klass)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_TYPE, klass);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 0, klass, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ClassLoadFinished(ICorProfilerCallback11 *iface,
                                                             ClassID klass, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_TYPE, klass);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_CLASS, 1, klass, status);
+    activity_end(p, ACTIVITY_LOAD_TYPE, klass);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadStarted(ICorProfilerCallback11 *iface,
                                                               AssemblyID assembly)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 0, assembly, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_AssemblyLoadFinished(ICorProfilerCallback11 *iface,
                                                                AssemblyID assembly, HRESULT status)
 {
-    (void)status;
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_ASSEMBLY, assembly);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, load, SOURCE_LOAD_ASSEMBLY, 1, assembly, status);
+    activity_end(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadStarted(ICorProfilerCallback11 *iface,
                                                             ModuleID module)
 {
-    activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_begin(p, ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 0, module, S_OK);
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_ModuleLoadFinished(ICorProfilerCallback11 *iface,
                                                              ModuleID module, HRESULT status)
 {
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (status >= 0)
         codemap_module_loaded(module);
-    activity_end(impl_from_ICorProfilerCallback11(iface), ACTIVITY_LOAD_MODULE, module);
+    DISPATCH(p, load, SOURCE_LOAD_MODULE, 1, module, status);
+    activity_end(p, ACTIVITY_LOAD_MODULE, module);
     return S_OK;
 }
 
@@ -639,47 +838,47 @@ static HRESULT STDMETHODCALLTYPE profiler_DynamicMethodUnloaded(ICorProfilerCall
 static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallback11 *iface,
                                                               ModuleID module)
 {
-    (void)iface;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
     return S_OK;
 }
 
-/* ---- exceptions: only whether one goes unhandled (unhandled.h) ---------------- */
+/* ---- exceptions ----------------------------------------------------------------- */
 
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionThrown(ICorProfilerCallback11 *iface,
-                                                          ObjectID object)
-{
-    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    if (p->agent.info)
-        unhandled_thrown(p->agent.info, object);
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionSearchCatcherFound(ICorProfilerCallback11 *iface,
-                                                                      FunctionID function)
-{
-    (void)iface;
-    (void)function;
-    unhandled_catcher_found();
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionEnter(ICorProfilerCallback11 *iface,
-                                                                       FunctionID function)
-{
-    (void)iface;
-    (void)function;
-    unhandled_unwinding();
-    return S_OK;
-}
-
-static HRESULT STDMETHODCALLTYPE profiler_ExceptionUnwindFunctionLeave(ICorProfilerCallback11 *iface)
-{
-    (void)iface;
-    unhandled_unwinding();
-    return S_OK;
-}
+/* Every exception callback, to the sources that follow throws (they run on
+ * the throwing thread, several in cooperative mode: nothing here waits). */
+#define EXCEPTION_CALLBACK(name, step, params, function, object)                      \
+    static HRESULT STDMETHODCALLTYPE profiler_##name params                           \
+    {                                                                                 \
+        struct profiler *p_ = impl_from_ICorProfilerCallback11(iface);                \
+        unhandled_step(p_->agent.info, step, object); /* the core's (unhandled.h) */ \
+        DISPATCH(p_, exception, step, function, object);                              \
+        return S_OK;                                                                  \
+    }
+EXCEPTION_CALLBACK(ExceptionThrown, SOURCE_EX_THROWN,
+                   (ICorProfilerCallback11 *iface, ObjectID object), 0, object)
+EXCEPTION_CALLBACK(ExceptionSearchFunctionEnter, SOURCE_EX_SEARCH_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchCatcherFound, SOURCE_EX_SEARCH_CATCHER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterEnter, SOURCE_EX_FILTER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionSearchFilterLeave, SOURCE_EX_FILTER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionEnter, SOURCE_EX_UNWIND_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFunctionLeave, SOURCE_EX_UNWIND_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+EXCEPTION_CALLBACK(ExceptionUnwindFinallyEnter, SOURCE_EX_FINALLY_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function), function, 0)
+EXCEPTION_CALLBACK(ExceptionCatcherEnter, SOURCE_EX_CATCHER_ENTER,
+                   (ICorProfilerCallback11 *iface, FunctionID function, ObjectID object),
+                   function, object)
+EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
+                   (ICorProfilerCallback11 *iface), 0, 0)
+#undef EXCEPTION_CALLBACK
 
 /* ---- collections and runtime events ------------------------------------------ */
 
@@ -768,6 +967,14 @@ static HRESULT STDMETHODCALLTYPE profiler_EventPipeEventDelivered(
     return S_OK;
 }
 
+static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11 *iface,
+                                                          ObjectID object, ClassID klass)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, object_allocated, object, klass);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -778,6 +985,10 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     /* ICorProfilerCallback */
     .Initialize = profiler_Initialize,
     .Shutdown = profiler_Shutdown,
+    /* ICorProfilerCallback3 */
+    .InitializeForAttach = profiler_InitializeForAttach,
+    .ProfilerAttachComplete = profiler_ProfilerAttachComplete,
+    .ProfilerDetachSucceeded = profiler_ProfilerDetachSucceeded,
     .AssemblyLoadStarted = profiler_AssemblyLoadStarted,
     .AssemblyLoadFinished = profiler_AssemblyLoadFinished,
     .ModuleLoadStarted = profiler_ModuleLoadStarted,
@@ -789,13 +1000,10 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .JITCompilationFinished = profiler_JITCompilationFinished,
     .JITCachedFunctionSearchStarted = profiler_JITCachedFunctionSearchStarted,
     .JITCachedFunctionSearchFinished = profiler_JITCachedFunctionSearchFinished,
-    .ExceptionThrown = profiler_ExceptionThrown,
-    .ExceptionSearchCatcherFound = profiler_ExceptionSearchCatcherFound,
-    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
-    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
     .ThreadCreated = profiler_ThreadCreated,
     .ThreadDestroyed = profiler_ThreadDestroyed,
     .ThreadAssignedToOSThread = profiler_ThreadAssignedToOSThread,
+    .ObjectAllocated = profiler_ObjectAllocated,
     /* ICorProfilerCallback2 */
     .ThreadNameChanged = profiler_ThreadNameChanged,
     .GarbageCollectionStarted = profiler_GarbageCollectionStarted,
@@ -807,6 +1015,17 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,
     .DynamicMethodUnloaded = profiler_DynamicMethodUnloaded,
+    /* exceptions (ICorProfilerCallback) */
+    .ExceptionThrown = profiler_ExceptionThrown,
+    .ExceptionSearchFunctionEnter = profiler_ExceptionSearchFunctionEnter,
+    .ExceptionSearchCatcherFound = profiler_ExceptionSearchCatcherFound,
+    .ExceptionSearchFilterEnter = profiler_ExceptionSearchFilterEnter,
+    .ExceptionSearchFilterLeave = profiler_ExceptionSearchFilterLeave,
+    .ExceptionUnwindFunctionEnter = profiler_ExceptionUnwindFunctionEnter,
+    .ExceptionUnwindFunctionLeave = profiler_ExceptionUnwindFunctionLeave,
+    .ExceptionUnwindFinallyEnter = profiler_ExceptionUnwindFinallyEnter,
+    .ExceptionCatcherEnter = profiler_ExceptionCatcherEnter,
+    .ExceptionCatcherLeave = profiler_ExceptionCatcherLeave,
     /* ICorProfilerCallback10 */
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
 };

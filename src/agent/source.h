@@ -44,6 +44,24 @@ struct agent;
 struct source;
 struct evq_entry;
 
+/* The exception callbacks, in the order the runtime makes them on the
+ * throwing thread (pass 1 searches for a catcher, pass 2 unwinds to it). */
+enum source_exception_step {
+    SOURCE_EX_THROWN,          /* ExceptionThrown(object): cooperative mode */
+    SOURCE_EX_SEARCH_CATCHER,  /* ExceptionSearchCatcherFound(function) */
+    SOURCE_EX_FILTER_ENTER,    /* ExceptionSearchFilterEnter(function): preemptive */
+    SOURCE_EX_FILTER_LEAVE,
+    SOURCE_EX_UNWIND_ENTER,    /* ExceptionUnwindFunctionEnter(function): cooperative */
+    SOURCE_EX_UNWIND_LEAVE,
+    SOURCE_EX_FINALLY_ENTER,   /* ExceptionUnwindFinallyEnter(function) */
+    SOURCE_EX_CATCHER_ENTER,   /* ExceptionCatcherEnter(function, object) */
+    SOURCE_EX_CATCHER_LEAVE,
+    SOURCE_EX_SEARCH_ENTER,    /* ExceptionSearchFunctionEnter(function): preemptive */
+};
+
+/* What is being loaded (ClassLoad*, ModuleLoad*, AssemblyLoad*). */
+enum source_load_kind { SOURCE_LOAD_ASSEMBLY = 1, SOURCE_LOAD_MODULE = 2, SOURCE_LOAD_CLASS = 3 };
+
 /* The runtime's callbacks a source may take (any thread; see above). */
 struct source_hooks {
     void (*thread_created)(struct source *s, ThreadID thread);
@@ -57,6 +75,23 @@ struct source_hooks {
     void (*eventpipe_event)(struct source *s, EVENTPIPE_PROVIDER provider, DWORD event_id,
                             DWORD version, const BYTE *payload, ULONG payload_size,
                             ThreadID thread);
+    /* on the throwing thread; function and object 0 where the callback has none */
+    void (*exception)(struct source *s, enum source_exception_step step, FunctionID function,
+                      ObjectID object);
+    /* JITCachedFunctionSearchStarted/Finished: ReadyToRun code looked up
+     * (finished: result is the runtime's answer) */
+    void (*jit_cache_search)(struct source *s, FunctionID f, int finished,
+                             COR_PRF_JIT_CACHE result);
+    /* *LoadStarted / *LoadFinished, on the loading thread */
+    void (*load)(struct source *s, enum source_load_kind kind, int finished, uintptr_t id,
+                 HRESULT status);
+    /* ThreadNameChanged, on the thread that set the name */
+    void (*thread_renamed)(struct source *s, ThreadID thread, const char *utf8_name);
+    /* ModuleUnloadStarted: its ids (and its types' ClassIDs) will be reused */
+    void (*module_unloading)(struct source *s, ModuleID module);
+    /* every allocation (COR_PRF_MONITOR_OBJECT_ALLOCATED, claimed in init),
+     * on the allocating thread, the object built and protected */
+    void (*object_allocated)(struct source *s, ObjectID object, ClassID klass);
 };
 
 struct source_ops {
@@ -82,5 +117,11 @@ struct source {
 /* The sources, one table each (in src/agent/sources). */
 HIDDEN extern const struct source_ops source_cpu_signal;  /* cpu or wall, signal sampler */
 HIDDEN extern const struct source_ops source_cpu_suspend; /* cpu or wall, stop-the-world sampler */
+HIDDEN extern const struct source_ops source_exceptions;  /* -e exceptions */
+HIDDEN extern const struct source_ops source_lock;        /* -e lock */
+HIDDEN extern const struct source_ops source_jit;         /* -e jit */
+HIDDEN extern const struct source_ops source_threads;     /* always: threads' lives */
+HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
+HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 
 #endif

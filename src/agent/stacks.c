@@ -8,6 +8,7 @@
 
 #include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/evq.h"
 #include "agent/names.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/walk.h"
@@ -166,6 +167,29 @@ static uint32_t gc_label(struct agent *a, uint64_t gc)
     return frame;
 }
 
+/* The agent's own frames, then (if asked) the runtime's, at the leaf. */
+static void trim_leaf(struct agent *a, struct stackb *b, const struct stack_meta *m)
+{
+    const struct resolver *res = &a->resolver;
+    uint32_t skip = 0;
+    while (skip < b->n && resolve_frame_class(res, b->frames[skip]) == FRAME_AGENT)
+        skip++;
+    if (m->trim_runtime) {
+        uint32_t k = skip;
+        while (k < b->n && resolve_frame_class(res, b->frames[k]) != FRAME_MANAGED)
+            k++;
+        if (k < b->n)
+            skip = k;
+        else if (m->trim_runtime == 2)
+            skip = b->n; /* no managed frame at all: nothing (the event's label) */
+        /* else no managed frame at all: keep the native stack */
+    }
+    if (skip) {
+        memmove(b->frames, b->frames + skip, (b->n - skip) * sizeof *b->frames);
+        b->n -= skip;
+    }
+}
+
 uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct stack_meta *m)
 {
     return stacks_finish_sample(a, b, m, NULL);
@@ -176,21 +200,7 @@ uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct st
 {
     struct recorder *out = &a->out;
     const struct resolver *res = &a->resolver;
-    /* the agent's own frames, then (if asked) the runtime's, at the leaf */
-    uint32_t skip = 0;
-    while (skip < b->n && resolve_frame_class(res, b->frames[skip]) == FRAME_AGENT)
-        skip++;
-    if (m->trim_runtime) {
-        uint32_t k = skip;
-        while (k < b->n && resolve_frame_class(res, b->frames[k]) != FRAME_MANAGED)
-            k++;
-        if (k < b->n)
-            skip = k; /* no managed frame at all: keep the native stack */
-    }
-    if (skip) {
-        memmove(b->frames, b->frames + skip, (b->n - skip) * sizeof *b->frames);
-        b->n -= skip;
-    }
+    trim_leaf(a, b, m);
     /* where the program handed over to the runtime: leafward of the
      * innermost managed frame, or at the root when there is none */
     uint32_t at = 0;
@@ -246,6 +256,8 @@ uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct st
             insert_at(b, at, f);
     }
 labelled:
+    if (m->leaf)
+        insert_at(b, 0, m->leaf);
     if (m->walk_flags & WALK_TRUNCATED) {
         stackb_put(b, recorder_synthetic(out, "[truncated]"));
         recorder_count(out, FMT_COUNTER_TRUNCATED, 1);
@@ -277,6 +289,71 @@ labelled:
     return stack;
 }
 
+/* The runtime's managed code that raises events: the exception dispatch
+ * of .NET 9 and later, the event source that raises Lock's contention. */
+static const char *const machinery_types[] = {
+    "System.Runtime.EH",
+    "System.Diagnostics.Tracing.NativeRuntimeEventSource",
+};
+
+/* FunctionID -> 2 machinery, 1 not (only methods never unloaded) */
+static struct map64 machinery_of;
+
+static int is_machinery(struct agent *a, FunctionID f)
+{
+    uint32_t known;
+    if (map64_get(&machinery_of, f, &known))
+        return known == 2;
+    if (!codemap_permanent(f))
+        return 0;
+    struct method_desc d;
+    int yes = 0;
+    if (names_describe(a->info, a->info_version, f, &d) == 0) {
+        for (size_t i = 0; i < sizeof machinery_types / sizeof machinery_types[0] && !yes; i++) {
+            size_t n = strlen(machinery_types[i]);
+            yes = !strncmp(d.type, machinery_types[i], n) && (!d.type[n] || d.type[n] == '+');
+        }
+    }
+    map64_put(&machinery_of, f, yes ? 2 : 1);
+    return yes;
+}
+
+/* Addresses at the leaf of an event's stack up to the last managed frame
+ * of the machinery before the first managed frame of anything else. */
+static uint32_t machinery_frames(struct agent *a, const struct evq_entry *e)
+{
+    uint32_t skip = 0;
+    for (uint32_t k = 0; k < e->depth; k++) {
+        uintptr_t ip = (uintptr_t)e->ips[k];
+        resolve_ip(&a->resolver, ip, 1, e->time); /* learns ReadyToRun code's ranges */
+        const struct code_range *range = codemap_find(ip - 1);
+        if (!range)
+            continue;
+        if (!is_machinery(a, range->function))
+            break;
+        skip = k + 1;
+    }
+    return skip;
+}
+
+uint32_t stacks_of_event(struct agent *a, struct stackb *b, const struct evq_entry *e,
+                         unsigned trim, uint32_t leaf)
+{
+    stackb_reset(b);
+    uint32_t from = trim & STACKS_TRIM_MACHINERY ? machinery_frames(a, e) : 0;
+    for (uint32_t k = from; k < e->depth; k++)
+        stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], 1, e->time));
+    int runtime = trim & STACKS_TRIM_NO_MANAGED ? 2 : trim & STACKS_TRIM_RUNTIME ? 1 : 0;
+    struct stack_meta m = {e->time, e->tid, 0, 0, 0, e->walk_flags & 0xffff, runtime, 0};
+    if (leaf) {
+        /* the label goes below the trimmed leaf: trim first, then put it */
+        trim_leaf(a, b, &m);
+        insert_at(b, 0, leaf);
+        m.trim_runtime = 0;
+    }
+    return stacks_finish(a, b, &m);
+}
+
 void stacks_forget(void)
 {
     map64_clear(&label_of);
@@ -284,5 +361,6 @@ void stacks_forget(void)
 
 void stacks_shutdown(void)
 {
+    map64_free(&machinery_of);
     map64_free(&label_of);
 }

@@ -14,6 +14,8 @@
  *     collection it runs ("[GC gen0]"), placed just leafward of the
  *     innermost managed frame, where the program handed control to the
  *     runtime.  A sample in managed code gets none: it is the program's;
+ *   - puts the event's own label at the leaf, when it has one ("[alloc]
+ *     System.Byte[]": what an allocation made is the leaf of its stack);
  *   - ends a walk that stopped early in [unknown] and one cut at the depth
  *     limit in [truncated], counting both;
  *   - deduplicates the stack in the recording.
@@ -44,7 +46,10 @@ struct stack_meta {
     uint64_t activity_outer; /* its outermost one */
     uint64_t gc;             /* the process's GC word */
     uint32_t walk_flags;     /* enum walk_flags */
-    int trim_runtime;        /* drop runtime frames above the first managed one */
+    int trim_runtime;        /* drop runtime frames above the first managed one (2: and
+                              * every frame when there is none) */
+    uint32_t leaf;           /* a label frame put at the leaf once the agent's and
+                              * the runtime's frames are gone ("[alloc] System.Byte[]"), 0 = none */
 };
 
 HIDDEN void stackb_reset(struct stackb *b);
@@ -58,6 +63,23 @@ HIDDEN uint32_t stacks_finish(struct agent *a, struct stackb *b, const struct st
  * (activity.h; NULL as none). */
 HIDDEN uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct stack_meta *m,
                                      const struct activity_frame *frame);
+struct evq_entry;
+/* What stacks_of_event drops at the leaf of an event's stack, besides the
+ * agent's own frames: the machinery that raised the event, not the code
+ * the event is about. */
+enum stacks_trim {
+    STACKS_TRIM_RUNTIME = 1,   /* the runtime's native frames above the first managed one */
+    STACKS_TRIM_NO_MANAGED = 2, /* every frame, when none is managed (a runtime thread) */
+    STACKS_TRIM_MACHINERY = 4, /* and its managed machinery at the leaf: the exception
+                                * dispatch (System.Runtime.EH), the runtime's event source */
+};
+/* Loop: the recording's stack of an event a callback queued with its
+ * thread's stack (evq.h): its addresses resolved, trimmed (a set of enum
+ * stacks_trim), then, when not 0, `leaf` (a label frame: "[throw]
+ * System.IO.IOException") as the leaf.  0 when the stack was dropped
+ * (counted). */
+HIDDEN uint32_t stacks_of_event(struct agent *a, struct stackb *b, const struct evq_entry *e,
+                                unsigned trim, uint32_t leaf);
 /* Loop: runtime ids named in labels may be reused (code was unloaded). */
 HIDDEN void stacks_forget(void);
 HIDDEN void stacks_shutdown(void);

@@ -27,6 +27,10 @@ static struct map64 by_managed; /* ThreadID -> slot index */
 static _Atomic(struct thread_slot *) walking;
 static _Atomic uint64_t destroy_waits;
 static _Atomic uint64_t changes; /* bumped when a thread gets a tid, a name or dies */
+/* catch-up after an attach: ids that died while the runtime's list of
+ * threads was being taken in (under the lock) */
+static int adopting;
+static struct map64 died_while_adopting;
 
 static struct thread_slot *slot_at(uint32_t index)
 {
@@ -48,6 +52,9 @@ void threads_shutdown(void)
     slots_made = 0;
     free_head = NO_SLOT;
     map64_free(&by_managed);
+    map64_free(&died_while_adopting);
+    adopting = 0;
+    atomic_store(&walking, NULL);
     pthread_mutex_unlock(&lock);
 }
 
@@ -158,6 +165,8 @@ void threads_destroyed(uintptr_t managed)
         if (tid > 0 && ended_count < ENDED_MAX)
             ended[ended_count++] = tid;
     }
+    else if (adopting)
+        map64_put(&died_while_adopting, managed, 1);
     pthread_mutex_unlock(&lock);
     if (!s)
         return;
@@ -181,6 +190,51 @@ void threads_destroyed(uintptr_t managed)
         free_head = index;
     }
     pthread_mutex_unlock(&lock);
+}
+
+void threads_adopt_begin(void)
+{
+    pthread_mutex_lock(&lock);
+    adopting = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+int threads_adopt(uintptr_t managed, pid_t os_tid)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t dead;
+    struct thread_slot *s = NULL;
+    if (!map64_get(&died_while_adopting, managed, &dead)) {
+        s = find_locked(managed, 1);
+        if (s && os_tid && !atomic_load(&s->os_tid))
+            atomic_store(&s->os_tid, os_tid);
+    }
+    pthread_mutex_unlock(&lock);
+    if (s)
+        atomic_fetch_add(&changes, 1);
+    return s != NULL;
+}
+
+void threads_adopt_end(void)
+{
+    pthread_mutex_lock(&lock);
+    adopting = 0;
+    map64_free(&died_while_adopting);
+    pthread_mutex_unlock(&lock);
+}
+
+int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    struct thread_slot *s = find_locked(managed, 0);
+    if (s) {
+        *os_tid = atomic_load(&s->os_tid);
+        snprintf(name, size, "%s", s->name);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 
 long threads_snapshot(struct thread_view **out, size_t *cap)

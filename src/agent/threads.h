@@ -67,6 +67,20 @@ HIDDEN void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi);
 HIDDEN void threads_renamed(uintptr_t managed, const char *utf8_name);
 HIDDEN void threads_destroyed(uintptr_t managed);
 
+/* Catch-up after an attach (no ThreadCreated came for threads that were
+ * already there): between begin and end, threads_adopt registers a thread
+ * the runtime listed (EnumThreads, GetThreadInfo), unless its
+ * ThreadDestroyed came meanwhile: the runtime takes a dying thread off its
+ * list before it reports it, and reports it after the callbacks are on, so
+ * an id listed and then reported dead is never registered.  Returns 1 when
+ * registered (or known already), 0 when it died. */
+HIDDEN void threads_adopt_begin(void);
+HIDDEN int threads_adopt(uintptr_t managed, pid_t os_tid);
+HIDDEN void threads_adopt_end(void);
+/* Any thread: the OS tid (0 before it started) and the name (may be "")
+ * of a managed thread the registry knows.  Returns 0, or -1 when unknown. */
+HIDDEN int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size);
+
 /* Copies the live threads into *out (grown as needed; caller frees with
  * mem_free).  Returns the count, or -1 when out of memory. */
 HIDDEN long threads_snapshot(struct thread_view **out, size_t *cap);

@@ -12,12 +12,16 @@ void tids_init(struct tids *t)
 {
     memset(t, 0, sizeof *t);
     map64_init(&t->of_tid);
+    map64_init(&t->ended_id);
+    map64_init(&t->ended_at);
     t->next_id = 1;
 }
 
 void tids_free(struct tids *t)
 {
     map64_free(&t->of_tid);
+    map64_free(&t->ended_id);
+    map64_free(&t->ended_at);
     mem_free(t->v);
     mem_free(t->views);
     memset(t, 0, sizeof *t);
@@ -56,11 +60,37 @@ uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid)
     return e->id;
 }
 
+uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t time)
+{
+    uint32_t id, at_ms;
+    if (!map64_get(&t->of_tid, (uint64_t)tid, &id) &&
+        map64_get(&t->ended_id, (uint64_t)tid, &id) &&
+        map64_get(&t->ended_at, (uint64_t)tid, &at_ms) &&
+        time < (uint64_t)at_ms << 24)
+        return id;
+    return tids_get(t, out, tid);
+}
+
+uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t time,
+                    const char *name)
+{
+    uint32_t id = tids_get_at(t, out, tid, time);
+    uint32_t at;
+    if (id && map64_get(&t->of_tid, (uint64_t)tid, &at) && t->v[at].id == id)
+        t->v[at].name_checks = 2;
+    if (id)
+        recorder_thread(out, id, (uint64_t)tid, name && name[0] ? name : NULL);
+    return id;
+}
+
 void tids_ended(struct tids *t, pid_t tid)
 {
     uint32_t at;
     if (!map64_get(&t->of_tid, (uint64_t)tid, &at))
         return;
+    /* remembered, for the events it queued before its end was noticed */
+    map64_put(&t->ended_id, (uint64_t)tid, t->v[at].id);
+    map64_put(&t->ended_at, (uint64_t)tid, (uint32_t)((recorder_now_ns() >> 24) + 1));
     map64_remove(&t->of_tid, (uint64_t)tid);
     /* the last entry takes the ended one's place */
     size_t last = t->count - 1;

@@ -33,6 +33,8 @@ struct tid_entry {
 
 struct tids {
     struct map64 of_tid; /* tid -> index into v */
+    struct map64 ended_id; /* tid -> id of the last thread with it that ended */
+    struct map64 ended_at; /* tid -> when that was noticed, in 2^24 ns (17 ms) units */
     struct tid_entry *v;
     size_t count, cap;
     uint32_t next_id;
@@ -45,9 +47,18 @@ HIDDEN void tids_free(struct tids *t);
 /* The recording id of OS thread tid; a new one is written to the recording
  * with its OS name.  0 only when out of memory. */
 HIDDEN uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid);
+/* The same for an event that happened at `time` (CLOCK_MONOTONIC ns): an
+ * event of a thread queued before its end was noticed (tids_ended) but
+ * handled after keeps the id the thread had. */
+HIDDEN uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t time);
+/* A thread's name learnt another way (the runtime's thread events): written
+ * now, and not read again from the OS (a thread that ended has no name
+ * there).  Returns its id (as tids_get_at). */
+HIDDEN uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t time,
+                           const char *name);
 /* The id of tid if it has one, else 0. */
 HIDDEN uint32_t tids_find(const struct tids *t, pid_t tid);
-/* The thread with this tid ended. */
+/* The thread with this tid ended (noticed now). */
 HIDDEN void tids_ended(struct tids *t, pid_t tid);
 /* Renames threads whose names changed (call when threads_changes() moved,
  * and now and then for native threads named late). */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "agent/signal/ending.h"
+#include "agent/source.h"
 
 enum { NONE, SEARCHING, CAUGHT };
 
@@ -17,6 +18,7 @@ struct thread_exception {
     int state;
     ObjectID object;
     ICorProfilerInfo15 *info;
+    uint64_t pass1_ns; /* the last step of pass 1 */
 };
 
 static __thread struct thread_exception current;
@@ -26,25 +28,51 @@ static uint64_t taken;                        /* the loop's: the request it answ
 static _Atomic uintptr_t request_class;
 static _Atomic int seen;
 
-void unhandled_thrown(ICorProfilerInfo15 *info, ObjectID object)
+/* Between the passes the runtime printed the exception: longer than this. */
+#define UNHANDLED_GAP_NS 1000000ull
+
+static uint64_t now_ns(void)
 {
-    current.state = SEARCHING;
-    current.object = object;
-    current.info = info;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void unhandled_catcher_found(void)
+static void unwinding(void);
+
+void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
-    current.state = CAUGHT;
+    switch (step) {
+    case SOURCE_EX_THROWN:
+        current.state = SEARCHING;
+        current.object = object;
+        current.info = info;
+        current.pass1_ns = now_ns();
+        break;
+    case SOURCE_EX_SEARCH_ENTER:
+        if (current.state == SEARCHING)
+            current.pass1_ns = now_ns(); /* the search goes on: the gap counts from its last step */
+        break;
+    case SOURCE_EX_SEARCH_CATCHER:
+        current.state = CAUGHT;
+        break;
+    case SOURCE_EX_UNWIND_ENTER:
+    case SOURCE_EX_UNWIND_LEAVE:
+        unwinding();
+        break;
+    default:
+        break;
+    }
 }
 
-void unhandled_unwinding(void)
+static void unwinding(void)
 {
     if (current.state != SEARCHING)
         return;
-    /* pass 2 with no catch clause found in pass 1: unhandled */
+    /* pass 2 with no catch clause found in pass 1: unhandled, unless the
+     * runtime went straight on (it catches it itself) */
     current.state = NONE;
-    if (!atomic_load(&armed))
+    if (!atomic_load(&armed) || !current.info || now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
     if (current.info->lpVtbl->GetClassFromObject(current.info, current.object, &klass) < 0)

@@ -10,7 +10,12 @@
  * pass 1 searches for a catch clause (ExceptionSearchCatcherFound when it
  * finds one), pass 2 unwinds.  Pass 2 starting with no catcher found means
  * no managed code catches it; the runtime then prints "Unhandled
- * exception" and aborts.  On that thread, in that callback, the agent asks
+ * exception" and aborts; it takes that path too when it catches an
+ * exception itself where it called managed code (a static constructor's
+ * becomes a TypeInitializationException), but then goes straight to pass 2,
+ * while it spends long between the passes printing an unhandled one: a gap
+ * of more than 1 ms tells them apart (as the exceptions source does).  On
+ * that thread, in that callback, the agent asks
  * the loop to record everything taken so far, write ended_by ("an
  * unhandled System.InvalidOperationException") and flush, and waits for it
  * (at most ENDING_WAIT_NS).  The recording stays open: where the runtime
@@ -28,10 +33,10 @@
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
 
-/* Callbacks (the throwing thread). */
-HIDDEN void unhandled_thrown(ICorProfilerInfo15 *info, ObjectID object);
-HIDDEN void unhandled_catcher_found(void);
-HIDDEN void unhandled_unwinding(void);
+/* Every exception callback (the throwing thread): step is enum
+ * source_exception_step (source.h), object the thrown one for
+ * SOURCE_EX_THROWN. */
+HIDDEN void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object);
 
 /* The loop: arms the wait (a callback waits only while the loop runs). */
 HIDDEN void unhandled_arm(void);

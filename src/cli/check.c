@@ -41,10 +41,15 @@ static int check_one(const char *path)
            r.version_minor, r.size);
     print_info(&r, FMT_INFO_COMMAND, "command");
     print_info(&r, FMT_INFO_PID, "pid");
+    print_info(&r, FMT_INFO_MODE, "mode");
+    print_info(&r, FMT_INFO_START_REALTIME_NS, "started");
     print_info(&r, FMT_INFO_RUNTIME, "runtime");
     print_info(&r, FMT_INFO_EVENTS, "recorded");
     print_info(&r, FMT_INFO_SAMPLER, "sampler");
     print_info(&r, FMT_INFO_CPU_CLOCK, "clock");
+    print_info(&r, FMT_INFO_ALLOC, "alloc");
+    print_info(&r, FMT_INFO_LIVE, "live");
+    print_info(&r, FMT_INFO_GC, "gc");
     print_info(&r, FMT_INFO_ENDED_BY, "ended by");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];

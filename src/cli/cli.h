@@ -19,6 +19,7 @@ enum { EXIT_WORK_FAILED = 1, EXIT_USAGE = 2, EXIT_TRUNCATED = 3 };
 HIDDEN int cmd_record(int argc, char **argv);
 HIDDEN int cmd_report(int argc, char **argv);
 HIDDEN int cmd_check(int argc, char **argv);
+HIDDEN int cmd_ps(int argc, char **argv);
 
 /* Prints "corscope: <message>\n" on stderr. */
 HIDDEN void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

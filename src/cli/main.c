@@ -1,6 +1,6 @@
 /*
  * main: the corscope command.  Dispatches to a subcommand (record, report,
- * check) and answers --help and --version.  Each subcommand parses its own
+ * check, ps) and answers --help and --version.  Each subcommand parses its own
  * options; see cli.h for the exit status convention.
  */
 #include <stdio.h>
@@ -15,12 +15,14 @@ static const char usage[] =
     "  record   run a .NET program under the profiler and write a recording\n"
     "  report   turn a recording into a report (collapsed stacks, top methods)\n"
     "  check    validate a recording and say what is wrong with it\n"
+    "  ps       list the running .NET processes you can attach to (record -p)\n"
     "\n"
     "  corscope <command> --help    options of one command\n"
     "  corscope --version           version of corscope and its file format\n"
     "\n"
     "example:\n"
     "  corscope record -o app.corscope -- dotnet App.dll\n"
+    "  corscope record -p 4242 -d 30s -o svc.html\n"
     "  corscope report -f top app.corscope\n";
 
 int main(int argc, char **argv)
@@ -44,7 +46,9 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmd_check(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check; see 'corscope --help')",
+    if (!strcmp(cmd, "ps"))
+        return cmd_ps(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: record, report, check, ps; see 'corscope --help')",
               cmd);
     return EXIT_USAGE;
 }

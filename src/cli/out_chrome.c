@@ -7,11 +7,16 @@
  * under it.  A sample stands for the interval before its timestamp (its
  * weight times the event's period); a gap of more than two intervals
  * between samples closes every slice.  Times are microseconds from the
- * start of the recording.
+ * start of the recording.  An event that is not time (alloc, live: bytes)
+ * is drawn as instants on its threads' tracks, each named by its leaf frame
+ * ("[alloc] System.Byte[]") with its value.  A recording of -e gc adds two
+ * tracks: the pauses (each suspension of the program for a collection) and
+ * the collections themselves (a background one runs beside the program).
  */
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/gc_table.h"
 #include "cli/json.h"
 #include "cli/report.h"
 #include "cli/timeline.h"
@@ -31,6 +36,71 @@ static void slice(FILE *out, const struct profile *p, uint32_t tid, const struct
     fprintf(out, ",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"%s\"}", tid, f->start,
             end - f->start > 0 ? end - f->start : 0.001,
             p->name_kind[f->name] == FMT_FRAME_MANAGED ? "managed" : p->name_kind[f->name] == FMT_FRAME_RUNTIME ? "runtime" : "native");
+}
+
+/* Track ids of the GC tracks: above any thread id. */
+#define GC_PAUSE_TID 4000000001u
+#define GC_COLLECTION_TID 4000000002u
+
+static void gc_tracks(FILE *out, const struct recording *r)
+{
+    struct gc_table t;
+    if (gc_table_load(r, 0, 0, &t) <= 0)
+        return;
+    fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":"
+                 "{\"name\":\"GC pauses\"}}",
+            GC_PAUSE_TID);
+    fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":"
+                 "{\"name\":\"GC collections\"}}",
+            GC_COLLECTION_TID);
+    for (size_t i = 0; i < t.pause_count; i++) {
+        const struct gc_pause *pa = &t.pauses[i];
+        char name[96];
+        const struct gc_row *row = NULL;
+        for (size_t k = 0; k < t.count && !row; k++)
+            if (t.rows[k].number == pa->gc)
+                row = &t.rows[k];
+        if (row)
+            snprintf(name, sizeof name, "pause: GC %llu gen%llu %s", (unsigned long long)row->number,
+                     (unsigned long long)row->generation, gc_reason_name(row->reason));
+        else
+            snprintf(name, sizeof name, "pause (%s)", gc_suspend_reason_name(pa->reason));
+        fprintf(out, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+                     "\"dur\":%.3f,\"cat\":\"gc\"}",
+                name, GC_PAUSE_TID, (double)pa->start / 1e3, (double)pa->duration / 1e3);
+    }
+    for (size_t i = 0; i < t.count; i++) {
+        const struct gc_row *g = &t.rows[i];
+        fprintf(out, ",\n{\"ph\":\"X\",\"name\":\"GC %llu gen%llu %s %s\",\"pid\":1,\"tid\":%u,"
+                     "\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"gc\",\"args\":{\"pause_ms\":%.3f,"
+                     "\"gen0\":%llu,\"gen1\":%llu,\"gen2\":%llu,\"loh\":%llu,\"poh\":%llu}}",
+                (unsigned long long)g->number, (unsigned long long)g->generation,
+                gc_kind_name(g->kind), gc_reason_name(g->reason), GC_COLLECTION_TID,
+                (double)g->start / 1e3, (double)g->duration / 1e3, (double)g->pause / 1e6,
+                (unsigned long long)g->size[GC_GEN0], (unsigned long long)g->size[GC_GEN1],
+                (unsigned long long)g->size[GC_GEN2], (unsigned long long)g->size[GC_LOH],
+                (unsigned long long)g->size[GC_POH]);
+    }
+    gc_table_free(&t);
+}
+
+/* An event that is not time: one instant per sample, named by its leaf. */
+static int instants(FILE *out, const struct profile *p, const struct timeline *t)
+{
+    for (size_t k = 0; k < t->thread_count; k++) {
+        const struct timeline_thread *th = &t->threads[k];
+        uint32_t tid = (uint32_t)p->rec->threads[th->thread].os_tid;
+        for (size_t i = 0; i < th->count; i++) {
+            const struct prof_sample *ps = &t->order[th->first + i];
+            const struct rec_sample *s = &p->rec->samples[ps->sample];
+            fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":", out);
+            json_string(out, prof_name(p, p->nodes[p->path_leaf[ps->path]].name));
+            fprintf(out, ",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"cat\":", tid, (double)s->time / 1e3);
+            json_string(out, prof_event_name(p));
+            fprintf(out, ",\"args\":{\"%s\":%.0f}}", prof_unit(p), prof_value(p, s->weight));
+        }
+    }
+    return 0;
 }
 
 int report_chrome(const struct profile *p, const struct report_options *o, FILE *out)
@@ -56,6 +126,7 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
     json_string(out, title);
     fputs("}}", out);
     first = 0;
+    int timed = strcmp(prof_unit(p), "ns") == 0;
     for (size_t k = 0; k < t.thread_count && rc == 0; k++) {
         const struct timeline_thread *th = &t.threads[k];
         uint32_t tid = (uint32_t)p->rec->threads[th->thread].os_tid;
@@ -64,6 +135,8 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
         fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":", tid);
         json_string(out, name);
         fputs("}}", out);
+        if (!timed)
+            continue;
         open_count = 0;
         double last_end = 0;
         for (size_t i = 0; i < th->count; i++) {
@@ -99,6 +172,12 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
         while (open_count > 0)
             slice(out, p, tid, &stack[--open_count], last_end, &first);
     }
+    if (!timed)
+        instants(out, p, &t);
+    gc_tracks(out, p->rec);
+    /* the runtime's events, on tracks of their own */
+    if (rc == 0 && chrome_runtime_events(p, out, &first) < 0)
+        rc = -1;
     fputs("\n]}\n", out);
     mem_free(names);
     mem_free(stack);

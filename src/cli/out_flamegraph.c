@@ -7,7 +7,9 @@
  * template's placeholder: the display names and their kinds (managed,
  * native, runtime ...), a call tree (each node's parent and name), the
  * thread names, and per (leaf node, thread) the value of the samples that
- * end there.  That is compact enough for 100,000 distinct stacks: a path is
+ * end there; the same tree and values for every other event of the
+ * recording ("views": the page's event selector switches between cpu,
+ * alloc, live ...).  That is compact enough for 100,000 distinct stacks: a path is
  * stored once as a chain of nodes, not once per sample.
  *
  * With --diff BASE, the tree holds the paths of both profiles, matched by
@@ -274,17 +276,10 @@ static void samples_json(FILE *out, const struct fg *g, uint8_t set)
  * and the name table with each name's kind.  Leaves the object open. */
 static void header_json(FILE *out, const struct fg *g, const struct profile *p)
 {
-    char title[512], losses[512];
+    char title[512];
     report_title(p, title, sizeof title);
-    report_losses(p, losses, sizeof losses);
     fputs("{\"title\":", out);
     json_string(out, title);
-    fputs(",\"event\":", out);
-    json_string(out, prof_event_name(p));
-    fputs(",\"unit\":", out);
-    json_string(out, prof_unit(p));
-    fputs(",\"lost\":", out);
-    json_string(out, losses);
     fputs(",\"names\":[", out);
     for (size_t i = 0; i < g->names.count; i++) {
         if (i)
@@ -297,9 +292,13 @@ static void header_json(FILE *out, const struct fg *g, const struct profile *p)
     fputc(']', out);
 }
 
+static void view_header(FILE *out, const struct profile *p);
+
 static void data_json(FILE *out, const struct fg *g, const struct profile *p)
 {
     header_json(out, g, p);
+    fputc(',', out);
+    view_header(out, p);
     fputs(",\"parent\":[", out);
     for (size_t i = 0; i < g->nodes; i++)
         fprintf(out, i ? ",%u" : "%u", g->parent[i]);
@@ -325,41 +324,25 @@ static void data_json(FILE *out, const struct fg *g, const struct profile *p)
     fputc('}', out);
 }
 
-/* Without a baseline, the JSON is written straight from the profile's own
- * tree and a sorted index of its samples: nothing the size of the tree is
- * copied, which keeps a report of a million samples within ten times the
- * recording's size in memory. */
-static int write_single(FILE *out, const struct profile *p, struct fg *g)
+/* A view's tree and its samples summed per (leaf, thread), straight from
+ * the profile's own tree and a sorted index of its samples: nothing the
+ * size of the tree is copied, which keeps a report of a million samples
+ * within ten times the recording's size in memory.  Names are the shared
+ * table's, mapped by name_map. */
+static int view_json(FILE *out, const struct profile *p, const uint32_t *name_map)
 {
-    int rc = -1;
-    uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
     uint32_t *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
-    if (!name_map || !order)
-        goto out;
-    for (size_t n = 1; n < p->names->count; n++) {
-        name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
-        if (name_map[n] == UINT32_MAX)
-            goto out;
-    }
+    if (!order)
+        return -1;
     for (size_t i = 0; i < p->selected_samples; i++)
         order[i] = (uint32_t)i;
     qsort_r(order, p->selected_samples, sizeof *order, by_leaf_thread_index, (void *)p);
-
-    header_json(out, g, p);
-    fputs(",\"parent\":[0", out);
+    fputs("\"parent\":[0", out);
     for (size_t i = 1; i < p->node_count; i++)
         fprintf(out, ",%u", p->nodes[i].parent);
     fputs("],\"node\":[0", out);
     for (size_t i = 1; i < p->node_count; i++)
         fprintf(out, ",%u", name_map[p->nodes[i].name]);
-    fputs("],\"threads\":[", out);
-    for (size_t t = 0; t < p->rec->thread_count; t++) {
-        char label[160];
-        timeline_thread_name(p, (uint32_t)t, label, sizeof label);
-        if (t)
-            fputc(',', out);
-        json_string(out, label);
-    }
     fputs("],\"samples\":[", out);
     for (size_t i = 0; i < p->selected_samples;) {
         const struct prof_sample *first = &p->selected[order[i]];
@@ -375,11 +358,75 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
         fprintf(out, first == &p->selected[order[0]] ? "%u,%u,%llu" : ",%u,%u,%llu", leaf, thread,
                 (unsigned long long)value);
     }
-    fputs("],\"base\":null}", out);
+    fputc(']', out);
+    mem_free(order);
+    return 0;
+}
+
+/* What the page says about a view: its event, unit, losses and note. */
+static void view_header(FILE *out, const struct profile *p)
+{
+    char losses[512], note[512];
+    report_losses(p, losses, sizeof losses);
+    report_note(p, note, sizeof note);
+    if (report_biased(p))
+        snprintf(note + strlen(note), sizeof note - strlen(note), "%s%s", note[0] ? "; " : "",
+                 report_biased(p));
+    fputs("\"event\":", out);
+    json_string(out, prof_event_name(p));
+    fputs(",\"unit\":", out);
+    json_string(out, prof_unit(p));
+    fputs(",\"lost\":", out);
+    json_string(out, losses);
+    fputs(",\"note\":", out);
+    json_string(out, note);
+}
+
+/* Without a baseline: the current view's tree, and every other event's
+ * (cpu, alloc, live ...) in "views", for the page's event selector. */
+static int write_single(FILE *out, const struct profile *p, struct fg *g)
+{
+    int rc = -1;
+    uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
+    if (!name_map)
+        goto out;
+    for (size_t n = 1; n < p->names->count; n++) {
+        name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
+        if (name_map[n] == UINT32_MAX)
+            goto out;
+    }
+    header_json(out, g, p);
+    fputc(',', out);
+    view_header(out, p);
+    fputs(",\"threads\":[", out);
+    for (size_t t = 0; t < p->rec->thread_count; t++) {
+        char label[160];
+        timeline_thread_name(p, (uint32_t)t, label, sizeof label);
+        if (t)
+            fputc(',', out);
+        json_string(out, label);
+    }
+    fputs("],", out);
+    if (view_json(out, p, name_map) < 0)
+        goto out;
+    fputs(",\"base\":null,\"views\":[", out);
+    for (size_t i = 0; i < p->view_count; i++) {
+        const struct profile *v = &p->views[i];
+        fputs(i ? ",{" : "{", out);
+        view_header(out, v);
+        if (v == p) {
+            fputs(",\"current\":true}", out);
+            continue;
+        }
+        fputc(',', out);
+        if (view_json(out, v, name_map) < 0)
+            goto out;
+        fputc('}', out);
+    }
+    fputs("]}", out);
     rc = 0;
 out:
     mem_free(name_map);
-    mem_free(order);
     return rc;
 }
 

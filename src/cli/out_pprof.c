@@ -3,8 +3,14 @@
  * gzip-compressed, as `go tool pprof`, Grafana Pyroscope and the pprof
  * libraries read it.
  *
- * Two sample types: the number of samples and the event's value
- * (cpu/nanoseconds, wall/nanoseconds).  One function and one location per
+ * Two sample types per event of the recording, a count and a value, named
+ * as go tool pprof users know them: samples/count and cpu/nanoseconds
+ * (or wall), alloc_objects/count and alloc_space/bytes, inuse_objects/count
+ * and inuse_space/bytes (the live heap); any other recorded event by its
+ * own value names.  Each sample has its event's two values and zeros for
+ * the others; the current event (--event) is the default sample type, so
+ * `go tool pprof` opens on it and -sample_index picks another (Grafana
+ * Pyroscope shows each type as a profile of its own).  One function and one location per
  * display name (so every report agrees on what a frame is), one mapping
  * per module the frames came from, and one sample per (thread, call path)
  * labelled with the thread's name and id.  The protobuf encoding is written
@@ -85,9 +91,45 @@ static int gzip_write(const struct buf *in, FILE *out)
 }
 
 struct agg {
-    uint32_t thread, path;
-    uint64_t samples, weight;
+    uint32_t view, thread, path;
+    uint64_t samples, count, weight;
 };
+
+static const char *pprof_unit(const char *unit)
+{
+    if (!strcmp(unit, "ns"))
+        return "nanoseconds";
+    if (!strcmp(unit, "objects") || !strcmp(unit, "samples"))
+        return "count";
+    return unit;
+}
+
+/* The two sample types of a view: its count, then its value. */
+static void view_types(const struct profile *v, char *count, char *count_unit, char *value,
+                       char *value_unit, size_t size)
+{
+    const struct recording *r = v->rec;
+    const struct rec_event *e = v->event >= 0 ? &r->events[v->event] : NULL;
+    if (!e || !e->recorded) {
+        snprintf(count, size, "samples");
+        snprintf(count_unit, size, "count");
+        snprintf(value, size, "%s", prof_event_name(v));
+        snprintf(value_unit, size, "%s", pprof_unit(prof_unit(v)));
+        return;
+    }
+    char unit[64];
+    snprintf(value, size, "%.*s", (int)e->value_names[0].len, e->value_names[0].p);
+    snprintf(unit, sizeof unit, "%.*s", (int)e->value_units[0].len, e->value_units[0].p);
+    snprintf(value_unit, size, "%s", pprof_unit(unit));
+    if (e->value_count > 1) {
+        snprintf(count, size, "%.*s", (int)e->value_names[1].len, e->value_names[1].p);
+        snprintf(unit, sizeof unit, "%.*s", (int)e->value_units[1].len, e->value_units[1].p);
+        snprintf(count_unit, size, "%s", pprof_unit(unit));
+    } else {
+        snprintf(count, size, "%.*s_count", (int)e->name.len, e->name.p);
+        snprintf(count_unit, size, "count");
+    }
+}
 
 int report_pprof(const struct profile *p, const struct report_options *o, FILE *out)
 {
@@ -104,29 +146,48 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
     struct agg *aggs = NULL;
     size_t agg_count = 0, agg_cap = 0;
     uint32_t *names = NULL, *module_of = NULL, *mapping_of_module = NULL;
-    uint64_t *ids = NULL;
+    uint64_t *ids = NULL, *values = NULL;
     size_t names_cap = 0, ids_cap = 0;
     int rc = -1;
+    size_t nviews = p->view_count ? p->view_count : 1;
+    const struct profile *views = p->view_count ? p->views : p;
     if (strtab_init(&strings) < 0)
         goto out;
+    values = mem_calloc(2 * nviews, sizeof *values);
+    if (!values)
+        goto out;
 
-    /* (thread, path) aggregates */
-    for (size_t i = 0; i < p->selected_samples; i++) {
-        const struct prof_sample *s = &p->selected[i];
-        uint32_t thread = r->samples[s->sample].thread;
-        uint64_t key = (uint64_t)thread << 32 | s->path;
-        uint32_t at;
-        if (!map64_get(&index, key, &at)) {
-            struct agg *grown = mem_grow(aggs, &agg_cap, agg_count + 1, sizeof *aggs);
-            if (!grown || map64_put(&index, key, (uint32_t)agg_count) < 0)
-                goto out;
-            aggs = grown;
-            at = (uint32_t)agg_count++;
-            aggs[at] = (struct agg){thread, s->path, 0, 0};
+    /* (view, thread, path) aggregates */
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t vi = 0; vi < nviews; vi++) {
+        const struct profile *v = &views[vi];
+        map64_clear(&index);
+        if (v->selected_samples) {
+            if (v->first_time < first)
+                first = v->first_time;
+            if (v->last_time > last)
+                last = v->last_time;
         }
-        aggs[at].samples++;
-        aggs[at].weight += r->samples[s->sample].weight;
+        for (size_t i = 0; i < v->selected_samples; i++) {
+            const struct prof_sample *s = &v->selected[i];
+            const struct rec_sample *rs = &r->samples[s->sample];
+            uint64_t key = (uint64_t)rs->thread << 32 | s->path;
+            uint32_t at;
+            if (!map64_get(&index, key, &at)) {
+                struct agg *grown = mem_grow(aggs, &agg_cap, agg_count + 1, sizeof *aggs);
+                if (!grown || map64_put(&index, key, (uint32_t)agg_count) < 0)
+                    goto out;
+                aggs = grown;
+                at = (uint32_t)agg_count++;
+                aggs[at] = (struct agg){(uint32_t)vi, rs->thread, s->path, 0, 0, 0};
+            }
+            aggs[at].samples++;
+            aggs[at].count += rs->count;
+            aggs[at].weight += rs->weight;
+        }
     }
+    if (first == UINT64_MAX)
+        first = last = 0;
 
     /* the module of each display name (first frame that has one) */
     module_of = mem_calloc(p->names->count ? p->names->count : 1, sizeof *module_of);
@@ -137,14 +198,22 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         if (!module_of[p->frame_name[f]])
             module_of[p->frame_name[f]] = r->frames[f].module;
 
-    const char *event = prof_event_name(p);
-    int ns = strcmp(prof_unit(p), "ns") == 0;
-    const char *unit = ns ? "nanoseconds" : prof_unit(p);
-    value_type(&b, 1, &strings, "samples", "count", &tmp);
-    value_type(&b, 1, &strings, event, unit, &tmp);
+    char count_type[64], count_unit[64], value_type_name[64], value_unit[64];
+    char main_type[64] = "", main_unit[64] = "";
+    for (size_t vi = 0; vi < nviews; vi++) {
+        view_types(&views[vi], count_type, count_unit, value_type_name, value_unit,
+                   sizeof count_type);
+        value_type(&b, 1, &strings, count_type, count_unit, &tmp);
+        value_type(&b, 1, &strings, value_type_name, value_unit, &tmp);
+        if (&views[vi] == p || nviews == 1) {
+            snprintf(main_type, sizeof main_type, "%s", value_type_name);
+            snprintf(main_unit, sizeof main_unit, "%s", value_unit);
+        }
+    }
 
     for (size_t i = 0; i < agg_count; i++) {
-        size_t depth = prof_node_path(p, p->path_leaf[aggs[i].path], &names, &names_cap);
+        const struct profile *v = &views[aggs[i].view];
+        size_t depth = prof_node_path(v, v->path_leaf[aggs[i].path], &names, &names_cap);
         uint64_t *grown = depth == SIZE_MAX ? NULL : mem_grow(ids, &ids_cap, depth + 1, sizeof *ids);
         if (!grown)
             goto out;
@@ -153,8 +222,11 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
             ids[d] = names[depth - 1 - d]; /* leaf first; location id = name id */
         buf_reset(&m);
         pb_packed(&m, 1, ids, depth, &tmp);
-        uint64_t values[2] = {aggs[i].samples, (uint64_t)prof_value(p, aggs[i].weight)};
-        pb_packed(&m, 2, values, 2, &tmp);
+        memset(values, 0, 2 * nviews * sizeof *values);
+        int recorded = v->event >= 0 && r->events[v->event].recorded;
+        values[2 * aggs[i].view] = recorded ? aggs[i].count : aggs[i].samples;
+        values[2 * aggs[i].view + 1] = (uint64_t)prof_value(v, aggs[i].weight);
+        pb_packed(&m, 2, values, 2 * nviews, &tmp);
         const struct rec_thread *th = &r->threads[aggs[i].thread];
         char label[160];
         timeline_thread_name(p, aggs[i].thread, label, sizeof label);
@@ -216,11 +288,11 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
     if (start)
         snprintf(start_text, sizeof start_text, "%.*s", (int)start->len, start->p);
     uint64_t start_ns = strtoull(start_text, NULL, 10);
-    pb_varint(&b, 9, start_ns + p->first_time);
-    pb_varint(&b, 10, p->last_time - p->first_time);
-    value_type(&b, 11, &strings, event, unit, &tmp);
+    pb_varint(&b, 9, start_ns + first);
+    pb_varint(&b, 10, last - first);
+    value_type(&b, 11, &strings, main_type, main_unit, &tmp);
     pb_varint(&b, 12, p->event >= 0 ? r->events[p->event].period : 1);
-    pb_varint(&b, 14, str(&strings, event));
+    pb_varint(&b, 14, str(&strings, main_type));
     /* the string table last: every string is interned by now */
     for (size_t i = 0; i < strings.count; i++) {
         buf_put_varint(&b, 6u << 3 | WIRE_BYTES);
@@ -240,6 +312,7 @@ out:
     mem_free(aggs);
     mem_free(names);
     mem_free(ids);
+    mem_free(values);
     mem_free(module_of);
     mem_free(mapping_of_module);
     return rc;

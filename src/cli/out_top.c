@@ -3,6 +3,8 @@
  * it is the leaf) and total share (samples where it is anywhere on the
  * stack, counted once per sample however deep the recursion), sorted by
  * self then total.  Headed by what the profile covers and what was lost.
+ * An event with a count beside its value (alloc: bytes and objects) gets
+ * the count's columns too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@ struct row {
     uint32_t name;
     uint64_t self;
     uint64_t total;
+    uint64_t self_count;
+    uint64_t total_count;
 };
 
 static int by_self(const void *a, const void *b)
@@ -46,11 +50,14 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
         struct rec_stack s = r->stacks[path->stack];
         for (uint32_t k = 0; k < s.depth; k++) {
             uint32_t name = p->frame_name[r->stack_frames[s.offset + k]];
-            if (k == 0)
+            if (k == 0) {
                 rows[name].self += path->weight;
+                rows[name].self_count += path->count;
+            }
             if (stamp[name] != i + 1) {
                 stamp[name] = i + 1;
                 rows[name].total += path->weight;
+                rows[name].total_count += path->count;
             }
         }
     }
@@ -71,7 +78,23 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
     const struct rec_str *ended = rec_info(r, FMT_INFO_ENDED_BY);
     if (ended && ended->len)
         fprintf(out, "# ended by %.*s\n", (int)ended->len, ended->p);
-    fprintf(out, "%8s %8s %10s %10s  %s\n", "self%", "total%", "self", "total", "method");
+    char note[512];
+    report_note(p, note, sizeof note);
+    if (note[0])
+        fprintf(out, "# %s\n", note);
+    if (report_biased(p))
+        fprintf(out, "# %s\n", report_biased(p));
+    /* a count beside the value: objects of an allocation */
+    int counts = p->event >= 0 && r->events[p->event].recorded && r->events[p->event].value_count > 1;
+    const char *count_name = prof_count_unit(p);
+    char self_c[32], total_c[32];
+    snprintf(self_c, sizeof self_c, "self %s", count_name);
+    snprintf(total_c, sizeof total_c, "total %s", count_name);
+    if (counts)
+        fprintf(out, "%8s %8s %10s %10s %13s %13s  %s\n", "self%", "total%", "self", "total",
+                self_c, total_c, "method");
+    else
+        fprintf(out, "%8s %8s %10s %10s  %s\n", "self%", "total%", "self", "total", "method");
     double all = p->total_weight ? (double)p->total_weight : 1;
     long shown = 0;
     for (size_t i = 0; i < names; i++) {
@@ -82,8 +105,15 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
         char self_v[32], total_v[32];
         report_format_value(p, rows[i].self, self_v, sizeof self_v);
         report_format_value(p, rows[i].total, total_v, sizeof total_v);
-        fprintf(out, "%7.2f%% %7.2f%% %10s %10s  %s\n", 100.0 * (double)rows[i].self / all,
-                100.0 * (double)rows[i].total / all, self_v, total_v, prof_name(p, rows[i].name));
+        if (counts)
+            fprintf(out, "%7.2f%% %7.2f%% %10s %10s %13llu %13llu  %s\n",
+                    100.0 * (double)rows[i].self / all, 100.0 * (double)rows[i].total / all, self_v,
+                    total_v, (unsigned long long)rows[i].self_count,
+                    (unsigned long long)rows[i].total_count, prof_name(p, rows[i].name));
+        else
+            fprintf(out, "%7.2f%% %7.2f%% %10s %10s  %s\n", 100.0 * (double)rows[i].self / all,
+                    100.0 * (double)rows[i].total / all, self_v, total_v,
+                    prof_name(p, rows[i].name));
         shown++;
     }
     mem_free(rows);

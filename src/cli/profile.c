@@ -13,6 +13,7 @@
 
 #include "cli/fold.h"
 #include "cli/frame_name.h"
+#include "cli/live.h"
 #include "common/mem.h"
 
 #define GROW(arr, cap, n) grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
@@ -119,6 +120,16 @@ static int build_names(struct prof_shared *sh)
             used[r->stack_frames[r->stacks[st].offset + k]] = 1;
     }
     mem_free(stack_seen);
+    /* and the frames recorded events name in their fields (the method a
+     * compile was of, the method that caught an exception) */
+    for (size_t i = 0; i < r->record_count; i++) {
+        const struct rec_record *x = &r->records[i];
+        const struct rec_event *e = &r->events[x->event];
+        const uint64_t *fields = rec_fields(r, x);
+        for (uint32_t k = 0; k < e->field_count; k++)
+            if (e->field_types[k] == FMT_FIELD_FRAME && fields[k] < r->frame_count)
+                used[fields[k]] = 1;
+    }
     char buf[1024];
     for (uint32_t id = 1; id < r->frame_count; id++) {
         if (!used[id])
@@ -152,7 +163,7 @@ static int build_names(struct prof_shared *sh)
     return 0;
 }
 
-static int thread_selected(const struct recording *r, size_t t, const char *want)
+int prof_thread_selected(const struct recording *r, size_t t, const char *want)
 {
     if (!want)
         return 1;
@@ -202,7 +213,7 @@ static uint8_t *filter_samples(const struct prof_shared *sh, const struct profil
         goto out;
     }
     for (size_t t = 0; t < r->thread_count; t++)
-        keep_thread[t] = (uint8_t)thread_selected(r, t, f->thread);
+        keep_thread[t] = (uint8_t)prof_thread_selected(r, t, f->thread);
     for (size_t i = 0; i < r->sample_count; i++) {
         const struct rec_sample *s = &r->samples[i];
         keep[i] = 0;
@@ -447,6 +458,9 @@ int prof_build(struct profiles *ps, struct recording *rec, const struct prof_fil
     size_t count = 0;
     uint8_t *keep = NULL;
     if (strtab_init(&ps->shared.names) < 0)
+        goto oom;
+    if (live_derive(&ps->shared.rec, f->has_at ? f->at_ns : UINT64_MAX, ps->shared.live_note,
+                    sizeof ps->shared.live_note) < 0)
         goto oom;
     if (!f->native_raw && fold_recording(&ps->shared.rec) < 0)
         goto oom;

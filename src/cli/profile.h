@@ -8,7 +8,8 @@
  * roots), then builds what all events share:
  *   - display names, deduplicated: frames that print the same share a name
  *     id, so two FunctionIDs of one method merge in every report;
- * and, per event with samples (cpu, wall, alloc, exceptions ...), a view:
+ * and, per event with samples (cpu, wall, alloc, exceptions ...; and live,
+ * the sampled allocations still alive, derived by cli/live.h), a view:
  *   - per (thread, stack) the weight and count of the samples that passed
  *     the filters;
  *   - a call tree (trie over name ids, root first, or leaf first when
@@ -38,6 +39,8 @@ struct prof_filter {
     int has_include, has_exclude;
     int reverse;      /* leaf first: who calls the hot methods */
     int thread_roots; /* each stack starts with its thread's name */
+    uint64_t at_ns;   /* live: the heap as of this time (ns since the start) */
+    int has_at;       /* else as of the end */
     int native_raw;   /* native frames as recorded, not folded (fold.h) */
 };
 
@@ -73,6 +76,7 @@ struct prof_shared {
     uint32_t *frame_name;      /* frame id -> name id */
     uint8_t *name_kind;        /* name id -> fmt_frame_kind (0 = thread root) */
     uint32_t *thread_name;     /* thread index -> name id of its root label */
+    char live_note[256];       /* what the live view holds (cli/live.h), "" when none */
 };
 
 /* One event's view. */
@@ -137,6 +141,9 @@ HIDDEN size_t prof_children(const struct profile *p, uint32_t node, enum prof_or
 HIDDEN size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap);
 
 HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
+/* Does --thread `want` (a name's substring or an OS tid; NULL = all)
+ * select thread index t? */
+HIDDEN int prof_thread_selected(const struct recording *r, size_t t, const char *want);
 /* Value of a weight in the event's unit (weight * period). */
 HIDDEN double prof_value(const struct profile *p, uint64_t weight);
 HIDDEN const char *prof_unit(const struct profile *p);

@@ -1,6 +1,9 @@
 /*
  * record: `corscope record [options] -- COMMAND [ARGS...]`: runs a program
- * with the profiler loaded and waits for it.
+ * with the profiler loaded and waits for it; `corscope record -p PID`
+ * attaches to one that is running (attach.h) and leaves it running.
+ * While it records, a status line shows on a terminal, and -d ends the
+ * recording on time (session.h).
  *
  * The program gets our standard input, output and error unchanged and the
  * profiler's settings in its environment (CORECLR_* to load the agent,
@@ -30,26 +33,42 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/attach.h"
 #include "cli/cli.h"
 #include "cli/report.h"
+#include "cli/session.h"
 #include "common/config.h"
 #include "common/product.h"
+#include "common/units.h"
 #include "cli/merge.h"
 #include "format/recording.h"
 
 
 static const char record_usage[] =
     "usage: corscope record [options] [--] COMMAND [ARGS...]\n"
+    "       corscope record [options] -p PID\n"
     "\n"
     "Runs COMMAND (a .NET program: `dotnet App.dll`, or an app host) with the\n"
-    "profiler loaded and writes a recording.\n"
+    "profiler loaded and writes a recording; or attaches to the running .NET\n"
+    "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
+    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "                          -d or Ctrl-C\n"
+    "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
+    "                          corscope started then gets SIGTERM\n"
     "  -o, --output FILE       recording to write (default NAME-DATE-TIME.corscope);\n"
     "                          with a report's extension (app.html, app.pb.gz ...)\n"
     "                          the recording goes to app.corscope and that report\n"
     "                          is written from it when the program ends\n"
-    "  -e, --event EVENT       cpu (default): where CPU time goes, per thread CPU clock\n"
+    "  -e, --event EVENT,...   cpu (default): where CPU time goes, per thread CPU clock\n"
     "                          wall: where every thread is, running or waiting\n"
+    "                          alloc: allocations by stack and type (bytes, objects)\n"
+    "                          live: which sampled allocations stay alive (with alloc)\n"
+    "                          gc: every collection, its pauses and heap sizes\n"
+    "                          exceptions: every throw, its stack, type and catch site\n"
+    "                          lock: contended lock waits, their stacks and times\n"
+    "                          jit: compilations (time, tier), R2R code used, loads\n"
+    "                          several with commas: -e cpu,alloc,gc,exceptions\n"
     "  -i, --interval TIME     sampling interval, 1ms to 1s (default 10ms)\n"
     "      --sampler S         how stacks are taken: signal (default) interrupts each\n"
     "                          thread where it runs and walks managed and native\n"
@@ -69,12 +88,23 @@ static const char record_usage[] =
     "                          the others)\n"
     "      --all-processes     dotnet run, dotnet test: record the .NET SDK's own\n"
     "                          processes too (by default only the application's)\n"
+    "      --lock-min TIME     -e lock: shorter waits are counted, not recorded one by\n"
+    "                          one (default 10us; 0 records every wait)\n"
+    "      --alloc MODE        sampled (default): the runtime's randomized sampling\n"
+    "                          (.NET 10; AllocationTick, biased, before); exact: every\n"
+    "                          allocation, slow (turns off the fast allocators), for\n"
+    "                          checking the sampler on small programs\n"
+    "      --alloc-interval SIZE  mean bytes between recorded samples, from 100KiB\n"
+    "                          (the runtime's own, the default) up: keeps a random\n"
+    "                          share of the runtime's samples, weighing each more\n"
+    "      --live-max N        most objects -e live follows at once (default 100000)\n"
     "      --force             overwrite FILE if it exists\n"
-    "  -q, --quiet             no summary line\n"
+    "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
     "\n"
-    "Exit status: the program's, or 128+N when signal N ended it; 2 for a bad\n"
-    "command line; 127/126 when COMMAND cannot be run.\n";
+    "Exit status: the program's, or 128+N when signal N ended it (0 when -d\n"
+    "ended it); 2 for a bad command line; 127/126 when COMMAND cannot be run.\n"
+    "Attached: 0 when the recording was made, 1 when not.\n";
 
 static volatile sig_atomic_t child_pid;
 
@@ -207,7 +237,7 @@ static void set_child_env(const struct config *c, const char *agent, const char 
 /* Runs the command; returns its wait status, or -1 when it could not be
  * started (after printing why; *exec_errno set when exec failed). */
 static int run_child(char **cmd, const struct config *c, const char *agent, const char *output,
-                     int *exec_errno)
+                     int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -261,11 +291,13 @@ static int run_child(char **cmd, const struct config *c, const char *agent, cons
     close(pipefd[0]);
 
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            cli_error("waiting for %s: %s", cmd[0], strerror(errno));
-            return -1;
+    if (got == (ssize_t)sizeof e) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+    } else {
+        status = session_wait_child(sess, pid, duration_ns, quiet);
+        if (status == -1)
+            return -1;
     }
     child_pid = 0;
     for (size_t i = 0; i < 2; i++)
@@ -299,10 +331,25 @@ static int summarize(const char *path, double seconds, int quiet, int many)
         cli_error("%s: %s", path, err);
         return 0;
     }
-    uint64_t weight = 0;
-    for (size_t i = 0; i < r.sample_count; i++)
-        weight += r.samples[i].weight;
-    uint64_t dropped = rec_stat(&r, "dropped_samples");
+    /* what each event holds: cpu 1234 samples, alloc 5678 records ... */
+    char events[256] = "";
+    size_t used = 0;
+    for (size_t e = 0; e < r.event_count && used < sizeof events; e++) {
+        uint64_t n = 0;
+        if (r.events[e].recorded) {
+            for (size_t i = 0; i < r.record_count; i++)
+                n += r.records[i].event == e;
+        } else {
+            for (size_t i = 0; i < r.sample_count; i++)
+                n += r.samples[i].event == e;
+        }
+        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s", used ? ", " : "",
+                         (int)r.events[e].name.len, r.events[e].name.p, (unsigned long long)n,
+                         r.events[e].recorded ? "records" : "samples");
+        if (k > 0)
+            used += (size_t)k;
+    }
+    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
     uint64_t failed = rec_stat(&r, "failed_walks");
     if (!quiet) {
         char extra[160] = "";
@@ -327,9 +374,9 @@ static int summarize(const char *path, double seconds, int quiet, int many)
             /* a process that outlived the command: its recording goes on */
             snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);
         }
-        fprintf(stderr, "corscope: %s%.2f s, %zu samples (weight %llu), %llu dropped%s -> %s%s\n",
-                who, seconds, r.sample_count, (unsigned long long)weight,
-                (unsigned long long)dropped, extra, path, state);
+        fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who, seconds,
+                events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
+                state);
         if (r.status != REC_COMPLETE)
             fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
     }
@@ -410,8 +457,44 @@ static int runs_an_application(char **cmd)
     return 0;
 }
 
-enum { OPT_SAMPLER = 256, OPT_SIGNAL, OPT_CPU_CLOCK, OPT_MAX_DEPTH, OPT_FORCE, OPT_NO_CHILDREN,
-       OPT_ALL_PROCESSES };
+/* Writes the report asked for with -o app.html; returns code, or the
+ * report's failure when code is 0. */
+static int render_report(const char *const *paths, size_t count,
+                         const struct report_format *render, const char *report_path, int quiet,
+                         int code)
+{
+    int rc = report_render(paths, count, render, report_path);
+    if (rc != 0)
+        return code ? code : rc;
+    if (!quiet)
+        fprintf(stderr, "corscope: %s report -> %s\n", render->name, report_path);
+    return code;
+}
+
+enum {
+    OPT_SAMPLER = 256,
+    OPT_SIGNAL,
+    OPT_CPU_CLOCK,
+    OPT_MAX_DEPTH,
+    OPT_FORCE,
+    OPT_LOCK_MIN,
+    OPT_ALLOC,
+    OPT_ALLOC_INTERVAL,
+    OPT_LIVE_MAX,
+    OPT_NO_CHILDREN,
+    OPT_ALL_PROCESSES,
+};
+
+/* -d's value: a duration (30s, 5m, 1h; plain seconds). */
+static int parse_duration(const char *text, uint64_t *ns, char *err, size_t err_size)
+{
+    const char *why = NULL;
+    if (units_parse_duration(text, 1000000000ull, ns, &why) < 0 || !*ns) {
+        snprintf(err, err_size, "%s", why ? why : "must be more than 0");
+        return -1;
+    }
+    return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
@@ -421,9 +504,14 @@ int cmd_record(int argc, char **argv)
         {"signal", required_argument, NULL, OPT_SIGNAL},
         {"cpu-clock", required_argument, NULL, OPT_CPU_CLOCK},
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+        {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
         {"all-processes", no_argument, NULL, OPT_ALL_PROCESSES},
+        {"pid", required_argument, NULL, 'p'},      {"duration", required_argument, NULL, 'd'},
+        {"alloc", required_argument, NULL, OPT_ALLOC},
+        {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
+        {"live-max", required_argument, NULL, OPT_LIVE_MAX},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     char err[256];
@@ -436,12 +524,15 @@ int cmd_record(int argc, char **argv)
     const char *output = NULL;
     int force = 0, quiet = 0, no_children = 0, all_processes = 0;
     /* options that only some settings use, for the conflict checks */
-    const char *signal_opt = NULL, *clock_opt = NULL;
+    const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
+               *live_opt = NULL;
+    pid_t attach_pid = 0;
+    uint64_t duration_ns = 0;
 
     optind = 1;
     opterr = 0;
     int c, longindex = -1;
-    while ((c = getopt_long(argc, argv, "+:o:e:i:qh", longopts, &longindex)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:e:i:p:d:qh", longopts, &longindex)) != -1) {
         /* the option as the user spelled it, for messages */
         char opt[64];
         if (longindex >= 0)
@@ -460,10 +551,22 @@ int cmd_record(int argc, char **argv)
         case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
         case OPT_CPU_CLOCK: key = "cpu_clock"; clock_opt = "--cpu-clock"; break;
         case OPT_MAX_DEPTH: key = "max_depth"; break;
+        case OPT_LOCK_MIN: key = "lock_min"; lock_min_opt = "--lock-min"; break;
         case OPT_FORCE: force = 1; break;
         case OPT_NO_CHILDREN: no_children = 1; break;
         case OPT_ALL_PROCESSES: all_processes = 1; break;
+        case OPT_ALLOC: key = "alloc"; alloc_opt = "--alloc"; break;
+        case OPT_ALLOC_INTERVAL: key = "alloc_interval"; alloc_opt = "--alloc-interval"; break;
+        case OPT_LIVE_MAX: key = "live_max"; live_opt = "--live-max"; break;
         case 'q': quiet = 1; break;
+        case 'p':
+            if (attach_parse_pid(optarg, &attach_pid, err, sizeof err) < 0)
+                return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
+            break;
+        case 'd':
+            if (parse_duration(optarg, &duration_ns, err, sizeof err) < 0)
+                return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
+            break;
         case 'h': fputs(record_usage, stdout); return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
         default: return cli_usage_error("record", "unknown option '%s'", opt);
@@ -477,17 +580,35 @@ int cmd_record(int argc, char **argv)
     if (clock_opt && config_sampled(&cfg) != CONFIG_EVENT_CPU)
         return cli_usage_error("record", "--cpu-clock goes with -e cpu (wall mode signals "
                                "every thread at each tick of the wall clock)");
-    if (optind >= argc)
+    if (lock_min_opt && !(cfg.events & CONFIG_EVENT_LOCK))
+        return cli_usage_error("record", "--lock-min goes with -e lock");
+    if (alloc_opt && !(cfg.events & CONFIG_EVENT_ALLOC))
+        return cli_usage_error("record", "%s goes with -e alloc (or live)", alloc_opt);
+    if (live_opt && !(cfg.events & CONFIG_EVENT_LIVE))
+        return cli_usage_error("record", "%s goes with -e live", live_opt);
+    if (cfg.alloc == CONFIG_ALLOC_EXACT && cfg.alloc_interval != CONFIG_ALLOC_INTERVAL_MIN)
+        return cli_usage_error("record", "--alloc-interval goes with sampled allocations, not "
+                               "--alloc exact (which records every one)");
+    if (attach_pid && optind < argc)
+        return cli_usage_error("record", "-p attaches to a running process: no command goes with it");
+    if (!attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;
     if (no_children && all_processes)
         return cli_usage_error("record", "--no-children and --all-processes contradict each other");
-    cfg.children = no_children                                 ? CONFIG_CHILDREN_NONE
+    if (attach_pid && (no_children || all_processes))
+        return cli_usage_error("record", "%s goes with a command that record starts, not -p",
+                               no_children ? "--no-children" : "--all-processes");
+    /* an attached process's children are its own business */
+    cfg.children = no_children || attach_pid                   ? CONFIG_CHILDREN_NONE
                    : runs_an_application(cmd) && !all_processes ? CONFIG_CHILDREN_APP
                                                                 : CONFIG_CHILDREN_ALL;
+    struct attach_target target;
+    if (attach_pid && attach_check(attach_pid, &target) < 0)
+        return EXIT_WORK_FAILED;
 
     const char *diag = getenv("DOTNET_EnableDiagnostics");
-    if (diag && !strcmp(diag, "0")) {
+    if (!attach_pid && diag && !strcmp(diag, "0")) {
         cli_error("DOTNET_EnableDiagnostics=0 is set, which stops the runtime from loading "
                   "profilers; unset it to record");
         return EXIT_USAGE;
@@ -501,7 +622,10 @@ int cmd_record(int argc, char **argv)
 
     char name[PATH_MAX], path[PATH_MAX];
     if (!output) {
-        default_output(cmd, name, sizeof name);
+        if (attach_pid)
+            attach_default_output(&target, name, sizeof name);
+        else
+            default_output(cmd, name, sizeof name);
         output = name;
     }
     /* -o app.html (or any report's extension): the recording goes beside
@@ -513,8 +637,7 @@ int cmd_record(int argc, char **argv)
         report_path = output;
         const char *ext = strrchr(output, '.');
         size_t stem = (size_t)(ext - output);
-        if (!strcmp(render->extension, ".speedscope.json") || !strcmp(render->extension, ".trace.json") ||
-            !strcmp(render->extension, ".pb.gz"))
+        if (strchr(render->extension + 1, '.')) /* .speedscope.json, .pb.gz, .gc.txt ... */
             stem = strlen(output) - strlen(render->extension);
         if (stem + sizeof ".corscope" > sizeof recording_name) {
             cli_error("output path too long: %s", output);
@@ -548,8 +671,34 @@ int cmd_record(int argc, char **argv)
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (attach_pid) {
+        if (attach_prepare_output(&target, path) < 0 ||
+            attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
+            struct stat st;
+            if (stat(path, &st) == 0 && st.st_size == 0)
+                unlink(path);
+            else if (!quiet)
+                summarize(path, 0, quiet, 0);
+            return EXIT_WORK_FAILED;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (summarize(path, seconds, quiet, 0) < 0) {
+            cli_error("no recording from process %d", (int)attach_pid);
+            return EXIT_WORK_FAILED;
+        }
+        const char *one[1] = {path};
+        return report_path ? render_report(one, 1, render, report_path, quiet, 0) : 0;
+    }
+    struct session sess;
+    if (session_open(&sess, 0, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_WORK_FAILED;
+    }
+    snprintf(cfg.control, sizeof cfg.control, "%s", sess.address);
     int exec_errno = 0;
-    int status = run_child(cmd, &cfg, agent, path, &exec_errno);
+    int status = run_child(cmd, &cfg, agent, path, &exec_errno, &sess, duration_ns, quiet);
+    session_close(&sess);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
@@ -562,6 +711,9 @@ int cmd_record(int argc, char **argv)
         return EXIT_WORK_FAILED;
     }
     int code = exit_status_of(status);
+    /* the program ended because -d did: that is no failure */
+    if (sess.ended_by_deadline)
+        code = 0;
     /* what was written: the output, and a recording beside it for every
      * other process of the tree */
     const char *written[MAX_RECORDINGS + 1];
@@ -595,12 +747,7 @@ int cmd_record(int argc, char **argv)
                         "processes (--all-processes records them too)\n");
     for (size_t i = 0; i < count; i++)
         summarize(written[i], seconds, quiet, count > 1);
-    if (report_path) {
-        int rc = report_render(written, count, render, report_path);
-        if (rc != 0)
-            return code ? code : rc;
-        if (!quiet)
-            fprintf(stderr, "corscope: %s report -> %s\n", render->name, report_path);
-    }
+    if (report_path)
+        return render_report(written, count, render, report_path, quiet, code);
     return code;
 }

@@ -26,10 +26,26 @@ static const struct report_format formats[] = {
     {"collapsed", ".collapsed", report_collapsed, "folded stacks for flame graph tools"},
     {"tree", ".tree", report_tree, "indented call tree with total and self shares (--min)"},
     {"flamegraph", ".html", report_flamegraph, "interactive flame graph, one self-contained HTML file"},
-    {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per thread"},
-    {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope)"},
+    {"speedscope", ".speedscope.json", report_speedscope, "speedscope's format, one time-ordered profile per (event, thread)"},
+    {"pprof", ".pb.gz", report_pprof, "gzipped pprof protobuf (go tool pprof, Pyroscope), every event's sample types"},
     {"chrome", ".trace.json", report_chrome, "Chrome trace events for Perfetto and chrome://tracing"},
+    /* tables of recorded events */
+    {"gc", ".gc.txt", report_gc, "every collection (-e gc): pauses, generations, heap sizes"},
+    {"exceptions", NULL, report_exceptions, "exceptions by type, throw site and catch site (-e exceptions)"},
+    {"locks", NULL, report_locks, "contended lock waits by stack and owner (-e lock)"},
+    {"jit", NULL, report_jit, "compilations, tiers, R2R code and loads (-e jit)"},
+    {"threads", NULL, report_threads, "threads: lifetimes, names, CPU time, events"},
 };
+
+int report_is_table(const struct report_format *fmt)
+{
+    static const report_writer tables[] = {report_gc, report_exceptions, report_locks,
+                                           report_jit, report_threads};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        if (fmt->write == tables[i])
+            return 1;
+    return 0;
+}
 
 const struct report_format *report_formats(size_t *count)
 {
@@ -47,14 +63,18 @@ const struct report_format *report_find(const char *name)
 
 const struct report_format *report_for_path(const char *path)
 {
-    size_t n = strlen(path);
+    /* the longest extension that fits: x.gc.txt is gc, not top */
+    size_t n = strlen(path), best_len = 0;
+    const struct report_format *best = NULL;
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         const char *ext = formats[i].extension;
         size_t e = ext ? strlen(ext) : 0;
-        if (e && n > e && strcmp(path + n - e, ext) == 0)
-            return &formats[i];
+        if (e && n > e && e > best_len && strcmp(path + n - e, ext) == 0) {
+            best = &formats[i];
+            best_len = e;
+        }
     }
-    return NULL;
+    return best;
 }
 
 void report_title(const struct profile *p, char *out, size_t size)
@@ -95,6 +115,7 @@ static const enum fmt_counter loss_counters[] = {
     FMT_COUNTER_DROPPED,     FMT_COUNTER_DROPPED_EVENTS, FMT_COUNTER_STALE_TICKS,
     FMT_COUNTER_FAILED_WALKS, FMT_COUNTER_TRUNCATED,     FMT_COUNTER_UNRESOLVED,
     FMT_COUNTER_SKIPPED_TICKS, FMT_COUNTER_WRITE_ERRORS,
+    FMT_COUNTER_LIVE_UNTRACKED, FMT_COUNTER_LIVE_HANDLE_FAILURES, FMT_COUNTER_GC_UNMATCHED,
 };
 
 static const char *const counter_keys[] = {
@@ -128,6 +149,30 @@ void report_losses(const struct profile *p, char *out, size_t size)
     }
 }
 
+const char *report_biased(const struct profile *p)
+{
+    const char *event = prof_event_name(p);
+    const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+    if ((strcmp(event, "alloc") && strcmp(event, "live")) || !how || how->len < 14 ||
+        memcmp(how->p, "AllocationTick", 14) != 0)
+        return NULL;
+    return "allocation weights are biased: this runtime (before .NET 10) has only "
+           "AllocationTick, which names the object that crossed each ~100 KB";
+}
+
+void report_note(const struct profile *p, char *out, size_t size)
+{
+    const char *event = prof_event_name(p);
+    out[0] = '\0';
+    if (!strcmp(event, "live")) {
+        snprintf(out, size, "%s", p->shared->live_note);
+    } else if (!strcmp(event, "alloc")) {
+        const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+        if (how)
+            snprintf(out, size, "alloc: %.*s", (int)how->len, how->p);
+    }
+}
+
 static const char report_options_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
@@ -143,9 +188,10 @@ static const char report_options_usage[] =
     "                        as one frame per library (libcoreclr.so), the host's\n"
     "                        start-up as [start], a thread's as [thread]; raw: every\n"
     "                        frame as recorded (libcoreclr.so!+0x4b025e)\n"
-    "      --limit N         top: rows to show (default 50, 0 for all)\n"
+    "      --limit N         top and the tables: rows to show (default 50, 0 for all)\n"
     "      --min PERCENT     tree: leave out nodes under this share (default 0.5%)\n"
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
+    "      --at DURATION     live: the heap as of this time (default: the end)\n"
     "  -h, --help\n";
 
 /* The usage text: the formats come from the table above. */
@@ -182,6 +228,7 @@ enum {
     OPT_MIN,
     OPT_DIFF,
     OPT_PID,
+    OPT_AT,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -258,7 +305,7 @@ int report_render(const char *const *recordings, size_t count, const struct repo
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
     struct profiles ps;
     char err[512];
     if (prof_load_many(&ps, recordings, count, 0, &filter, err, sizeof err) < 0) {
@@ -282,12 +329,13 @@ int cmd_report(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
         {"pid", required_argument, NULL, OPT_PID},
+        {"at", required_argument, NULL, OPT_AT},
         {"native", required_argument, NULL, OPT_NATIVE},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL};
+    struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
     const char *diff_base = NULL;
     long pid = 0;
     struct profiles base;
@@ -369,6 +417,13 @@ int cmd_report(int argc, char **argv)
             }
             pid = (long)v;
             break;
+        case OPT_AT:
+            if (units_parse_duration(optarg, 0, &filter.at_ns, &why) < 0) {
+                cli_usage_error("report", "--at %s: %s", optarg, why);
+                goto out;
+            }
+            filter.has_at = 1;
+            break;
         case 'h':
             print_usage(stdout);
             status = 0;
@@ -385,6 +440,8 @@ int cmd_report(int argc, char **argv)
         cli_usage_error("report", "no recording given");
         goto out;
     }
+    ro.from_ns = filter.from_ns;
+    ro.to_ns = filter.to_ns;
     if (filter.to_ns && filter.to_ns <= filter.from_ns) {
         cli_usage_error("report", "--to must be later than --from");
         goto out;
@@ -436,6 +493,11 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const struct profile *p = prof_current(&ps);
+    if (filter.has_at && rec_event_index(p->rec, "live") < 0) {
+        cli_usage_error("report", "--at goes with a recording of -e live");
+        prof_free(&ps);
+        goto out;
+    }
     char several[64];
     if (path_count > 1) {
         snprintf(several, sizeof several, "%zu recordings", path_count);
@@ -455,7 +517,9 @@ int cmd_report(int argc, char **argv)
         report_losses(p, losses, sizeof losses);
         if (losses[0])
             cli_warn("%s: %s", path, losses);
-        if (p->selected_samples == 0)
+        if (report_biased(p))
+            cli_warn("%s: %s", path, report_biased(p));
+        if (p->selected_samples == 0 && !report_is_table(fmt))
             cli_warn("%s: no samples%s", path,
                      p->rec->sample_count ? " pass the filters" : " were recorded");
     }

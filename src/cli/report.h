@@ -15,6 +15,9 @@ struct report_options {
     double min_percent; /* tree: prune nodes below this share */
     long limit;         /* top: rows; 0 = all */
     const struct profile *base; /* flamegraph --diff: the baseline, else NULL */
+    const struct prof_filter *filter; /* the filters, for the tables of recorded events */
+    uint64_t from_ns, to_ns;    /* the time window (--from, --to; to 0 = open), for the
+                                 * formats of recorded events (gc) */
 };
 
 /* Writes the report to out.  Returns 0, or -1 after printing a
@@ -31,6 +34,9 @@ struct report_format {
 HIDDEN const struct report_format *report_find(const char *name);
 HIDDEN const struct report_format *report_for_path(const char *path);
 HIDDEN const struct report_format *report_formats(size_t *count);
+/* Is this a table of recorded events (gc, exceptions ...) rather than a
+ * drawing of stacks? */
+HIDDEN int report_is_table(const struct report_format *fmt);
 
 HIDDEN int report_collapsed(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_top(const struct profile *p, const struct report_options *o, FILE *out);
@@ -38,7 +44,17 @@ HIDDEN int report_tree(const struct profile *p, const struct report_options *o, 
 HIDDEN int report_speedscope(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_chrome(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_pprof(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_gc(const struct profile *p, const struct report_options *o, FILE *out);
 HIDDEN int report_flamegraph(const struct profile *p, const struct report_options *o, FILE *out);
+/* The tables of the runtime's events (out_exceptions.c, out_locks.c,
+ * out_jit.c, out_threads.c). */
+HIDDEN int report_exceptions(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_locks(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_jit(const struct profile *p, const struct report_options *o, FILE *out);
+HIDDEN int report_threads(const struct profile *p, const struct report_options *o, FILE *out);
+/* The Chrome trace's tracks of recorded events (out_chrome_events.c):
+ * appends them to the traceEvents array (*first: nothing written yet). */
+HIDDEN int chrome_runtime_events(const struct profile *p, FILE *out, int *first);
 
 /* Writes the report of a recording file in one format to `output` (whole
  * or not at all), with default options.  Returns 0 or an exit status. */
@@ -56,5 +72,10 @@ HIDDEN uint64_t report_counter(const struct recording *r, enum fmt_counter c);
 /* One line describing what was lost (drops, failed walks ...), or "" when
  * nothing was. */
 HIDDEN void report_losses(const struct profile *p, char *out, size_t size);
+/* What the view's numbers are (how allocations were sampled, when the
+ * live heap was taken), or "". */
+HIDDEN void report_note(const struct profile *p, char *out, size_t size);
+/* A warning when the view's weights are biased (AllocationTick), or NULL. */
+HIDDEN const char *report_biased(const struct profile *p);
 
 #endif

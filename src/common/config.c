@@ -21,16 +21,23 @@ void config_defaults(struct config *c)
     c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
+    c->lock_min_ns = CONFIG_LOCK_MIN_DEFAULT_NS;
+    c->alloc = CONFIG_ALLOC_SAMPLED;
+    c->alloc_interval = CONFIG_ALLOC_INTERVAL_MIN;
+    c->live_max = CONFIG_LIVE_MAX_DEFAULT;
 }
 
 /* The words of each choice, indexed by its enum value, for the parser and
  * for the text forms alike. */
 /* one word per event bit, in bit order */
-static const char *const event_names[] = {"cpu", "wall"};
+static const char *const event_names[] = {"cpu",  "wall",       "alloc", "gc",
+                                           "live", "exceptions", "lock",  "jit"};
 static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
                                               [CONFIG_CPU_CLOCK_POSIX] = "posix"};
+static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
+                                          [CONFIG_ALLOC_EXACT] = "exact"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
 static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
                                              [CONFIG_CHILDREN_ALL] = "all",
@@ -54,7 +61,7 @@ static const char *choice_name(const char *const *names, size_t count, int value
 const char *config_event_name(uint32_t event_bit)
 {
     for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
-        if (event_bit == 1u << i)
+        if (event_names[i] && event_bit == 1u << i)
             return event_names[i];
     return "?";
 }
@@ -70,14 +77,15 @@ static const char *parse_events(const char *value, uint32_t *out)
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
         int found = -1;
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++)
-            if (strlen(event_names[i]) == n && !strncmp(p, event_names[i], n))
+            if (event_names[i] && strlen(event_names[i]) == n && !strncmp(p, event_names[i], n))
                 found = (int)i;
         if (found < 0) {
             size_t used = (size_t)snprintf(why, sizeof why, "unknown event '%.*s' (events:",
                                            (int)(n > 32 ? 32 : n), p);
             for (size_t i = 0; i < sizeof event_names / sizeof event_names[0] && used < sizeof why; i++)
-                used += (size_t)snprintf(why + used, sizeof why - used, "%s %s", i ? "," : "",
-                                         event_names[i]);
+                if (event_names[i])
+                    used += (size_t)snprintf(why + used, sizeof why - used, "%s %s", i ? "," : "",
+                                             event_names[i]);
             if (used < sizeof why)
                 snprintf(why + used, sizeof why - used, ")");
             return why;
@@ -89,6 +97,8 @@ static const char *parse_events(const char *value, uint32_t *out)
     }
     if ((set & CONFIG_EVENT_SAMPLED) == CONFIG_EVENT_SAMPLED)
         return "cpu and wall cannot be recorded together (choose one)";
+    if (set & CONFIG_EVENT_LIVE)
+        set |= CONFIG_EVENT_ALLOC; /* live objects are sampled allocations */
     *out = set;
     return NULL;
 }
@@ -101,6 +111,11 @@ const char *config_sampler_name(enum config_sampler s)
 const char *config_cpu_clock_name(enum config_cpu_clock k)
 {
     return choice_name(CHOICES(cpu_clock_names), (int)k);
+}
+
+const char *config_alloc_name(enum config_alloc m)
+{
+    return choice_name(CHOICES(alloc_names), (int)m);
 }
 
 /* Signals the sampler may use: ones the runtime and the C library leave
@@ -149,6 +164,8 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "empty path";
         else if (strlen(value) >= sizeof c->output)
             why = "path too long";
+        else if (strchr(value, '\n'))
+            why = "a path with a newline in it";
         else
             snprintf(c->output, sizeof c->output, "%s", value);
     } else if (!strcmp(key, "event")) {
@@ -185,6 +202,14 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->max_depth = (uint32_t)n;
         }
+    } else if (!strcmp(key, "lock_min")) {
+        uint64_t ns = 0; /* "0": every wait */
+        if (!strcmp(value, "0") || units_parse_duration(value, 0, &ns, &why) == 0) {
+            if (ns > CONFIG_LOCK_MIN_MAX_NS)
+                why = "out of range (0 to 10s)";
+            else
+                c->lock_min_ns = ns;
+        }
     } else if (!strcmp(key, "log")) {
         int v = choice(value, CHOICES(log_names));
         if (v < 0)
@@ -197,6 +222,37 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown choice (none, all, app)";
         else
             c->children = (enum config_children)v;
+    } else if (!strcmp(key, "control")) {
+        size_t n = strlen(value);
+        int ok = n == 0 || (value[0] == '@' && n >= 2 && n < sizeof c->control);
+        for (size_t i = 0; ok && i < n; i++)
+            ok = value[i] > ' ' && value[i] < 0x7f;
+        if (!ok)
+            why = "not a control socket address (@ and a name of up to 98 printable characters)";
+        else
+            snprintf(c->control, sizeof c->control, "%s", value);
+    } else if (!strcmp(key, "alloc")) {
+        int v = choice(value, CHOICES(alloc_names));
+        if (v < 0)
+            why = "unknown allocation mode (modes: sampled, exact)";
+        else
+            c->alloc = (enum config_alloc)v;
+    } else if (!strcmp(key, "alloc_interval")) {
+        uint64_t n;
+        if (units_parse_size(value, UINT64_MAX, &n, &why) == 0) {
+            if (n < CONFIG_ALLOC_INTERVAL_MIN || n > CONFIG_ALLOC_INTERVAL_MAX)
+                why = "out of range (100KiB, the runtime's own mean, to 1GiB)";
+            else
+                c->alloc_interval = n;
+        }
+    } else if (!strcmp(key, "live_max")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n < 1 || n > CONFIG_LIVE_MAX_MAX)
+                why = "out of range (1 to 10000000)";
+            else
+                c->live_max = (uint32_t)n;
+        }
     } else {
         why = "unknown setting";
     }
@@ -224,6 +280,70 @@ int config_from_env(struct config *c, char *err, size_t err_size)
     return 0;
 }
 
+int config_to_text(const struct config *c, char *out, size_t size)
+{
+    size_t used = 0;
+    char value[PATH_MAX];
+#define LINE(k, env)                                                              \
+    do {                                                                          \
+        config_value_text(c, #k, value, sizeof value);                            \
+        int n = snprintf(out + used, size - used, "%s=%s\n", #k, value);          \
+        if (n < 0 || (size_t)n >= size - used)                                    \
+            return -1;                                                            \
+        used += (size_t)n;                                                        \
+    } while (0);
+    if (!size)
+        return -1;
+    out[0] = '\0';
+    CONFIG_KEYS(LINE)
+#undef LINE
+    return (int)used;
+}
+
+int config_from_text(struct config *c, const char *text, size_t len, char *err, size_t err_size)
+{
+    config_defaults(c);
+    if (len > CONFIG_TEXT_MAX || memchr(text, '\0', len)) {
+        snprintf(err, err_size, "the settings are not text (%zu bytes)", len);
+        return -1;
+    }
+    size_t at = 0;
+    while (at < len) {
+        const char *line = text + at;
+        const char *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) : len - at;
+        at += n + (nl ? 1 : 0);
+        if (!n)
+            continue;
+        const char *eq = memchr(line, '=', n);
+        char key[32], value[PATH_MAX], why[256];
+        size_t klen = eq ? (size_t)(eq - line) : 0;
+        size_t vlen = eq ? n - klen - 1 : 0;
+        if (!eq || !klen || klen >= sizeof key || vlen >= sizeof value) {
+            snprintf(err, err_size, "'%.*s': not a setting (key=value)", (int)(n > 64 ? 64 : n),
+                     line);
+            return -1;
+        }
+        memcpy(key, line, klen);
+        key[klen] = '\0';
+        memcpy(value, eq + 1, vlen);
+        value[vlen] = '\0';
+        int known = 0;
+#define KNOWN(k, env) known |= !strcmp(key, #k);
+        CONFIG_KEYS(KNOWN)
+#undef KNOWN
+        if (!known) {
+            snprintf(err, err_size, "%s: unknown setting", key);
+            return -1;
+        }
+        if (config_set(c, key, value, why, sizeof why) < 0) {
+            snprintf(err, err_size, "%s=%.64s: %s", key, value, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void config_value_text(const struct config *c, const char *key, char *out, size_t size)
 {
     if (!strcmp(key, "output"))
@@ -233,7 +353,7 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         if (size)
             out[0] = '\0';
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++) {
-            if (!(c->events & (1u << i)) || used >= size)
+            if (!event_names[i] || !(c->events & (1u << i)) || used >= size)
                 continue;
             int n = snprintf(out + used, size - used, "%s%s", used ? "," : "", event_names[i]);
             if (n > 0)
@@ -254,6 +374,16 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
     else if (!strcmp(key, "children"))
         snprintf(out, size, "%s", choice_name(CHOICES(children_names), (int)c->children));
+    else if (!strcmp(key, "control"))
+        snprintf(out, size, "%s", c->control);
+    else if (!strcmp(key, "lock_min"))
+        snprintf(out, size, "%lluns", (unsigned long long)c->lock_min_ns);
+    else if (!strcmp(key, "alloc"))
+        snprintf(out, size, "%s", config_alloc_name(c->alloc));
+    else if (!strcmp(key, "alloc_interval"))
+        snprintf(out, size, "%llu", (unsigned long long)c->alloc_interval);
+    else if (!strcmp(key, "live_max"))
+        snprintf(out, size, "%u", c->live_max);
     else if (size)
         out[0] = '\0';
 }

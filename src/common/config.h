@@ -22,6 +22,14 @@
 enum config_event {
     CONFIG_EVENT_CPU = 1u << 0,
     CONFIG_EVENT_WALL = 1u << 1,
+    /* memory (sources/alloc.c, gc.c) */
+    CONFIG_EVENT_ALLOC = 1u << 2, /* allocations, by stack and type */
+    CONFIG_EVENT_GC = 1u << 3,    /* every collection, its pauses and heap sizes */
+    CONFIG_EVENT_LIVE = 1u << 4,  /* which sampled allocations stay alive (implies alloc) */
+    /* the runtime's other stories (sources/exceptions.c, lock.c, jit.c) */
+    CONFIG_EVENT_EXCEPTIONS = 1u << 5,
+    CONFIG_EVENT_LOCK = 1u << 6,
+    CONFIG_EVENT_JIT = 1u << 7,
 };
 #define CONFIG_EVENT_SAMPLED (CONFIG_EVENT_CPU | CONFIG_EVENT_WALL)
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
@@ -30,6 +38,9 @@ enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
  * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
  * and cheaper where the machine makes timer interrupts dear). */
 enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
+/* How allocations are recorded: sampled (the runtime's randomized sampling,
+ * or AllocationTick before .NET 10) or exact (every allocation, slow). */
+enum config_alloc { CONFIG_ALLOC_SAMPLED = 1, CONFIG_ALLOC_EXACT = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 /* Which processes of the tree under `record` are recorded: none but the
  * first .NET process (its children do not inherit the profiler), all of
@@ -43,6 +54,18 @@ enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG
 #define CONFIG_DEPTH_MIN 8
 #define CONFIG_DEPTH_MAX 65536
 #define CONFIG_DEPTH_DEFAULT 4096
+#define CONFIG_CONTROL_MAX 100
+/* The longest text form (config_to_text) the attach's client data carries. */
+#define CONFIG_TEXT_MAX 16384
+/* Lock waits shorter than this are counted, not recorded one by one. */
+#define CONFIG_LOCK_MIN_DEFAULT_NS 10000ull     /* 10 us */
+#define CONFIG_LOCK_MIN_MAX_NS 10000000000ull   /* 10 s */
+/* Mean bytes between recorded allocation samples: the runtime's own mean
+ * (fixed at 100 KiB in .NET 10) and above, by keeping a share of its samples. */
+#define CONFIG_ALLOC_INTERVAL_MIN (100ull * 1024)
+#define CONFIG_ALLOC_INTERVAL_MAX (1ull << 30)
+#define CONFIG_LIVE_MAX_DEFAULT 100000u
+#define CONFIG_LIVE_MAX_MAX 10000000u
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -54,6 +77,13 @@ struct config {
     uint32_t max_depth;
     enum config_log log;
     enum config_children children;
+    /* the corscope command's control socket ("@name", an abstract AF_UNIX
+     * address; control.h), or "" for none */
+    char control[CONFIG_CONTROL_MAX];
+    uint64_t lock_min_ns;  /* -e lock: shorter waits are only counted */
+    enum config_alloc alloc;
+    uint64_t alloc_interval; /* bytes, >= CONFIG_ALLOC_INTERVAL_MIN */
+    uint32_t live_max;       /* most objects -e live follows at once */
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -66,6 +96,11 @@ struct config {
     X(signal, "CORSCOPE_SIGNAL") \
     X(cpu_clock, "CORSCOPE_CPU_CLOCK") \
     X(log, "CORSCOPE_LOG") \
+    X(control, "CORSCOPE_CONTROL") \
+    X(lock_min, "CORSCOPE_LOCK_MIN") \
+    X(alloc, "CORSCOPE_ALLOC") \
+    X(alloc_interval, "CORSCOPE_ALLOC_INTERVAL") \
+    X(live_max, "CORSCOPE_LIVE_MAX") \
     X(children, "CORSCOPE_CHILDREN")
 
 HIDDEN void config_defaults(struct config *c);
@@ -76,6 +111,15 @@ HIDDEN int config_set(struct config *c, const char *key, const char *value, char
 /* Reads every CORSCOPE_* variable through getenv.  Returns 0 or -1 with
  * the reason for the first bad one in err ("CORSCOPE_INTERVAL=abc: ..."). */
 HIDDEN int config_from_env(struct config *c, char *err, size_t err_size);
+/* All the settings as text, one "key=value" line each (the client data of
+ * an attach, which has no environment).  Returns the length, or -1 when it
+ * does not fit in size (with its NUL). */
+HIDDEN int config_to_text(const struct config *c, char *out, size_t size);
+/* Reads that text form back (len bytes, no NUL needed): defaults, then
+ * every line through config_set.  Returns 0, or -1 with the reason for the
+ * first bad line in err ("interval=abc: ..."). */
+HIDDEN int config_from_text(struct config *c, const char *text, size_t len, char *err,
+                            size_t err_size);
 /* Text form of a setting, as config_set accepts it. */
 HIDDEN void config_value_text(const struct config *c, const char *key, char *out, size_t size);
 /* The sampled event (CONFIG_EVENT_CPU, _WALL) or 0 when none. */
@@ -87,6 +131,7 @@ static inline uint32_t config_sampled(const struct config *c)
 HIDDEN const char *config_event_name(uint32_t event_bit);
 HIDDEN const char *config_sampler_name(enum config_sampler s);
 HIDDEN const char *config_cpu_clock_name(enum config_cpu_clock k);
+HIDDEN const char *config_alloc_name(enum config_alloc m);
 /* Replaces every %p in pattern with pid (and %% with %).  Returns 0, or -1
  * when the result does not fit. */
 HIDDEN int config_expand_output(const char *pattern, long pid, char *out, size_t size);

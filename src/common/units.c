@@ -39,6 +39,50 @@ int units_parse_count(const char *text, uint64_t max, uint64_t *out, const char 
 
 static const struct {
     const char *name;
+    uint64_t bytes;
+} size_units[] = {
+    {"", 1},          {"B", 1},          {"K", 1024},       {"KB", 1024},
+    {"KiB", 1024},    {"M", 1u << 20},   {"MB", 1u << 20},  {"MiB", 1u << 20},
+    {"G", 1u << 30},  {"GB", 1u << 30},  {"GiB", 1u << 30},
+};
+
+int units_parse_size(const char *text, uint64_t max, uint64_t *out, const char **why)
+{
+    if (!text || !*text) {
+        *why = "empty";
+        return -1;
+    }
+    const char *p = text;
+    uint64_t v = 0;
+    while (*p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) {
+            *why = "too large";
+            return -1;
+        }
+        v = v * 10 + d;
+        p++;
+    }
+    if (p == text) {
+        *why = "not a size (expected e.g. 512KiB)";
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof size_units / sizeof size_units[0]; i++) {
+        if (strcmp(p, size_units[i].name) == 0) {
+            if (v > UINT64_MAX / size_units[i].bytes || v * size_units[i].bytes > max) {
+                *why = "too large";
+                return -1;
+            }
+            *out = v * size_units[i].bytes;
+            return 0;
+        }
+    }
+    *why = "unknown unit (use B, KiB, MiB, GiB)";
+    return -1;
+}
+
+static const struct {
+    const char *name;
     uint64_t ns;
 } duration_units[] = {
     {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ull}, {"m", 60000000000ull},
@@ -94,7 +138,9 @@ int units_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *o
         *why = "too large";
         return -1;
     }
-    *out_ns = (uint64_t)llround(v * (double)unit);
+    /* rounded without llround: its long long ends at 9.2e18, and longer
+     * durations that fit came out as 2^63 ns (found by review) */
+    *out_ns = (uint64_t)(v * (double)unit + 0.5);
     return 0;
 }
 

@@ -20,6 +20,10 @@ HIDDEN int units_parse_duration(const char *text, uint64_t default_unit_ns, uint
                                 const char **why);
 /* Parses a decimal unsigned integer without sign, spaces or suffix. */
 HIDDEN int units_parse_count(const char *text, uint64_t max, uint64_t *out, const char **why);
+/* Parses a size in bytes: a whole number with an optional unit, B, KiB,
+ * MiB or GiB (K, KB, M, MB, G and GB are read as the same powers of 1024),
+ * e.g. "512KiB", "4MB", "100000". */
+HIDDEN int units_parse_size(const char *text, uint64_t max, uint64_t *out, const char **why);
 /* Parses "12.5%" or "12.5" into a fraction 0..100 (percent points). */
 HIDDEN int units_parse_percent(const char *text, double *out, const char **why);
 /* Formats ns as "10ms", "1.5s", "250us" (shortest exact-ish form) into out. */

@@ -118,6 +118,12 @@ enum fmt_field_type {
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
+#define FMT_INFO_MODE "mode" /* launched: the agent started with the program; attached */
+#define FMT_INFO_LOCK_MIN_NS "lock_min_ns"
+/* -e alloc, live, gc: how each was recorded, or why it could not be */
+#define FMT_INFO_ALLOC "alloc"
+#define FMT_INFO_LIVE "live"
+#define FMT_INFO_GC "gc"
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */
@@ -141,7 +147,17 @@ enum fmt_field_type {
     X(OSR_FRAMES, "osr_frames_merged", "frames of on-stack-replaced methods shown as one")     \
     X(DROPPED_EVENTS, "dropped_events", "events dropped (a buffer was full)")                  \
     X(EVENTS, "events", "events recorded")                                                     \
-    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")        \
+    X(STALE_TICKS, "stale_ticks", "samples dropped because code was unloaded meanwhile")     \
+    X(ATTACH_METHODS, "methods_listed_at_attach", "methods compiled before an attach, listed") \
+    X(ATTACH_THREADS, "threads_listed_at_attach", "managed threads running at an attach") \
+    X(ALLOC_SAMPLES, "alloc_samples", "allocation samples the runtime reported")              \
+    X(ALLOC_THINNED, "alloc_thinned", "allocation samples left out for --alloc-interval")     \
+    X(ALLOC_CALLBACK_NS, "alloc_callback_ns", "time the allocating threads spent in corscope's allocation callbacks, ns") \
+    X(ALLOC_CALLBACKS_TIMED, "alloc_callbacks_timed", "allocation callbacks in alloc_callback_ns (those not interrupted)") \
+    X(LIVE_TRACKED, "live_tracked", "sampled allocations followed for -e live")               \
+    X(LIVE_UNTRACKED, "live_untracked", "sampled allocations not followed (--live-max reached)") \
+    X(LIVE_HANDLE_FAILURES, "live_handle_failures", "sampled allocations the runtime gave no handle for") \
+    X(GC_UNMATCHED, "gc_unmatched", "collection events without their start or end")     \
     X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
     X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
     X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \

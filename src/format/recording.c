@@ -463,9 +463,11 @@ static const char *decode_records(struct loader *l, struct cur *c)
             return "record refers to an undefined stack";
         if (stack && th < 0)
             return "record with a stack but no thread";
-        if (delta > UINT64_MAX - time)
-            return "record time overflows";
-        time += delta;
+        /* a signed (zigzag) delta: records of many threads interleave */
+        uint64_t back = delta & 1, step = (delta >> 1) + back;
+        if (back ? step > time : step > UINT64_MAX - time)
+            return "record time out of range";
+        time = back ? time - step : time + step;
         size_t n = e->value_count + e->field_count;
         if (grow_array((void **)&r->record_data, &r->record_data_cap, r->record_data_count + n,
                        sizeof *r->record_data))

@@ -216,11 +216,12 @@ void writer_record(struct writer *w, uint32_t event, uint32_t thread, uint64_t t
         buf_put_varint(b, time_ns); /* the base time of the chunk's deltas */
         w->record_time = time_ns;
     }
-    if (time_ns < w->record_time)
-        time_ns = w->record_time;
+    /* records come from many threads' queues, drained one after the other:
+     * a record may be older than the one before it (a signed delta) */
+    int64_t delta = (int64_t)(time_ns - w->record_time);
     buf_put_varint(b, event);
     buf_put_varint(b, thread);
-    buf_put_varint(b, time_ns - w->record_time);
+    buf_put_varint(b, (uint64_t)delta << 1 ^ (uint64_t)(delta >> 63));
     buf_put_varint(b, stack);
     for (uint32_t i = 0; i < value_count; i++)
         buf_put_varint(b, values[i]);

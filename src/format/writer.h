@@ -80,7 +80,8 @@ HIDDEN void writer_thread(struct writer *w, uint32_t id, uint64_t os_tid, uint32
 HIDDEN void writer_sample(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
                         uint32_t stack, uint64_t weight);
 /* One recorded event: `values` and `fields` as many as its definition has
- * (signed fields already zigzag-encoded); thread and stack 0 = none. */
+ * (signed fields already zigzag-encoded); thread and stack 0 = none.
+ * time_ns may be earlier than the previous record's (a signed delta). */
 HIDDEN void writer_record(struct writer *w, uint32_t event, uint32_t thread, uint64_t time_ns,
                           uint32_t stack, const uint64_t *values, uint32_t value_count,
                           const uint64_t *fields, uint32_t field_count);

@@ -39,6 +39,25 @@ for prog in "exceptions 5" "pinvoke 5" "gc 1" "threads 1"; do
 done
 note "$runs sanitized agent runs, each reported in 7 formats by the sanitized CLI"
 
+# memory: allocation samples with their stacks, weak handles, collections,
+# and the exact mode's every allocation, through the sanitized agent; the
+# sanitized CLI writes every format of every event, the live view and gc
+for run in "-e cpu,live,gc -i 1ms|live 20 80" "-e alloc,gc|gcs 2 2 2 32 1" "-e alloc --alloc exact|exact 5000"; do
+    opts=${run%%|*} args=${run#*|}
+    # shellcheck disable=SC2086
+    sanitized record -q --force $opts -o "$T/m.corscope" -- dotnet "$APPS/Memory/Memory.dll" $args \
+        > "$T/out.txt" 2> "$T/err.txt" || fail "Memory $args under '$opts' failed: $(tail -3 "$T/err.txt")"
+    no_reports "$T/err.txt" "agent, Memory $args, $opts"
+    for ev in alloc live; do
+        for f in top collapsed tree flamegraph speedscope pprof chrome gc; do
+            rc=0; sanitized report -f "$f" --event "$ev" -o "$T/out.$f" "$T/m.corscope" 2> "$T/rerr.txt" || rc=$?
+            no_reports "$T/rerr.txt" "CLI report -f $f --event $ev ($opts)"
+        done
+    done
+    runs=$((runs + 1))
+done
+note "memory: 3 sanitized agent runs (alloc, live, gc, exact), every format of each event"
+
 # damaged recordings through the sanitized CLI: every report and check
 cp "$T/s.corscope" "$T/whole.corscope"
 size=$(stat -c %s "$T/whole.corscope")

@@ -1,10 +1,11 @@
 /*
- * replay: runs files (or every file of directories) through the fuzz
- * harness's entry point, for the normal test run: the corpus kept in
- * tests/fuzz/corpus is replayed by a plain and an ASan+UBSan build, so any
- * input that once crashed the reader stays a test.
+ * replay: runs files (or every file of directories) through a fuzz
+ * harness's entry point, for the normal test run.  Linked with each
+ * harness (build/replay-NAME for tests/fuzz/fuzz_NAME.c), it replays the
+ * corpus kept in tests/fuzz/corpus/NAME, plain and under ASan+UBSan, so
+ * any input that once crashed a parser stays a test.
  *
- *   replay PATH...        prints how many inputs ran
+ *   replay-NAME PATH...   prints how many inputs ran
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
         }
         closedir(d);
     }
-    printf("replay: %ld inputs, no crash\n", ran);
+    const char *name = strrchr(argv[0], '/');
+    printf("%s: %ld inputs, no crash\n", name ? name + 1 : argv[0], ran);
     return 0;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates docs/reliability.md from fresh runs (make reliability):
 # the stress suite, the end-to-end tests of endings, faults, bad input and
-# sanitizers, the fuzzer (when clang is there), and every truncation and
-# single-bit flip of a real recording through the ASan+UBSan reader.
+# sanitizers, every truncation and single-bit flip of a real recording
+# through the ASan+UBSan reader, and the fuzzers of every parser of outside
+# bytes (tests/fuzz/report.sh, when clang is there).
 # Prints the markdown on standard output; progress on standard error.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,13 +22,17 @@ echo "reliability: repeated runs ($REPEATS each)" >&2
 "$here/repeat.sh" "$REPEATS" 'cpu-1ms -e cpu -i 1ms' \
     dotnet "$ROOT/build/apps/Stress/Stress.dll" alc 15 | sed 's/^/Stress alc 15\t/' >> "$T/repeat.tsv"
 repeat_failures=$(awk -F'\t' '{ s += $4 } END { print s + 0 }' "$T/repeat.tsv")
+echo "reliability: attaching to stress programs" >&2
+ATTACH_PROGRAMS="threads exceptions gc async pinvoke recursion alc dynamic tiering" \
+    "$here/attach.sh" > "$T/attach.log" 2>&1
+attach_rc=$?
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading attach process_tree thread_costs long_run; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
 echo "reliability: damaged recordings" >&2
-src=$ROOT/tests/fuzz/corpus/cpu-small.corscope
+src=$ROOT/tests/fuzz/corpus/reader/cpu-small.corscope
 size=$(stat -c %s "$src")
 mkdir -p "$T/cut" "$T/flip"
 python3 - "$src" "$T" <<'PY'
@@ -40,18 +45,9 @@ for i in range(len(data)):
     b = bytearray(data); b[i] ^= 1 << (i % 8)
     open(f"{out}/flip/{i}", "wb").write(bytes(b))
 PY
-ASAN_OPTIONS=detect_leaks=1 "$ROOT/build/asan/replay" "$T/cut" > "$T/cut.log" 2>&1; cut_rc=$?
-ASAN_OPTIONS=detect_leaks=1 "$ROOT/build/asan/replay" "$T/flip" > "$T/flip.log" 2>&1; flip_rc=$?
-fuzz="not run (clang-14 with libFuzzer not installed)"
-if command -v "${FUZZ_CC:-clang-14}" > /dev/null; then
-    echo "reliability: fuzzing for $FUZZ_SECONDS s" >&2
-    make -C "$ROOT" -s fuzz FUZZ_SECONDS="$FUZZ_SECONDS" > "$T/fuzz.log" 2>&1
-    fuzz_rc=$?
-    runs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$ROOT/build/fuzz/last.log")
-    added=$(awk '/stat::new_units_added/ { print $2 }' "$ROOT/build/fuzz/last.log")
-    crashes=$(ls "$ROOT/build/fuzz" | grep -c '^crash-\|^leak-\|^timeout-' || true)
-    fuzz="$runs executions in $FUZZ_SECONDS s (libFuzzer, ASan+UBSan), $added new inputs, $crashes crashes/leaks/timeouts; exit status $fuzz_rc"
-fi
+ASAN_OPTIONS=detect_leaks=1 "$ROOT/build/asan/replay-reader" "$T/cut" > "$T/cut.log" 2>&1; cut_rc=$?
+ASAN_OPTIONS=detect_leaks=1 "$ROOT/build/asan/replay-reader" "$T/flip" > "$T/flip.log" 2>&1; flip_rc=$?
+"$ROOT/tests/fuzz/report.sh" "$FUZZ_SECONDS" > "$T/fuzz.md"
 
 runtime=$(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')
 verdict() { [ "$1" -eq 0 ] && echo "passed" || echo "**FAILED**"; }
@@ -70,11 +66,14 @@ Every line below comes from that run.
 tests/stress/programs (build/apps/Stress) runs once without the profiler
 and once under each mode of tests/stress/modes; its standard output and
 exit status must be identical, the run must end within its time limit, and
-the recording must pass \`corscope check\` as complete. Result: $(verdict $stress_rc).
+the recording must pass \`corscope check\` as complete. The modes with
+\`-e exceptions,lock,jit\` record the runtime's events under each sampler
+(and alone, every lock wait with \`--lock-min 0\`); the last column counts
+what they recorded. Result: $(verdict $stress_rc).
 
-| program | mode | result | seconds | samples | threads recorded | what it did |
-|---|---|---|---|---|---|---|
-$(tail -n +2 "$ROOT/build/stress/results.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }')
+| program | mode | result | seconds | samples | threads recorded | what it did | runtime events recorded |
+|---|---|---|---|---|---|---|---|
+$(tail -n +2 "$ROOT/build/stress/results.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }')
 
 ## Repeated runs
 
@@ -90,12 +89,27 @@ mode, with the same checks. Result: $(verdict $repeat_failures).
 |---|---|---|---|---|
 $(awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$T/repeat.tsv")
 
+## Attaching and detaching while a program runs
+
+tests/stress/attach.sh (part of \`make stress\` with three of the programs)
+runs each stress program at three times its scale and attaches to it with
+\`record -p -d 0.5s\` again and again until it ends: threads coming and
+going, collectible code unloaded, DynamicMethods collected, exceptions and
+forced collections under the attaches and detaches. The program's output
+and exit status must be those of a run without corscope, and every
+recording not cut short by the program's end complete. Result:
+$(verdict $attach_rc).
+
+| program | result | attaches | complete recordings | detail |
+|---|---|---|---|---|
+$(tail -n +2 "$ROOT/build/stress/attach.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }')
+
 ## Endings, faults, bad input, sanitizers
 
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading attach process_tree thread_costs long_run; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo
@@ -105,14 +119,15 @@ done
 cat <<EOF2
 ## Damaged recordings
 
-A real recording of $size bytes (tests/fuzz/corpus/cpu-small.corscope) cut
+A real recording of $size bytes (tests/fuzz/corpus/reader/cpu-small.corscope) cut
 at every byte boundary ($size truncations) and with one bit flipped at every
 byte ($size flips), each read and reported in every format by the reader
-built with ASan and UBSan (build/asan/replay):
+built with ASan and UBSan (build/asan/replay-reader):
 
 - truncations: $(tail -1 "$T/cut.log") ($(verdict $cut_rc))
 - bit flips: $(tail -1 "$T/flip.log") ($(verdict $flip_rc))
-- fuzzing: $fuzz
-- the corpus in tests/fuzz/corpus ($(ls "$ROOT/tests/fuzz/corpus" | wc -l) files) is replayed by \`make test\`, plain and with ASan+UBSan
+- the reader's fuzzer and its corpus: in the next section
 - unit tests (tests/unit, plain and ASan+UBSan) truncate the fixture recording at every byte and flip its bytes, and fail every allocation of the reader and writer in turn
+
+$(cat "$T/fuzz.md")
 EOF2

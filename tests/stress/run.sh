@@ -21,7 +21,7 @@ trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 filter=${1:-}
 results=$OUT/results.tsv
-printf 'program\tmode\tresult\tseconds\tsamples\tthreads\tdetail\n' > "$results"
+printf 'program\tmode\tresult\tseconds\tsamples\tthreads\tdetail\tevents\n' > "$results"
 pass=0 failed=()
 start=$(date +%s)
 
@@ -53,8 +53,11 @@ while read -r name args; do
         fi
         samples=$(awk '/^  event/ { for (i = 1; i <= NF; i++) if ($i ~ /^samples,?$/) print $(i - 1) }' "$T/check.txt" 2> /dev/null | head -1)
         threads=$(awk '/^  tables/ { print $2 }' "$T/check.txt" 2> /dev/null)
+        # the runtime's events recorded, by event ("exceptions 400000, lock 12")
+        events=$(awk '/^  event/ && $2 != "thread:" { for (i = 1; i <= NF; i++) if ($i == "records,") {
+                     sub(":", "", $2); printf "%s%s %s", n++ ? ", " : "", $2, $(i - 1) } }' "$T/check.txt" 2> /dev/null)
         [ "$result" = ok ] && detail=$(head -1 "$T/plain.out")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$mode" "$result" "$secs" "${samples:-0}" "${threads:-0}" "$detail" >> "$results"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$mode" "$result" "$secs" "${samples:-0}" "${threads:-0}" "$detail" "${events:--}" >> "$results"
         if [ "$result" = ok ]; then
             pass=$((pass + 1))
             echo "ok $name / $mode (${secs} s, ${samples:-0} samples, ${threads:-0} threads)"

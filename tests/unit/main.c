@@ -35,7 +35,8 @@ void test_run(const char *name, void (*fn)(void))
 }
 
 #define SUITES(X) \
-    X(buf) X(units) X(utf) X(tables) X(format) X(reader_damage) X(clr) X(agent) X(report) X(unwind) X(elfsym) X(fold)
+    X(buf) X(units) X(utf) X(tables) X(format) X(reader_damage) X(clr) X(agent) X(report) X(unwind) X(elfsym) X(fold) \
+    X(slots) X(events) X(memory) X(attach)
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)

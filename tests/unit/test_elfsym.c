@@ -2,12 +2,15 @@
  * Tests of elfsym: libc's internal functions are named from its debug file
  * when Debian's libc6-dbg is installed (the project's install script
  * installs it), its exported ones in any case; damaged files give no
- * symbols and no crash.
+ * symbols and no crash; images built here in memory show the bugs the
+ * fuzzer and review found.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/elfsym.h"
@@ -74,8 +77,162 @@ static void test_damaged_files(void)
     unlink(path);
 }
 
+/* ---- ELF images built in memory ------------------------------------------ */
+
+struct image {
+    uint8_t *p;
+    size_t size, cap;
+};
+
+static size_t put(struct image *im, const void *data, size_t n, size_t align)
+{
+    size_t at = (im->size + align - 1) / align * align;
+    if (at + n > im->cap) {
+        im->cap = 2 * (at + n);
+        im->p = realloc(im->p, im->cap);
+    }
+    memset(im->p + im->size, 0, at - im->size);
+    if (data)
+        memcpy(im->p + at, data, n);
+    else
+        memset(im->p + at, 0, n);
+    im->size = at + n;
+    return at;
+}
+
+/* An ELF image with sections .symtab (syms), .strtab (strs) and, when
+ * `link` is set, .gnu_debuglink naming it. */
+static struct image make_elf(const Elf64_Sym *syms, size_t nsyms, const char *strs,
+                             size_t strs_size, const char *link)
+{
+    struct image im = {NULL, 0, 0};
+    Elf64_Ehdr eh;
+    memset(&eh, 0, sizeof eh);
+    memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    eh.e_type = ET_DYN;
+    eh.e_machine = EM_X86_64;
+    eh.e_ehsize = sizeof eh;
+    eh.e_shentsize = sizeof(Elf64_Shdr);
+    put(&im, &eh, sizeof eh, 8);
+    static const char shstrs[] = "\0.symtab\0.strtab\0.shstrtab\0.gnu_debuglink";
+    size_t shstr_at = put(&im, shstrs, sizeof shstrs, 1);
+    size_t str_at = put(&im, strs, strs_size, 1);
+    size_t sym_at = put(&im, syms, nsyms * sizeof *syms, 8);
+    /* .gnu_debuglink: the name, padding to 4 bytes, a CRC (left 0) */
+    size_t link_at = link ? put(&im, link, strlen(link) + 1, 4) : 0;
+    size_t link_size = link ? put(&im, NULL, 4, 4) + 4 - link_at : 0;
+    Elf64_Shdr sh[5];
+    memset(sh, 0, sizeof sh);
+    sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_SYMTAB, .sh_offset = sym_at,
+                         .sh_size = nsyms * sizeof *syms, .sh_link = 2,
+                         .sh_entsize = sizeof(Elf64_Sym)};
+    sh[2] = (Elf64_Shdr){.sh_name = 9, .sh_type = SHT_STRTAB, .sh_offset = str_at,
+                         .sh_size = strs_size};
+    sh[3] = (Elf64_Shdr){.sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = shstr_at,
+                         .sh_size = sizeof shstrs};
+    sh[4] = (Elf64_Shdr){.sh_name = 27, .sh_type = SHT_PROGBITS, .sh_offset = link_at,
+                         .sh_size = link_size};
+    size_t shoff = put(&im, sh, (link ? 5 : 4) * sizeof sh[0], 8);
+    Elf64_Ehdr *h = (Elf64_Ehdr *)im.p;
+    h->e_shoff = shoff;
+    h->e_shnum = link ? 5 : 4;
+    h->e_shstrndx = 3;
+    return im;
+}
+
+static Elf64_Sym func(uint32_t name, uint64_t addr, uint64_t size)
+{
+    Elf64_Sym s;
+    memset(&s, 0, sizeof s);
+    s.st_name = name;
+    s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+    s.st_shndx = 1;
+    s.st_value = addr;
+    s.st_size = size;
+    return s;
+}
+
+static void test_image_symbols(void)
+{
+    static const char strs[] = "\0read@GLIBC_2.2.5\0wrap\0small";
+    Elf64_Sym syms[] = {func(1, 0x1000, 0x40), func(23, 0x2000, 0),
+                        func(18, 0x4c46457f00000000, 0xffffffff00010102)};
+    struct image im = make_elf(syms, 3, strs, sizeof strs, NULL);
+    struct elfsym *s = elfsym_parse(im.p, im.size, "mem");
+    REQUIRE(s);
+    CHECK_EQ(s->count, 3);
+    CHECK_STR(elfsym_find(s, 0x1010), "read"); /* the version is not part of the name */
+    CHECK_STR(elfsym_find(s, 0x2000), "small");
+    CHECK(elfsym_find(s, 0x1040) == NULL);
+    /* a size whose end wraps past 2^64 covered nothing, not even its own
+     * start (fuzz_elfsym, corpus/elfsym/crash-size-wraps) */
+    CHECK_STR(elfsym_find(s, 0x4c46457f00000000), "wrap");
+    CHECK_STR(elfsym_find(s, 0x4c46457f00000100), "wrap");
+    elfsym_free(s);
+    /* the section table at an odd offset: refused, not read misaligned
+     * (corpus/elfsym/crash-misaligned-shdr) */
+    Elf64_Ehdr *h = (Elf64_Ehdr *)im.p;
+    uint8_t *odd = malloc(im.size + 1);
+    REQUIRE(odd);
+    memcpy(odd, im.p, im.size);
+    memmove(odd + h->e_shoff + 1, odd + h->e_shoff, im.size - h->e_shoff);
+    ((Elf64_Ehdr *)odd)->e_shoff++;
+    CHECK(elfsym_parse(odd, im.size + 1, "odd") == NULL);
+    free(odd);
+    free(im.p);
+}
+
+/* Symbols that all name one long string: each name is copied, so 40,000 of
+ * them naming 512 KiB asked for 20 GB.  Now refused, and at once. */
+static void test_shared_long_names_refused(void)
+{
+    size_t n = 40000, len = 512 * 1024;
+    char *strs = calloc(1, len + 2);
+    Elf64_Sym *syms = calloc(n, sizeof *syms);
+    REQUIRE(strs && syms);
+    memset(strs + 1, 'x', len);
+    for (size_t i = 0; i < n; i++)
+        syms[i] = func(1, 0x1000 + 16 * i, 16);
+    struct image im = make_elf(syms, n, strs, len + 2, NULL);
+    clock_t start = clock();
+    struct elfsym *s = elfsym_parse(im.p, im.size, "mem");
+    CHECK(s == NULL);
+    CHECK((double)(clock() - start) / CLOCKS_PER_SEC < 1.0);
+    elfsym_free(s);
+    /* a thousand of them naming 16 bytes is an ordinary table */
+    strs[17] = '\0';
+    free(im.p);
+    im = make_elf(syms, 1000, strs, 18, NULL);
+    s = elfsym_parse(im.p, im.size, "mem");
+    CHECK(s && s->count == 1000);
+    elfsym_free(s);
+    free(im.p);
+    free(strs);
+    free(syms);
+}
+
+/* Where the debug file of a stripped object is looked for. */
+static void test_debug_paths(void)
+{
+    static const char strs[] = "\0f";
+    Elf64_Sym sym = func(1, 0x1000, 1);
+    struct image im = make_elf(&sym, 1, strs, sizeof strs, "libx.so.debug");
+    char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
+    CHECK_EQ(elfsym_debug_paths(im.p, im.size, "/opt/lib/libx.so", paths), 2);
+    CHECK(!strcmp(paths[0], "/usr/lib/debug/opt/lib/libx.so.debug"));
+    CHECK(!strcmp(paths[1], "/opt/lib/.debug/libx.so.debug"));
+    CHECK_EQ(elfsym_debug_paths(im.p, 16, "/opt/lib/libx.so", paths), 0);
+    free(im.p);
+}
+
 void suite_elfsym(void)
 {
     RUN(test_libc_symbols);
     RUN(test_damaged_files);
+    RUN(test_image_symbols);
+    RUN(test_shared_long_names_refused);
+    RUN(test_debug_paths);
 }

@@ -159,8 +159,10 @@ static void recorded_events(struct buf *b, int bad)
     writer_record(&w, FMT_EVENT_FIRST_RECORDED, 1, 5000, stack, v1, 2, f1, 2);
     writer_record(&w, FMT_EVENT_FIRST_RECORDED, 1, 6000, stack, v2, 2, f2, 2);
     writer_record(&w, FMT_EVENT_FIRST_RECORDED, bad == 3 ? 7 : 0, 7000, 0, v2, 2, f2, 2);
+    /* older than the record before it (another thread's queue): kept exact */
+    writer_record(&w, FMT_EVENT_FIRST_RECORDED, 1, 5500, 0, v2, 2, f2, 2);
     const char *keys[] = {"events"};
-    uint64_t values[] = {3};
+    uint64_t values[] = {4};
     writer_finish(&w, keys, values, 1);
     writer_free(&w);
 }
@@ -182,7 +184,7 @@ static void test_recorded_events(void)
     CHECK_EQ(rec_value_index(&r.events[0], "alloc_objects"), 1);
     CHECK_EQ(rec_field_index(&r.events[0], "size"), 1);
     CHECK_EQ(rec_field_index(&r.events[0], "nope"), -1);
-    CHECK_EQ(r.record_count, 3);
+    CHECK_EQ(r.record_count, 4);
     CHECK_EQ(r.sample_count, 2); /* the records with a stack */
     CHECK_EQ(r.samples[0].weight, 102400);
     CHECK_EQ(r.samples[0].count, 4267);
@@ -192,6 +194,8 @@ static void test_recorded_events(void)
     CHECK_EQ(r.records[2].thread, 0);
     CHECK_EQ(r.records[2].stack, 0);
     CHECK_EQ(r.records[1].time, 6000);
+    CHECK_EQ(r.records[2].time, 7000);
+    CHECK_EQ(r.records[3].time, 5500); /* a negative delta */
     rec_free(&r);
     buf_free(&b);
 

@@ -76,7 +76,7 @@ static void test_collapsed(void)
     REQUIRE(load(&ps, &f) == 0);
     p = prof_current(&ps);
     CHECK_EQ(p->total_weight, FIXTURE_WEIGHT);
-    struct report_options o = {0, 0, NULL};
+    struct report_options o = {0, 0, NULL, NULL, 0, 0};
     char *text = render(report_collapsed, p, &o);
     REQUIRE(text);
     CHECK_STR(text, "Demo.Program.Main;Demo.Work.Cold``1 3\n"
@@ -91,7 +91,7 @@ static void test_filters(void)
     struct profiles ps;
     const struct profile *p = NULL;
     struct prof_filter f = {0};
-    struct report_options o = {0, 0, NULL};
+    struct report_options o = {0, 0, NULL, NULL, 0, 0};
     char *text;
 
     f.thread_roots = 1;
@@ -144,7 +144,7 @@ static void test_top(void)
     struct prof_filter f = {0};
     REQUIRE(load(&ps, &f) == 0);
     p = prof_current(&ps);
-    struct report_options o = {0, 0, NULL};
+    struct report_options o = {0, 0, NULL, NULL, 0, 0};
     char *text = render(report_top, p, &o);
     REQUIRE(text);
     /* Hot: self 6 of 12, total 9 of 12; Main total 100% */
@@ -169,7 +169,7 @@ static void test_tree(void)
     REQUIRE(load(&ps, &f) == 0);
     p = prof_current(&ps);
     /* 12 weight: Main 12 (Hot 9 with memcpy 3, Cold 3) */
-    struct report_options o = {0, 0, NULL};
+    struct report_options o = {0, 0, NULL, NULL, 0, 0};
     char *text = render(report_tree, p, &o);
     REQUIRE(text);
     CHECK(strstr(text, " 100.00%    0.00%  Demo.Program.Main\n"));

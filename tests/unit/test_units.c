@@ -17,6 +17,9 @@ static void test_durations(void)
     CHECK(units_parse_duration("5000000ns", 0, &ns, &why) == 0 && ns == 5000000);
     CHECK(units_parse_duration("2m", 0, &ns, &why) == 0 && ns == 120000000000ull);
     CHECK(units_parse_duration("7", 1000000, &ns, &why) == 0 && ns == 7000000);
+    /* beyond a long long, within a uint64_t: was 2^63 */
+    CHECK(units_parse_duration("10000000000s", 0, &ns, &why) == 0 &&
+          ns == 10000000000000000000ull);
 }
 
 static void test_bad_durations(void)

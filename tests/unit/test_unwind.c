@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -272,6 +273,70 @@ static void test_damaged_sections(void)
     cfi_free(&t);
 }
 
+/* A CIE is parsed again for every FDE that refers to it: a long one shared
+ * by many FDEs made the parse quadratic (a 1 MiB section took seconds, with
+ * the loader's lock held).  A CIE longer than any compiler writes is now
+ * refused with its FDEs; the others parse as before, and quickly. */
+static size_t put_cie(uint8_t *p, size_t insns)
+{
+    /* version 1, "zR", code align 1, data align -8, RA r16, pointers pcrel sdata4 */
+    static const uint8_t head[] = {0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+                                   0x0c, 7, 8, 0x90, 1}; /* def_cfa rsp+8; RA at cfa-8 */
+    uint32_t len = (uint32_t)(sizeof head + insns);
+    memcpy(p, &len, 4);
+    memcpy(p + 4, head, sizeof head);
+    memset(p + 4 + sizeof head, 0, insns); /* nops */
+    return 4 + len;
+}
+
+static size_t put_fde(uint8_t *p, size_t at, size_t cie, uint32_t pc)
+{
+    /* CIE pointer, pc_begin (pcrel), range 16, no augmentation data,
+     * def_cfa_offset 16 after 1 byte */
+    uint32_t len = 16, cie_ptr = (uint32_t)(at + 4 - cie), range = 16;
+    int32_t begin = (int32_t)(pc - (at + 8));
+    uint8_t insns[] = {0, 0x41, 0x0e, 16};
+    memcpy(p, &len, 4);
+    memcpy(p + 4, &cie_ptr, 4);
+    memcpy(p + 8, &begin, 4);
+    memcpy(p + 12, &range, 4);
+    memcpy(p + 16, insns, sizeof insns);
+    return 20;
+}
+
+static void test_long_cie_refused(void)
+{
+    size_t size = 1 << 20;
+    uint8_t *sec = calloc(1, size + 4);
+    REQUIRE(sec);
+    size_t at = 0, good = 0, big = 0;
+    at += put_cie(sec + at, 2);
+    at += put_fde(sec + at, at, good, 0x100000);
+    big = at;
+    at += put_cie(sec + at, 256 * 1024);
+    uint32_t pc = 0x200000;
+    while (at + 20 <= size) {
+        at += put_fde(sec + at, at, big, pc);
+        pc += 16;
+    }
+    struct cfi_table t;
+    clock_t start = clock();
+    REQUIRE(cfi_parse_section(sec, at + 4, 0, 0, &t) == 0);
+    double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    CHECK(seconds < 1.0);
+    /* the FDE of the short CIE: rsp+8 at its start, rsp+16 after a byte */
+    const struct cfi_row *row = cfi_find(&t, 0x100000);
+    CHECK(row && row->cfa == CFI_RSP && row->cfa_offset == 8);
+    row = cfi_find(&t, 0x100001);
+    CHECK(row && row->cfa == CFI_RSP && row->cfa_offset == 16);
+    CHECK(cfi_find(&t, 0x100010) == NULL);
+    /* none of the long CIE's */
+    CHECK(cfi_find(&t, 0x200000) == NULL);
+    CHECK_EQ(t.count, 3);
+    cfi_free(&t);
+    free(sec);
+}
+
 /* ---- a real unwind from a signal handler ----------------------------------- */
 
 #define MAX_CHAIN 128
@@ -501,6 +566,7 @@ void suite_unwind(void)
     RUN(test_libc_rows_match_readelf);
     RUN(test_libc_all_rows_match_readelf);
     RUN(test_damaged_sections);
+    RUN(test_long_cie_refused);
     RUN(test_unwind_through_qsort);
     RUN(test_sample_off_own_stack);
 }

@@ -12,6 +12,13 @@
 //               frame zooms to it, a search counts its matches and their
 //               share, the inverted view puts leaves at the root, the thread
 //               filter narrows the total. Screenshots go to OUT_DIR.
+//   events      when DIR also holds events.{pb.gz,speedscope.json,html} and
+//               events.{alloc,live}.collapsed (a recording of cpu, alloc and
+//               live, reported with --event alloc): pprof has the memory
+//               sample types go tool pprof knows, with totals that agree;
+//               speedscope has a profile per (event, thread) in bytes; the
+//               flame graph's event selector switches between the events and
+//               each shows its own total.
 // Usage: node check.mjs DIR METHOD   (DIR holds report.{pb.gz,speedscope.json,
 //        trace.json,html,collapsed}; METHOD is a hot method's display name)
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -94,15 +101,17 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
 {
   const trace = JSON.parse(readFileSync(join(dir, "report.trace.json"), "utf8"));
   const ev = trace.traceEvents;
-  const named = new Set(ev.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.tid));
+  // a track is a (process, thread) pair: the runtime's events have a process of their own
+  const track = (e) => `${e.pid}/${e.tid}`;
+  const named = new Set(ev.filter((e) => e.ph === "M" && e.name === "thread_name").map(track));
   const slices = ev.filter((e) => e.ph === "X");
   check("chrome trace has named thread tracks and slices", named.size > 0 && slices.length > 0, `${named.size} tracks, ${slices.length} slices`);
-  check("chrome slices are on named tracks", slices.every((e) => named.has(e.tid)));
+  check("chrome slices are on named tracks", slices.every((e) => named.has(track(e))));
   // well nested per track: sorted by start (longest first), each slice ends
   // inside the one that encloses it
   let nested = true;
   const byTid = new Map();
-  for (const e of slices) (byTid.get(e.tid) || byTid.set(e.tid, []).get(e.tid)).push(e);
+  for (const e of slices) (byTid.get(track(e)) || byTid.set(track(e), []).get(track(e))).push(e);
   for (const list of byTid.values()) {
     list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
     const open = [];
@@ -174,6 +183,79 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
   const one = await page.evaluate(() => window.corscope.matches().total);
   check("thread filter narrows the total", one > 0 && one <= all, `${one} of ${all}`);
   await browser.close();
+}
+
+// ---- several events (cpu, alloc, live) -------------------------------------------
+import { existsSync } from "node:fs";
+if (existsSync(join(dir, "events.html"))) {
+  const sum = (file) => readFileSync(join(dir, file), "utf8").trim().split("\n")
+    .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  const allocTotal = sum("events.alloc.collapsed"), liveTotal = sum("events.live.collapsed");
+  {
+    const { Profile } = require("pprof-format");
+    const p = Profile.decode(gunzipSync(readFileSync(join(dir, "events.pb.gz"))));
+    const str = (i) => p.stringTable.strings[Number(i)];
+    const types = p.sampleType.map((t) => `${str(t.type)}/${str(t.unit)}`);
+    const want = ["samples/count", "cpu/nanoseconds", "alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"];
+    check("pprof has the memory sample types", want.every((w) => types.includes(w)), types.join(", "));
+    check("pprof's default sample type is the reported event's", str(p.defaultSampleType) === "alloc_space", str(p.defaultSampleType));
+    const col = (name) => types.indexOf(name);
+    let space = 0, inuse = 0, objects = 0, mixed = false;
+    for (const s of p.sample) {
+      space += Number(s.value[col("alloc_space/bytes")]);
+      inuse += Number(s.value[col("inuse_space/bytes")]);
+      objects += Number(s.value[col("alloc_objects/count")]);
+      mixed ||= Number(s.value[col("cpu/nanoseconds")]) > 0 && Number(s.value[col("alloc_space/bytes")]) > 0;
+    }
+    check("pprof alloc_space = the alloc collapsed total", space === allocTotal, `${space} vs ${allocTotal}`);
+    check("pprof inuse_space = the live collapsed total", inuse === liveTotal, `${inuse} vs ${liveTotal}`);
+    check("pprof alloc_objects counted, each sample of one event", objects > 0 && !mixed, `${objects} objects`);
+  }
+  {
+    const Ajv = require("ajv");
+    const schema = JSON.parse(readFileSync(new URL("./speedscope-schema.json", import.meta.url), "utf8"));
+    const file = JSON.parse(readFileSync(join(dir, "events.speedscope.json"), "utf8"));
+    const validate = new Ajv({ strict: false }).compile(schema);
+    check("speedscope (several events) matches the schema", validate(file), JSON.stringify(validate.errors || "").slice(0, 300));
+    const of = (event) => file.profiles.filter((p) => p.name.endsWith(`(${event})`));
+    const weight = (ps) => ps.reduce((s, p) => s + p.weights.reduce((a, b) => a + b, 0), 0);
+    check("speedscope has a profile per (event, thread)", of("cpu").length >= 1 && of("alloc").length >= 1 && of("live").length >= 1,
+      file.profiles.map((p) => p.name).join(", "));
+    check("speedscope opens on the reported event", file.profiles[0].name.endsWith("(alloc)"), file.profiles[0].name);
+    check("speedscope alloc profiles are in bytes and add up", of("alloc").every((p) => p.unit === "bytes") && weight(of("alloc")) === allocTotal,
+      `${weight(of("alloc"))} vs ${allocTotal}`);
+  }
+  {
+    const { chromium } = require("playwright-core");
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto("file://" + resolve(dir, "events.html"));
+    await page.waitForFunction(() => window.corscope !== undefined);
+    const events = await page.evaluate(() => window.corscope.events());
+    const shown = await page.isVisible("#event");
+    check("flame graph lists the recording's events in a selector", shown && ["cpu", "alloc", "live"].every((e) => events.includes(e)), events.join(", "));
+    check("flame graph opens on the reported event", (await page.evaluate(() => window.corscope.event())) === "alloc");
+    const allocShown = await page.evaluate(() => window.corscope.matches().total);
+    check("the alloc view's total is the alloc collapsed total", allocShown === allocTotal, `${allocShown} vs ${allocTotal}`);
+    await page.screenshot({ path: join(outDir, "flamegraph-alloc.png"), fullPage: true });
+    const liveIndex = events.indexOf("live");
+    await page.selectOption("#event", String(liveIndex));
+    const live = await page.evaluate(() => ({ event: window.corscope.event(), total: window.corscope.matches().total }));
+    const status = await page.textContent("#status");
+    const title = await page.textContent("#title");
+    check("selecting live shows the live heap", live.event === "live" && live.total === liveTotal && status.startsWith("live:") && title.endsWith("(live)"),
+      `${live.event} ${live.total} vs ${liveTotal}, status "${status}", title "${title}"`);
+    await page.screenshot({ path: join(outDir, "flamegraph-live.png"), fullPage: true });
+    await page.selectOption("#event", String(events.indexOf("cpu")));
+    const cpu = await page.evaluate(() => ({ event: window.corscope.event(), total: window.corscope.matches().total }));
+    check("selecting cpu shows CPU time", cpu.event === "cpu" && cpu.total > 0 && cpu.total !== liveTotal, `${cpu.event} ${cpu.total}`);
+    const options = await page.$$eval("#thread option", (os) => os.length);
+    check("the thread filter follows the event", options >= 2, `${options - 1} threads`);
+    check("switching events raises no script errors", errors.length === 0, errors.join("; "));
+    await browser.close();
+  }
 }
 
 writeFileSync(join(outDir, "viewers.txt"), failures ? `${failures} failed\n` : "all passed\n");

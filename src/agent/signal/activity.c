@@ -24,8 +24,13 @@ static struct clrdesc_frames layout; /* written in Initialize, before any sample
 
 int activity_init(void)
 {
-    if (table)
+    if (table) {
+        /* an earlier attach's (the library stays loaded after a detach):
+         * what threads were doing then is not what they do now */
+        madvise(table, table_size * sizeof *table, MADV_DONTNEED);
+        atomic_store(&gc_word, 0);
         return 0;
+    }
     size_t n = 32768;
     FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
     if (f) {

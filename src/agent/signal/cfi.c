@@ -32,6 +32,15 @@
 #define DW_EH_PE_indirect 0x80
 
 #define STATE_STACK 16
+/* The longest CIE accepted.  A CIE is parsed, and its initial instructions
+ * run, again for each FDE that refers to it, so its length multiplies the
+ * work: one CIE of 256 KiB shared by the 40,000 FDEs of a 1 MiB section
+ * took 7 to 11 s (found by review; the fuzzer's inputs are too small to
+ * show it), during which the agent holds the dynamic loader's lock (it
+ * parses from dl_iterate_phdr).  The longest CIE of the ~1,100 libraries of
+ * the test machine is 40 bytes; a CIE beyond this one is refused, and its
+ * FDEs with it, so the work stays linear in the section's size. */
+#define CIE_MAX_BYTES 512
 
 struct reader {
     const uint8_t *p, *end;
@@ -75,20 +84,41 @@ static uint64_t uleb(struct reader *r)
     }
 }
 
+/* Built unsigned, sign-extended without shifting a signed value: a tenth
+ * byte extends from bit 63, where 1 << 63 overflows int64_t (found by
+ * fuzz_cfi, tests/fuzz/corpus/cfi/crash-sleb-shift-63). */
 static int64_t sleb(struct reader *r)
 {
-    int64_t v = 0;
+    uint64_t v = 0;
     int shift = 0;
     uint8_t b;
     do {
         b = u8(r);
         if (shift < 64)
-            v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+            v |= (uint64_t)(b & 0x7f) << shift;
         shift += 7;
     } while ((b & 0x80) && !r->bad);
     if (shift < 64 && (b & 0x40))
-        v |= -((int64_t)1 << shift);
-    return v;
+        v |= ~(uint64_t)0 << shift;
+    return (int64_t)v;
+}
+
+/* value * factor, a factored offset (CIE's data alignment times an
+ * operand).  A product that does not fit, which no compiler emits but any
+ * bytes can ask for, is INT64_MAX: beyond every range a row can hold, so
+ * emit() makes the row unsupported; so is INT64_MIN, so that the result can
+ * be negated.  (It was a plain multiplication, whose overflow is undefined:
+ * found by fuzz_cfi, tests/fuzz/corpus/cfi/crash-offset-overflow.) */
+static int64_t scale_u(uint64_t value, int64_t factor)
+{
+    int64_t v;
+    return __builtin_mul_overflow(value, factor, &v) || v == INT64_MIN ? INT64_MAX : v;
+}
+
+static int64_t scale_s(int64_t value, int64_t factor)
+{
+    int64_t v;
+    return __builtin_mul_overflow(value, factor, &v) || v == INT64_MIN ? INT64_MAX : v;
 }
 
 /* An encoded pointer.  Indirect pointers (to a GOT slot) and data-relative
@@ -134,7 +164,7 @@ static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
     uint64_t len = fixed(&r, 4);
     if (len == 0xffffffffu)
         len = fixed(&r, 8);
-    if (r.bad || len > (uint64_t)(r.end - r.p))
+    if (r.bad || len > (uint64_t)(r.end - r.p) || len > CIE_MAX_BYTES)
         return -1;
     r.end = r.p + len;
     if (fixed(&r, 4) != 0) /* CIE id */
@@ -277,7 +307,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
         switch (op & 0xc0) {
         case 0x40: advance = (op & 0x3f) * c->code_align; goto advance;
         case 0x80:
-            set_reg_rule(s, op & 0x3f, 1, (int64_t)uleb(&r) * c->data_align, 0);
+            set_reg_rule(s, op & 0x3f, 1, scale_u(uleb(&r), c->data_align), 0);
             continue;
         case 0xc0:
             reg = op & 0x3f;
@@ -297,7 +327,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
         case 0x02: advance = fixed(&r, 1) * c->code_align; goto advance;
         case 0x03: advance = fixed(&r, 2) * c->code_align; goto advance;
         case 0x04: advance = fixed(&r, 4) * c->code_align; goto advance;
-        case 0x05: reg = uleb(&r); set_reg_rule(s, reg, 1, (int64_t)uleb(&r) * c->data_align, 0); break;
+        case 0x05: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_u(uleb(&r), c->data_align), 0); break;
         case 0x06: reg = uleb(&r); goto restore;
         case 0x07: /* undefined */
             reg = uleb(&r);
@@ -355,19 +385,19 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
             set_reg_rule(s, reg, 0, 0, reg == REG_RBP);
             break;
         }
-        case 0x11: reg = uleb(&r); set_reg_rule(s, reg, 1, sleb(&r) * c->data_align, 0); break;
+        case 0x11: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_s(sleb(&r), c->data_align), 0); break;
         case 0x12: /* def_cfa_sf */
             reg = uleb(&r);
             s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
-            s->cfa_offset = sleb(&r) * c->data_align;
+            s->cfa_offset = scale_s(sleb(&r), c->data_align);
             break;
-        case 0x13: s->cfa_offset = sleb(&r) * c->data_align; break;
+        case 0x13: s->cfa_offset = scale_s(sleb(&r), c->data_align); break;
         case 0x14: reg = uleb(&r); uleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
         case 0x15: reg = uleb(&r); sleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
         case 0x2e: uleb(&r); break; /* GNU_args_size */
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(&r);
-            set_reg_rule(s, reg, 1, -(int64_t)uleb(&r) * c->data_align, 0);
+            set_reg_rule(s, reg, 1, -scale_u(uleb(&r), c->data_align), 0);
             break;
         default: r.bad = 1; break; /* unknown opcode: its operands are unknown too */
         }

@@ -52,6 +52,14 @@ static size_t read_pid_max(void)
 
 int slots_init(void)
 {
+    if (slots) {
+        /* an earlier attach's table (the library stays loaded after a
+         * detach): emptied, every page back to zeros; no signal of ours is
+         * pending any more, and one would find no thread either way */
+        madvise(slots, slot_count * sizeof *slots, MADV_DONTNEED);
+        atomic_store(&orphans, 0);
+        return 0;
+    }
     slot_count = read_pid_max() + 1;
     void *p = mmap(NULL, slot_count * sizeof *slots, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -265,6 +273,14 @@ void slots_reclaim(void)
         r->free_fn(r->object);
         mem_free(r);
     }
+}
+
+size_t slots_retired_pending(void)
+{
+    size_t n = 0;
+    for (const struct retired *r = retired; r; r = r->next)
+        n++;
+    return n;
 }
 
 struct sthread *slots_handler_enter(pid_t tid)

@@ -96,6 +96,8 @@ HIDDEN void slots_reclaim(void);
  * its replacement. */
 HIDDEN void slots_retire_object(void *object, void (*free_fn)(void *));
 HIDDEN struct sthread *slots_lookup(pid_t tid);
+/* Retired threads and objects not yet freed (a handler may still see them). */
+HIDDEN size_t slots_retired_pending(void);
 
 /* The handler's side: enter/leave bracket every use of slot data. */
 HIDDEN struct sthread *slots_handler_enter(pid_t tid);

@@ -11,6 +11,8 @@
 //   alc         collectible AssemblyLoadContexts: an assembly emitted, run, unloaded
 //   dynamic     DynamicMethod code generated, called and dropped
 //   tiering     tier-0 code, on-stack replacement of long loops, tier-1 promotion
+//   contention  8 threads fighting over a Monitor and a System.Threading.Lock,
+//               with waits short and long, and exceptions thrown while holding them
 // Usage: Stress MODE [scale]
 using System.Globalization;
 using System.Reflection;
@@ -241,6 +243,39 @@ static class Program
         Console.WriteLine(F($"tiering sum {sum}"));
     }
 
+    static readonly object MonitorGate = new();
+    static readonly Lock LockGate = new();
+
+    static void Contention()
+    {
+        int perThread = 2000 * scale;
+        long underMonitor = 0, underLock = 0, thrown = 0;
+        var ts = Enumerable.Range(0, 8).Select(t => new Thread(() =>
+        {
+            for (int i = 0; i < perThread; i++)
+            {
+                if ((i + t) % 2 == 0)
+                {
+                    lock (MonitorGate)
+                    {
+                        underMonitor += Spin(i, i % 100 == 0 ? 20000 : 50);
+                        if (i % 97 == 0)
+                            try { throw new InvalidOperationException("held"); }
+                            catch (InvalidOperationException) { thrown++; }
+                    }
+                }
+                else
+                {
+                    lock (LockGate) { underLock += Spin(i, i % 100 == 1 ? 20000 : 50); }
+                }
+                if (i % 500 == 0) Thread.Sleep(1);
+            }
+        }) { Name = $"contender-{t}" }).ToList();
+        ts.ForEach(t => t.Start());
+        ts.ForEach(t => t.Join());
+        Console.WriteLine(F($"contention {8 * perThread} sections sum {underMonitor + underLock} thrown {thrown}"));
+    }
+
     static int Main(string[] args)
     {
         if (args.Length > 1) scale = int.Parse(args[1], CultureInfo.InvariantCulture);
@@ -255,8 +290,9 @@ static class Program
             case "alc": Alc(); break;
             case "dynamic": Dynamic(); break;
             case "tiering": Tiering(); break;
+            case "contention": Contention(); break;
             default:
-                Console.Error.WriteLine("usage: Stress threads|exceptions|gc|async|pinvoke|recursion|alc|dynamic|tiering [scale]");
+                Console.Error.WriteLine("usage: Stress threads|exceptions|gc|async|pinvoke|recursion|alc|dynamic|tiering|contention [scale]");
                 return 2;
         }
         return 0;

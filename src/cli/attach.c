@@ -1,0 +1,273 @@
+/*
+ * attach: see attach.h.
+ */
+#include "cli/attach.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/ipc.h"
+#include "cli/session.h"
+#include "common/product.h"
+#include "common/units.h"
+
+/* How long the runtime may take to answer AttachProfiler: it loads the
+ * agent and runs InitializeForAttach on its diagnostics thread, which
+ * also answers every other diagnostics client one at a time. */
+#define ATTACH_TIMEOUT_MS 30000
+
+int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_size)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v <= 0 || v > 4194304) {
+        snprintf(err, err_size, "not a process id");
+        return -1;
+    }
+    *pid = (pid_t)v;
+    return 0;
+}
+
+static void comm_of(pid_t pid, char *out, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(path, "re");
+    out[0] = '\0';
+    if (f) {
+        if (fgets(out, (int)size, f))
+            out[strcspn(out, "\n")] = '\0';
+        fclose(f);
+    }
+    if (!out[0])
+        snprintf(out, size, "?");
+}
+
+/* The real and effective uid and the gid of a process, from its status
+ * (readable by anyone).  Returns 0 or -1 when it is gone. */
+static int ids_of(pid_t pid, uid_t *uid, gid_t *gid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned real, effective;
+        if (sscanf(line, "Uid: %u %u", &real, &effective) == 2) {
+            *uid = effective;
+            found |= 1;
+        } else if (sscanf(line, "Gid: %u %u", &real, &effective) == 2) {
+            *gid = effective;
+            found |= 2;
+        }
+    }
+    fclose(f);
+    return found == 3 ? 0 : -1;
+}
+
+int attach_check(pid_t pid, struct attach_target *t)
+{
+    memset(t, 0, sizeof *t);
+    char name[64];
+    uid_t uid = 0;
+    if ((kill(pid, 0) < 0 && errno == ESRCH) || ids_of(pid, &uid, &t->gid) < 0) {
+        cli_error("no process %d", (int)pid);
+        return -1;
+    }
+    comm_of(pid, name, sizeof name);
+    if (geteuid() != 0 && uid != geteuid()) {
+        cli_error("process %d (%s) belongs to another user (uid %u); corscope attaches to your "
+                  "own processes (or, as root, to any)", (int)pid, name, (unsigned)uid);
+        return -1;
+    }
+    int r = ps_inspect(pid, &t->proc, 1);
+    if (r < 0) {
+        cli_error("cannot look at process %d (%s): it ended, or its /proc entries are not "
+                  "readable", (int)pid, name);
+        return -1;
+    }
+    if (r == 0) {
+        cli_error("process %d (%s) is not a .NET program (no .NET runtime in it)", (int)pid, name);
+        return -1;
+    }
+    if (t->proc.other_namespace) {
+        cli_error("process %d (%s) runs in another pid or mount namespace (a container, or a "
+                  "service with a private /tmp); run corscope inside it", (int)pid, name);
+        return -1;
+    }
+    if (!t->proc.socket[0]) {
+        cli_error("process %d (%s) is a .NET program without a diagnostics socket (started "
+                  "with DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0?); "
+                  "the runtime cannot take a profiler after it started", (int)pid, name);
+        return -1;
+    }
+    int major = ps_major_version(t->proc.version);
+    if (major && major < 5) {
+        cli_error("process %d (%s) runs .NET %s; corscope attaches to .NET 5 or later",
+                  (int)pid, name, t->proc.version);
+        return -1;
+    }
+    if (t->proc.profiler[0]) {
+        if (t->proc.profiler_is_corscope)
+            cli_error("process %d (%s) is already being recorded by corscope", (int)pid, name);
+        else
+            cli_error("process %d (%s) already has a profiler loaded (%s); the runtime takes "
+                      "one at a time", (int)pid, name, t->proc.profiler);
+        return -1;
+    }
+    return 0;
+}
+
+void attach_default_output(const struct attach_target *t, char *out, size_t size)
+{
+    char name[64];
+    comm_of(t->proc.pid, name, sizeof name);
+    for (char *c = name; *c; c++)
+        if (*c == '/' || *c == ' ')
+            *c = '_';
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, size, "%s-%d-%s.corscope", name, (int)t->proc.pid, stamp);
+}
+
+int attach_prepare_output(const struct attach_target *t, const char *path)
+{
+    if (geteuid() != 0 || t->proc.uid == 0)
+        return 0;
+    if (chown(path, t->proc.uid, t->gid) < 0) {
+        cli_error("cannot give %s to the process's user (uid %u): %s", path,
+                  (unsigned)t->proc.uid, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void clsid_bytes(uint8_t out[16])
+{
+    static const struct {
+        uint32_t d1;
+        uint16_t d2, d3;
+        uint8_t d4[8];
+    } id = CORSCOPE_CLSID_INIT;
+    for (int i = 0; i < 4; i++)
+        out[i] = (uint8_t)(id.d1 >> (8 * i));
+    out[4] = (uint8_t)id.d2;
+    out[5] = (uint8_t)(id.d2 >> 8);
+    out[6] = (uint8_t)id.d3;
+    out[7] = (uint8_t)(id.d3 >> 8);
+    memcpy(out + 8, id.d4, 8);
+}
+
+/* Why the runtime said no, in words. */
+static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr, int agent_spoke)
+{
+    switch (hr) {
+    case IPC_E_PROFILER_ALREADY_ACTIVE:
+        cli_error("process %d (%s) already has a profiler loaded (not one corscope recognizes); "
+                  "the runtime takes one at a time", (int)pid, name);
+        break;
+    case 0x80131367u: /* CORPROF_E_PROFILER_DETACHING */
+        cli_error("a profiler is detaching from process %d (%s); try again in a few seconds",
+                  (int)pid, name);
+        break;
+    case IPC_E_FILE_NOT_FOUND:
+        cli_error("process %d (%s) could not load %s (is it, and each directory above it, "
+                  "readable by the process's user?)", (int)pid, name, agent);
+        break;
+    case IPC_E_PROFILER_NOT_ATTACHABLE:
+        if (agent_spoke)
+            cli_error("the agent declined to attach to process %d (%s), for the reason above",
+                      (int)pid, name);
+        else
+            cli_error("the agent declined to attach to process %d (%s) without a word: it could "
+                      "not reach corscope's control socket (is the process in another network "
+                      "namespace?), or it is from another version of corscope", (int)pid, name);
+        break;
+    default:
+        cli_error("the runtime of process %d (%s) refused the attach (0x%08x)", (int)pid, name,
+                  (unsigned)hr);
+    }
+}
+
+int attach_run(const struct attach_target *t, const struct config *cfg_in, const char *agent,
+               const char *path, uint64_t duration_ns, int quiet)
+{
+    pid_t pid = t->proc.pid;
+    char name[64], err[512];
+    comm_of(pid, name, sizeof name);
+    struct session s;
+    if (session_open(&s, pid, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_WORK_FAILED;
+    }
+    struct config cfg = *cfg_in;
+    snprintf(cfg.control, sizeof cfg.control, "%s", s.address);
+    /* the agent expands %p in the path; a literal % travels as %% */
+    size_t o = 0;
+    for (const char *c = path; *c && o + 2 < sizeof cfg.output; c++) {
+        if (*c == '%')
+            cfg.output[o++] = '%';
+        cfg.output[o++] = *c;
+    }
+    cfg.output[o] = '\0';
+    static char text[CONFIG_TEXT_MAX];
+    int len = config_to_text(&cfg, text, sizeof text);
+    if (len < 0) {
+        cli_error("the settings do not fit in an attach request");
+        session_close(&s);
+        return EXIT_WORK_FAILED;
+    }
+    uint8_t clsid[16];
+    clsid_bytes(clsid);
+    uint64_t t0 = session_now_ns();
+    uint32_t hr = 0;
+    if (ipc_attach_profiler(t->proc.socket, clsid, agent, text, (size_t)len, ATTACH_TIMEOUT_MS,
+                            &hr, err, sizeof err) < 0) {
+        cli_error("attaching to process %d (%s): %s", (int)pid, name, err);
+        session_print_pending(&s, 200);
+        session_close(&s);
+        return EXIT_WORK_FAILED;
+    }
+    if (hr != 0) {
+        int spoke = session_print_pending(&s, 500);
+        refused(pid, name, agent, hr, spoke);
+        session_close(&s);
+        return EXIT_WORK_FAILED;
+    }
+    if (session_accept_agent(&s, 5000) < 0) {
+        session_print_pending(&s, 200);
+        cli_error("the agent attached to process %d (%s) but never reached corscope; it stops on "
+                  "its own", (int)pid, name);
+        session_close(&s);
+        return EXIT_WORK_FAILED;
+    }
+    if (!quiet) {
+        char until[64] = "Ctrl-C";
+        if (duration_ns) {
+            char d[32];
+            units_format_duration(duration_ns, d, sizeof d);
+            snprintf(until, sizeof until, "%s or Ctrl-C", d);
+        }
+        fprintf(stderr, "corscope: attached to process %d (%s, .NET %s) in %.0f ms; recording "
+                "until %s\n", (int)pid, name, t->proc.version[0] ? t->proc.version : "?",
+                (double)(session_now_ns() - t0) / 1e6, until);
+    }
+    int rc = session_attached(&s, pid, duration_ns, quiet);
+    if (!quiet && s.peers[0].detached)
+        fprintf(stderr, "corscope: detached from process %d (%s); it runs on\n", (int)pid, name);
+    session_close(&s);
+    return rc == 0 ? 0 : EXIT_WORK_FAILED;
+}

@@ -1,0 +1,50 @@
+/*
+ * attach: `corscope record -p PID`: profiles a .NET process that is already
+ * running, and leaves it running.
+ *
+ *   1. attach_check looks at the process (ps.h) and refuses, in one line,
+ *      one that is gone, not .NET, another user's, in a container, without
+ *      a diagnostics socket, on a runtime before .NET 5, or that already
+ *      has a profiler.
+ *   2. attach_run listens on a control socket (session.h), sends the
+ *      runtime AttachProfiler (ipc.h) with the agent's path and the
+ *      settings as text in the client data (config_to_text: the agent
+ *      reads no environment when attached), takes the agent's connection,
+ *      and records until -d, Ctrl-C or the process's end; then the agent
+ *      closes the recording and detaches, and the process runs on.
+ *
+ * Paths (the agent, the recording) are opened by the process, in its own
+ * mount namespace and as its own user: corscope creates the recording
+ * first, and as root gives it to the process's user.
+ */
+#ifndef CORSCOPE_ATTACH_H
+#define CORSCOPE_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/ps.h"
+#include "common/config.h"
+#include "common/visibility.h"
+
+struct attach_target {
+    struct dotnet_process proc;
+    gid_t gid;
+};
+
+/* Parses -p's value.  Returns 0, or -1 with the reason in err. */
+HIDDEN int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_size);
+/* Returns 0 when corscope can attach to pid, else prints why and returns -1. */
+HIDDEN int attach_check(pid_t pid, struct attach_target *t);
+/* NAME-PID-YYYYmmdd-HHMMSS.corscope, NAME from the process. */
+HIDDEN void attach_default_output(const struct attach_target *t, char *out, size_t size);
+/* Gives the recording file to the process's user (root attaching to
+ * another user's process).  Returns 0 or -1 (printed). */
+HIDDEN int attach_prepare_output(const struct attach_target *t, const char *path);
+/* Attaches, records, detaches (see above).  Returns 0 when the recording
+ * was closed, else 1 after printing why. */
+HIDDEN int attach_run(const struct attach_target *t, const struct config *cfg, const char *agent,
+                      const char *path, uint64_t duration_ns, int quiet);
+
+#endif

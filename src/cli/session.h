@@ -1,0 +1,70 @@
+/*
+ * session: `record`'s side of the control line (common/control.h) while a
+ * recording runs, in both modes.  It listens on the control socket, takes
+ * the agents' connections (attached: only the target's, checked with
+ * SO_PEERCRED; launched: any process of ours the program starts), prints
+ * their log lines, keeps their counts for the status line (status.h), and
+ * ends the recording: at the -d deadline or on Ctrl-C when attached, at the
+ * deadline when launched (the program then gets SIGTERM, as from
+ * `timeout`).
+ *
+ * The waits poll the control socket, the process (a pidfd: it wakes the
+ * moment the process ends), and a self-pipe the signal handlers write to.
+ */
+#ifndef CORSCOPE_SESSION_H
+#define CORSCOPE_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/status.h"
+#include "common/config.h"
+#include "common/control.h"
+#include "common/visibility.h"
+
+#define SESSION_MAX_PEERS 64
+
+struct session_peer {
+    int fd;      /* -1 once the agent hung up */
+    pid_t pid;
+    int hello, closed, detached, dormant;
+    struct control_counts counts;
+};
+
+struct session {
+    int listen_fd;
+    char address[CONFIG_CONTROL_MAX];
+    pid_t only_pid; /* attached: the one process that may connect */
+    struct session_peer peers[SESSION_MAX_PEERS];
+    int peer_count;
+    struct status status;
+    uint64_t start_ns;
+    uint64_t first_sample_ns; /* when a count first showed a sample, 0 before */
+    int ended_by_deadline;    /* launched: the program was stopped at -d */
+};
+
+/* Listens on a fresh control address (s->address, for the settings).
+ * Returns 0, or -1 with the reason in err. */
+HIDDEN int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size);
+HIDDEN void session_close(struct session *s);
+HIDDEN uint64_t session_now_ns(void);
+
+/* Launched: waits for the program (child) to end, with the status line and
+ * the -d deadline (0: none).  Returns its wait status, or -1 when waiting
+ * failed (printed). */
+HIDDEN int session_wait_child(struct session *s, pid_t child, uint64_t duration_ns, int quiet);
+
+/* Attached, after the runtime accepted the agent: takes its connection
+ * (waiting up to timeout_ms for it).  Returns 0, or -1 when it never came
+ * (the agent declined: its log lines, if any, are printed). */
+HIDDEN int session_accept_agent(struct session *s, int timeout_ms);
+/* Prints what a declining agent said (its log lines).  Returns how many. */
+HIDDEN int session_print_pending(struct session *s, int timeout_ms);
+/* Attached: records until the deadline (0: none), Ctrl-C (SIGINT, TERM,
+ * HUP) or the process's end; then asks the agent to stop and waits for the
+ * recording to be closed and the detach to be confirmed.  Returns 0 when
+ * the recording was closed (by the agent, or by the process's own end),
+ * -1 when it was not (printed). */
+HIDDEN int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int quiet);
+
+#endif

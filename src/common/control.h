@@ -1,0 +1,72 @@
+/*
+ * control: the line between the corscope command and an agent it started
+ * or attached to.  `record` listens on an abstract AF_UNIX SOCK_SEQPACKET
+ * socket ("@corscope-PID-RANDOM", in the network namespace, so it needs no
+ * file both sides can see) and passes its address in the settings (the
+ * `control` key); the agent connects to it first thing in Initialize or
+ * InitializeForAttach.  Each message is one packet of text, a word and its
+ * arguments, so several threads of the agent can send without framing and
+ * a full socket drops a whole message, never half of one.
+ *
+ *   agent -> corscope
+ *     hello PID                   connected, from this process
+ *     log TEXT                    one of the agent's log lines (when
+ *                                 attached, the agent never writes to the
+ *                                 service's stderr)
+ *     status S E D B              every flush: samples, events, dropped
+ *                                 (samples and events), bytes written
+ *     closed S E D B              the recording is closed with its trailer
+ *     detached                    the runtime confirmed the detach
+ *     dormant TEXT                the runtime refused the detach: the agent
+ *                                 stays loaded and does nothing
+ *   corscope -> agent
+ *     stop                        close the recording and detach
+ *
+ * The agent also stops when the connection ends (corscope was killed): a
+ * service is never left profiled by a command that is gone.
+ */
+#ifndef CORSCOPE_CONTROL_H
+#define CORSCOPE_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "common/visibility.h"
+
+#define CONTROL_MESSAGE_MAX 1024
+
+enum control_kind {
+    CONTROL_UNKNOWN,
+    CONTROL_HELLO,
+    CONTROL_LOG,
+    CONTROL_STATUS,
+    CONTROL_CLOSED,
+    CONTROL_DETACHED,
+    CONTROL_DORMANT,
+    CONTROL_STOP,
+};
+
+struct control_counts {
+    uint64_t samples, events, dropped, bytes;
+};
+
+struct control_msg {
+    enum control_kind kind;
+    long pid;                     /* hello */
+    struct control_counts counts; /* status, closed */
+    char text[CONTROL_MESSAGE_MAX]; /* log, dormant */
+};
+
+/* The socket address of "@name" (abstract).  Returns 0, or -1 when the
+ * text is not such an address. */
+HIDDEN int control_sockaddr(const char *address, struct sockaddr_un *sa, socklen_t *len);
+/* Formats one message of a kind that carries counts ("status", "closed"). */
+HIDDEN int control_format_counts(char *out, size_t size, enum control_kind kind,
+                                 const struct control_counts *c);
+/* Parses one message of len bytes (no NUL needed).  Returns 0, or -1 for
+ * text that is no message (m->kind is then CONTROL_UNKNOWN). */
+HIDDEN int control_parse(const char *msg, size_t len, struct control_msg *m);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * fuzz_cfi: the .eh_frame parser (agent/signal/cfi.c) and its lookup over
+ * arbitrary bytes.
+ *
+ * The agent parses the unwind tables of every library the profiled program
+ * loads, inside that program: a crash here is the user's crash.  The input
+ * is read three ways: as an .eh_frame section at a plausible address (a
+ * library mapped high, with its bias), as one at a low address with no
+ * bias (pc-relative pointers wrap around), and as what the agent really
+ * gets, an .eh_frame_hdr followed by the section it points to (the seeds
+ * of corpus/cfi named hdr-* are laid out so).  Each table must hold rows in
+ * strictly increasing pc order with known rules, and cfi_find must give,
+ * for every row's pc and the byte before it, that row (or nothing for a
+ * gap) and the row before it.  Last, the section is parsed again with one
+ * of its first allocations failing: the parser must give -1 and an empty
+ * table, or a good table.  Seeds: tests/fuzz/seeds.sh.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "agent/signal/cfi.h"
+#include "common/mem.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const struct cfi_table *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        const struct cfi_row *row = &t->rows[i];
+        if (i > 0 && t->rows[i - 1].pc >= row->pc)
+            abort(); /* not sorted, or a pc twice */
+        if (row->cfa > CFI_PLT11 || row->outermost > 1)
+            abort();
+        const struct cfi_row *found = cfi_find(t, row->pc);
+        if (found != (row->cfa == CFI_NONE ? NULL : row))
+            abort();
+        if (row->pc > 0) {
+            found = cfi_find(t, row->pc - 1);
+            const struct cfi_row *before = i > 0 ? &t->rows[i - 1] : NULL;
+            if (found != (before && before->cfa != CFI_NONE ? before : NULL))
+                abort();
+        }
+    }
+    const struct cfi_row *last = cfi_find(t, UINT64_MAX);
+    if (t->count && last != (t->rows[t->count - 1].cfa == CFI_NONE ? NULL : &t->rows[t->count - 1]))
+        abort();
+    if (!t->count && (last || cfi_find(t, 0)))
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct cfi_table t;
+    /* a library mapped at 0x7f0000000000, its .eh_frame 256 MB in: far
+     * enough for the pc-relative pointers of real sections to stay above
+     * the bias */
+    const uintptr_t bias = 0x7f0000000000;
+    if (cfi_parse_section(data, size, bias + 0x10000000, bias, &t) == 0) {
+        check(&t);
+        cfi_free(&t);
+    }
+    if (cfi_parse_section(data, size, 0x1000, 0, &t) == 0) {
+        check(&t);
+        cfi_free(&t);
+    }
+    /* the header and the section in one readable range, as mapped */
+    if (cfi_parse_hdr(data, data, data + size, 0, &t) == 0) {
+        check(&t);
+        cfi_free(&t);
+    }
+    mem_fail_after(1 + (long)(size % 3), 0);
+    int rc = cfi_parse_section(data, size, bias + 0x10000000, bias, &t);
+    mem_fail_after(0, 0);
+    if (rc < 0 && (t.rows || t.count))
+        abort();
+    if (rc == 0) {
+        check(&t);
+        cfi_free(&t);
+    }
+    return 0;
+}
