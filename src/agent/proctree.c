@@ -109,8 +109,9 @@ int proctree_claim_first(const char *path)
     if (fd < 0)
         return -1;
     struct stat st;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size == 0)
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+        return fd; /* a pipe, a device: nobody's recording to keep */
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && st.st_size == 0)
         return fd; /* the lock stays while this process lives */
     close(fd);
     errno = EEXIST;
