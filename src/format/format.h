@@ -161,7 +161,7 @@ enum fmt_field_type {
     X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
     X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
     X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
-    X(UNWIND_PARSE_NS, "unwind_tables_ns", "time spent parsing native unwind tables, ns")
+    X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

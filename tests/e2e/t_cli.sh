@@ -14,7 +14,7 @@ expect_error() {
 }
 
 cs --version | grep -q '^corscope [0-9]' || fail "--version"
-for c in record report check; do cs $c --help | grep -q "usage: corscope $c" || fail "$c --help"; done
+for c in record report check; do cs $c --help > "$T/help.txt" || fail "$c --help: status"; grep -q "usage: corscope $c" "$T/help.txt" || fail "$c --help"; done
 cs --help | grep -q 'commands:' || fail "--help"
 
 expect_error 2 "unknown command" frobnicate

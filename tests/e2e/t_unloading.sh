@@ -38,7 +38,7 @@ for sampler in signal suspend; do
     grep -q "status       complete" "$T/check.txt" || fail "recording not complete"
     cs report -f top --limit 0 "$T/u.corscope" > "$T/top.txt" 2> /dev/null
     shares "$T/top.txt" "$T/truth.txt" Plugin.Heavy.Burn Plugin.Light.Burn
-    samples=$(sed -n 's/.*counters *samples=\([0-9]*\).*/\1/p' "$T/check.txt")
+    samples=$(tr ' ' '\n' < "$T/check.txt" | sed -n 's/^samples=\([0-9]*\)$/\1/p' | head -1)
     unresolved=$(sed -n 's/.* unresolved_frames=\([0-9]*\).*/\1/p' "$T/check.txt")
     # stubs without a method stay [unknown]; ids forgotten too early would
     # leave thousands
