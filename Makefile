@@ -101,6 +101,11 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# the code map at the scale of a big application, for bench/codemap.sh
+$(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # the platform's cost of a CPU-clock signal, for bench/sigcost.sh
 $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 	$(say) LINK $@
@@ -115,7 +120,7 @@ $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace
 
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 	$(say) LINK $@
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs \
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
 		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
 
 $(CLI): $(CLI_OBJ)

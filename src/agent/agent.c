@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -16,9 +17,11 @@
 #include "agent/remote.h"
 #include "agent/stacks.h"
 #include "agent/signal/hijack.h"
+#include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
+#include "agent/unhandled.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
  * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
@@ -33,6 +36,8 @@
  * not take data (a stalled network file system, a pipe nobody reads): the
  * program's exit does not wait for it. */
 #define STALLED_WRITE_NS 100000000ull
+/* After the recording failed, the loop only looks for Shutdown. */
+#define HALTED_CYCLE_NS 1000000000ull
 
 uint64_t agent_now_ns(void)
 {
@@ -116,6 +121,25 @@ uint64_t agent_update_code(struct agent *a)
 
 /* ---- the loop --------------------------------------------------------------- */
 
+/* An exception no managed code catches: the process is about to abort
+ * (unhandled.h).  Everything taken so far goes to the file now, with what
+ * ended the program, while its thread waits. */
+static void record_unhandled(struct agent *a)
+{
+    ClassID klass = 0;
+    if (!unhandled_pending(&klass))
+        return;
+    agent_drain(a, agent_update_code(a));
+    char name[512], what[600];
+    if (klass && names_describe_class(a->info, klass, name, sizeof name) == 0)
+        snprintf(what, sizeof what, "an unhandled %s", name);
+    else
+        snprintf(what, sizeof what, "an unhandled exception");
+    recorder_info(&a->out, FMT_INFO_ENDED_BY, what);
+    recorder_flush(&a->out);
+    unhandled_recorded();
+}
+
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
@@ -144,7 +168,9 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
             next = want;
     }
     agent_drain(a, complete);
+    resolve_bound(&a->resolver);
     slots_reclaim();
+    record_unhandled(a);
     return next;
 }
 
@@ -161,6 +187,24 @@ static void sleep_until(struct agent *a, uint64_t deadline_ns)
     pthread_mutex_unlock(&a->wake_lock);
 }
 
+/* The recording failed (a write error: the disk is full, a file size
+ * limit): what was written stays readable, and from now on nothing is
+ * collected, so the program does not pay for samples that cannot be kept:
+ * the clocks stop, the callbacks queue nothing, the loop only waits for
+ * Shutdown.  The recorder said why, once. */
+static void halt(struct agent *a)
+{
+    EACH_SOURCE(a, s)
+        if (s->ops->stop)
+            s->ops->stop(a, s);
+    codemap_stop();
+    evq_pause();
+    unhandled_disarm();
+    ending_disarm();
+    a->halted = 1;
+    log_info("sampling stopped: the recording cannot be written");
+}
+
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
@@ -168,16 +212,23 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
+    nativeunwind_refresh(); /* the libraries, before the first clock runs */
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
+    ending_arm((pid_t)gettid());
+    unhandled_arm();
     struct loop_state ls = {0, 0};
-    while (!atomic_load(&a->stopping)) {
+    while (!atomic_load(&a->stopping) && !ending_signal()) {
         pthread_mutex_lock(&a->wake_lock);
         uint64_t sync = a->sync_asked;
         pthread_mutex_unlock(&a->wake_lock);
         atomic_store(&a->hurried, 0);
-        uint64_t next = cycle(a, &ls, agent_now_ns());
+        /* after a write error (halt) nothing is collected: the loop only
+         * answers syncs and waits for Shutdown */
+        uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
+        if (!a->halted)
+            next = cycle(a, &ls, agent_now_ns());
         if (sync != a->sync_done) {
             /* everything queued before the ask was drained by that cycle */
             recorder_flush(&a->out);
@@ -187,10 +238,14 @@ static void *loop_main(void *arg)
             pthread_mutex_unlock(&a->wake_lock);
             continue;
         }
-        uint64_t flushed = a->out.last_flush_ns;
-        recorder_maybe_flush(&a->out, agent_now_ns());
-        if (a->out.last_flush_ns != flushed)
-            agent_send_status(a);
+        if (!a->halted) {
+            uint64_t flushed = a->out.last_flush_ns;
+            recorder_maybe_flush(&a->out, agent_now_ns());
+            if (a->out.last_flush_ns != flushed)
+                agent_send_status(a);
+            if (recorder_failed(&a->out))
+                halt(a);
+        }
         if (remote_stop_wanted()) {
             atomic_store(&a->detaching, 1);
             break;
@@ -211,20 +266,39 @@ static void *loop_main(void *arg)
             /* the runtime reported new threads: look now, not at the next
              * cycle, so that even a short-lived thread is sampled */
             EACH_SOURCE(a, s)
-                if (s->ops->poked)
+                if (s->ops->poked && !a->halted)
                     s->ops->poked(a, s);
         }
     }
-    EACH_SOURCE(a, s)
-        if (s->ops->stop)
-            s->ops->stop(a, s);
-    agent_drain(a, agent_update_code(a));
+    if (!a->halted) {
+        EACH_SOURCE(a, s)
+            if (s->ops->stop)
+                s->ops->stop(a, s);
+        agent_drain(a, agent_update_code(a));
+    }
     EACH_SOURCE(a, s)
         if (s->ops->finish)
             s->ops->finish(a, s);
     recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
+    if (codemap_refused())
+        log_warn("%llu compiled methods were not queued (the agent's thread was held up, "
+                 "by its disk most likely); their samples may be unnamed",
+                 (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
+    recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
+    int ended_by = ending_signal();
+    if (!ended_by && unhandled_seen())
+        recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */
     recorder_flush(&a->out);
+    if (ended_by) {
+        /* a signal is ending the process and Shutdown will not come: the
+         * recording is closed here, whole, saying why it ended */
+        recorder_info(&a->out, FMT_INFO_ENDED_BY, ending_describe(ended_by));
+        recorder_close(&a->out);
+        ending_done();
+    }
+    ending_disarm();
+    unhandled_disarm();
     stacks_shutdown();
     if (atomic_load(&a->detaching))
         agent_detach(a);

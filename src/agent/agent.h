@@ -60,6 +60,7 @@ struct agent {
 
     pthread_t loop;
     int loop_started;
+    int halted;                /* the recording failed: nothing more is collected */
     _Atomic int stopping;      /* Shutdown asked the loop to finish */
     _Atomic int poked;         /* threads appeared: the sources should look now */
     _Atomic int hurried;       /* a callback's queue fills: drain now */

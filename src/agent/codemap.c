@@ -18,6 +18,12 @@
 #include "common/map.h"
 #include "common/mem.h"
 
+/* What the callbacks may have queued for the loop, in bytes: a loop held
+ * up (a disk that does not take data) must not make the program grow.
+ * Past it, compiled methods are not queued (they are named later the way
+ * ReadyToRun code is, or not at all when they could be unloaded: counted as
+ * unresolved); unloads are always queued. */
+#define QUEUE_BUDGET (8u << 20)
 #define MAX_VERSIONS 16
 #define MAX_PARTS 8
 #define MAX_RANGES (MAX_VERSIONS * MAX_PARTS)
@@ -45,19 +51,25 @@ struct frame_shape {
 
 struct queued {
     struct item *item;
+    size_t bytes;
     struct queued *next;
 };
 
 static ICorProfilerInfo15 *info;
 static int info_version;
+static struct recorder *io; /* held from writing while ids_lock is held */
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct queued *queue_head, **queue_tail = &queue_head;
+static size_t queue_bytes;          /* under queue_lock */
+static _Atomic uint64_t queue_refused; /* methods not queued (budget) */
+static _Atomic int stopped;            /* codemap_stop: queue nothing more */
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t last_unload_ns;
 
 static struct map64 permanent; /* FunctionID -> 1: its ids are never freed */
+static struct map64 owner_of;  /* owner key -> index into owners (the loop's side) */
 struct image {
     uintptr_t start, end;
 };
@@ -73,11 +85,14 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void codemap_init(ICorProfilerInfo15 *i, int version)
+void codemap_init(ICorProfilerInfo15 *i, int version, struct recorder *out)
 {
     info = i;
     info_version = version;
+    io = out;
+    atomic_store(&stopped, 0);
     map64_init(&permanent);
+    map64_init(&owner_of);
 }
 
 int codemap_permanent(FunctionID function)
@@ -105,11 +120,27 @@ static void enqueue(struct item *item)
         return;
     }
     q->item = item;
+    q->bytes = sizeof *q + sizeof *item + item->count * sizeof item->ranges[0] +
+               (item->desc ? sizeof *item->desc : 0);
     q->next = NULL;
     pthread_mutex_lock(&queue_lock);
-    *queue_tail = q;
-    queue_tail = &q->next;
+    int refuse = item->kind == ITEM_JITTED && queue_bytes + q->bytes > QUEUE_BUDGET;
+    if (!refuse) {
+        *queue_tail = q;
+        queue_tail = &q->next;
+        queue_bytes += q->bytes;
+    }
     pthread_mutex_unlock(&queue_lock);
+    if (refuse) {
+        atomic_fetch_add(&queue_refused, 1);
+        mem_free(q);
+        free_item(item);
+    }
+}
+
+uint64_t codemap_refused(void)
+{
+    return atomic_load(&queue_refused);
 }
 
 /* The parts of one code version, as the runtime reports them. */
@@ -220,7 +251,7 @@ static void to_entry(const struct code_range *r, const struct frame_shape *shape
 
 void codemap_jitted(FunctionID f, int dynamic)
 {
-    if (!info || !f)
+    if (!info || !f || atomic_load(&stopped))
         return;
     struct code_range ranges[MAX_RANGES];
     uint32_t n = function_ranges(f, ranges);
@@ -292,7 +323,7 @@ static size_t image_size(uintptr_t base)
 
 void codemap_module_loaded(ModuleID module)
 {
-    if (!info || !module)
+    if (!info || !module || atomic_load(&stopped))
         return;
     LPCBYTE base = NULL;
     ULONG len = 0;
@@ -348,7 +379,7 @@ static void add_image(uintptr_t start, uintptr_t end)
 
 void codemap_unloading(ModuleID module, FunctionID function)
 {
-    struct item *item = mem_alloc(sizeof *item);
+    struct item *item = atomic_load(&stopped) ? NULL : mem_alloc(sizeof *item);
     pthread_mutex_lock(&ids_lock);
     uint64_t now = now_ns();
     atomic_store(&last_unload_ns, now);
@@ -370,11 +401,18 @@ int codemap_ids_begin(uint64_t seen_ns)
         pthread_mutex_unlock(&ids_lock);
         return 0;
     }
+    /* a frame named under the lock may fill the writer's buffers: it must
+     * not write (a stalled disk would hold the lock, and the unload
+     * callback waiting for it, for as long as the disk stalls) */
+    if (io)
+        recorder_hold(io);
     return 1;
 }
 
 void codemap_ids_end(void)
 {
+    if (io)
+        recorder_release(io);
     pthread_mutex_unlock(&ids_lock);
 }
 
@@ -384,6 +422,65 @@ int codemap_unloaded_since(uint64_t ns)
 }
 
 /* ---- the loop's side ------------------------------------------------------- */
+
+/* A removed range stays in its array as a tombstone (empty: end == start,
+ * no ids) until the next merge or compaction; a lookup that lands on one
+ * looks at the range before it. */
+static int is_tomb(const struct code_range *r)
+{
+    return r->end == r->start;
+}
+
+/* Ranges that can be unloaded are listed by their owner: a collectible
+ * module (key: its ModuleID) or a DynamicMethod (key: its FunctionID with
+ * the top bit set; no id has it), so that an unload finds its own ranges
+ * by their starts, O(k log n), instead of looking at every range. */
+#define OWNER_FUNCTION (1ull << 63)
+
+struct owner {
+    uintptr_t *starts;
+    size_t n, cap;
+};
+static struct owner *owners;
+static size_t owner_count, owner_cap;
+static uint32_t *free_owners;
+static size_t free_count, free_cap;
+static size_t tombs; /* tombstones in big and recent */
+
+static uint64_t owner_key(const struct code_range *r)
+{
+    return r->module ? (uint64_t)r->module : (uint64_t)r->function | OWNER_FUNCTION;
+}
+
+static void owner_add(uint64_t key, uintptr_t start)
+{
+    uint32_t at;
+    if (!map64_get(&owner_of, key, &at)) {
+        if (free_count) {
+            at = free_owners[--free_count];
+        } else {
+            struct owner *grown = mem_grow(owners, &owner_cap, owner_count + 1, sizeof *owners);
+            if (!grown)
+                return;
+            owners = grown;
+            at = (uint32_t)owner_count++;
+        }
+        memset(&owners[at], 0, sizeof owners[at]);
+        if (map64_put(&owner_of, key, at) < 0) {
+            if (at + 1 == owner_count)
+                owner_count--;
+            else
+                free_count++; /* it was the last free one: back where it was */
+            return;
+        }
+    }
+    struct owner *o = &owners[at];
+    uintptr_t *grown = mem_grow(o->starts, &o->cap, o->n + 1, sizeof *o->starts);
+    if (!grown)
+        return; /* its range stays until the next unload of the same start */
+    o->starts = grown;
+    o->starts[o->n++] = start;
+}
 
 /* Index of the first range of v[0..n) whose start is >= address. */
 static size_t lower_bound(const struct code_range *v, size_t n, uintptr_t address)
@@ -399,37 +496,62 @@ static size_t lower_bound(const struct code_range *v, size_t n, uintptr_t addres
     return a;
 }
 
+/* Tombstones passed over by the last search. */
+static size_t skipped_tombs;
+
 static const struct code_range *search(const struct code_range *v, size_t n, uintptr_t address)
 {
     size_t at = lower_bound(v, n, address + 1); /* first start > address */
+    while (at > 0 && is_tomb(&v[at - 1])) {
+        at--;
+        skipped_tombs++;
+    }
     if (at == 0)
         return NULL;
     const struct code_range *r = &v[at - 1];
     return address < r->end ? r : NULL;
 }
 
-/* Merges `recent` into `big` (both sorted); on a start in both, the recent
- * one wins (the newer report of that code). */
+static size_t drop_tombs(struct code_range *v, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_tomb(&v[i]))
+            v[kept++] = v[i];
+    return kept;
+}
+
+static void compact(void)
+{
+    big_count = drop_tombs(big, big_count);
+    recent_count = drop_tombs(recent, recent_count);
+    tombs = 0;
+}
+
+/* Merges `recent` into `big` (both sorted; no start is in both, since an
+ * insertion at a start `big` holds replaces it there), in place from the
+ * end, tombstones left out: no new allocation once `big` has grown to the
+ * map's size, so a merge costs one pass over memory already mapped. */
 static void merge(void)
 {
     if (!recent_count)
         return;
-    struct code_range *out = mem_alloc((big_count + recent_count) * sizeof *out);
-    if (!out)
-        return; /* stays in recent, still found */
-    size_t i = 0, j = 0, k = 0;
-    while (i < big_count || j < recent_count) {
-        if (j == recent_count || (i < big_count && big[i].start < recent[j].start)) {
-            out[k++] = big[i++];
-        } else {
-            if (i < big_count && big[i].start == recent[j].start)
-                i++;
-            out[k++] = recent[j++];
-        }
+    if (tombs) {
+        big_count = drop_tombs(big, big_count);
+        tombs = 0;
     }
-    mem_free(big);
-    big = out;
-    big_count = big_cap = k;
+    struct code_range *grown = mem_grow(big, &big_cap, big_count + recent_count, sizeof *big);
+    if (!grown)
+        return; /* stays in recent, still found */
+    big = grown;
+    size_t i = big_count, j = recent_count, k = big_count + recent_count;
+    while (j > 0) {
+        if (i > 0 && big[i - 1].start > recent[j - 1].start)
+            big[--k] = big[--i];
+        else
+            big[--k] = recent[--j];
+    }
+    big_count += recent_count;
     recent_count = 0;
 }
 
@@ -437,14 +559,20 @@ void codemap_insert(const struct code_range *r)
 {
     if (r->end <= r->start)
         return;
+    if (!r->permanent)
+        owner_add(owner_key(r), r->start);
     /* a newer report of code at the same start takes the older one's place */
     size_t in_big = lower_bound(big, big_count, r->start);
     if (in_big < big_count && big[in_big].start == r->start) {
+        if (is_tomb(&big[in_big]))
+            tombs--;
         big[in_big] = *r;
         return;
     }
     size_t at = lower_bound(recent, recent_count, r->start);
     if (at < recent_count && recent[at].start == r->start) {
+        if (is_tomb(&recent[at]))
+            tombs--;
         recent[at] = *r;
         return;
     }
@@ -461,38 +589,81 @@ void codemap_insert(const struct code_range *r)
 
 const struct code_range *codemap_find(uintptr_t address)
 {
+    skipped_tombs = 0;
     const struct code_range *r = search(recent, recent_count, address);
-    return r ? r : search(big, big_count, address);
+    if (!r)
+        r = search(big, big_count, address);
+    if (skipped_tombs > 32) {
+        /* a run of removed ranges under a lookup: clear them all now */
+        compact();
+        r = search(recent, recent_count, address);
+        if (!r)
+            r = search(big, big_count, address);
+    }
+    return r;
 }
 
 size_t codemap_count(void)
 {
-    return big_count + recent_count;
+    return big_count + recent_count - tombs;
 }
 
-/* Drops the ranges of a function, or of every function of a module,
- * handing each dropped function to names_forget once. */
+/* Removes the range at `start` if it is still the owner's (a newer report
+ * may have taken its place): from the small array at once, in the large
+ * one as a tombstone; hands its function to names_forget. */
+static void bury(struct names *names, uint64_t key, uintptr_t start)
+{
+    struct code_range *v[2] = {recent, big};
+    size_t n[2] = {recent_count, big_count};
+    for (int a = 0; a < 2; a++) {
+        size_t at = lower_bound(v[a], n[a], start);
+        if (at >= n[a] || v[a][at].start != start)
+            continue;
+        struct code_range *r = &v[a][at];
+        if (is_tomb(r) || r->permanent || owner_key(r) != key)
+            return;
+        mcode_remove(start);
+        if (names)
+            names_forget(names, r->function);
+        if (a == 0) {
+            /* the small array: out at once, O(sqrt n), so that code loaded
+             * and unloaded again and again never makes it grow */
+            memmove(r, r + 1, (recent_count - at - 1) * sizeof *r);
+            recent_count--;
+            return;
+        }
+        r->end = r->start;
+        r->function = 0;
+        r->module = 0;
+        r->frame = 0;
+        tombs++;
+        return;
+    }
+}
+
+/* Drops the ranges of a DynamicMethod (function), or of every function of
+ * a collectible module, handing each dropped function to names_forget. */
 static void remove_ranges(struct names *names, ModuleID module, FunctionID function)
 {
-    struct code_range *v[2] = {big, recent};
-    size_t *n[2] = {&big_count, &recent_count};
-    for (int a = 0; a < 2; a++) {
-        size_t kept = 0;
-        for (size_t i = 0; i < *n[a]; i++) {
-            const struct code_range *r = &v[a][i];
-            int gone = function ? r->function == function : (module && r->module == module);
-            if (!gone) {
-                v[a][kept++] = *r;
-                continue;
-            }
-            mcode_remove(r->start);
-            if (names)
-                names_forget(names, r->function);
+    uint64_t key = function ? (uint64_t)function | OWNER_FUNCTION : (uint64_t)module;
+    uint32_t at;
+    if ((function || module) && map64_get(&owner_of, key, &at)) {
+        struct owner *o = &owners[at];
+        for (size_t i = 0; i < o->n; i++)
+            bury(names, key, o->starts[i]);
+        mem_free(o->starts);
+        memset(o, 0, sizeof *o);
+        map64_remove(&owner_of, key);
+        uint32_t *grown = mem_grow(free_owners, &free_cap, free_count + 1, sizeof *free_owners);
+        if (grown) {
+            free_owners = grown;
+            free_owners[free_count++] = at;
         }
-        *n[a] = kept;
     }
     if (names && function)
         names_forget(names, function); /* named lazily, with no range (stop-the-world) */
+    if (tombs > (big_count + recent_count) / 4 + 64)
+        compact();
 }
 
 void codemap_remove(ModuleID module, FunctionID function)
@@ -600,6 +771,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     struct queued *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
+    queue_bytes = 0;
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct item *item = q->item;
@@ -637,12 +809,13 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     return complete;
 }
 
-void codemap_shutdown(void)
+static void free_queue(void)
 {
     pthread_mutex_lock(&queue_lock);
     struct queued *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
+    queue_bytes = 0;
     pthread_mutex_unlock(&queue_lock);
     while (q) {
         struct queued *next = q->next;
@@ -650,9 +823,29 @@ void codemap_shutdown(void)
         mem_free(q);
         q = next;
     }
+}
+
+void codemap_stop(void)
+{
+    atomic_store(&stopped, 1);
+    free_queue();
+}
+
+void codemap_shutdown(void)
+{
+    free_queue();
     mcode_shutdown();
     mem_free(big);
     mem_free(recent);
+    for (size_t i = 0; i < owner_count; i++)
+        mem_free(owners[i].starts);
+    mem_free(owners);
+    mem_free(free_owners);
+    owners = NULL;
+    free_owners = NULL;
+    owner_count = owner_cap = free_count = free_cap = 0;
+    tombs = 0;
+    map64_free(&owner_of);
     map64_free(&permanent);
     mem_free(images);
     images = NULL;

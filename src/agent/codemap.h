@@ -18,7 +18,10 @@
  * Lookups are binary searches over a large sorted array and a small sorted
  * one that takes insertions (merged into the large one when it outgrows the
  * square root of the whole), so a new method costs O(sqrt n) and a lookup
- * O(log n); an unload removes only its own module's or method's ranges.
+ * O(log n).  Code that can be unloaded is also listed by its owner (its
+ * collectible module, or the DynamicMethod itself), so an unload finds its
+ * own k ranges in O(k log n) and leaves tombstones, cleared at the next
+ * merge or when they reach a quarter of the map (bench/codemap.sh).
  *
  * All but codemap_jitted and codemap_unloading run on the loop thread.
  */
@@ -41,7 +44,9 @@ struct code_range {
     int permanent;          /* its ids are never freed (not from a collectible module) */
 };
 
-HIDDEN void codemap_init(ICorProfilerInfo15 *info, int info_version);
+/* out: the recording, which codemap_ids_begin holds from writing while
+ * the ids lock is held (may be NULL in tests). */
+HIDDEN void codemap_init(ICorProfilerInfo15 *info, int info_version, struct recorder *out);
 HIDDEN void codemap_shutdown(void);
 
 /* Any thread (JIT callbacks): a method was compiled (or its code changed). */
@@ -58,8 +63,9 @@ HIDDEN void codemap_unloading(ModuleID module, FunctionID function);
  * codemap_ids_end, when no unload was announced since then: no id can be
  * freed meanwhile, since an unload callback takes the lock first.  Returns
  * 0 (no lock held) when one was: ids seen then may be gone, do not ask.
- * The lock is held for one method's questions at a time, never across I/O,
- * so an unload callback waits microseconds at most. */
+ * The lock is held for one method's questions at a time, never across I/O
+ * (the recording is held from writing meanwhile: recorder_hold), so an
+ * unload callback waits microseconds at most, whatever the disk does. */
 HIDDEN int codemap_ids_begin(uint64_t seen_ns);
 HIDDEN void codemap_ids_end(void);
 /* Was an unload announced at or after `ns`? */
@@ -93,11 +99,19 @@ HIDDEN int codemap_in_permanent_image(uintptr_t address);
 HIDDEN int codemap_permanent(FunctionID function);
 /* Loop: the range holding address, or NULL. */
 HIDDEN const struct code_range *codemap_find(uintptr_t address);
+/* Loop: nothing more is wanted (the recording failed): the callbacks
+ * stop queuing, and what they queued is dropped.  For good. */
+HIDDEN void codemap_stop(void);
+/* Compiled methods the callbacks did not queue because the loop had not
+ * taken the queue for too long (its byte budget). */
+HIDDEN uint64_t codemap_refused(void);
 /* Loop: ranges known (tests, benchmarks). */
 HIDDEN size_t codemap_count(void);
 
 /* Tests and benchmarks: a range as the runtime would have reported it. */
 HIDDEN void codemap_insert(const struct code_range *r);
+/* Removes the ranges of code that can be unloaded (not permanent): of a
+ * module, or of a DynamicMethod. */
 HIDDEN void codemap_remove(ModuleID module, FunctionID function);
 
 #endif

@@ -69,6 +69,7 @@ static size_t bytes_used;
 static _Atomic uint64_t dropped;
 static _Atomic uint64_t generation = 1; /* bumped by evq_shutdown */
 static _Atomic int closed;
+static _Atomic int paused;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static __thread struct evq *mine;
@@ -236,6 +237,8 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
                                                const uint64_t *payload, uint32_t words,
                                                uint32_t max_depth)
 {
+    if (atomic_load_explicit(&paused, memory_order_relaxed))
+        return -1;
     struct evq *q = own_queue();
     if (!q) {
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
@@ -527,10 +530,16 @@ uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx, 
     return n;
 }
 
+void evq_pause(void)
+{
+    atomic_store(&paused, 1);
+}
+
 void evq_open(void)
 {
     atomic_store(&dropped, 0);
     atomic_store(&closed, 0);
+    atomic_store(&paused, 0);
 }
 
 void evq_shutdown(void)

@@ -71,6 +71,9 @@ HIDDEN int evq_pressed(void);
 HIDDEN uint64_t evq_dropped(void);
 /* Initialize: queues may be made (again, after a detach). */
 HIDDEN void evq_open(void);
+/* Any thread: nothing more is wanted (the recording failed): evq_push
+ * returns at once, taking no stack. */
+HIDDEN void evq_pause(void);
 /* Loop thread, at the end: frees every queue (callbacks may no longer
  * append: their queues are unregistered and they drop). */
 HIDDEN void evq_shutdown(void);

@@ -16,6 +16,7 @@
 
 #include "agent/log.h"
 #include "clr/clr_guids.h"
+#include "common/hash.h"
 #include "common/mem.h"
 #include "common/utf.h"
 
@@ -297,6 +298,7 @@ int names_init(struct names *n, ICorProfilerInfo15 *info, int info_version, stru
     n->info_version = info_version;
     n->out = out;
     map64_init(&n->frame_of);
+    map64_init(&n->frame_of_facts);
     map64_init(&n->module_of);
     map64_init(&n->type_of);
     return strtab_init(&n->types);
@@ -419,9 +421,27 @@ uint32_t names_function(struct names *n, FunctionID function)
     return frame;
 }
 
+/* A 64-bit hash of what the recording says of a method: two methods with
+ * different facts share it with a chance of about 2^-64 per pair. */
+static uint64_t facts_hash(const struct method_desc *d)
+{
+    uint64_t h = hash_bytes(d->module, strlen(d->module), d->arity);
+    h = hash_bytes(d->type, strlen(d->type), h);
+    return hash_bytes(d->method, strlen(d->method), h);
+}
+
 uint32_t names_add(struct names *n, FunctionID function, const struct method_desc *d)
 {
-    uint32_t frame = frame_of_desc(n, d);
+    uint64_t key = facts_hash(d);
+    uint32_t frame;
+    if (!map64_get(&n->frame_of_facts, key, &frame)) {
+        frame = frame_of_desc(n, d);
+        if (frame) {
+            if (n->frame_of_facts.count >= NAMES_FACTS_MAX)
+                map64_clear(&n->frame_of_facts);
+            map64_put(&n->frame_of_facts, key, frame);
+        }
+    }
     if (frame)
         map64_put(&n->frame_of, function, frame);
     return frame;
@@ -452,6 +472,7 @@ void names_free(struct names *n)
             n->modules[i].import->lpVtbl->Release(n->modules[i].import);
     mem_free(n->modules);
     map64_free(&n->frame_of);
+    map64_free(&n->frame_of_facts);
     map64_free(&n->module_of);
     map64_free(&n->type_of);
     strtab_free(&n->types);

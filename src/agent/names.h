@@ -30,6 +30,10 @@
 #include "common/visibility.h"
 
 #define NAMES_CHARS 512
+/* Methods described at JIT time whose frames are remembered by their facts,
+ * so that code compiled again and again under the same name (a compiled
+ * Regex, an expression tree built in a loop) shares one frame. */
+#define NAMES_FACTS_MAX 16384
 
 /* What a method is, as the recording names it. */
 struct method_desc {
@@ -46,6 +50,8 @@ struct names {
     int info_version;
     struct recorder *out;
     struct map64 frame_of;  /* FunctionID -> frame id */
+    struct map64 frame_of_facts; /* hash of a described method's facts -> frame id
+                                  * (bounded: forgotten past NAMES_FACTS_MAX) */
     struct map64 module_of; /* ModuleID -> index into modules */
     struct names_module *modules;
     size_t module_count, module_cap;

@@ -34,6 +34,7 @@
  */
 #include "agent/profiler.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +49,12 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/proctree.h"
 #include "agent/remote.h"
 #include "agent/threads.h"
+#include "agent/unhandled.h"
 #include "agent/signal/activity.h"
+#include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/signal/stackmaps.h"
@@ -299,6 +303,10 @@ static void hide_variable(struct agent *a, const char *name)
 
 static void hide_environment(struct agent *a)
 {
+    /* a tree of processes is recorded: the children need the profiler's
+     * variables, and see them (so does the program) */
+    if (a->cfg.children != CONFIG_CHILDREN_NONE)
+        return;
     static const char *const ours[] = {"CORECLR_ENABLE_PROFILING", "CORECLR_PROFILER",
                                        "CORECLR_PROFILER_PATH",    "CORECLR_PROFILER_PATH_64"};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
@@ -316,13 +324,19 @@ static int core_init(struct profiler *p)
         log_error("cannot map the agent's thread tables");
         return -1;
     }
+    /* the native unwind tables are not parsed here, on the program's main
+     * thread: the loop lists the libraries, and parses a table when a walk
+     * first needs it (nativeunwind.h) */
     stackmaps_refresh();
-    nativeunwind_refresh();
-    codemap_init(a->info, a->info_version);
+    ending_install();
+    codemap_init(a->info, a->info_version, &a->out);
     evq_open();
     /* the core: threads, code (where each method is, and when it goes) */
     a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
                COR_PRF_MONITOR_MODULE_LOADS;
+    /* an exception no managed code catches ends the process without
+     * Shutdown: its last moments are recorded (unhandled.h) */
+    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
     a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
     /* what the runtime does on each thread, to name the signal sampler's
      * samples in its own code; none of these changes how the runtime
@@ -381,9 +395,17 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
 {
     struct agent *a = &p->agent;
     char err[512];
+    uint64_t began = agent_now_ns();
 
     atomic_fetch_add(&run_number, 1);
     log_set_level(a->cfg.log);
+    if (a->cfg.children == CONFIG_CHILDREN_APP && proctree_is_sdk()) {
+        /* `dotnet run`, `dotnet test`: the SDK's own processes step aside,
+         * and leave the profiler's environment to the application they
+         * start (proctree.h) */
+        log_info("a process of the .NET SDK: not recorded (its children are)");
+        return E_FAIL;
+    }
     log_set_remote(a->attached);
     clr_default_hook = log_enabled(CONFIG_LOG_DEBUG) ? log_ignored_callback : NULL;
     if (a->cfg.control[0] && remote_connect(a->cfg.control) < 0) {
@@ -415,11 +437,43 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (recorder_open(&a->out, &a->cfg, a->output, err, sizeof err) < 0) {
-        log_error("%s; profiling is off for this run", err);
-        goto decline;
+    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+        /* the first process only, and never over another's recording */
+        int fd = proctree_claim_first(a->output);
+        if (fd < 0 && errno == EEXIST) {
+            log_warn("%s is another process's recording; this process (%ld) is not recorded",
+                     a->output, (long)getpid());
+            goto decline;
+        }
+        if (fd < 0) {
+            log_error("cannot open %s: %s; profiling is off for this run", a->output,
+                      errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this run", err);
+            goto decline;
+        }
+    } else {
+        /* one of a tree of processes: the first takes the output, the
+         * others write beside it (proctree.h) */
+        char wanted[sizeof a->output];
+        snprintf(wanted, sizeof wanted, "%s", a->output);
+        int fd = proctree_claim(wanted, (long)getpid(), a->output, sizeof a->output);
+        if (fd < 0) {
+            log_error("cannot create a recording beside %s: %s; profiling is off for this "
+                      "process", wanted, strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this process", err);
+            goto decline;
+        }
     }
     record_runtime_version(a);
+    /* what Initialize held the program's start for (before the loop owns
+     * the recorder; the rest of Initialize takes microseconds) */
+    recorder_count(&a->out, FMT_COUNTER_INIT_NS, agent_now_ns() - began);
     recorder_info(&a->out, FMT_INFO_MODE, a->attached ? "attached" : "launched");
     if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");
@@ -798,8 +852,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
 #define EXCEPTION_CALLBACK(name, step, params, function, object)                      \
     static HRESULT STDMETHODCALLTYPE profiler_##name params                           \
     {                                                                                 \
-        DISPATCH(impl_from_ICorProfilerCallback11(iface), exception, step, function,  \
-                 object);                                                             \
+        struct profiler *p_ = impl_from_ICorProfilerCallback11(iface);                \
+        unhandled_step(p_->agent.info, step, object); /* the core's (unhandled.h) */ \
+        DISPATCH(p_, exception, step, function, object);                              \
         return S_OK;                                                                  \
     }
 EXCEPTION_CALLBACK(ExceptionThrown, SOURCE_EX_THROWN,

@@ -11,12 +11,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/fds.h"
 #include "agent/log.h"
 #include "common/hash.h"
 #include "common/mem.h"
 
-/* 16 M frame ids (64 MiB) of distinct stacks before the table is reset. */
-#define DEFAULT_POOL_BUDGET (16u << 20)
+/* 512 K frame ids (2 MiB, with the index about 3) of distinct stacks
+ * before the table is reset, and 2 MiB of interned strings: the agent stays
+ * under 20 MB however long the program runs (docs/performance.md). */
+#define DEFAULT_POOL_BUDGET (512u << 10)
+#define DEFAULT_STRINGS_BUDGET (2u << 20)
+/* What an interned string costs beyond its bytes: its copy's malloc
+ * header, its pointer and length, its index slots. */
+#define STRING_OVERHEAD 48
 
 static const char *const counter_keys[FMT_COUNTER_COUNT] = {
 #define KEY(name, key, words) key,
@@ -90,10 +97,23 @@ static void read_cmdline(char *out, size_t size)
 int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
                   size_t err_size)
 {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, err_size, "cannot open %s: %s", path,
+                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        return -1;
+    }
+    return recorder_open_fd(r, c, fd, path, err, err_size);
+}
+
+int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const char *path,
+                     char *err, size_t err_size)
+{
     memset(r, 0, sizeof *r);
     r->fd = -1;
     snprintf(r->path, sizeof r->path, "%s", path);
     r->pool_budget = DEFAULT_POOL_BUDGET;
+    r->strings_budget = DEFAULT_STRINGS_BUDGET;
     r->size_limit = UINT64_MAX;
     struct rlimit lim;
     if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
@@ -102,16 +122,10 @@ int recorder_open(struct recorder *r, const struct config *c, const char *path, 
     if (strtab_init(&r->strings) < 0 || strtab_init(&r->synthetic) < 0) {
         snprintf(err, err_size, "out of memory");
         strtab_free(&r->strings);
+        close(fd);
         return -1;
     }
-    r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (r->fd < 0) {
-        snprintf(err, err_size, "cannot open %s: %s", path,
-                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-        strtab_free(&r->strings);
-        strtab_free(&r->synthetic);
-        return -1;
-    }
+    r->fd = fds_move_high(fd);
     struct writer_sink sink = {file_write, r};
     r->start_ns = r->last_flush_ns = recorder_now_ns();
     r->open = 1;
@@ -203,20 +217,42 @@ int recorder_failed(const struct recorder *r)
     return r->w.error != 0;
 }
 
+static void reset_strings(struct recorder *r)
+{
+    struct strtab fresh;
+    if (strtab_init(&fresh) < 0)
+        return; /* keep the old one: memory says no either way */
+    strtab_free(&r->strings);
+    r->strings = fresh;
+    r->strings_bytes = 0;
+    r->counters[FMT_COUNTER_STRING_RESETS]++;
+}
+
 uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
 {
-    int is_new;
-    uint32_t id = strtab_intern(&r->strings, s, len, &is_new);
-    if (id == UINT32_MAX)
+    if (!len)
         return 0;
-    if (is_new) {
-        uint32_t written = writer_string(&r->w, s, len);
-        check_failed(r);
-        /* the writer numbers strings in the order they are interned */
-        if (written != id)
-            return 0;
+    uint32_t at = strtab_find(&r->strings, s, len);
+    if (at != UINT32_MAX)
+        return r->string_id[at];
+    if (r->strings_bytes + len + STRING_OVERHEAD > r->strings_budget)
+        reset_strings(r);
+    int is_new;
+    at = strtab_intern(&r->strings, s, len, &is_new);
+    if (at == UINT32_MAX)
+        return 0;
+    uint32_t *ids = mem_grow(r->string_id, &r->string_id_cap, (size_t)at + 1, sizeof *ids);
+    uint32_t written = writer_string(&r->w, s, len);
+    check_failed(r);
+    if (!ids || !written) {
+        /* not remembered: a later use writes it again */
+        reset_strings(r);
+        return written;
     }
-    return id;
+    r->string_id = ids;
+    r->string_id[at] = written;
+    r->strings_bytes += len + STRING_OVERHEAD;
+    return written;
 }
 
 uint32_t recorder_frame(struct recorder *r, enum fmt_frame_kind kind, const char *module,
@@ -338,6 +374,7 @@ void recorder_flush(struct recorder *r)
 {
     if (!r->open)
         return;
+    recorder_max(r, FMT_COUNTER_MAX_AGENT_HEAP, mem_live_bytes());
     for (int i = 0; i < FMT_COUNTER_COUNT; i++)
         if (r->counters[i])
             writer_stat(&r->w, counter_keys[i], r->counters[i]);
@@ -346,9 +383,20 @@ void recorder_flush(struct recorder *r)
     r->last_flush_ns = recorder_now_ns();
 }
 
+void recorder_hold(struct recorder *r)
+{
+    r->w.hold++;
+}
+
+void recorder_release(struct recorder *r)
+{
+    if (r->w.hold > 0)
+        r->w.hold--;
+}
+
 void recorder_maybe_flush(struct recorder *r, uint64_t now_ns)
 {
-    if (now_ns - r->last_flush_ns >= RECORDER_FLUSH_NS)
+    if (!r->w.hold && now_ns - r->last_flush_ns >= RECORDER_FLUSH_NS)
         recorder_flush(r);
 }
 
@@ -376,6 +424,8 @@ void recorder_close(struct recorder *r)
     strtab_free(&r->synthetic);
     map64_free(&r->stack_index);
     mem_free(r->synthetic_frame);
+    mem_free(r->string_id);
+    r->string_id = NULL;
     mem_free(r->stack_pool);
     mem_free(r->stack_off);
     mem_free(r->stack_len);

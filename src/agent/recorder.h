@@ -12,9 +12,12 @@
  * a RLIMIT_FSIZE limit is respected by refusing the write (EFBIG) rather
  * than letting SIGXFSZ kill the process.
  *
- * Memory stays bounded: when the stack table outgrows its budget it is
- * forgotten and stacks are written again under new ids (the format allows
- * duplicates), counted in "stack_table_resets".
+ * Memory stays bounded however long the program runs: when the stack
+ * table or the string table outgrows its budget it is forgotten, and
+ * stacks and strings are written again under new ids as they come (the
+ * format allows duplicates), counted in "stack_table_resets" and
+ * "string_table_resets".  Each flush records the most heap the agent has
+ * held ("max_agent_heap_bytes", mem_live_bytes).
  */
 #ifndef CORSCOPE_RECORDER_H
 #define CORSCOPE_RECORDER_H
@@ -39,7 +42,11 @@ struct recorder {
     char path[4096];
     uint64_t start_ns;   /* CLOCK_MONOTONIC at open */
     uint64_t last_flush_ns;
-    struct strtab strings;     /* text -> string id (as written) */
+    struct strtab strings;     /* text -> index into string_id */
+    uint32_t *string_id;       /* the written id of each interned string */
+    size_t string_id_cap;
+    size_t strings_bytes;      /* what the interned strings cost, roughly */
+    size_t strings_budget;     /* ... before the table is forgotten */
     struct strtab synthetic;   /* name -> index into synthetic_frame */
     uint32_t *synthetic_frame; /* frame id of each synthetic name */
     size_t synthetic_cap;
@@ -62,6 +69,10 @@ struct recorder {
  * reason in err. */
 HIDDEN int recorder_open(struct recorder *r, const struct config *c, const char *path, char *err,
                          size_t err_size);
+/* The same on a file already open for writing (proctree_claim); takes
+ * the fd over, closing it on failure. */
+HIDDEN int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const char *path,
+                            char *err, size_t err_size);
 HIDDEN void recorder_info(struct recorder *r, const char *key, const char *value);
 /* A sampled event (SMPL: cpu, wall), FMT_EVENT_*. */
 HIDDEN void recorder_sampled_event(struct recorder *r, uint32_t id, const char *name,
@@ -98,6 +109,11 @@ HIDDEN void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v);
 /* Has the recording failed (a write error)?  Then nothing more is
  * written: sources should stop. */
 HIDDEN int recorder_failed(const struct recorder *r);
+/* Brackets a stretch in which the recorder must not write to its file (a
+ * lock that a runtime callback may wait for is held): records are kept
+ * in memory until the matching release; nests. */
+HIDDEN void recorder_hold(struct recorder *r);
+HIDDEN void recorder_release(struct recorder *r);
 /* Flushes when RECORDER_FLUSH_NS passed since the last flush. */
 HIDDEN void recorder_maybe_flush(struct recorder *r, uint64_t now_ns);
 HIDDEN void recorder_flush(struct recorder *r);

@@ -23,6 +23,7 @@ void resolve_init(struct resolver *r, ICorProfilerInfo15 *info, struct names *na
     r->out = out;
     map64_init(&r->native_of_ip);
     map64_init(&r->managed_of_ip);
+    map64_init(&r->class_of);
     strtab_init(&r->native_keys);
     strtab_init(&r->symbol_files);
 }
@@ -37,7 +38,7 @@ void resolve_free(struct resolver *r)
         elfsym_free(r->symbols[i]); /* id 0 is the empty string, never set */
     strtab_free(&r->symbol_files);
     mem_free(r->symbols);
-    mem_free(r->frame_class);
+    map64_free(&r->class_of);
     memset(r, 0, sizeof *r);
 }
 
@@ -65,18 +66,23 @@ static const char *basename_of(const char *path)
 
 static void set_class(struct resolver *r, uint32_t frame, enum frame_class c)
 {
-    if (!frame)
-        return;
-    uint8_t *grown = mem_grow(r->frame_class, &r->frame_class_cap, (size_t)frame + 1, 1);
-    if (!grown)
-        return;
-    r->frame_class = grown;
-    r->frame_class[frame] = (uint8_t)c;
+    if (frame && c != FRAME_OTHER)
+        map64_put(&r->class_of, frame, (uint32_t)c);
 }
 
 enum frame_class resolve_frame_class(const struct resolver *r, uint32_t frame)
 {
-    return frame < r->frame_class_cap ? (enum frame_class)r->frame_class[frame] : FRAME_OTHER;
+    uint32_t c;
+    return map64_get(&r->class_of, frame, &c) ? (enum frame_class)c : FRAME_OTHER;
+}
+
+void resolve_bound(struct resolver *r)
+{
+    if (r->class_of.count <= RESOLVE_CLASSES_MAX)
+        return;
+    map64_clear(&r->class_of);
+    map64_clear(&r->native_of_ip);
+    map64_clear(&r->managed_of_ip);
 }
 
 /* One frame per (module, symbol): every address inside a function is the

@@ -51,9 +51,13 @@ struct resolver {
     struct strtab symbol_files;  /* module path -> index into symbols */
     struct elfsym **symbols;     /* full symbol tables, NULL when none */
     size_t symbols_cap;
-    uint8_t *frame_class;        /* frame id -> enum frame_class */
-    size_t frame_class_cap;
+    struct map64 class_of;       /* frame id -> enum frame_class (bounded: resolve_bound) */
 };
+
+/* Frames whose class is remembered before the resolver forgets its caches
+ * (resolve_bound): a long run that compiles code under new names makes new
+ * frames without end. */
+#define RESOLVE_CLASSES_MAX (1u << 16)
 
 HIDDEN void resolve_init(struct resolver *r, ICorProfilerInfo15 *info, struct names *names,
                          struct recorder *out);
@@ -71,6 +75,10 @@ HIDDEN uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return,
 HIDDEN uint32_t resolve_function(struct resolver *r, FunctionID function, uint64_t seen_ns);
 /* What a frame id this resolver handed out is. */
 HIDDEN enum frame_class resolve_frame_class(const struct resolver *r, uint32_t frame);
+/* Loop, between drains: when more than RESOLVE_CLASSES_MAX frames have a
+ * class, forgets the classes and the address caches that hand out those
+ * frames (they are resolved again, and classed again, as they come). */
+HIDDEN void resolve_bound(struct resolver *r);
 /* The managed method range holding `address`, or NULL. */
 HIDDEN const struct code_range *resolve_managed(uintptr_t address);
 

@@ -265,6 +265,14 @@ labelled:
         stackb_put(b, recorder_synthetic(out, "[unknown]"));
         recorder_count(out, FMT_COUNTER_FAILED_WALKS, 1);
     }
+    if (b->n > FMT_MAX_STACK_DEPTH && !b->failed) {
+        /* a walk at the deepest limit, with labels added: the format's
+         * limit cuts it at the root like the walk's own limit would */
+        if (!(m->walk_flags & WALK_TRUNCATED))
+            recorder_count(out, FMT_COUNTER_TRUNCATED, 1);
+        b->n = FMT_MAX_STACK_DEPTH;
+        b->frames[b->n - 1] = recorder_synthetic(out, "[truncated]");
+    }
     if (b->failed || b->n == 0) {
         recorder_count(out, FMT_COUNTER_DROPPED, 1);
         return 0;

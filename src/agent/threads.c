@@ -137,6 +137,21 @@ void threads_renamed(uintptr_t managed, const char *utf8_name)
     atomic_fetch_add(&changes, 1);
 }
 
+#define ENDED_MAX 256
+static pid_t ended[ENDED_MAX]; /* under lock */
+static size_t ended_count;
+
+size_t threads_take_ended(pid_t *out, size_t max)
+{
+    pthread_mutex_lock(&lock);
+    size_t n = ended_count < max ? ended_count : max;
+    memcpy(out, ended, n * sizeof *out);
+    memmove(ended, ended + n, (ended_count - n) * sizeof *ended);
+    ended_count -= n;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 void threads_destroyed(uintptr_t managed)
 {
     atomic_fetch_add(&changes, 1);
@@ -146,6 +161,9 @@ void threads_destroyed(uintptr_t managed)
     if (s) {
         atomic_store(&s->state, THREAD_DEAD);
         map64_get(&by_managed, managed, &index);
+        pid_t tid = atomic_load(&s->os_tid);
+        if (tid > 0 && ended_count < ENDED_MAX)
+            ended[ended_count++] = tid;
     }
     else if (adopting)
         map64_put(&died_while_adopting, managed, 1);

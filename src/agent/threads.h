@@ -96,6 +96,10 @@ HIDDEN void threads_set_os_tid(const struct thread_view *v, pid_t os_tid);
 /* A counter that moves whenever a thread gets an OS tid, a name, or dies:
  * the signal sampler rescans its threads when it changed. */
 HIDDEN uint64_t threads_changes(void);
+/* The OS thread ids of managed threads destroyed since the last call (up
+ * to max; more are left to the sampler's scan of /proc): their clocks can
+ * be stopped and their file descriptors closed right away. */
+HIDDEN size_t threads_take_ended(pid_t *out, size_t max);
 
 /* Test hook: number of ThreadDestroyed calls that had to wait for a walk. */
 HIDDEN uint64_t threads_destroy_waits(void);

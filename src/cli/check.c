@@ -25,7 +25,7 @@ static const char check_usage[] =
 static void print_info(const struct recording *r, const char *key, const char *label)
 {
     const struct rec_str *v = rec_info(r, key);
-    if (v)
+    if (v && v->len)
         printf("  %-12s %.*s\n", label, (int)v->len, v->p);
 }
 

@@ -75,6 +75,9 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
         fprintf(out, "# lost: %s\n", losses);
     if (r->status != REC_COMPLETE)
         fprintf(out, "# recording %s: %s\n", rec_status_name(r->status), r->problem);
+    const struct rec_str *ended = rec_info(r, FMT_INFO_ENDED_BY);
+    if (ended && ended->len)
+        fprintf(out, "# ended by %.*s\n", (int)ended->len, ended->p);
     char note[512];
     report_note(p, note, sizeof note);
     if (note[0])

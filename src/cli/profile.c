@@ -5,6 +5,7 @@
  * million samples over a few thousand stacks cost a few thousand inserts.
  */
 #include "cli/profile.h"
+#include "cli/merge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,6 +504,62 @@ int prof_load(struct profiles *ps, const char *path, const struct prof_filter *f
         return -1;
     }
     return prof_build(ps, &rec, f, err, err_size);
+}
+
+int prof_load_many(struct profiles *ps, const char *const *paths, size_t n, long pid,
+                   const struct prof_filter *f, char *err, size_t err_size)
+{
+    memset(ps, 0, sizeof *ps);
+    struct recording *recs = mem_calloc(n ? n : 1, sizeof *recs);
+    if (!recs) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        char why[400];
+        if (rec_load_file(paths[i], &recs[kept], why, sizeof why) < 0) {
+            snprintf(err, err_size, "%s: %s", paths[i], why);
+            for (size_t k = 0; k < kept; k++)
+                rec_free(&recs[k]);
+            mem_free(recs);
+            return -1;
+        }
+        if (pid > 0 && merge_pid_of(&recs[kept]) != pid) {
+            rec_free(&recs[kept]);
+            continue;
+        }
+        kept++;
+    }
+    if (!kept) {
+        snprintf(err, err_size, "no recording of process %ld among those given", pid);
+        mem_free(recs);
+        return -1;
+    }
+    if (kept == 1) {
+        struct recording one = recs[0];
+        mem_free(recs);
+        return prof_build(ps, &one, f, err, err_size);
+    }
+    /* each process folded on its own (fold.h), so that its root frame
+     * stays the outermost of its stacks */
+    for (size_t i = 0; i < kept && !f->native_raw; i++) {
+        if (fold_recording(&recs[i]) < 0) {
+            snprintf(err, err_size, "out of memory while folding the recordings");
+            for (size_t k = 0; k < kept; k++)
+                rec_free(&recs[k]);
+            mem_free(recs);
+            return -1;
+        }
+    }
+    struct recording merged;
+    int rc = merge_recordings(recs, kept, &merged, err, err_size);
+    mem_free(recs);
+    if (rc < 0)
+        return -1;
+    struct prof_filter folded = *f;
+    folded.native_raw = 1; /* done above */
+    return prof_build(ps, &merged, &folded, err, err_size);
 }
 
 void prof_free(struct profiles *ps)

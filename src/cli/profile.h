@@ -114,6 +114,10 @@ struct profiles {
 /* Loads and aggregates.  Returns 0, or -1 with a one-line reason in err. */
 HIDDEN int prof_load(struct profiles *ps, const char *path, const struct prof_filter *f, char *err,
                      size_t err_size);
+/* Loads several recordings (the processes of one tree, merge.h) as one;
+ * pid > 0 keeps only the one of that process.  One path is prof_load. */
+HIDDEN int prof_load_many(struct profiles *ps, const char *const *paths, size_t n, long pid,
+                          const struct prof_filter *f, char *err, size_t err_size);
 /* Same from a recording already loaded; takes it over. */
 HIDDEN int prof_build(struct profiles *ps, struct recording *rec, const struct prof_filter *f,
                       char *err, size_t err_size);

@@ -19,6 +19,7 @@
  * path is reported before the program starts, and the agent only ever
  * opens a file that corscope made.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,6 +40,7 @@
 #include "common/config.h"
 #include "common/product.h"
 #include "common/units.h"
+#include "cli/merge.h"
 #include "format/recording.h"
 
 
@@ -85,6 +87,12 @@ static const char record_usage[] =
     "                          work that repeats with the interval is not aliased;\n"
     "                          fixed: exactly one interval each\n"
     "      --max-depth N       deepest stack kept, 8 to 65536 (default 4096)\n"
+    "      --no-children       record the first .NET process only, not the processes\n"
+    "                          it starts (by default each process of the tree gets a\n"
+    "                          recording: FILE for the first, FILE-PID beside it for\n"
+    "                          the others)\n"
+    "      --all-processes     dotnet run, dotnet test: record the .NET SDK's own\n"
+    "                          processes too (by default only the application's)\n"
     "      --lock-min TIME     -e lock: shorter waits are counted, not recorded one by\n"
     "                          one (default 10us; 0 records every wait)\n"
     "      --alloc MODE        sampled (default): the runtime's randomized sampling\n"
@@ -214,6 +222,15 @@ static void set_child_env(const struct config *c, const char *agent, const char 
     setenv(env, value, 1);
     CONFIG_KEYS(EXPORT_SETTING)
 #undef EXPORT_SETTING
+    /* a tree of processes is recorded: no compiler server or MSBuild node
+     * may outlive the recording (they would go on profiling into a
+     * finished file); the build runs its compiler as a process of its own
+     * instead, recorded like the rest */
+    if (c->children != CONFIG_CHILDREN_NONE) {
+        setenv("MSBUILDDISABLENODEREUSE", "1", 1);
+        setenv("UseSharedCompilation", "false", 1);
+        setenv("DOTNET_CLI_USE_MSBUILD_SERVER", "0", 1);
+    }
     /* the agent expands %p in the path; a literal % travels as %% */
     char escaped[2 * PATH_MAX];
     size_t o = 0;
@@ -312,7 +329,7 @@ static int exit_status_of(int status)
 
 /* Reads the recording back and prints the summary line.  Returns 0 when a
  * recording exists, -1 when the agent never wrote one. */
-static int summarize(const char *path, double seconds, int quiet)
+static int summarize(const char *path, double seconds, int quiet, int many)
 {
     struct stat st;
     if (stat(path, &st) == 0 && st.st_size == 0)
@@ -347,10 +364,28 @@ static int summarize(const char *path, double seconds, int quiet)
         char extra[160] = "";
         if (failed)
             snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
-        fprintf(stderr, "corscope: %.2f s, %s, %llu dropped%s -> %s%s%s\n", seconds,
+        const struct rec_str *ended = rec_info(&r, FMT_INFO_ENDED_BY);
+        char state[256] = "";
+        if (r.status != REC_COMPLETE && ended && ended->len)
+            snprintf(state, sizeof state, " (%s; ended by %.*s)", rec_status_name(r.status),
+                     (int)ended->len, ended->p);
+        else if (r.status != REC_COMPLETE)
+            snprintf(state, sizeof state, " (%s)", rec_status_name(r.status));
+        else if (ended && ended->len)
+            snprintf(state, sizeof state, " (ended by %.*s)", (int)ended->len, ended->p);
+        long pid = merge_pid_of(&r);
+        const struct rec_str *cmd = rec_info(&r, FMT_INFO_COMMAND);
+        char who[160] = "";
+        if (many && pid > 0)
+            snprintf(who, sizeof who, "process %ld (%.*s): ", pid, cmd ? (int)(cmd->len > 100 ? 100 : cmd->len) : 0,
+                     cmd ? cmd->p : "");
+        if (r.status != REC_COMPLETE && pid > 0 && kill((pid_t)pid, 0) == 0) {
+            /* a process that outlived the command: its recording goes on */
+            snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);
+        }
+        fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who, seconds,
                 events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
-                r.status == REC_COMPLETE ? "" : " (", r.status == REC_COMPLETE ? "" :
-                rec_status_name(r.status));
+                state);
         if (r.status != REC_COMPLETE)
             fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
     }
@@ -358,12 +393,86 @@ static int summarize(const char *path, double seconds, int quiet)
     return 0;
 }
 
+/* ---- the recordings of a tree of processes ---------------------------------- */
+
+#define MAX_RECORDINGS 256
+
+/* Is `name` (a file name) one the agent gives a process beside `path`:
+ * STEM-PID.EXT or STEM-PID-N.EXT (agent/proctree.c)? */
+static int is_beside(const char *path, const char *name)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t stem = dot ? (size_t)(dot - base) : strlen(base);
+    const char *ext = base + stem;
+    if (strncmp(name, base, stem) != 0 || name[stem] != '-')
+        return 0;
+    const char *p = name + stem + 1;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (!digits)
+        return 0;
+    if (*p == '-') {
+        int more = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            more++;
+        if (!more)
+            return 0;
+    }
+    return strcmp(p, ext) == 0;
+}
+
+/* The files beside `path` now: their names into names[] (sorted). */
+static size_t list_beside(const char *path, char (*names)[PATH_MAX], size_t max)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    DIR *d = opendir(dir[0] ? dir : "/");
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        size_t dl = strlen(dir), nl = strlen(e->d_name);
+        if (is_beside(path, e->d_name) && dl + nl + 2 <= PATH_MAX) {
+            memcpy(names[n], dir, dl);
+            names[n][dl] = '/';
+            memcpy(names[n] + dl + 1, e->d_name, nl + 1);
+            n++;
+        }
+    }
+    closedir(d);
+    qsort(names, n, PATH_MAX, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* `dotnet run`, `dotnet test`: commands whose user means the application
+ * they start, not the SDK that builds and starts it. */
+static int runs_an_application(char **cmd)
+{
+    const char *base = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
+    if (strcmp(base, "dotnet") != 0)
+        return 0;
+    for (char **a = cmd + 1; *a; a++) {
+        if ((*a)[0] == '-')
+            continue;
+        return !strcmp(*a, "run") || !strcmp(*a, "test");
+    }
+    return 0;
+}
+
 /* Writes the report asked for with -o app.html; returns code, or the
  * report's failure when code is 0. */
-static int render_report(const char *path, const struct report_format *render,
-                         const char *report_path, int quiet, int code)
+static int render_report(const char *const *paths, size_t count,
+                         const struct report_format *render, const char *report_path, int quiet,
+                         int code)
 {
-    int rc = report_render(path, render, report_path);
+    int rc = report_render(paths, count, render, report_path);
     if (rc != 0)
         return code ? code : rc;
     if (!quiet)
@@ -385,6 +494,8 @@ enum {
     OPT_TRACE,
     OPT_INCLUDE,
     OPT_EXCLUDE,
+    OPT_NO_CHILDREN,
+    OPT_ALL_PROCESSES,
 };
 
 /* -d's value: a duration (30s, 5m, 1h; plain seconds). */
@@ -409,6 +520,8 @@ int cmd_record(int argc, char **argv)
         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
         {"lock-min", required_argument, NULL, OPT_LOCK_MIN},
         {"force", no_argument, NULL, OPT_FORCE},    {"quiet", no_argument, NULL, 'q'},
+        {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+        {"all-processes", no_argument, NULL, OPT_ALL_PROCESSES},
         {"pid", required_argument, NULL, 'p'},      {"duration", required_argument, NULL, 'd'},
         {"alloc", required_argument, NULL, OPT_ALLOC},
         {"alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL},
@@ -426,7 +539,7 @@ int cmd_record(int argc, char **argv)
     if (level && config_set(&cfg, "log", level, err, sizeof err) < 0)
         return cli_usage_error("record", "CORSCOPE_LOG=%s: %s", level, err);
     const char *output = NULL;
-    int force = 0, quiet = 0;
+    int force = 0, quiet = 0, no_children = 0, all_processes = 0;
     /* options that only some settings use, for the conflict checks */
     const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
                *live_opt = NULL, *filter_opt = NULL;
@@ -458,6 +571,8 @@ int cmd_record(int argc, char **argv)
         case OPT_MAX_DEPTH: key = "max_depth"; break;
         case OPT_LOCK_MIN: key = "lock_min"; lock_min_opt = "--lock-min"; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_NO_CHILDREN: no_children = 1; break;
+        case OPT_ALL_PROCESSES: all_processes = 1; break;
         case OPT_ALLOC: key = "alloc"; alloc_opt = "--alloc"; break;
         case OPT_ALLOC_INTERVAL: key = "alloc_interval"; alloc_opt = "--alloc-interval"; break;
         case OPT_LIVE_MAX: key = "live_max"; live_opt = "--live-max"; break;
@@ -505,6 +620,15 @@ int cmd_record(int argc, char **argv)
     if (!attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;
+    if (no_children && all_processes)
+        return cli_usage_error("record", "--no-children and --all-processes contradict each other");
+    if (attach_pid && (no_children || all_processes))
+        return cli_usage_error("record", "%s goes with a command that record starts, not -p",
+                               no_children ? "--no-children" : "--all-processes");
+    /* an attached process's children are its own business */
+    cfg.children = no_children || attach_pid                   ? CONFIG_CHILDREN_NONE
+                   : runs_an_application(cmd) && !all_processes ? CONFIG_CHILDREN_APP
+                                                                : CONFIG_CHILDREN_ALL;
     struct attach_target target;
     if (attach_pid && attach_check(attach_pid, &target) < 0)
         return EXIT_WORK_FAILED;
@@ -567,6 +691,9 @@ int cmd_record(int argc, char **argv)
     }
     if (create_output(path, force) < 0)
         return EXIT_WORK_FAILED;
+    /* recordings beside it from an earlier run are not this run's */
+    static char before[MAX_RECORDINGS][PATH_MAX], after[MAX_RECORDINGS][PATH_MAX];
+    size_t before_count = list_beside(path, before, MAX_RECORDINGS);
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -577,16 +704,17 @@ int cmd_record(int argc, char **argv)
             if (stat(path, &st) == 0 && st.st_size == 0)
                 unlink(path);
             else if (!quiet)
-                summarize(path, 0, quiet);
+                summarize(path, 0, quiet, 0);
             return EXIT_WORK_FAILED;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-        if (summarize(path, seconds, quiet) < 0) {
+        if (summarize(path, seconds, quiet, 0) < 0) {
             cli_error("no recording from process %d", (int)attach_pid);
             return EXIT_WORK_FAILED;
         }
-        return report_path ? render_report(path, render, report_path, quiet, 0) : 0;
+        const char *one[1] = {path};
+        return report_path ? render_report(one, 1, render, report_path, quiet, 0) : 0;
     }
     struct session sess;
     if (session_open(&sess, 0, err, sizeof err) < 0) {
@@ -612,13 +740,40 @@ int cmd_record(int argc, char **argv)
     /* the program ended because -d did: that is no failure */
     if (sess.ended_by_deadline)
         code = 0;
-    if (summarize(path, seconds, quiet) < 0) {
+    /* what was written: the output, and a recording beside it for every
+     * other process of the tree */
+    const char *written[MAX_RECORDINGS + 1];
+    size_t count = 0;
+    struct stat st;
+    int first_written = stat(path, &st) == 0 && st.st_size > 0;
+    if (first_written)
+        written[count++] = path;
+    size_t after_count = list_beside(path, after, MAX_RECORDINGS);
+    for (size_t i = 0; i < after_count; i++) {
+        int old = 0;
+        for (size_t k = 0; k < before_count && !old; k++)
+            old = !strcmp(before[k], after[i]);
+        if (!old)
+            written[count++] = after[i];
+    }
+    if (!count) {
         unlink(path);
         cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
                   "a bad CORSCOPE_* setting is reported above)", cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
+    if (!first_written)
+        unlink(path); /* the processes that ran wrote beside it only */
+    if (count > 1 && !quiet)
+        fprintf(stderr, "corscope: %zu processes recorded%s\n", count,
+                cfg.children == CONFIG_CHILDREN_APP ? " (not the .NET SDK's own: --all-processes "
+                                                      "records them too)" : "");
+    else if (cfg.children == CONFIG_CHILDREN_APP && !quiet)
+        fprintf(stderr, "corscope: the application was recorded, not the .NET SDK's own "
+                        "processes (--all-processes records them too)\n");
+    for (size_t i = 0; i < count; i++)
+        summarize(written[i], seconds, quiet, count > 1);
     if (report_path)
-        return render_report(path, render, report_path, quiet, code);
+        return render_report(written, count, render, report_path, quiet, code);
     return code;
 }

@@ -179,6 +179,7 @@ static const char report_options_usage[] =
     "  -o, --output FILE     write there instead of standard output\n"
     "      --event NAME      which event to report when the recording has several\n"
     "      --thread T        only threads whose name contains T, or whose tid is T\n"
+    "      --pid PID         of several recordings, only the one of process PID\n"
     "      --from DURATION   only samples this long after the start (e.g. 2s)\n"
     "      --to DURATION     only samples before this time\n"
     "      --include REGEX   only stacks with a frame matching REGEX (POSIX ERE)\n"
@@ -199,8 +200,11 @@ static const char report_options_usage[] =
 /* The usage text: the formats come from the table above. */
 static void print_usage(FILE *out)
 {
-    fputs("usage: corscope report [options] RECORDING\n"
+    fputs("usage: corscope report [options] RECORDING...\n"
           "       corscope report -f flamegraph --diff BASE.corscope NEW.corscope\n"
+          "\n"
+          "Several recordings (the processes of one `record`: app.corscope,\n"
+          "app-4321.corscope ...) are reported together, each process a root frame.\n"
           "\n"
           "  -f, --format FORMAT   one of the formats below (default top), or picked by -o's\n"
           "                        extension\n",
@@ -226,6 +230,7 @@ enum {
     OPT_LIMIT,
     OPT_MIN,
     OPT_DIFF,
+    OPT_PID,
     OPT_AT,
     OPT_SORT,
 };
@@ -299,15 +304,16 @@ static int write_report(const struct report_format *fmt, const struct profile *p
     return rc == 0 ? 0 : EXIT_WORK_FAILED;
 }
 
-int report_render(const char *recording, const struct report_format *fmt, const char *output)
+int report_render(const char *const *recordings, size_t count, const struct report_format *fmt,
+                  const char *output)
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
     struct profiles ps;
     char err[512];
-    if (prof_load(&ps, recording, &filter, err, sizeof err) < 0) {
-        cli_error("%s: %s", recording, err);
+    if (prof_load_many(&ps, recordings, count, 0, &filter, err, sizeof err) < 0) {
+        cli_error("%s", err);
         return EXIT_WORK_FAILED;
     }
     int status = write_report(fmt, prof_current(&ps), &ro, output);
@@ -326,6 +332,7 @@ int cmd_report(int argc, char **argv)
         {"reverse", no_argument, NULL, OPT_REVERSE}, {"threads", no_argument, NULL, OPT_THREADS},
         {"limit", required_argument, NULL, OPT_LIMIT}, {"help", no_argument, NULL, 'h'},
         {"min", required_argument, NULL, OPT_MIN},  {"diff", required_argument, NULL, OPT_DIFF},
+        {"pid", required_argument, NULL, OPT_PID},
         {"at", required_argument, NULL, OPT_AT},
         {"sort", required_argument, NULL, OPT_SORT},
         {"native", required_argument, NULL, OPT_NATIVE},
@@ -335,6 +342,7 @@ int cmd_report(int argc, char **argv)
     memset(&filter, 0, sizeof filter);
     struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
     const char *diff_base = NULL, *sort = NULL;
+    long pid = 0;
     struct profiles base;
     int have_base = 0;
     const char *format = NULL, *output = NULL;
@@ -407,6 +415,13 @@ int cmd_report(int argc, char **argv)
             break;
         }
         case OPT_DIFF: diff_base = optarg; break;
+        case OPT_PID:
+            if (units_parse_count(optarg, 1u << 30, &v, &why) < 0 || v == 0) {
+                cli_usage_error("report", "--pid %s: not a process id", optarg);
+                goto out;
+            }
+            pid = (long)v;
+            break;
         case OPT_AT:
             if (units_parse_duration(optarg, 0, &filter.at_ns, &why) < 0) {
                 cli_usage_error("report", "--at %s: %s", optarg, why);
@@ -436,11 +451,6 @@ int cmd_report(int argc, char **argv)
     }
     if (optind >= argc) {
         cli_usage_error("report", "no recording given");
-        goto out;
-    }
-    if (optind + 1 < argc) {
-        cli_usage_error("report", "one recording at a time (got '%s' and '%s')", argv[optind],
-                        argv[optind + 1]);
         goto out;
     }
     ro.from_ns = filter.from_ns;
@@ -481,6 +491,8 @@ int cmd_report(int argc, char **argv)
     if (!strcmp(fmt->name, "calls") && !filter.event)
         filter.event = "calls";
     const char *path = argv[optind];
+    const char *const *paths = (const char *const *)argv + optind;
+    size_t path_count = (size_t)(argc - optind);
     struct profiles ps;
     char err[512];
     if (diff_base) {
@@ -492,10 +504,13 @@ int cmd_report(int argc, char **argv)
         have_base = 1;
         ro.base = prof_current(&base);
     }
-    if (prof_load(&ps, path, &filter, err, sizeof err) < 0) {
+    if (prof_load_many(&ps, paths, path_count, pid, &filter, err, sizeof err) < 0) {
         if (!strcmp(fmt->name, "calls") && strstr(err, "no 'calls' event"))
             snprintf(err, sizeof err, "no calls were traced (record with --trace)");
-        cli_error("%s: %s", path, err);
+        if (path_count == 1)
+            cli_error("%s: %s", path, err);
+        else
+            cli_error("%s", err);
         status = EXIT_WORK_FAILED;
         goto out;
     }
@@ -505,6 +520,11 @@ int cmd_report(int argc, char **argv)
         prof_free(&ps);
         goto out;
     }
+    char several[64];
+    if (path_count > 1) {
+        snprintf(several, sizeof several, "%zu recordings", path_count);
+        path = several;
+    }
     status = write_report(fmt, p, &ro, output);
     /* what the report could not show, once it exists (a report that could
      * not be written gets its one error line, nothing more) */
@@ -512,6 +532,9 @@ int cmd_report(int argc, char **argv)
         if (p->rec->status != REC_COMPLETE)
             cli_warn("%s is %s (%s); the report covers what was recorded before that", path,
                      rec_status_name(p->rec->status), p->rec->problem);
+        const struct rec_str *ended = rec_info(p->rec, FMT_INFO_ENDED_BY);
+        if (ended && ended->len)
+            cli_warn("%s: the program was ended by %.*s", path, (int)ended->len, ended->p);
         char losses[512];
         report_losses(p, losses, sizeof losses);
         if (losses[0])

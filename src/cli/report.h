@@ -62,8 +62,8 @@ HIDDEN int report_calls_sort(const char *key);
 
 /* Writes the report of a recording file in one format to `output` (whole
  * or not at all), with default options.  Returns 0 or an exit status. */
-HIDDEN int report_render(const char *recording, const struct report_format *fmt,
-                         const char *output);
+HIDDEN int report_render(const char *const *recordings, size_t count,
+                         const struct report_format *fmt, const char *output);
 
 /* Helpers the writers share. */
 /* Formats a value in the profile's unit for people: "1.52 s", "320 ms",

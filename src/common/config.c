@@ -45,6 +45,9 @@ static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
 static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TRACE_TIMES] = "times",
                                           [CONFIG_TRACE_COUNTS] = "counts"};
+static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
+                                             [CONFIG_CHILDREN_ALL] = "all",
+                                             [CONFIG_CHILDREN_APP] = "app"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -253,6 +256,12 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown level (levels: error, warn, info, debug)";
         else
             c->log = (enum config_log)v;
+    } else if (!strcmp(key, "children")) {
+        int v = choice(value, CHOICES(children_names));
+        if (v < 0)
+            why = "unknown choice (none, all, app)";
+        else
+            c->children = (enum config_children)v;
     } else if (!strcmp(key, "control")) {
         size_t n = strlen(value);
         int ok = n == 0 || (value[0] == '@' && n >= 2 && n < sizeof c->control);
@@ -419,6 +428,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->max_depth);
     else if (!strcmp(key, "log"))
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
+    else if (!strcmp(key, "children"))
+        snprintf(out, size, "%s", choice_name(CHOICES(children_names), (int)c->children));
     else if (!strcmp(key, "control"))
         snprintf(out, size, "%s", c->control);
     else if (!strcmp(key, "lock_min"))

@@ -52,6 +52,11 @@ enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG
  * or counts only. */
 enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2 };
 #define CONFIG_REGEX_MAX 1024
+/* Which processes of the tree under `record` are recorded: none but the
+ * first .NET process (its children do not inherit the profiler), all of
+ * them (each its own recording), or the application's only (every process
+ * but the .NET SDK's own: what `dotnet run` and `dotnet test` mean). */
+enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG_CHILDREN_APP = 2 };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -82,6 +87,7 @@ struct config {
     enum config_cpu_period cpu_period;
     uint32_t max_depth;
     enum config_log log;
+    enum config_children children;
     /* the corscope command's control socket ("@name", an abstract AF_UNIX
      * address; control.h), or "" for none */
     char control[CONFIG_CONTROL_MAX];
@@ -112,7 +118,8 @@ struct config {
     X(live_max, "CORSCOPE_LIVE_MAX") \
     X(trace, "CORSCOPE_TRACE") \
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
-    X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE")
+    X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE") \
+    X(children, "CORSCOPE_CHILDREN")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -5,6 +5,7 @@
  */
 #include "common/mem.h"
 
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +13,25 @@
 
 static atomic_long fail_countdown;
 static atomic_int fail_sticky;
+static _Atomic size_t live_bytes; /* what the heap holds for us now */
+
+size_t mem_live_bytes(void)
+{
+    return atomic_load_explicit(&live_bytes, memory_order_relaxed);
+}
+
+static void *counted(void *p)
+{
+    if (p)
+        atomic_fetch_add_explicit(&live_bytes, malloc_usable_size(p), memory_order_relaxed);
+    return p;
+}
+
+static void uncount(void *p)
+{
+    if (p)
+        atomic_fetch_sub_explicit(&live_bytes, malloc_usable_size(p), memory_order_relaxed);
+}
 
 void mem_fail_after(long n, int sticky)
 {
@@ -38,21 +58,27 @@ void *mem_alloc(size_t size)
 {
     if (should_fail())
         return NULL;
-    return malloc(size ? size : 1);
+    return counted(malloc(size ? size : 1));
 }
 
 void *mem_calloc(size_t count, size_t size)
 {
     if (should_fail())
         return NULL;
-    return calloc(count ? count : 1, size ? size : 1);
+    return counted(calloc(count ? count : 1, size ? size : 1));
 }
 
 void *mem_realloc(void *ptr, size_t size)
 {
     if (should_fail())
         return NULL;
-    return realloc(ptr, size ? size : 1);
+    size_t before = ptr ? malloc_usable_size(ptr) : 0;
+    void *p = realloc(ptr, size ? size : 1);
+    if (p) {
+        atomic_fetch_sub_explicit(&live_bytes, before, memory_order_relaxed);
+        counted(p);
+    }
+    return p;
 }
 
 void *mem_grow(void *ptr, size_t *cap, size_t need, size_t elem)
@@ -91,5 +117,6 @@ char *mem_strdup(const char *s)
 
 void mem_free(void *ptr)
 {
+    uncount(ptr);
     free(ptr);
 }

@@ -27,6 +27,9 @@ HIDDEN char *mem_strndup(const char *s, size_t n);
 HIDDEN char *mem_strdup(const char *s);
 HIDDEN void mem_free(void *ptr);
 
+/* Bytes the heap holds for what was allocated here and not yet freed (the
+ * agent's own memory, by malloc_usable_size). */
+HIDDEN size_t mem_live_bytes(void);
 /* Test hook: the n-th allocation from now (1-based) and every later one
  * fail while `sticky` is set, otherwise only that one.  n = 0 disarms. */
 HIDDEN void mem_fail_after(long n, int sticky);

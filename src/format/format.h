@@ -166,7 +166,11 @@ enum fmt_field_type {
     X(UNTRACED_THREADS, "untraced_threads", "threads whose calls could not be traced (memory)") \
     X(OPEN_AT_END, "calls_open_at_end", "traced calls still running when their thread or the recording ended") \
     X(ABANDONED_FRAMES, "calls_without_return", "traced calls that ended without a return hook (closed by one further up)") \
-    X(UNMATCHED_LEAVES, "unmatched_returns", "return hooks that matched no traced call")
+    X(UNMATCHED_LEAVES, "unmatched_returns", "return hooks that matched no traced call") \
+    X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
+    X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
+    X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
+    X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -103,7 +103,7 @@ static void after_record(struct writer *w, struct buf *b)
         w->error = ENOMEM;
         return;
     }
-    if (writer_pending(w) > w->flush_threshold)
+    if (!w->hold && writer_pending(w) > w->flush_threshold)
         writer_flush(w);
 }
 

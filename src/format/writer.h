@@ -43,6 +43,9 @@ struct writer {
     uint32_t next_frame;
     uint32_t next_stack;
     size_t flush_threshold; /* flush when buffered bytes exceed this */
+    int hold;               /* > 0: no write when the buffers grow (the owner holds
+                             * a lock that a callback may wait for); the next
+                             * record after the hold, or a flush, writes */
     int error;              /* errno of the first failure, 0 while healthy */
     int finished;
 };

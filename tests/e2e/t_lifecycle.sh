@@ -1,8 +1,12 @@
 # Recordings left by every way a process ends are readable: a normal return
-# and Environment.Exit from a worker close the recording; an unhandled
-# exception and SIGKILL leave it truncated, and `check` and `report` say so
-# and still read what came before. `record` returns the program's status,
-# or 128+signal.
+# and Environment.Exit from a worker close the recording.  A process that
+# the runtime aborts for an unhandled exception, that crashes in native
+# code, that calls abort(), or that SIGTERM ends keeps its recording up to
+# the end, which says what ended it (ended_by): the worker that ends it has
+# all its CPU time in the recording (its own clock is the truth), not up to
+# 250 ms less.  SIGKILL leaves a truncated recording; `check` and `report`
+# say so and still read what came before. `record` returns the program's
+# status, or 128+signal, and its summary line says how the recording ended.
 source "$(dirname "$0")/lib.sh"
 
 # expect_recording NAME STATUS: check's verdict and samples in the report
@@ -31,10 +35,61 @@ rc=0; cs record -q -o "$T/exit.corscope" -- $(app Lifecycle) exit-thread || rc=$
 assert_eq "Environment.Exit(3) from a worker: exit status" "$rc" 3
 expect_recording exit complete
 
-rc=0; cs record -q -o "$T/unhandled.corscope" -- $(app Lifecycle) unhandled 2> "$T/unhandled.err" || rc=$?
+# expect_end NAME WHAT: ended_by says WHAT, and the worker's samples hold
+# all the CPU time it said it used (within two intervals)
+expect_end() {
+    local f="$T/$1.corscope"
+    grep -q "^  ended by     $2" "$T/$1.check" || fail "$1: ended by: $(grep 'ended by' "$T/$1.check")"
+    local cpu kept
+    cpu=$(awk '$1 == "worker_cpu_ms" { print $2 }' "$T/$1.err")
+    kept=$(cs report -f collapsed --thread er "$f" 2> /dev/null | awk '{ s += $NF } END { print s * 10 }')
+    awk -v k="$kept" -v c="$cpu" 'BEGIN { exit !(k >= c - 20) }' ||
+        fail "$1: the recording keeps $kept ms of the worker's $cpu ms of CPU"
+    note "$1: ended by $2; the worker's last moments kept: $kept ms of samples for $cpu ms of CPU"
+}
+
+rc=0; cs record -o "$T/unhandled.corscope" -- $(app Lifecycle) unhandled 2> "$T/unhandled.err" || rc=$?
 assert_eq "unhandled exception: exit status (SIGABRT)" "$rc" 134
 grep -q "unhandled on purpose" "$T/unhandled.err" || fail "the runtime's exception message was not passed through"
 expect_recording unhandled truncated
+expect_end unhandled "an unhandled System.InvalidOperationException"
+grep -q "^corscope: .* -> .*unhandled.corscope (truncated; ended by an unhandled System.InvalidOperationException)$" \
+    "$T/unhandled.err" || fail "record's summary line: $(grep '^corscope:' "$T/unhandled.err")"
+
+rc=0; cs record -q -o "$T/crash.corscope" -- $(app Lifecycle) crash 2> "$T/crash.err" || rc=$?
+assert_eq "crash in native code: exit status (SIGSEGV)" "$rc" 139
+expect_recording crash complete
+expect_end crash "SIGSEGV"
+
+rc=0; cs record -q -o "$T/abort.corscope" -- $(app Lifecycle) abort 2> "$T/abort.err" || rc=$?
+assert_eq "abort(): exit status (SIGABRT)" "$rc" 134
+expect_recording abort complete
+expect_end abort "SIGABRT"
+
+# SIGTERM sent to record (not through the cs function: $! would be its
+# subshell), passed on to the program, which does not handle it
+"$CORSCOPE" record -q -o "$T/term.corscope" -- $(app Lifecycle) spin > "$T/term.out" &
+for _ in $(seq 100); do grep -q ready "$T/term.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -TERM $!
+rc=0; wait $! || rc=$?
+assert_eq "SIGTERM: exit status" "$rc" 143
+expect_recording term complete
+grep -q "^  ended by     SIGTERM" "$T/term.check" || fail "SIGTERM: ended by: $(grep 'ended by' "$T/term.check")"
+note "term: ended by SIGTERM"
+
+# a program that handles SIGTERM (as ASP.NET Core's host does) shuts down
+# normally: status 0, a complete recording that no signal ended
+"$CORSCOPE" record -q -o "$T/graceful.corscope" -- $(app Lifecycle) graceful > "$T/graceful.out" &
+for _ in $(seq 100); do grep -q ready "$T/graceful.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -TERM $!
+rc=0; wait $! || rc=$?
+assert_eq "SIGTERM handled by the program: exit status" "$rc" 0
+grep -q stopped "$T/graceful.out" || fail "graceful: the program did not stop by itself"
+expect_recording graceful complete
+if grep -q "ended by" "$T/graceful.check"; then fail "graceful: $(grep 'ended by' "$T/graceful.check")"; fi
+note "graceful: SIGTERM handled by the program, which returned 0: complete, no ended_by"
 
 # SIGKILL the program (not corscope) once it is running; its pid comes
 # from the recording in progress

@@ -46,7 +46,7 @@ for sampler in signal suspend; do
     tolerance=5
     [ "$sampler" = suspend ] && tolerance=20
     shares "$T/top.txt" "$T/truth.txt" Plugin.Heavy.Burn Plugin.Light.Burn
-    samples=$(sed -n 's/.*counters *samples=\([0-9]*\).*/\1/p' "$T/check.txt")
+    samples=$(tr ' ' '\n' < "$T/check.txt" | sed -n 's/^samples=\([0-9]*\)$/\1/p' | head -1)
     unresolved=$(sed -n 's/.* unresolved_frames=\([0-9]*\).*/\1/p' "$T/check.txt")
     # stubs without a method stay [unknown]; ids forgotten too early would
     # leave thousands

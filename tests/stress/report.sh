@@ -29,7 +29,7 @@ ATTACH_PROGRAMS="threads exceptions gc async pinvoke recursion alc dynamic tieri
     "$here/attach.sh" > "$T/attach.log" 2>&1
 attach_rc=$?
 echo "reliability: end-to-end tests" >&2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading attach process_tree thread_costs long_run trace trace_runtimes; do
     "$ROOT/tests/e2e/run.sh" "$t" > "$T/e2e-$t.log" 2>&1
     echo $? > "$T/e2e-$t.rc"
 done
@@ -111,7 +111,7 @@ $(tail -n +2 "$ROOT/build/stress/attach.tsv" | awk -F'\t' '{ printf "| %s | %s |
 End-to-end tests on the real runtime (tests/e2e); what each found:
 
 EOF2
-for t in lifecycle faults config cli sanitizers io_eintr thread_churn unloading attach trace trace_runtimes; do
+for t in lifecycle faults stall config cli sanitizers io_eintr thread_churn unloading attach process_tree thread_costs long_run trace trace_runtimes; do
     rc=$(cat "$T/e2e-$t.rc")
     echo "**t_$t**: $(verdict "$rc")"
     echo

@@ -3,17 +3,24 @@
  * (shared with the CLI), the thread registry and its stack-walk protocol
  * (rule 2), and the pure helpers of name resolution.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/clrdesc.h"
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/names.h"
+#include "agent/proctree.h"
+#include "agent/recorder.h"
 #include "agent/threads.h"
 #include "common/config.h"
+#include "format/recording.h"
 #include "test.h"
 
 static void test_config_defaults_and_values(void)
@@ -220,7 +227,7 @@ static void test_codemap(void)
     for (uint32_t i = 0; i < N; i++) {
         uint32_t k = (i * 7919u) % N; /* a permutation: out of order */
         struct code_range r = {0x100000 + k * 0x100, 0x100000 + k * 0x100 + 0x80,
-                               0x100000 + k * 0x100, 1000 + k, 1 + k % 3, 0, 1};
+                               0x100000 + k * 0x100, 1000 + k, 1 + k % 3, 0, 0};
         codemap_insert(&r);
     }
     CHECK_EQ(codemap_count(), N);
@@ -231,20 +238,160 @@ static void test_codemap(void)
     }
     CHECK(codemap_find(0xfffff) == NULL);
     /* a newer report of the same start replaces the older one */
-    struct code_range again = {0x100000, 0x100090, 0x100000, 4242, 1, 0, 1};
+    struct code_range again = {0x100000, 0x100090, 0x100000, 4242, 0, 0, 0}; /* a DynamicMethod */
     codemap_insert(&again);
     CHECK(codemap_find(0x100085) && codemap_find(0x100085)->function == 4242);
+    uint32_t of_module_2 = 0;
+    for (uint32_t k = 0; k < N; k++)
+        of_module_2 += k % 3 == 1 && k != 0;
     codemap_remove(2, 0); /* module 2: a third of them */
-    size_t left = codemap_count();
-    CHECK(left > N / 2 && left < N);
+    CHECK_EQ(codemap_count(), N - of_module_2);
     for (uint32_t k = 0; k < N; k += 97) {
         const struct code_range *r = codemap_find(0x100000 + k * 0x100 + 0x40);
         CHECK(k % 3 == 1 ? r == NULL : r != NULL);
     }
+    /* the runtime reuses unloaded code's addresses, at other starts: a new
+     * range that begins before a removed one and covers its place is found
+     * there (a removed range left behind must not hide it) */
+    struct code_range reuse = {0x100000 + 1 * 0x100 - 0x20, 0x100000 + 1 * 0x100 + 0x70,
+                               0x100000 + 1 * 0x100 - 0x20, 7777, 9, 0, 0};
+    codemap_insert(&reuse);
+    CHECK(codemap_find(0x100000 + 1 * 0x100 + 0x40) && codemap_find(0x100000 + 1 * 0x100 + 0x40)->function == 7777);
+    CHECK(codemap_find(0x100000 + 4 * 0x100 + 0x40) == NULL);
+    /* a range that took an unloaded one's start belongs to its new owner */
+    struct code_range took = {0x100000 + 4 * 0x100, 0x100000 + 4 * 0x100 + 0x80,
+                              0x100000 + 4 * 0x100, 8888, 5, 0, 0};
+    codemap_insert(&took);
+    codemap_remove(2, 0);
+    CHECK(codemap_find(0x100000 + 4 * 0x100 + 0x40) && codemap_find(0x100000 + 4 * 0x100 + 0x40)->function == 8888);
+    codemap_remove(9, 0);
+    codemap_remove(5, 0);
+    CHECK_EQ(codemap_count(), N - of_module_2);
     codemap_remove(0, 4242); /* one function */
     CHECK(codemap_find(0x100040) == NULL);
+    CHECK_EQ(codemap_count(), N - of_module_2 - 1);
     codemap_shutdown();
     CHECK_EQ(codemap_count(), 0);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Rule 1: while the loop holds the code map's ids lock (which an unload
+ * callback takes), the recording is not written to, however much is named
+ * meanwhile: a stalled disk cannot hold the lock, and the program's unload
+ * callbacks behind it.  What was named is written after the lock. */
+static void test_no_write_under_ids_lock(void)
+{
+    char path[] = "/tmp/corscope-unit-hold.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    codemap_init(NULL, 0, &rec);
+    long long before = file_size(path);
+    REQUIRE(codemap_ids_begin(UINT64_MAX));
+    char name[64];
+    for (int i = 0; i < 20000; i++) { /* about 600 KiB: past the writer's flush threshold twice */
+        snprintf(name, sizeof name, "Method_%d_with_a_long_enough_name", i);
+        CHECK(recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", name, 0) != 0);
+    }
+    CHECK_EQ(file_size(path), before);
+    recorder_maybe_flush(&rec, recorder_now_ns() + RECORDER_FLUSH_NS); /* due, but held */
+    CHECK_EQ(file_size(path), before);
+    codemap_ids_end();
+    recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", "After", 0);
+    CHECK(file_size(path) > before + (512 << 10));
+    recorder_close(&rec);
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+    unlink(path);
+}
+
+/* Item 7: however many distinct names a long run makes, the string table
+ * stays within its budget: it is forgotten and strings are written again
+ * under new ids, and every frame still reads back with its own name. */
+static void test_string_table_is_bounded(void)
+{
+    char path[] = "/tmp/corscope-unit-strings.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    rec.strings_budget = 4096;
+    enum { N = 2000 };
+    uint32_t frames[N];
+    char name[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "lambda_method%d", i);
+        /* the module and type come back again and again, the method never */
+        frames[i] = recorder_frame(&rec, FMT_FRAME_MANAGED, "[dynamic]", "dynamicClass", name, 0);
+        CHECK(frames[i] != 0);
+        CHECK(rec.strings_bytes <= rec.strings_budget);
+    }
+    uint64_t resets = rec.counters[FMT_COUNTER_STRING_RESETS];
+    CHECK(resets > 10);
+    recorder_close(&rec);
+    struct recording r;
+    REQUIRE(rec_load_file(path, &r, err, sizeof err) == 0);
+    CHECK_EQ(r.status, REC_COMPLETE);
+    CHECK_EQ(rec_stat(&r, "string_table_resets"), resets);
+    for (int i = 0; i < N; i += 37) {
+        snprintf(name, sizeof name, "lambda_method%d", i);
+        REQUIRE(frames[i] < r.frame_count);
+        const struct rec_frame *f = &r.frames[frames[i]];
+        CHECK(rec_str_eq(r.strings[f->name], name));
+        CHECK(rec_str_eq(r.strings[f->type], "dynamicClass"));
+        CHECK(rec_str_eq(r.strings[f->module], "[dynamic]"));
+    }
+    rec_free(&r);
+    unlink(path);
+}
+
+/* Item 2: the processes of one record never share a file: the first
+ * claims the output record made (empty), the others go beside it under
+ * their pid, exclusively, and a file that has data is nobody's to take. */
+static void test_process_tree_files(void)
+{
+    char dir[] = "/tmp/corscope-unit-tree.XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char path[96], chosen[128], beside[128];
+    snprintf(path, sizeof path, "%s/app.corscope", dir);
+    int made = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600); /* as record does */
+    REQUIRE(made >= 0);
+    close(made);
+    int first = proctree_claim(path, 100, chosen, sizeof chosen);
+    REQUIRE(first >= 0);
+    CHECK_STR(chosen, path);
+    int second = proctree_claim(path, 200, chosen, sizeof chosen); /* at the same time */
+    REQUIRE(second >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200.corscope", dir);
+    CHECK_STR(chosen, beside);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* locked */
+    CHECK(write(first, "data", 4) == 4);
+    close(first);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* has data: never truncated */
+    int again = proctree_claim(path, 200, chosen, sizeof chosen); /* a pid seen before */
+    REQUIRE(again >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200-2.corscope", dir);
+    CHECK_STR(chosen, beside);
+    close(second);
+    close(again);
+    CHECK(proctree_beside("/d/x.y/noext", 7, 1, chosen, sizeof chosen) == 0);
+    CHECK_STR(chosen, "/d/x.y/noext-7");
+    snprintf(beside, sizeof beside, "rm -rf '%s'", dir);
+    CHECK(system(beside) == 0);
 }
 
 struct drained {
@@ -349,6 +496,9 @@ void suite_agent(void)
 {
     RUN(test_clrdesc_frames);
     RUN(test_codemap);
+    RUN(test_no_write_under_ids_lock);
+    RUN(test_string_table_is_bounded);
+    RUN(test_process_tree_files);
     RUN(test_event_queues);
     RUN(test_config_defaults_and_values);
     RUN(test_config_from_env);

@@ -9,10 +9,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "agent/signal/cfi.h"
+#include "agent/signal/handler.h"
+#include "agent/signal/ring.h"
+#include "agent/signal/walk.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/signal/stackmaps.h"
@@ -413,7 +419,7 @@ static void *unwind_thread(void *arg)
 
 static void test_unwind_through_qsort(void)
 {
-    nativeunwind_refresh();
+    nativeunwind_refresh_all();
     CHECK(nativeunwind_rows() > 1000);
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -478,6 +484,81 @@ static void test_stack_bounds_need_a_recent_snapshot(void)
     slots_shutdown();
 }
 
+/* ---- a thread off its own stack --------------------------------------------- */
+
+static ucontext_t main_ctx, coro_ctx;
+
+static void on_coroutine_stack(void)
+{
+    raise(SIGPROF); /* sampled here, on a stack that is not the thread's */
+}
+
+/* The entry at `at` words into t's ring: its depth and flags. */
+static void entry_at(const struct sthread *t, uint64_t at, uint64_t *depth, uint64_t *flags)
+{
+    *depth = t->ring[(at + RING_DEPTH) & t->ring_mask];
+    *flags = t->ring[(at + RING_FLAGS) & t->ring_mask];
+}
+
+/* A thread whose stack pointer is outside its own stack (a coroutine's
+ * stack here; the runtime's alternate signal stack alike) is sampled by
+ * its leaf alone: the snapshot's mapping there may be unmapped by the time
+ * of the walk, so nothing past the leaf is read, and the thread's own
+ * bounds are kept for its next sample, which walks its stack whole. */
+static void test_sample_off_own_stack(void)
+{
+    REQUIRE(slots_init() == 0);
+    nativeunwind_refresh_all();
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    struct sthread *t = slots_add(tid, 1, 64);
+    REQUIRE(t != NULL);
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    REQUIRE(pthread_getattr_np(pthread_self(), &attr) == 0);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    t->stack_lo = (uintptr_t)addr;
+    t->stack_hi = (uintptr_t)addr + size;
+    size_t coro_size = 256 << 10;
+    void *coro = mmap(NULL, coro_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(coro != MAP_FAILED);
+    REQUIRE(stackmaps_refresh() == 0); /* the coroutine's stack is in the snapshot */
+    REQUIRE(handler_install(SIGPROF) == 0);
+
+    raise(SIGPROF); /* on its own stack: walked */
+    uint64_t first = atomic_load(&t->head), depth, flags;
+    REQUIRE(first > 0);
+    entry_at(t, 0, &depth, &flags);
+    CHECK(depth > 1);
+    CHECK(!(flags & WALK_NO_STACK));
+
+    getcontext(&coro_ctx);
+    coro_ctx.uc_stack.ss_sp = coro;
+    coro_ctx.uc_stack.ss_size = coro_size;
+    coro_ctx.uc_link = &main_ctx;
+    makecontext(&coro_ctx, on_coroutine_stack, 0);
+    REQUIRE(swapcontext(&main_ctx, &coro_ctx) == 0);
+    uint64_t second = atomic_load(&t->head);
+    REQUIRE(second > first);
+    entry_at(t, first, &depth, &flags);
+    CHECK_EQ(depth, 1);
+    CHECK(flags & WALK_NO_STACK);
+    CHECK(t->stack_lo == (uintptr_t)addr && t->stack_hi == (uintptr_t)addr + size);
+
+    raise(SIGPROF); /* back on its own stack */
+    entry_at(t, second, &depth, &flags);
+    CHECK(depth > 1);
+    CHECK(!(flags & WALK_NO_STACK));
+
+    slots_retire(t);
+    signal(SIGPROF, SIG_DFL);
+    munmap(coro, coro_size);
+    stackmaps_shutdown();
+    slots_shutdown();
+    nativeunwind_shutdown();
+}
+
 void suite_unwind(void)
 {
     RUN(test_stack_bounds_need_a_recent_snapshot);
@@ -486,4 +567,5 @@ void suite_unwind(void)
     RUN(test_damaged_sections);
     RUN(test_long_cie_refused);
     RUN(test_unwind_through_qsort);
+    RUN(test_sample_off_own_stack);
 }

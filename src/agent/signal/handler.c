@@ -120,10 +120,18 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uintptr_t lo = 0, hi = 0;
     if (regs.sp >= t->stack_lo && regs.sp < t->stack_hi) {
         hi = t->stack_hi;
-    } else if (stackmaps_find(regs.sp, &lo, &hi, t->maps_generation)) {
+    } else if (stackmaps_find(regs.sp, &lo, &hi, t->maps_generation) &&
+               (!t->stack_hi || hi == t->stack_hi)) {
+        /* the thread's own stack, placed now, or grown down (the main
+         * thread's) */
         t->stack_lo = lo;
         t->stack_hi = hi;
     } else {
+        /* not on its own stack (an alternate signal stack, a coroutine's
+         * stack), or nowhere known: a mapping of the snapshot other than
+         * its stack may have been unmapped since, and reading to its end
+         * could fault; the leaf alone is kept, and the thread's bounds
+         * stay those of its own stack */
         flags |= WALK_NO_STACK;
         hi = 0;
     }
@@ -140,6 +148,12 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
 
     struct ring_cursor cursor = {t, head + RING_HEADER_WORDS};
     uint64_t depth = walk_stack(regs, hi, max_depth, put_pc, &cursor, &flags);
+    if ((flags & WALK_TRUNCATED) && max_depth < t->max_depth) {
+        /* cut by the ring's free room, not by the depth limit: the ring is
+         * full for this stack (the collector is behind), a drop */
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);

@@ -1,13 +1,20 @@
 /*
  * nativeunwind: see nativeunwind.h.  The collector keeps one published,
  * immutable snapshot: the loaded ELF objects sorted by the address range of
- * their executable segments, each with its CFI table (cfi.h), parsed once
- * when the object is first seen.  dl_iterate_phdr's adds/subs counters say
+ * their executable segments.  dl_iterate_phdr's adds/subs counters say
  * cheaply whether anything was loaded or unloaded since the last look.
- * Tables are parsed inside dl_iterate_phdr's callback, while the loader's
- * lock keeps the object from being unloaded under the parser.  Old
- * snapshots, and the tables of unloaded objects, go to the reclaimer
- * (sigslots), so a handler never reads freed memory.
+ *
+ * An object's CFI table (cfi.h) is parsed when a walk first needs it, not
+ * before: parsing every library at start-up took 25 to 45 ms of each
+ * process (libcoreclr.so alone has 110,000 rows), most of it for libraries
+ * no sample ever enters.  A handler that meets an object whose table is not
+ * there yet marks it wanted and steps by frame pointers (which the runtime's
+ * own libraries keep); the collector parses wanted tables at its next
+ * cycle, off the program's threads.  Tables are parsed inside
+ * dl_iterate_phdr's callback, while the loader's lock keeps the object from
+ * being unloaded under the parser, and published by a release store of the
+ * module's `ready`.  Old snapshots, and the tables of unloaded objects, go
+ * to the reclaimer (sigslots), so a handler never reads freed memory.
  */
 #include "agent/signal/nativeunwind.h"
 
@@ -15,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/signal/cfi.h"
 #include "agent/signal/slots.h"
@@ -23,6 +31,9 @@
 struct nu_module {
     uintptr_t lo, hi; /* executable segments, runtime addresses */
     uintptr_t bias;
+    const uint8_t *hdr, *seg_lo, *seg_hi; /* its .eh_frame_hdr and the segment holding it */
+    _Atomic int wanted;   /* a walk needed the table (handler) */
+    _Atomic int ready;    /* the table is parsed (collector, release) */
     struct cfi_table table;
 };
 
@@ -33,7 +44,10 @@ struct nu_snapshot {
 
 static _Atomic(struct nu_snapshot *) current;
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
-static size_t rows_total;
+static _Atomic size_t rows_total;
+static _Atomic int any_wanted; /* some module is wanted and not ready */
+static _Atomic uint64_t parse_ns; /* time spent parsing tables */
+static int parse_all;          /* nativeunwind_refresh_all: every table now */
 
 /* ---- the handler's side ---------------------------------------------------- */
 
@@ -69,9 +83,17 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         return NU_NO_CFI;
     /* a return address is the instruction after the call: look inside it */
     uintptr_t at = leaf ? *pc : *pc - 1;
-    const struct nu_module *m = find_module(s, at);
+    struct nu_module *m = (struct nu_module *)find_module(s, at);
     if (!m)
         return NU_NO_CFI;
+    if (!atomic_load_explicit(&m->ready, memory_order_acquire)) {
+        /* parsed by the collector soon; frame pointers meanwhile */
+        if (!atomic_load_explicit(&m->wanted, memory_order_relaxed)) {
+            atomic_store_explicit(&m->wanted, 1, memory_order_relaxed);
+            atomic_store_explicit(&any_wanted, 1, memory_order_release);
+        }
+        return NU_NO_CFI;
+    }
     const struct cfi_row *row = cfi_find(&m->table, at - m->bias);
     if (!row)
         return NU_NO_CFI;
@@ -195,14 +217,18 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (!seg_lo)
             return 0;
         m = mem_calloc(1, sizeof *m);
-        if (!m || cfi_parse_hdr(hdr, seg_lo, seg_hi, info->dlpi_addr, &m->table) < 0) {
-            mem_free(m);
+        if (!m) {
             sc->oom = 1;
             return 0;
         }
         m->lo = lo;
         m->hi = hi;
         m->bias = info->dlpi_addr;
+        m->hdr = hdr;
+        m->seg_lo = seg_lo;
+        m->seg_hi = seg_hi;
+        if (parse_all)
+            atomic_store(&m->wanted, 1);
     }
     struct nu_module **grown = mem_grow(sc->found, &sc->cap, sc->count + 1, sizeof *grown);
     if (!grown) {
@@ -228,6 +254,48 @@ static int changed(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+/* The agent thread's CPU time: what parsing costs, whatever the load. */
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* dl_iterate_phdr callback: parses the wanted tables of the objects of the
+ * current snapshot (under the loader's lock, so none is unloaded meanwhile). */
+static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const struct nu_snapshot *s = arg;
+    for (size_t i = 0; i < s->count; i++) {
+        struct nu_module *m = s->modules[i];
+        if (m->bias != info->dlpi_addr || atomic_load(&m->ready) || !atomic_load(&m->wanted))
+            continue;
+        struct cfi_table t = {NULL, 0};
+        uint64_t t0 = now_ns();
+        int rc = cfi_parse_hdr(m->hdr, m->seg_lo, m->seg_hi, m->bias, &t);
+        atomic_fetch_add(&parse_ns, now_ns() - t0);
+        if (rc < 0) {
+            atomic_store(&m->wanted, 0); /* out of memory: wanted again later */
+            continue;
+        }
+        m->table = t;
+        atomic_store_explicit(&m->ready, 1, memory_order_release);
+        atomic_fetch_add(&rows_total, t.count);
+    }
+    return 0;
+}
+
+static void parse_wanted_tables(void)
+{
+    if (!atomic_exchange(&any_wanted, 0) && !parse_all)
+        return;
+    struct nu_snapshot *s = atomic_load(&current);
+    if (s)
+        dl_iterate_phdr(parse_wanted, s);
+}
+
 static int by_lo(const void *a, const void *b)
 {
     const struct nu_module *x = *(struct nu_module *const *)a, *y = *(struct nu_module *const *)b;
@@ -236,8 +304,10 @@ static int by_lo(const void *a, const void *b)
 
 void nativeunwind_refresh(void)
 {
-    if (dl_iterate_phdr(changed, NULL) == 2)
+    if (dl_iterate_phdr(changed, NULL) == 2) {
+        parse_wanted_tables();
         return;
+    }
     struct nu_snapshot *old = atomic_load(&current);
     struct scan sc = {old, NULL, 0, 0, 0};
     dl_iterate_phdr(on_object, &sc);
@@ -258,9 +328,12 @@ void nativeunwind_refresh(void)
     if (sc.oom)
         seen_adds = seen_subs = ~0ull;
     atomic_store_explicit(&current, next, memory_order_release);
-    rows_total = 0;
+    size_t rows = 0;
     for (size_t i = 0; i < next->count; i++)
-        rows_total += next->modules[i]->table.count;
+        if (atomic_load(&next->modules[i]->ready))
+            rows += next->modules[i]->table.count;
+    atomic_store(&rows_total, rows);
+    parse_wanted_tables();
     if (!old)
         return;
     /* modules of the old snapshot that are gone, then the old array */
@@ -272,9 +345,22 @@ void nativeunwind_refresh(void)
     slots_retire_object(old, mem_free);
 }
 
+void nativeunwind_refresh_all(void)
+{
+    parse_all = 1;
+    seen_adds = seen_subs = ~0ull;
+    nativeunwind_refresh();
+    parse_all = 0;
+}
+
+uint64_t nativeunwind_parse_ns(void)
+{
+    return atomic_load(&parse_ns);
+}
+
 size_t nativeunwind_rows(void)
 {
-    return rows_total;
+    return atomic_load(&rows_total);
 }
 
 void nativeunwind_shutdown(void)

@@ -35,9 +35,14 @@ HIDDEN int nativeunwind_covers(uintptr_t at);
 HIDDEN int nativeunwind_is_sigreturn(uintptr_t ra);
 
 /* Collector: notices loaded and unloaded objects and (re)publishes the
- * table.  Cheap when nothing changed. */
+ * table, and parses the unwind tables walks asked for since (a table is
+ * parsed when a walk first needs it).  Cheap when nothing changed. */
 HIDDEN void nativeunwind_refresh(void);
+/* Every table now (tests). */
+HIDDEN void nativeunwind_refresh_all(void);
 HIDDEN void nativeunwind_shutdown(void);
+/* Time spent parsing tables so far, ns. */
+HIDDEN uint64_t nativeunwind_parse_ns(void);
 /* Rows in the published tables (for the log and tests). */
 HIDDEN size_t nativeunwind_rows(void);
 

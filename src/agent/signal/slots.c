@@ -71,9 +71,14 @@ int slots_init(void)
     return 0;
 }
 
+static size_t ring_bytes; /* the collector's: rings of threads not yet freed */
+static size_t ring_threads;
+
 static void free_thread(void *p)
 {
     struct sthread *t = p;
+    ring_bytes -= (t->ring_mask + 1) * 8;
+    ring_threads--;
     mem_free(t->ring);
     mem_free(t);
 }
@@ -97,14 +102,45 @@ void slots_shutdown(void)
     live_count = live_cap = 0;
 }
 
+/* The rings of every thread together stay within RING_BUDGET bytes.  A
+ * thread's ring holds one sample of the deepest stack allowed (and many
+ * ordinary ones) while the budget is less than half used; past that, new
+ * threads get a fair share (rings shrink as threads multiply, down to
+ * RING_MIN_WORDS: a sample deeper than its ring is dropped and counted),
+ * and once even that does not fit, a new thread is not sampled (counted). */
+#define RING_BUDGET (4u << 20)
+#define RING_MIN_WORDS 512u
+
+static size_t ring_words_for(uint32_t max_depth)
+{
+    size_t record = RING_HEADER_WORDS + (size_t)max_depth;
+    size_t words = 8192;
+    while (words < 2 * record)
+        words *= 2;
+    if (ring_bytes + words * 8 > RING_BUDGET / 2) {
+        size_t fair = RING_MIN_WORDS;
+        while (fair * 2 * 8 * 2 * (ring_threads + 1) <= RING_BUDGET)
+            fair *= 2;
+        if (fair < words)
+            words = fair;
+    }
+    while (ring_bytes + words * 8 > RING_BUDGET && words > RING_MIN_WORDS)
+        words /= 2;
+    return ring_bytes + words * 8 > RING_BUDGET ? 0 : words;
+}
+
+size_t slots_ring_bytes(void)
+{
+    return ring_bytes;
+}
+
 struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
 {
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
-    size_t words = 8192;
-    size_t record = RING_HEADER_WORDS + (size_t)max_depth;
-    while (words < 2 * record)
-        words *= 2;
+    size_t words = ring_words_for(max_depth);
+    if (!words)
+        return NULL; /* the rings' budget is used up */
     struct sthread *t = mem_calloc(1, sizeof *t);
     uint64_t *ring = mem_alloc(words * sizeof *ring);
     pid_t *grown = mem_grow(live_tids, &live_cap, live_count + 1, sizeof *live_tids);
@@ -115,6 +151,8 @@ struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
     }
     live_tids = grown;
     live_tids[live_count++] = tid;
+    ring_bytes += words * 8;
+    ring_threads++;
     t->ring = ring;
     t->ring_mask = words - 1;
     t->max_depth = max_depth;

@@ -91,8 +91,11 @@ HIDDEN int slots_init(void);
  * briefly, leaks the rest).  The tid table stays mapped for late signals. */
 HIDDEN void slots_shutdown(void);
 
-/* A new thread state for tid, registered in the table (or NULL). */
+/* A new thread state for tid, registered in the table (or NULL: out of
+ * memory, or the rings' budget is used up). */
 HIDDEN struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth);
+/* Bytes of rings held now (for all threads together, at most 4 MiB). */
+HIDDEN size_t slots_ring_bytes(void);
 /* Unregisters the thread; it is freed once no handler can be using it. */
 HIDDEN void slots_retire(struct sthread *t);
 /* Frees retired threads and objects whose epoch has passed.  Cheap; call

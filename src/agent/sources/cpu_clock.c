@@ -7,12 +7,14 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/fds.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
 
@@ -52,10 +54,23 @@ static void prepare(struct cpu_clock *c, struct sthread *t)
     atomic_store(&t->clock_first, 1);
 }
 
+/* Refusals that will not change for this process (no permission, no
+ * perf_event at all): every later thread goes to POSIX timers.  Others
+ * (out of descriptors, of memory) are for this thread only. */
+static int refused_for_good(int e)
+{
+    return e == EACCES || e == EPERM || e == ENOENT || e == ENOSYS || e == EINVAL ||
+           e == EOPNOTSUPP || e == ENODEV;
+}
+
 static int start_perf(struct cpu_clock *c, struct sthread *t)
 {
     if (c->posix)
         return -1;
+    if (c->perf_open >= fds_clock_budget()) {
+        c->fallback_errno = -1; /* the agent's share of the fd limit is used */
+        return -1;
+    }
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -74,12 +89,15 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         return start_perf(c, t);
     }
     if (fd < 0) {
-        if (errno != ESRCH) {
+        if (errno != ESRCH && refused_for_good(errno)) {
             c->posix = 1;
             log_info("perf_event unavailable (%s): CPU timers instead", strerror(errno));
+        } else if (errno != ESRCH) {
+            c->fallback_errno = errno;
         }
         return -1;
     }
+    fd = fds_move_high(fd);
     struct f_owner_ex owner = {F_OWNER_TID, t->tid};
     if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, c->signal) < 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) < 0) {
@@ -92,6 +110,8 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         close(fd);
         return -1;
     }
+    c->perf_open++;
+    c->perf_threads++;
     return 0;
 }
 
@@ -120,6 +140,7 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
     t->has_timer = 1;
     prepare(c, t);
     t->cpu_mark_ns = osthread_cpu_ns(t->tid);
+    c->posix_threads++;
     timer_settime(t->timer, 0, &its, NULL);
     return 0;
 }
@@ -137,12 +158,30 @@ void cpu_clock_stop(struct sthread *t)
     }
 }
 
-const char *cpu_clock_describe(const struct cpu_clock *c)
+void cpu_clock_release(struct cpu_clock *c, struct sthread *t)
+{
+    if (t->perf_fd >= 0 && c->perf_open)
+        c->perf_open--;
+    cpu_clock_stop(t);
+}
+
+const char *cpu_clock_describe(struct cpu_clock *c)
 {
     if (c->asked_posix)
         return "posix-cpu-timer (--cpu-clock posix; checked at the scheduler tick)";
-    if (c->posix)
+    if (c->posix && !c->perf_threads)
         return "posix-cpu-timer (perf_event refused; checked at the scheduler tick)";
-    return c->perf_exclude_kernel ? "perf_event task-clock (user time only)"
-                                  : "perf_event task-clock";
+    const char *perf = c->perf_exclude_kernel ? "perf_event task-clock (user time only)"
+                                              : "perf_event task-clock";
+    if (!c->posix_threads)
+        return perf;
+    /* some threads fell back: say how many, and why */
+    snprintf(c->text, sizeof c->text,
+             "%s; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",
+             perf, (unsigned long long)c->posix_threads,
+             (unsigned long long)(c->posix_threads + c->perf_threads),
+             c->fallback_errno == -1 ? "the agent's share of the file descriptor limit was used"
+             : c->fallback_errno     ? strerror(c->fallback_errno)
+                                     : "perf_event refused");
+    return c->text;
 }

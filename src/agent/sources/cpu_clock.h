@@ -37,6 +37,13 @@ struct cpu_clock {
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     int random_periods;      /* --cpu-period random (the default) */
     uint64_t random;         /* state of the phase generator */
+    /* what each thread got, for a truthful cpu_clock INFO */
+    uint64_t perf_threads;   /* threads given a perf_event clock */
+    uint64_t posix_threads;  /* threads given a POSIX timer */
+    int fallback_errno;      /* why perf_event was refused for a thread (EMFILE ...),
+                              * or -1 when the agent's fd budget said no */
+    size_t perf_open;        /* perf_event fds open now */
+    char text[256];          /* cpu_clock_describe's answer */
 };
 
 HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed);
@@ -44,7 +51,10 @@ HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);
 HIDDEN void cpu_clock_stop(struct sthread *t);
-/* What the clock is, for the recording's INFO. */
-HIDDEN const char *cpu_clock_describe(const struct cpu_clock *c);
+/* Stops the thread's clock and gives its fd back to the budget. */
+HIDDEN void cpu_clock_release(struct cpu_clock *c, struct sthread *t);
+/* What the clock is, for the recording's INFO: which clock the threads
+ * got, and why any fell back to POSIX timers. */
+HIDDEN const char *cpu_clock_describe(struct cpu_clock *c);
 
 #endif

@@ -172,7 +172,7 @@ static void on_ready(void *ctx, struct sthread *t)
 static void on_going(void *ctx, struct sthread *t)
 {
     struct sigsampler *s = ctx;
-    cpu_clock_stop(t);
+    cpu_clock_release(&s->clock, t);
     /* everything it recorded before it died: its ring goes with it */
     drain_thread(s, t, UINT64_MAX);
 }
@@ -258,7 +258,7 @@ static void sig_stop(struct agent *a, struct source *src)
     if (!s)
         return;
     for (struct sthread *t = s->set.threads; t; t = t->next)
-        cpu_clock_stop(t);
+        cpu_clock_release(&s->clock, t);
 }
 
 static void sig_finish(struct agent *a, struct source *src)
@@ -267,6 +267,8 @@ static void sig_finish(struct agent *a, struct source *src)
     if (!s)
         return;
     thread_set_clear(&s->set);
+    if (s->cpu) /* which clock the threads really got, now that all were given one */
+        recorder_info(&a->out, FMT_INFO_CPU_CLOCK, cpu_clock_describe(&s->clock));
     recorder_count(&a->out, FMT_COUNTER_ORPHAN_SIGNALS, slots_orphan_signals());
     stackb_free(&s->stack);
     mem_free(s->entry);

@@ -4,7 +4,9 @@
 // With IDLE > 0, that many more threads start first and wait, blocked, until
 // the work is done (a server's idle pool), so the benchmark can show whether
 // the profiler's cost grows with threads that do nothing.
-// Usage: Bench [threads] [units] [idle]
+// With SECONDS > 0 the threads work until that much wall time has passed
+// instead of stopping after UNITS (the long runs of bench/long.sh).
+// Usage: Bench [threads] [units] [idle] [seconds]
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -35,6 +37,8 @@ static class Program
         int threads = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 1;
         int units = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 2000;
         int idle = args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 0;
+        double seconds = args.Length > 3 ? double.Parse(args[3], CultureInfo.InvariantCulture) : 0;
+        long deadline = seconds > 0 ? Environment.TickCount64 + (long)(seconds * 1000) : long.MaxValue;
         var done = new ManualResetEventSlim(false);
         var idlers = new Thread[idle];
         for (int i = 0; i < idle; i++)
@@ -51,7 +55,10 @@ static class Program
             workers[t] = new Thread(() =>
             {
                 double s = 0;
-                for (int u = k; u < units; u += threads) s += Kernel.Unit(u);
+                if (seconds > 0)
+                    for (int u = k; Environment.TickCount64 < deadline; u += threads) s += Kernel.Unit(u);
+                else
+                    for (int u = k; u < units; u += threads) s += Kernel.Unit(u);
                 lock (workers) total += s;
             }) { Name = $"bench-{t}" };
             workers[t].Start();

@@ -3,9 +3,18 @@
 //   return         burn 1 s on the main thread, return 0
 //   exit-thread    a worker burns 1 s then calls Environment.Exit(3) while main burns on
 //   unhandled      a worker burns 1 s then throws an exception nobody catches
+//   crash          a worker burns 1 s then crashes in native code (strlen(NULL))
+//   abort          a worker burns 1 s then calls the C library's abort()
 //   spin           print "ready" and burn until killed
+//   graceful       as spin, but SIGTERM is handled as ASP.NET Core's host does
+//                  (PosixSignalRegistration, cancelled): Main returns 0
+// The modes that end the process from a worker first print the worker's CPU
+// time on stderr ("worker_cpu_ms 1000.2"), the truth of what a recording
+// keeps up to the end.
 // Usage: Lifecycle MODE
+using System.Globalization;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace Lifecycle;
 
@@ -26,8 +35,23 @@ static class Work
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static void ExitFromWorker() { BurnFor(1000); Environment.Exit(3); }
 
+    [DllImport("libc", EntryPoint = "strlen")]
+    static extern nint StrLen(nint s);
+
+    [DllImport("libc", EntryPoint = "abort")]
+    static extern void Abort();
+
+    static void SayCpu() =>
+        Console.Error.WriteLine(string.Format(CultureInfo.InvariantCulture, "worker_cpu_ms {0:F1}", Native.ThreadCpuNs() / 1e6));
+
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static void ThrowFromWorker() { BurnFor(1000); throw new InvalidOperationException("corscope test: unhandled on purpose"); }
+    public static void ThrowFromWorker() { BurnFor(1000); SayCpu(); throw new InvalidOperationException("corscope test: unhandled on purpose"); }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void CrashFromWorker() { BurnFor(1000); SayCpu(); StrLen(0); }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void AbortFromWorker() { BurnFor(1000); SayCpu(); Abort(); }
 }
 
 static class Program
@@ -46,6 +70,22 @@ static class Program
             case "unhandled":
                 new Thread(Work.ThrowFromWorker) { Name = "thrower" }.Start();
                 while (true) Work.BurnFor(100);
+            case "crash":
+                new Thread(Work.CrashFromWorker) { Name = "crasher" }.Start();
+                while (true) Work.BurnFor(100);
+            case "abort":
+                new Thread(Work.AbortFromWorker) { Name = "aborter" }.Start();
+                while (true) Work.BurnFor(100);
+            case "graceful":
+                {
+                    bool stop = false;
+                    using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, ctx => { ctx.Cancel = true; Volatile.Write(ref stop, true); });
+                    Console.WriteLine("ready");
+                    Console.Out.Flush();
+                    while (!Volatile.Read(ref stop)) Work.BurnFor(100);
+                    Console.WriteLine("stopped");
+                    return 0;
+                }
             case "spin":
                 Console.WriteLine("ready");
                 Console.Out.Flush();

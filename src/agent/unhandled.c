@@ -1,0 +1,117 @@
+/*
+ * unhandled: see unhandled.h.  One request at a time: the first thread
+ * whose exception goes unhandled waits for the loop; another one meanwhile
+ * waits for the same answer.
+ */
+#include "agent/unhandled.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "agent/signal/ending.h"
+#include "agent/source.h"
+
+enum { NONE, SEARCHING, CAUGHT };
+
+struct thread_exception {
+    int state;
+    ObjectID object;
+    ICorProfilerInfo15 *info;
+    uint64_t pass1_ns; /* the last step of pass 1 */
+};
+
+static __thread struct thread_exception current;
+static _Atomic int armed;
+static _Atomic uint64_t requested, recorded; /* request numbers */
+static uint64_t taken;                        /* the loop's: the request it answers */
+static _Atomic uintptr_t request_class;
+static _Atomic int seen;
+
+/* Between the passes the runtime printed the exception: longer than this. */
+#define UNHANDLED_GAP_NS 1000000ull
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void unwinding(void);
+
+void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
+{
+    switch (step) {
+    case SOURCE_EX_THROWN:
+        current.state = SEARCHING;
+        current.object = object;
+        current.info = info;
+        current.pass1_ns = now_ns();
+        break;
+    case SOURCE_EX_SEARCH_ENTER:
+        if (current.state == SEARCHING)
+            current.pass1_ns = now_ns(); /* the search goes on: the gap counts from its last step */
+        break;
+    case SOURCE_EX_SEARCH_CATCHER:
+        current.state = CAUGHT;
+        break;
+    case SOURCE_EX_UNWIND_ENTER:
+    case SOURCE_EX_UNWIND_LEAVE:
+        unwinding();
+        break;
+    default:
+        break;
+    }
+}
+
+static void unwinding(void)
+{
+    if (current.state != SEARCHING)
+        return;
+    /* pass 2 with no catch clause found in pass 1: unhandled, unless the
+     * runtime went straight on (it catches it itself) */
+    current.state = NONE;
+    if (!atomic_load(&armed) || !current.info || now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
+        return;
+    ClassID klass = 0;
+    if (current.info->lpVtbl->GetClassFromObject(current.info, current.object, &klass) < 0)
+        klass = 0;
+    atomic_store(&request_class, (uintptr_t)klass);
+    uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
+    struct timespec step = {0, 1000000};
+    for (uint64_t waited = 0; waited < ENDING_WAIT_NS && atomic_load(&armed) &&
+                              atomic_load(&recorded) < mine;
+         waited += 1000000)
+        nanosleep(&step, NULL);
+}
+
+void unhandled_arm(void)
+{
+    atomic_store(&armed, 1);
+}
+
+void unhandled_disarm(void)
+{
+    atomic_store(&armed, 0);
+}
+
+int unhandled_pending(ClassID *klass)
+{
+    taken = atomic_load(&requested);
+    if (taken == atomic_load(&recorded))
+        return 0;
+    *klass = (ClassID)atomic_load(&request_class);
+    return 1;
+}
+
+void unhandled_recorded(void)
+{
+    atomic_store(&seen, 1);
+    atomic_store(&recorded, taken);
+}
+
+int unhandled_seen(void)
+{
+    return atomic_load(&seen);
+}

@@ -1,0 +1,52 @@
+/*
+ * unhandled: an exception that no managed code catches, seen from the
+ * runtime's exception callbacks, so that the recording keeps the program's
+ * last moments and says what ended it.
+ *
+ * The runtime aborts the process for an unhandled exception (SIGABRT,
+ * after restoring every signal's default action: no signal handler of
+ * ours runs then, see signal/ending.h) and never calls Shutdown.  Its
+ * callbacks tell it earlier: an exception is thrown (ExceptionThrown),
+ * pass 1 searches for a catch clause (ExceptionSearchCatcherFound when it
+ * finds one), pass 2 unwinds.  Pass 2 starting with no catcher found means
+ * no managed code catches it; the runtime then prints "Unhandled
+ * exception" and aborts; it takes that path too when it catches an
+ * exception itself where it called managed code (a static constructor's
+ * becomes a TypeInitializationException), but then goes straight to pass 2,
+ * while it spends long between the passes printing an unhandled one: a gap
+ * of more than 1 ms tells them apart (as the exceptions source does).  On
+ * that thread, in that callback, the agent asks
+ * the loop to record everything taken so far, write ended_by ("an
+ * unhandled System.InvalidOperationException") and flush, and waits for it
+ * (at most ENDING_WAIT_NS).  The recording stays open: where the runtime
+ * itself catches the exception after all (a static constructor's becomes
+ * a TypeInitializationException) the program goes on, and so does the
+ * recording, whose close then clears ended_by.
+ *
+ * The callbacks cost a store each; the runtime calls them only with
+ * COR_PRF_MONITOR_EXCEPTIONS, about 1 µs per exception thrown
+ * (docs/performance.md).
+ */
+#ifndef CORSCOPE_UNHANDLED_H
+#define CORSCOPE_UNHANDLED_H
+
+#include "clr/clr_interfaces.h"
+#include "common/visibility.h"
+
+/* Every exception callback (the throwing thread): step is enum
+ * source_exception_step (source.h), object the thrown one for
+ * SOURCE_EX_THROWN. */
+HIDDEN void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object);
+
+/* The loop: arms the wait (a callback waits only while the loop runs). */
+HIDDEN void unhandled_arm(void);
+HIDDEN void unhandled_disarm(void);
+/* The loop: an unhandled exception waits to be recorded?  Then *klass is
+ * its class (alive while its thread waits).  Returns 1 once per request. */
+HIDDEN int unhandled_pending(ClassID *klass);
+/* The loop: what was asked is in the file; the thread may go on. */
+HIDDEN void unhandled_recorded(void);
+/* Was an unhandled exception recorded (ended_by written)? */
+HIDDEN int unhandled_seen(void);
+
+#endif

@@ -1,0 +1,73 @@
+# What each thread costs the program, bounded and visible: the agent's file
+# descriptors (the recording, one perf_event clock per thread) sit above
+# 1024, out of the way of the program's low numbers and of select(); they
+# take at most a quarter of RLIMIT_NOFILE (past that, threads get POSIX
+# timers, and the recording says for how many threads and why); the clock
+# of a thread that ends is closed at once, not at the next scan of /proc.
+source "$(dirname "$0")/lib.sh"
+
+# dotnet_pid RECORDING: the pid of the program writing it
+dotnet_pid() {
+    local pid=""
+    for _ in $(seq 100); do
+        pid=$(cs check "$1" 2> /dev/null | awk '$1 == "pid" { print $2 }') || true
+        [ -n "$pid" ] && break
+        sleep 0.1
+    done
+    echo "$pid"
+}
+# fds PID: "number target" of every open fd
+fds() { ls -l "/proc/$1/fd" 2> /dev/null | awk '$(NF - 1) == "->" { print $(NF - 2), $NF }'; }
+
+# 1. placement: every fd of the agent above 1024
+"$CORSCOPE" record -q -o "$T/place.corscope" -- $(app ManyThreads) 12 3 > /dev/null &
+rec=$!
+pid=$(dotnet_pid "$T/place.corscope")
+[ -n "$pid" ] || fail "no pid in the recording in progress"
+sleep 1.5
+fds "$pid" > "$T/place.fds"
+rc=0; wait $rec || rc=$?
+assert_eq "placement run: status" "$rc" 0
+perf=$(grep -c 'perf_event' "$T/place.fds" || true)
+low=$(awk '($2 ~ /perf_event/ || $2 ~ /place.corscope$/) && $1 < 1024' "$T/place.fds" | wc -l)
+assert_ge "perf_event fds of 12 busy threads" "$perf" 12
+assert_eq "agent fds below 1024" "$low" 0
+note "placement: $perf perf_event fds and the recording, all at $(awk '$2 ~ /perf_event|place.corscope$/ { print $1 }' "$T/place.fds" | sort -n | head -1) and above"
+
+# 2. a low fd limit: at most a quarter of it for clocks, the rest of the
+# threads on POSIX timers, said in the recording; the program unharmed
+dotnet "$APPS/ManyThreads/ManyThreads.dll" 60 1 > "$T/plain.out"
+(ulimit -n 128; exec "$CORSCOPE" record -q -o "$T/low.corscope" -- $(app ManyThreads) 60 1 > "$T/low.out") &
+rec=$!
+pid=$(dotnet_pid "$T/low.corscope")
+most=0
+while kill -0 "$rec" 2> /dev/null; do
+    n=$(fds "$pid" | grep -c perf_event || true)
+    [ "$n" -gt "$most" ] && most=$n
+    sleep 0.05
+done
+rc=0; wait $rec || rc=$?
+assert_eq "ulimit -n 128: status" "$rc" 0
+assert_eq "program's output lines under ulimit -n 128" "$(wc -l < "$T/low.out")" "$(wc -l < "$T/plain.out")"
+[ "$most" -le 32 ] || fail "$most perf_event fds open under a limit of 128"
+clock=$(cs check "$T/low.corscope" | awk '$1 == "clock" { $1 = ""; print }')
+echo "$clock" | grep -q "posix-cpu-timer for [0-9]* of [0-9]* threads (the agent's share of the file descriptor limit" ||
+    fail "the recording does not say which threads fell back: $clock"
+note "ulimit -n 128: at most $most perf_event fds; clock:$clock"
+
+# 3. threads that end: their clocks closed at once
+"$CORSCOPE" record -q -o "$T/churn.corscope" -- $(app ThreadChurn) 1000 > /dev/null &
+rec=$!
+pid=$(dotnet_pid "$T/churn.corscope")
+: > "$T/churn.txt"
+while kill -0 "$rec" 2> /dev/null; do
+    n=$(fds "$pid" | grep -c perf_event || true)
+    t=$(ls "/proc/$pid/task" 2> /dev/null | wc -l) || true
+    [ "$t" -gt 0 ] && echo "$n $t" >> "$T/churn.txt"
+    sleep 0.05
+done
+rc=0; wait $rec || rc=$?
+assert_eq "thread churn: status" "$rc" 0
+excess=$(awk '{ d = $1 - $2; s += (d > 0 ? d : 0); n++ } END { printf "%.1f", n ? s / n : 0 }' "$T/churn.txt")
+note "thread churn: $(wc -l < "$T/churn.txt") looks; perf_event fds beyond live threads: $excess on average"
+awk -v e="$excess" 'BEGIN { exit !(e <= 2) }' || fail "$excess perf_event fds of ended threads open on average"
