@@ -21,6 +21,7 @@
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
+#include "agent/unwindgaps.h"
 #include "agent/unhandled.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
@@ -212,10 +213,21 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
+    recorder_move_high(&a->out);
     nativeunwind_refresh(); /* the libraries, before the first clock runs */
+    /* The libraries loaded by now (the host, the runtime, the C and C++
+     * libraries) are on every thread's walks: the main thread's root runs
+     * through the host's, every managed thread's through the runtime's
+     * helpers, some frameless.  Their tables are parsed at once, by this
+     * thread while the program goes on starting, not when a walk first
+     * meets them (frame pointers meanwhile would skip a frameless helper's
+     * caller: the method that allocated).  Libraries loaded later are
+     * parsed when a walk first needs them. */
+    nativeunwind_want_all();
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
+    nativeunwind_refresh();
     ending_arm((pid_t)gettid());
     unhandled_arm();
     struct loop_state ls = {0, 0};
@@ -286,6 +298,8 @@ static void *loop_main(void *arg)
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
+    if (!a->halted)
+        unwindgaps_record(&a->out);
     int ended_by = ending_signal();
     if (!ended_by && unhandled_seen())
         recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */

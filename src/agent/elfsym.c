@@ -207,6 +207,17 @@ static struct elfsym *try_file(const char *path)
     return s;
 }
 
+int elfsym_has_section(const char *path, const char *name)
+{
+    struct image im = {NULL, 0};
+    if (map_file(path, &im) < 0)
+        return -1;
+    const Elf64_Ehdr *eh = header(&im);
+    int found = eh ? named(&im, eh, name) != NULL : -1;
+    unmap_file(&im);
+    return found;
+}
+
 struct elfsym *elfsym_parse(const uint8_t *p, size_t size, const char *source)
 {
     struct image im = {p, size};

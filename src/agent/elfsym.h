@@ -50,6 +50,9 @@ HIDDEN struct elfsym *elfsym_parse(const uint8_t *image, size_t size, const char
  * Returns how many of `out` were written (0 to ELFSYM_DEBUG_PATHS). */
 HIDDEN int elfsym_debug_paths(const uint8_t *image, size_t size, const char *path,
                               char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX]);
+/* Whether the ELF file at `path` has a section named `name`: 1, 0, or -1
+ * when it cannot be read as ELF. */
+HIDDEN int elfsym_has_section(const char *path, const char *name);
 /* The function covering link-time address `addr`, or NULL. */
 HIDDEN const char *elfsym_find(const struct elfsym *s, uint64_t addr);
 HIDDEN void elfsym_free(struct elfsym *s);

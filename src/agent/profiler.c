@@ -658,6 +658,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
         activity_forget_thread(own_tid(), (uintptr_t)thread);
     DISPATCH(p, thread_destroyed, thread);
     threads_destroyed(thread);
+    if (p->initialized)
+        agent_poke(&p->agent); /* its clock's descriptor is closed now */
     return S_OK;
 }
 

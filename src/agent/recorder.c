@@ -125,7 +125,7 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
         close(fd);
         return -1;
     }
-    r->fd = fds_move_high(fd);
+    r->fd = fd; /* moved high by the loop's thread (recorder_move_high) */
     struct writer_sink sink = {file_write, r};
     r->start_ns = r->last_flush_ns = recorder_now_ns();
     r->open = 1;
@@ -160,6 +160,12 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
         return -1;
     }
     return 0;
+}
+
+void recorder_move_high(struct recorder *r)
+{
+    if (r->fd >= 0)
+        r->fd = fds_move_high(r->fd);
 }
 
 void recorder_info(struct recorder *r, const char *key, const char *value)

@@ -73,6 +73,13 @@ HIDDEN int recorder_open(struct recorder *r, const struct config *c, const char 
  * the fd over, closing it on failure. */
 HIDDEN int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const char *path,
                             char *err, size_t err_size);
+/* The loop's thread, first thing: the recording's descriptor goes above
+ * the numbers select() can use (fds.h).  Not in Initialize: the first
+ * descriptor that high grows the process's descriptor table, and in a
+ * threaded process the kernel then waits for an RCU grace period (5 to 22
+ * ms measured here) on the thread that asked, which must not be the
+ * program's main thread. */
+HIDDEN void recorder_move_high(struct recorder *r);
 HIDDEN void recorder_info(struct recorder *r, const char *key, const char *value);
 /* A sampled event (SMPL: cpu, wall), FMT_EVENT_*. */
 HIDDEN void recorder_sampled_event(struct recorder *r, uint32_t id, const char *name,

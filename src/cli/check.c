@@ -8,6 +8,7 @@
  * corrupt or unreadable; 2 bad command line.
  */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -27,6 +28,78 @@ static void print_info(const struct recording *r, const char *key, const char *l
     const struct rec_str *v = rec_info(r, key);
     if (v && v->len)
         printf("  %-12s %.*s\n", label, (int)v->len, v->p);
+}
+
+static const char *const gap_keys[] = {
+#define GAP_KEY(name, key, what) key,
+    FMT_UNWIND_GAPS(GAP_KEY)
+#undef GAP_KEY
+};
+static const char *const gap_whats[] = {
+#define GAP_WHAT(name, key, what) what,
+    FMT_UNWIND_GAPS(GAP_WHAT)
+#undef GAP_WHAT
+};
+
+/* The value of `key=N` among the tokens of [p, end), or 0. */
+static unsigned long long gap_value(const char *p, const char *end, const char *key)
+{
+    size_t klen = strlen(key);
+    while (p < end) {
+        const char *tok_end = memchr(p, ' ', (size_t)(end - p));
+        if (!tok_end)
+            tok_end = end;
+        if ((size_t)(tok_end - p) > klen && !memcmp(p, key, klen) && p[klen] == '=')
+            return strtoull(p + klen + 1, NULL, 10);
+        p = tok_end + 1;
+    }
+    return 0;
+}
+
+/* The native libraries the unwinder did not wholly follow (the agent's
+ * unwind_gaps INFO, one line per library): why a walk ended in native
+ * code.  Libraries where walks stopped come first. */
+static void print_unwind_gaps(const struct recording *r)
+{
+    const struct rec_str *v = rec_info(r, FMT_INFO_UNWIND_GAPS);
+    if (!v || !v->len)
+        return;
+    const char *label = "unwind gaps";
+    for (int pass = 0; pass < 2; pass++) {
+        const char *p = v->p, *end = v->p + v->len;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *line_end = nl ? nl : end;
+            const char *tab = memchr(p, '\t', (size_t)(line_end - p));
+            const char *fields = tab ? tab + 1 : line_end;
+            int path_len = (int)((tab ? tab : line_end) - p);
+            unsigned long long stopped = gap_value(fields, line_end, FMT_UNWIND_WALKS_STOPPED);
+            int no_eh = gap_value(fields, line_end, FMT_UNWIND_NO_EH_FRAME) != 0;
+            if ((pass == 0) == (stopped > 0 || no_eh)) {
+                printf("  %-12s %.*s: ", label, path_len, p);
+                label = "";
+                if (no_eh) {
+                    printf("no .eh_frame_hdr%s; walks through it go by frame pointers\n",
+                           gap_value(fields, line_end, FMT_UNWIND_DEBUG_FRAME)
+                               ? " (its unwind data is in .debug_frame only)"
+                               : "");
+                } else {
+                    printf("%llu walks stopped there; of %llu functions:", stopped,
+                           gap_value(fields, line_end, FMT_UNWIND_FUNCTIONS));
+                    const char *sep = " ";
+                    for (size_t g = 0; g < sizeof gap_keys / sizeof gap_keys[0]; g++) {
+                        unsigned long long n = gap_value(fields, line_end, gap_keys[g]);
+                        if (n) {
+                            printf("%s%llu with %s", sep, n, gap_whats[g]);
+                            sep = ", ";
+                        }
+                    }
+                    printf("\n");
+                }
+            }
+            p = line_end + 1;
+        }
+    }
 }
 
 static int check_one(const char *path)
@@ -109,6 +182,7 @@ static int check_one(const char *path)
     printf("  tables       %zu threads, %zu stacks, %zu frames, %zu strings, %llu chunks\n",
            r.thread_count, r.stack_count - 1, r.frame_count - 1, r.string_count - 1,
            (unsigned long long)r.chunks);
+    print_unwind_gaps(&r);
     if (r.stat_count) {
         printf("  counters    ");
         for (size_t i = 0; i < r.stat_count; i++)

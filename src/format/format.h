@@ -127,6 +127,26 @@ enum fmt_field_type {
 #define FMT_INFO_TRACE "trace"
 #define FMT_INFO_TRACE_METHODS "trace_methods"
 #define FMT_INFO_TRACE_CLOCK "trace_clock"
+/* Native libraries whose unwind data the signal sampler's walker does not
+ * wholly follow: one line per library, "path\tkey=N key=N ...", the keys
+ * FMT_UNWIND_GAPS's and those below (docs/format.md). */
+#define FMT_INFO_UNWIND_GAPS "unwind_gaps"
+#define FMT_UNWIND_FUNCTIONS "functions"         /* FDEs in the library's .eh_frame */
+#define FMT_UNWIND_WALKS_STOPPED "walks_stopped" /* walks that ended at one of its rules */
+#define FMT_UNWIND_NO_EH_FRAME "no_eh_frame"     /* 1: no .eh_frame_hdr at all */
+#define FMT_UNWIND_DEBUG_FRAME "debug_frame"     /* 1: its CFI is in .debug_frame only */
+
+/* What the walker does not follow, counted per function (FDE) of a library:
+ * X(NAME, "key", "what it is").  A row of such a function ends a walk. */
+#define FMT_UNWIND_GAPS(X)                                                                     \
+    X(CFA_EXPRESSION, "cfa_expression", "a frame address computed by a DWARF expression")      \
+    X(CFA_REGISTER, "cfa_register", "a frame address based on a register other than RSP or RBP") \
+    X(RBP_EXPRESSION, "rbp_expression", "RBP restored by a DWARF expression")                  \
+    X(RBP_REGISTER, "rbp_register", "RBP saved in another register")                          \
+    X(OFFSET_RANGE, "offset_range", "an offset beyond what a row holds")                     \
+    X(SIGNAL_FRAME, "signal_frame", "a signal frame other than the C library's trampoline")   \
+    X(AUGMENTATION, "augmentation", "a CIE augmentation that cannot be read (function skipped)") \
+    X(MALFORMED, "malformed", "an entry that could not be parsed (function skipped)")
 
 /* Counters (STAT records and the trailer): X(NAME, "key", "what it counts").
  * The agent counts them, the reader and the reports name them from here. */

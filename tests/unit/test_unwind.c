@@ -337,6 +337,94 @@ static void test_long_cie_refused(void)
     free(sec);
 }
 
+/* An entry of `n` bytes (after its length word) at p. */
+static size_t put_entry(uint8_t *p, const uint8_t *body, size_t n)
+{
+    uint32_t len = (uint32_t)n;
+    memcpy(p, &len, 4);
+    memcpy(p + 4, body, n);
+    return 4 + n;
+}
+
+/* An FDE at `at` for the CIE at `cie`: pc_begin (pcrel sdata4), range 16,
+ * no augmentation data, then `n` bytes of instructions after one byte of
+ * code (the first row is the CIE's). */
+static size_t put_fde_with(uint8_t *p, size_t at, size_t cie, uint32_t pc, const uint8_t *insns,
+                           size_t n)
+{
+    uint8_t body[64];
+    uint32_t cie_ptr = (uint32_t)(at + 4 - cie), range = 16;
+    int32_t begin = (int32_t)(pc - (at + 8));
+    memcpy(body, &cie_ptr, 4);
+    memcpy(body + 4, &begin, 4);
+    memcpy(body + 8, &range, 4);
+    body[12] = 0;    /* augmentation data: none */
+    body[13] = 0x41; /* advance_loc 1 */
+    memcpy(body + 14, insns, n);
+    return put_entry(p, body, 14 + n);
+}
+
+/* DWARF the walker does not follow is counted per function and reason
+ * (cfi.h, shown by `check`), and its rows stop a walk; a function the
+ * linker left without code is not a function. */
+static void test_gaps_counted(void)
+{
+    static const uint8_t cie_zr[] = {0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+                                     0x0c, 7, 8, 0x90, 1};
+    static const uint8_t cie_zrs[] = {0, 0, 0, 0, 1, 'z', 'R', 'S', 0, 1, 0x78, 16, 1, 0x1b,
+                                      0x0c, 7, 8, 0x90, 1};
+    static const uint8_t cie_unknown[] = {0, 0, 0, 0, 1, 'x', 0, 1, 0x78, 16, 0x0c, 7, 8};
+    static const uint8_t fine[] = {0x0e, 16};                    /* def_cfa_offset 16 */
+    static const uint8_t cfa_expr[] = {0x0f, 2, 0x77, 0x10};     /* def_cfa_expression breg7 16 */
+    static const uint8_t cfa_reg[] = {0x0c, 12, 8};              /* def_cfa r12+8 */
+    static const uint8_t rbp_reg[] = {0x09, 6, 3};               /* RBP in RBX */
+    static const uint8_t rbp_expr[] = {0x10, 6, 2, 0x77, 0x00};  /* RBP = [breg7 0] */
+    static const uint8_t bad_op[] = {0x0e, 16, 0x3e};            /* an opcode no DWARF has */
+    uint8_t sec[1024];
+    memset(sec, 0, sizeof sec);
+    size_t at = 0;
+    size_t zr = at;
+    at += put_entry(sec + at, cie_zr, sizeof cie_zr);
+    size_t zrs = at;
+    at += put_entry(sec + at, cie_zrs, sizeof cie_zrs);
+    size_t unknown = at;
+    at += put_entry(sec + at, cie_unknown, sizeof cie_unknown);
+    at += put_fde_with(sec + at, at, zr, 0x1000, fine, sizeof fine);
+    at += put_fde_with(sec + at, at, zr, 0x1100, cfa_expr, sizeof cfa_expr);
+    at += put_fde_with(sec + at, at, zr, 0x1200, cfa_reg, sizeof cfa_reg);
+    at += put_fde_with(sec + at, at, zr, 0x1300, rbp_reg, sizeof rbp_reg);
+    at += put_fde_with(sec + at, at, zr, 0x1400, rbp_expr, sizeof rbp_expr);
+    at += put_fde_with(sec + at, at, zr, 0x1500, bad_op, sizeof bad_op);
+    at += put_fde_with(sec + at, at, zrs, 0x1600, cfa_expr, sizeof cfa_expr);
+    at += put_fde_with(sec + at, at, unknown, 0x1700, fine, sizeof fine);
+    at += put_fde_with(sec + at, at, zr, 0, fine, sizeof fine); /* at address 0: no code */
+    REQUIRE(at + 4 <= sizeof sec);
+
+    struct cfi_table t;
+    REQUIRE(cfi_parse_section(sec, at + 4, 0, 0, &t) == 0);
+    CHECK_EQ(t.gaps.functions, 8);
+    CHECK_EQ(t.gaps.n[CFI_GAP_CFA_EXPRESSION], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_CFA_REGISTER], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_RBP_REGISTER], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_RBP_EXPRESSION], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_MALFORMED], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_SIGNAL_FRAME], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_AUGMENTATION], 1);
+    CHECK_EQ(t.gaps.n[CFI_GAP_OFFSET_RANGE], 0);
+    /* the rows: followed before the rule, a stop after it */
+    const struct cfi_row *row = cfi_find(&t, 0x1001);
+    CHECK(row && row->cfa == CFI_RSP && row->cfa_offset == 16);
+    static const uint32_t stops[] = {0x1101, 0x1201, 0x1301, 0x1401, 0x1601};
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        row = cfi_find(&t, stops[i]);
+        CHECK(row && row->cfa == CFI_UNSUPPORTED);
+    }
+    row = cfi_find(&t, 0x1501); /* the rows before the bad opcode are kept */
+    CHECK(row && row->cfa == CFI_RSP && row->cfa_offset == 16);
+    CHECK(cfi_find(&t, 0x1700) == NULL);
+    cfi_free(&t);
+}
+
 /* ---- a real unwind from a signal handler ----------------------------------- */
 
 #define MAX_CHAIN 128
@@ -566,6 +654,7 @@ void suite_unwind(void)
     RUN(test_libc_all_rows_match_readelf);
     RUN(test_damaged_sections);
     RUN(test_long_cie_refused);
+    RUN(test_gaps_counted);
     RUN(test_unwind_through_qsort);
     RUN(test_sample_off_own_stack);
 }

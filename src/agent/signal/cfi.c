@@ -153,8 +153,13 @@ struct cie {
     uint64_t ra_reg;
     uint8_t fde_enc;
     int has_aug_data;
+    int signal_frame; /* 'S': the FDEs are signal frames */
     const uint8_t *insns, *insns_end;
 };
+
+/* Why parse_cie or parse_fde refused an entry. */
+enum { REFUSED_MALFORMED = -1, REFUSED_AUGMENTATION = -2,
+       REFUSED_EMPTY = -3 /* no code (a linker's leftover): not a function */ };
 
 static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
 {
@@ -184,6 +189,7 @@ static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
     c->ra_reg = version == 1 ? u8(&r) : uleb(&r);
     c->fde_enc = DW_EH_PE_absptr;
     c->has_aug_data = 0;
+    c->signal_frame = 0;
     if (aug[0] == 'z') {
         c->has_aug_data = 1;
         uint64_t aug_len = uleb(&r);
@@ -199,14 +205,15 @@ static int parse_cie(struct reader *section, const uint8_t *at, struct cie *c)
                 pointer(&r, (uint8_t)(enc & ~DW_EH_PE_indirect));
                 break;
             }
-            case 'S': case 'B': case 'G': break;
+            case 'S': c->signal_frame = 1; break;
+            case 'B': case 'G': break;
             default: goto done; /* unknown: the length lets us skip the rest */
             }
         }
     done:
         r.p = aug_end;
     } else if (aug[0]) {
-        return -1; /* an augmentation we cannot skip */
+        return REFUSED_AUGMENTATION; /* an augmentation we cannot skip */
     }
     if (r.bad)
         return -1;
@@ -242,6 +249,8 @@ struct state {
     int64_t rbp_offset;
     int rbp_unsupported;
     int ra_undefined;
+    int cfa_gap;        /* enum cfi_gap, when cfa is CFI_UNSUPPORTED */
+    int rbp_gap;        /* enum cfi_gap, when rbp_unsupported */
 };
 
 struct rows {
@@ -249,6 +258,7 @@ struct rows {
     size_t count, cap;
     size_t floor; /* first row of the FDE being parsed: emit replaces none below */
     int oom;
+    uint32_t gaps; /* 1 << enum cfi_gap met by the FDE being parsed */
 };
 
 /* The rows of one FDE, a sorted run. */
@@ -265,11 +275,19 @@ static void emit(struct rows *rows, uint64_t pc, const struct state *s)
     row.cfa = (uint8_t)s->cfa;
     /* a signal frame's register rules are expressions into the ucontext:
      * the row's kind says all */
-    if (s->cfa != CFI_NONE && s->cfa != CFI_SIGFRAME &&
-        (s->cfa_offset < INT32_MIN || s->cfa_offset > INT32_MAX || s->rbp_unsupported ||
-         (s->rbp_saved &&
-          (s->rbp_offset < INT16_MIN || s->rbp_offset > INT16_MAX || !s->rbp_offset))))
-        row.cfa = CFI_UNSUPPORTED;
+    if (s->cfa == CFI_UNSUPPORTED) {
+        rows->gaps |= 1u << s->cfa_gap;
+    } else if (s->cfa != CFI_NONE && s->cfa != CFI_SIGFRAME) {
+        if (s->rbp_unsupported) {
+            row.cfa = CFI_UNSUPPORTED;
+            rows->gaps |= 1u << s->rbp_gap;
+        } else if (s->cfa_offset < INT32_MIN || s->cfa_offset > INT32_MAX ||
+                   (s->rbp_saved &&
+                    (s->rbp_offset < INT16_MIN || s->rbp_offset > INT16_MAX || !s->rbp_offset))) {
+            row.cfa = CFI_UNSUPPORTED;
+            rows->gaps |= 1u << CFI_GAP_OFFSET_RANGE;
+        }
+    }
     row.cfa_offset = (int32_t)s->cfa_offset;
     row.rbp_offset = s->rbp_saved ? (int16_t)s->rbp_offset : 0;
     row.outermost = (uint8_t)s->ra_undefined;
@@ -288,15 +306,23 @@ static void emit(struct rows *rows, uint64_t pc, const struct state *s)
     rows->v[rows->count++] = row;
 }
 
-static void set_reg_rule(struct state *s, uint64_t reg, int saved, int64_t offset, int unsupported)
+/* `gap`: -1 for a rule the walker follows, or why RBP's is not. */
+static void set_reg_rule(struct state *s, uint64_t reg, int saved, int64_t offset, int gap)
 {
     if (reg == REG_RBP) {
         s->rbp_saved = saved;
         s->rbp_offset = offset;
-        s->rbp_unsupported = unsupported;
+        s->rbp_unsupported = gap >= 0;
+        s->rbp_gap = gap >= 0 ? gap : 0;
     } else if (reg == REG_RA) {
         s->ra_undefined = 0;
     }
+}
+
+static void set_cfa_register(struct state *s, uint64_t reg)
+{
+    s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+    s->cfa_gap = CFI_GAP_CFA_REGISTER;
 }
 
 /* Runs CFA instructions from [p, end), emitting rows from `loc` on.  The
@@ -317,7 +343,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
         switch (op & 0xc0) {
         case 0x40: advance = (op & 0x3f) * c->code_align; goto advance;
         case 0x80:
-            set_reg_rule(s, op & 0x3f, 1, scale_u(uleb(&r), c->data_align), 0);
+            set_reg_rule(s, op & 0x3f, 1, scale_u(uleb(&r), c->data_align), -1);
             continue;
         case 0xc0:
             reg = op & 0x3f;
@@ -337,20 +363,20 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
         case 0x02: advance = fixed(&r, 1) * c->code_align; goto advance;
         case 0x03: advance = fixed(&r, 2) * c->code_align; goto advance;
         case 0x04: advance = fixed(&r, 4) * c->code_align; goto advance;
-        case 0x05: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_u(uleb(&r), c->data_align), 0); break;
+        case 0x05: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_u(uleb(&r), c->data_align), -1); break;
         case 0x06: reg = uleb(&r); goto restore;
         case 0x07: /* undefined */
             reg = uleb(&r);
             if (reg == REG_RA)
                 s->ra_undefined = 1;
             else
-                set_reg_rule(s, reg, 0, 0, 0);
+                set_reg_rule(s, reg, 0, 0, -1);
             break;
-        case 0x08: set_reg_rule(s, uleb(&r), 0, 0, 0); break; /* same_value */
+        case 0x08: set_reg_rule(s, uleb(&r), 0, 0, -1); break; /* same_value */
         case 0x09: /* register: saved in another register */
             reg = uleb(&r);
             uleb(&r);
-            set_reg_rule(s, reg, 0, 0, reg == REG_RBP);
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP ? CFI_GAP_RBP_REGISTER : -1);
             break;
         case 0x0a: /* remember_state */
             if (depth < STATE_STACK)
@@ -366,12 +392,12 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
             break;
         case 0x0c: /* def_cfa */
             reg = uleb(&r);
-            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            set_cfa_register(s, reg);
             s->cfa_offset = (int64_t)uleb(&r);
             break;
         case 0x0d: /* def_cfa_register */
             reg = uleb(&r);
-            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            set_cfa_register(s, reg);
             break;
         case 0x0e: s->cfa_offset = (int64_t)uleb(&r); break; /* def_cfa_offset */
         case 0x0f: { /* def_cfa_expression */
@@ -381,6 +407,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 break;
             }
             s->cfa = sigframe_expression(r.p, n) ? CFI_SIGFRAME : plt_expression(r.p, n);
+            s->cfa_gap = c->signal_frame ? CFI_GAP_SIGNAL_FRAME : CFI_GAP_CFA_EXPRESSION;
             r.p += n;
             break;
         }
@@ -392,22 +419,30 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 break;
             }
             r.p += n;
-            set_reg_rule(s, reg, 0, 0, reg == REG_RBP);
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP ? CFI_GAP_RBP_EXPRESSION : -1);
             break;
         }
-        case 0x11: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_s(sleb(&r), c->data_align), 0); break;
+        case 0x11: reg = uleb(&r); set_reg_rule(s, reg, 1, scale_s(sleb(&r), c->data_align), -1); break;
         case 0x12: /* def_cfa_sf */
             reg = uleb(&r);
-            s->cfa = reg == REG_RSP ? CFI_RSP : reg == REG_RBP ? CFI_RBP : CFI_UNSUPPORTED;
+            set_cfa_register(s, reg);
             s->cfa_offset = scale_s(sleb(&r), c->data_align);
             break;
         case 0x13: s->cfa_offset = scale_s(sleb(&r), c->data_align); break;
-        case 0x14: reg = uleb(&r); uleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
-        case 0x15: reg = uleb(&r); sleb(&r); set_reg_rule(s, reg, 0, 0, reg == REG_RBP); break;
+        case 0x14: /* val_offset: the value itself, not a slot */
+            reg = uleb(&r);
+            uleb(&r);
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP ? CFI_GAP_RBP_REGISTER : -1);
+            break;
+        case 0x15: /* val_offset_sf */
+            reg = uleb(&r);
+            sleb(&r);
+            set_reg_rule(s, reg, 0, 0, reg == REG_RBP ? CFI_GAP_RBP_REGISTER : -1);
+            break;
         case 0x2e: uleb(&r); break; /* GNU_args_size */
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(&r);
-            set_reg_rule(s, reg, 1, -scale_u(uleb(&r), c->data_align), 0);
+            set_reg_rule(s, reg, 1, -scale_u(uleb(&r), c->data_align), -1);
             break;
         default: r.bad = 1; break; /* unknown opcode: its operands are unknown too */
         }
@@ -423,6 +458,7 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 s->rbp_saved = initial->rbp_saved;
                 s->rbp_offset = initial->rbp_offset;
                 s->rbp_unsupported = initial->rbp_unsupported;
+                s->rbp_gap = initial->rbp_gap;
             } else if (reg == REG_RA) {
                 s->ra_undefined = initial->ra_undefined;
             }
@@ -446,8 +482,9 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
     if (r.bad || cie_delta > (uint64_t)(cie_field - section->start))
         return -1;
     struct cie c;
-    if (parse_cie(section, cie_field - cie_delta, &c) < 0)
-        return -1;
+    int refused = parse_cie(section, cie_field - cie_delta, &c);
+    if (refused < 0)
+        return refused;
     uint64_t pc_begin = pointer(&r, c.fde_enc);
     uint64_t pc_range = pointer(&r, (uint8_t)(c.fde_enc & 0x0f));
     if (c.has_aug_data) {
@@ -456,15 +493,19 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
             return -1;
         r.p += n;
     }
-    if (r.bad || pc_begin == 0 || pc_range == 0 || pc_begin < bias)
+    if (r.bad || pc_begin < bias)
         return -1;
+    if (pc_begin == 0 || pc_range == 0)
+        return REFUSED_EMPTY;
     struct state initial;
     memset(&initial, 0, sizeof initial);
     initial.cfa = CFI_RSP;
     initial.cfa_offset = 8;
-    run(section, c.insns, c.insns_end, &c, &initial, NULL, 0, 0, 0, NULL);
+    int bad = run(section, c.insns, c.insns_end, &c, &initial, NULL, 0, 0, 0, NULL) < 0;
     struct state s = initial;
-    run(section, r.p, r.end, &c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows);
+    bad |= run(section, r.p, r.end, &c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows) < 0;
+    if (bad) /* the rows up to the bad instruction are kept */
+        rows->gaps |= 1u << CFI_GAP_MALFORMED;
     /* the end of the range: no CFI until another FDE says otherwise */
     struct state none;
     memset(&none, 0, sizeof none);
@@ -536,7 +577,8 @@ int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, ui
                       struct cfi_table *out)
 {
     struct reader section = {eh_frame, eh_frame + size, eh_frame, address, 0};
-    struct rows rows = {NULL, 0, 0, 0, 0};
+    memset(out, 0, sizeof *out);
+    struct rows rows = {NULL, 0, 0, 0, 0, 0};
     struct run *runs = NULL;
     size_t run_count = 0, run_cap = 0;
     const uint8_t *p = eh_frame;
@@ -554,7 +596,18 @@ int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, ui
         uint32_t id = (uint32_t)fixed(&r, 4);
         if (id != 0) {
             rows.floor = rows.count;
-            parse_fde(&section, p, body, end, bias, &rows); /* a bad FDE is skipped */
+            rows.gaps = 0;
+            /* a bad FDE is skipped, and counted */
+            int refused = parse_fde(&section, p, body, end, bias, &rows);
+            if (refused == REFUSED_AUGMENTATION)
+                rows.gaps |= 1u << CFI_GAP_AUGMENTATION;
+            else if (refused == REFUSED_MALFORMED)
+                rows.gaps |= 1u << CFI_GAP_MALFORMED;
+            if (refused != REFUSED_EMPTY)
+                out->gaps.functions++;
+            for (int g = 0; g < CFI_GAP_COUNT; g++)
+                if (rows.gaps & (1u << g))
+                    out->gaps.n[g]++;
             if (rows.count > rows.floor) {
                 struct run *grown = mem_grow(runs, &run_cap, run_count + 1, sizeof *runs);
                 if (!grown) {

@@ -16,7 +16,9 @@
  * Everything the parser reads is bounded by the section's size: a corrupt
  * .eh_frame gives fewer rows, never a crash.  Rules we cannot express (DWARF
  * expressions, registers saved in other registers) become CFI_UNSUPPORTED
- * rows, where the unwinder stops; the one expression every shared library
+ * rows, where the unwinder stops (each counted, per function and reason, in
+ * the table's gaps, so a user can see why a walk ended in a library); the
+ * one expression every shared library
  * has, the PLT's, is recognised and kept as CFI_PLT10/11, and so is the C
  * library's signal return trampoline, whose rules point into the
  * ucontext the kernel saved (CFI_SIGFRAME).
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/visibility.h"
+#include "format/format.h"
 
 enum cfi_cfa {
     CFI_NONE = 0,        /* no FDE covers this address */
@@ -48,9 +51,24 @@ struct cfi_row {
     uint8_t outermost;  /* the return address is undefined: the first frame */
 };
 
+/* What the parser met and could not turn into rows the walker follows,
+ * counted per function (FDE), each reason at most once per function. */
+enum cfi_gap {
+#define CFI_GAP_ENUM(name, key, what) CFI_GAP_##name,
+    FMT_UNWIND_GAPS(CFI_GAP_ENUM)
+#undef CFI_GAP_ENUM
+    CFI_GAP_COUNT
+};
+
+struct cfi_gaps {
+    uint32_t functions; /* FDEs seen */
+    uint32_t n[CFI_GAP_COUNT];
+};
+
 struct cfi_table {
     struct cfi_row *rows; /* sorted by pc */
     size_t count;
+    struct cfi_gaps gaps;
 };
 
 /* Parses the .eh_frame section that `hdr` (a loaded object's

@@ -34,7 +34,19 @@ struct nu_module {
     const uint8_t *hdr, *seg_lo, *seg_hi; /* its .eh_frame_hdr and the segment holding it */
     _Atomic int wanted;   /* a walk needed the table (handler) */
     _Atomic int ready;    /* the table is parsed (collector, release) */
+    _Atomic uint32_t walks_stopped; /* walks ended at a rule of its table (handler) */
+    int bare;             /* no .eh_frame_hdr: no table, frame pointers only */
     struct cfi_table table;
+    char *path;           /* dlpi_name ("" for the main program) */
+};
+
+/* A library whose unwind data the walker does not wholly follow: kept past
+ * its unload, for nativeunwind_gaps. */
+struct nu_gap {
+    char *path;
+    struct cfi_gaps gaps;
+    uint32_t walks_stopped;
+    int no_eh_frame;
 };
 
 struct nu_snapshot {
@@ -48,6 +60,9 @@ static _Atomic size_t rows_total;
 static _Atomic int any_wanted; /* some module is wanted and not ready */
 static _Atomic uint64_t parse_ns; /* time spent parsing tables */
 static int parse_all;          /* nativeunwind_refresh_all: every table now */
+/* collector: libraries unloaded that had gaps */
+static struct nu_gap *gone;
+static size_t gone_count, gone_cap;
 
 /* ---- the handler's side ---------------------------------------------------- */
 
@@ -86,6 +101,8 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     struct nu_module *m = (struct nu_module *)find_module(s, at);
     if (!m)
         return NU_NO_CFI;
+    if (m->bare)
+        return NU_NO_TABLE;
     if (!atomic_load_explicit(&m->ready, memory_order_acquire)) {
         /* parsed by the collector soon; frame pointers meanwhile */
         if (!atomic_load_explicit(&m->wanted, memory_order_relaxed)) {
@@ -97,8 +114,10 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     const struct cfi_row *row = cfi_find(&m->table, at - m->bias);
     if (!row)
         return NU_NO_CFI;
-    if (row->cfa == CFI_UNSUPPORTED)
+    if (row->cfa == CFI_UNSUPPORTED) {
+        atomic_fetch_add_explicit(&m->walks_stopped, 1, memory_order_relaxed);
         return NU_RULE;
+    }
     if (row->outermost) {
         *pc = 0;
         return NU_OK;
@@ -160,6 +179,7 @@ static void free_module(void *p)
 {
     struct nu_module *m = p;
     cfi_free(&m->table);
+    mem_free(m->path);
     mem_free(m);
 }
 
@@ -181,6 +201,30 @@ static struct nu_module *reuse(const struct nu_snapshot *old, uintptr_t lo, uint
     return NULL;
 }
 
+static int has_gaps(const struct nu_module *m)
+{
+    if (m->bare || atomic_load(&m->walks_stopped))
+        return 1;
+    for (int g = 0; g < CFI_GAP_COUNT; g++)
+        if (m->table.gaps.n[g])
+            return 1;
+    return 0;
+}
+
+/* A library leaves the snapshot: what it had to say is kept. */
+static void keep_gaps(const struct nu_module *m)
+{
+    if (!has_gaps(m))
+        return;
+    struct nu_gap *grown = mem_grow(gone, &gone_cap, gone_count + 1, sizeof *gone);
+    char *copy = grown ? mem_strdup(m->path ? m->path : "") : NULL;
+    if (!copy)
+        return;
+    gone = grown;
+    gone[gone_count++] =
+        (struct nu_gap){copy, m->table.gaps, atomic_load(&m->walks_stopped), m->bare};
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -199,10 +243,27 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             eh = ph;
         }
     }
-    if (!eh || lo >= hi)
+    if (lo >= hi)
         return 0;
     struct nu_module *m = reuse(sc->old, lo, hi, info->dlpi_addr);
-    if (!m) {
+    if (!m && !eh) {
+        /* no unwind data at all: walks go through it by frame pointers
+         * (the vDSO's is in the kernel's image: not listed) */
+        const char *name = info->dlpi_name ? info->dlpi_name : "";
+        if (strstr(name, "linux-vdso"))
+            return 0;
+        m = mem_calloc(1, sizeof *m);
+        if (!m) {
+            sc->oom = 1;
+            return 0;
+        }
+        m->lo = lo;
+        m->hi = hi;
+        m->bias = info->dlpi_addr;
+        m->bare = 1;
+        m->path = mem_strdup(name);
+        atomic_store(&m->ready, 1); /* an empty table */
+    } else if (!m) {
         /* the readable segment holding .eh_frame_hdr bounds the parser */
         const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
         const uint8_t *seg_lo = NULL, *seg_hi = NULL;
@@ -227,6 +288,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
         m->hdr = hdr;
         m->seg_lo = seg_lo;
         m->seg_hi = seg_hi;
+        m->path = mem_strdup(info->dlpi_name ? info->dlpi_name : "");
         if (parse_all)
             atomic_store(&m->wanted, 1);
     }
@@ -272,7 +334,8 @@ static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
         struct nu_module *m = s->modules[i];
         if (m->bias != info->dlpi_addr || atomic_load(&m->ready) || !atomic_load(&m->wanted))
             continue;
-        struct cfi_table t = {NULL, 0};
+        struct cfi_table t;
+        memset(&t, 0, sizeof t);
         uint64_t t0 = now_ns();
         int rc = cfi_parse_hdr(m->hdr, m->seg_lo, m->seg_hi, m->bias, &t);
         atomic_fetch_add(&parse_ns, now_ns() - t0);
@@ -339,10 +402,36 @@ void nativeunwind_refresh(void)
     /* modules of the old snapshot that are gone, then the old array */
     for (size_t i = 0; i < old->count; i++) {
         struct nu_module *m = old->modules[i];
-        if (!reuse(next, m->lo, m->hi, m->bias))
+        if (!reuse(next, m->lo, m->hi, m->bias)) {
+            keep_gaps(m);
             slots_retire_object(m, free_module);
+        }
     }
     slots_retire_object(old, mem_free);
+}
+
+void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
+                                  uint32_t walks_stopped, int no_eh_frame),
+                       void *ctx)
+{
+    const struct nu_snapshot *s = atomic_load(&current);
+    for (size_t i = 0; s && i < s->count; i++) {
+        const struct nu_module *m = s->modules[i];
+        if (has_gaps(m))
+            fn(ctx, m->path ? m->path : "", &m->table.gaps, atomic_load(&m->walks_stopped),
+               m->bare);
+    }
+    for (size_t i = 0; i < gone_count; i++)
+        fn(ctx, gone[i].path, &gone[i].gaps, gone[i].walks_stopped, gone[i].no_eh_frame);
+}
+
+void nativeunwind_want_all(void)
+{
+    const struct nu_snapshot *s = atomic_load(&current);
+    for (size_t i = 0; s && i < s->count; i++)
+        if (!atomic_load(&s->modules[i]->ready))
+            atomic_store(&s->modules[i]->wanted, 1);
+    atomic_store(&any_wanted, 1);
 }
 
 void nativeunwind_refresh_all(void)
@@ -367,6 +456,11 @@ void nativeunwind_shutdown(void)
 {
     struct nu_snapshot *old = atomic_exchange(&current, NULL);
     seen_adds = seen_subs = ~0ull;
+    for (size_t i = 0; i < gone_count; i++)
+        mem_free(gone[i].path);
+    mem_free(gone);
+    gone = NULL;
+    gone_count = gone_cap = 0;
     if (!old)
         return;
     for (size_t i = 0; i < old->count; i++)

@@ -16,6 +16,8 @@
 enum nu_status {
     NU_OK,      /* stepped with CFI */
     NU_NO_CFI,  /* not native code we have tables for: use frame pointers */
+    NU_NO_TABLE, /* a library with no unwind data at all (no .eh_frame_hdr):
+                  * frame pointers are all there is */
     NU_BOUNDS,  /* the rule needs memory outside [lo, hi) */
     NU_RULE,    /* a rule we cannot follow */
     NU_SIGNAL,  /* stepped through a signal frame: *pc is the interrupted
@@ -40,10 +42,19 @@ HIDDEN int nativeunwind_is_sigreturn(uintptr_t ra);
 HIDDEN void nativeunwind_refresh(void);
 /* Every table now (tests). */
 HIDDEN void nativeunwind_refresh_all(void);
+/* Collector: every library loaded now is wanted. */
+HIDDEN void nativeunwind_want_all(void);
 HIDDEN void nativeunwind_shutdown(void);
 /* Time spent parsing tables so far, ns. */
 HIDDEN uint64_t nativeunwind_parse_ns(void);
 /* Rows in the published tables (for the log and tests). */
 HIDDEN size_t nativeunwind_rows(void);
+/* Collector: each library whose unwind data the walker does not wholly
+ * follow (rules it refused, walks that stopped there, no .eh_frame_hdr at
+ * all), those unloaded since included. */
+struct cfi_gaps;
+HIDDEN void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
+                                         uint32_t walks_stopped, int no_eh_frame),
+                              void *ctx);
 
 #endif

@@ -190,6 +190,13 @@ NO_ASAN static enum step step(struct walk_regs *r, uintptr_t hi, int *exact, uin
             return STEP_BOUNDS;
         } else if (st == NU_RULE) {
             return STEP_RULE;
+        } else if (st == NU_NO_TABLE) {
+            /* a library without unwind data: not the runtime's stubs (whose
+             * return address the code below looks for on top of the
+             * stack), code built with frame pointers or nothing */
+            *flags |= WALK_GUESSED;
+            if (!fp_step(r, hi))
+                return STEP_BOUNDS;
         } else if (st == NU_NO_CFI && mcode_find_fresh(at, &h) == MCODE_FOUND) {
             /* code compiled since the table was last published */
             if (!managed_step(r, hi, was_exact, &h))

@@ -237,8 +237,10 @@ static void sig_poked(struct agent *a, struct source *src)
 {
     (void)a;
     struct sigsampler *s = src->state;
-    if (s)
+    if (s) {
+        thread_set_remove_ended(&s->set);
         thread_set_add_managed(&s->set);
+    }
 }
 
 static void sig_drain(struct agent *a, struct source *src, uint64_t until)

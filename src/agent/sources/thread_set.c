@@ -136,7 +136,7 @@ static void scan(struct thread_set *set, uint64_t now)
 
 /* Managed threads the runtime destroyed: out of the set now, not at the
  * next scan, so that their clocks' file descriptors close at once. */
-static void remove_ended(struct thread_set *set)
+void thread_set_remove_ended(struct thread_set *set)
 {
     pid_t ended[256];
     size_t n = threads_take_ended(ended, sizeof ended / sizeof ended[0]);
@@ -158,7 +158,7 @@ static void remove_ended(struct thread_set *set)
 
 void thread_set_cycle(struct thread_set *set, uint64_t now)
 {
-    remove_ended(set);
+    thread_set_remove_ended(set);
     /* the runtime's reports (a thread died, was renamed) bring the scan
      * forward, but not to more than one every RESCAN_NS: a burst of new
      * threads is handled by add_managed, not by listing them all again */

@@ -48,6 +48,10 @@ HIDDEN void thread_set_init(struct thread_set *set, struct agent *a, uint32_t ma
                             void (*going)(void *, struct sthread *), void *ctx);
 /* Each cycle: rescans when due, reads stack mappings for new threads when
  * due or when a handler missed one. */
+/* Loop thread: the threads the runtime reported destroyed leave the set
+ * (their clocks' descriptors closed) now, not at the next cycle: under
+ * thread churn a cycle's worth of ended threads held as many descriptors. */
+HIDDEN void thread_set_remove_ended(struct thread_set *set);
 HIDDEN void thread_set_cycle(struct thread_set *set, uint64_t now);
 /* Adds the managed threads the runtime reported (poked). */
 HIDDEN void thread_set_add_managed(struct thread_set *set);

@@ -1,0 +1,33 @@
+# Native code the unwinder cannot wholly follow is counted per library and
+# shown by `check`, so a user sees why a native frame ended a walk
+# (tests/apps/NativeGaps).  libgapexpr.so's function gives its frame address
+# as a DWARF expression: walks stop there, as [unknown], and check counts
+# them under it; libgapdebug.so has no .eh_frame_hdr (its CFI is in
+# .debug_frame only): check says so, and walks through it go by its frame
+# pointers, whole.
+source "$(dirname "$0")/lib.sh"
+
+cs record -q -i 1ms -o "$T/gaps.corscope" -- $(app NativeGaps) 600 > "$T/out.txt"
+cs check "$T/gaps.corscope" > "$T/check.txt"
+cs report -f collapsed "$T/gaps.corscope" > "$T/collapsed.txt" 2> /dev/null
+
+expr_line=$(grep 'libgapexpr\.so: ' "$T/check.txt" || true)
+[ -n "$expr_line" ] || fail "check does not list libgapexpr.so: $(grep -A8 'unwind gaps' "$T/check.txt")"
+echo "$expr_line" | grep -q "1 with a frame address computed by a DWARF expression" ||
+    fail "libgapexpr.so's gap: $expr_line"
+stopped=$(echo "$expr_line" | sed -E 's/.*: ([0-9]+) walks stopped there.*/\1/')
+in_expr=$(collapsed_sum "$T/collapsed.txt" 'libgapexpr\.so!gap_spin_expr ')
+unknown=$(collapsed_sum "$T/collapsed.txt" '^\[unknown\];libgapexpr\.so!gap_spin_expr ')
+pct=$(awk -v a="$unknown" -v b="$in_expr" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }')
+assert_ge "walks stopped in libgapexpr.so" "$stopped" 100
+assert_ge "gap_spin_expr's samples that end there as [unknown], %" "$pct" 80
+note "libgapexpr.so: $stopped walks stopped there; $pct% of gap_spin_expr's time ends in [unknown]"
+
+grep -q 'libgapdebug\.so: no \.eh_frame_hdr (its unwind data is in \.debug_frame only)' "$T/check.txt" ||
+    fail "check does not say libgapdebug.so has .debug_frame only: $(grep -A8 'unwind gaps' "$T/check.txt")"
+in_debug=$(collapsed_sum "$T/collapsed.txt" 'libgapdebug\.so!gap_spin_debug ')
+whole=$(collapsed_sum "$T/collapsed.txt" 'NativeGaps\.Program\.Main;NativeGaps\.Program\.InDebugFrame;libgapdebug\.so!gap_spin_debug ')
+pct=$(awk -v a="$whole" -v b="$in_debug" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }')
+assert_ge "gap_spin_debug's time under Main;InDebugFrame (frame pointers), %" "$pct" 95
+grep -q "guessed_walks=[1-9]" "$T/check.txt" || fail "walks by frame pointers are not counted as guessed"
+note "libgapdebug.so: .debug_frame only, said; $pct% of gap_spin_debug's time walked whole by frame pointers"
