@@ -213,21 +213,14 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
-    recorder_move_high(&a->out);
-    nativeunwind_refresh(); /* the libraries, before the first clock runs */
-    /* The libraries loaded by now (the host, the runtime, the C and C++
-     * libraries) are on every thread's walks: the main thread's root runs
-     * through the host's, every managed thread's through the runtime's
-     * helpers, some frameless.  Their tables are parsed at once, by this
-     * thread while the program goes on starting, not when a walk first
-     * meets them (frame pointers meanwhile would skip a frameless helper's
-     * caller: the method that allocated).  Libraries loaded later are
-     * parsed when a walk first needs them. */
-    nativeunwind_want_all();
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
+    /* the tables of the libraries Initialize listed (agent_start), parsed
+     * now, while the program goes on starting; meanwhile a sample's walk
+     * through one is counted as guessed, and a callback's waits for it */
     nativeunwind_refresh();
+    recorder_move_high(&a->out);
     ending_arm((pid_t)gettid());
     unhandled_arm();
     struct loop_state ls = {0, 0};
@@ -330,6 +323,17 @@ int agent_start(struct agent *a)
     pthread_condattr_destroy(&attr);
     tids_init(&a->tids);
     resolve_init(&a->resolver, a->info, &a->names, &a->out);
+    /* The libraries loaded by now (the host, the runtime, the C and C++
+     * libraries) are on every thread's walks: the main thread's root runs
+     * through the host's, every managed thread's through the runtime's
+     * helpers, some frameless.  They are listed here, cheaply, so that a
+     * walk before their tables are parsed knows them as pending (not as
+     * unknown code, whose frames it would step by frame pointers, skipping
+     * a frameless helper's caller: the method that allocated), and wanted
+     * all: the agent's thread parses them first thing.  Libraries loaded
+     * later are parsed when a walk first needs them. */
+    nativeunwind_list();
+    nativeunwind_want_all();
 
     sigset_t all, old;
     sigfillset(&all);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/signal/nativeunwind.h"
 #include "agent/signal/slots.h"
 #include "agent/signal/walk.h"
 #include "common/mem.h"
@@ -32,6 +33,11 @@
 #define HEADER_WORDS 4
 #define STACK_SLOTS 64u
 #define SENT_BEFORE (1ull << 63)
+/* How long a callback waits for the agent's thread to parse an unwind
+ * table its walk needed (once per library, in the program's first moments;
+ * the agent's thread parses at each 10 ms cycle, libcoreclr.so in 5 to 8
+ * ms): long enough for a loaded machine, short enough to be no stall. */
+#define PENDING_WAIT_NS 100000000ull
 
 /* The loop's copy of a stack sent in full (a queue's slot). */
 struct sent_stack {
@@ -277,6 +283,16 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
         uint32_t token = slots_walker_enter();
         depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
         slots_walker_leave(token);
+        if ((flags & WALK_PENDING) && nativeunwind_wait_tables(PENDING_WAIT_NS)) {
+            /* a library on this stack had no table yet (the program's
+             * first moments): by frame pointers the walk could skip a
+             * frameless helper's caller; the same stack, walked again */
+            flags = 0;
+            c.at = at + 1;
+            token = slots_walker_enter();
+            depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
+            slots_walker_leave(token);
+        }
         hash = stack_hash(r, at + 1, depth, flags);
         sent = q->sent[hash % STACK_SLOTS] == hash;
         r->w[at & r->mask] = hash;

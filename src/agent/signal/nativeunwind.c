@@ -14,11 +14,13 @@
  * dl_iterate_phdr's callback, while the loader's lock keeps the object from
  * being unloaded under the parser, and published by a release store of the
  * module's `ready`.  Old snapshots, and the tables of unloaded objects, go
- * to the reclaimer (sigslots), so a handler never reads freed memory.
+ * to the reclaimer (slots.h), so a handler never reads freed memory.
  */
 #include "agent/signal/nativeunwind.h"
 
+#include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,13 @@ static _Atomic size_t rows_total;
 static _Atomic int any_wanted; /* some module is wanted and not ready */
 static _Atomic uint64_t parse_ns; /* time spent parsing tables */
 static int parse_all;          /* nativeunwind_refresh_all: every table now */
+/* A callback's walk that met a table not parsed yet waits for it
+ * (nativeunwind_wait_tables): the collector says when a parse is done. */
+static pthread_mutex_t parsed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t parsed_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic int parsing;       /* the collector is parsing, or about to */
+static _Atomic int waits_given_up; /* a wait timed out: the collector is held up */
+static __thread int on_collector; /* this thread refreshes the tables */
 /* collector: libraries unloaded that had gaps */
 static struct nu_gap *gone;
 static size_t gone_count, gone_cap;
@@ -109,7 +118,7 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
             atomic_store_explicit(&m->wanted, 1, memory_order_relaxed);
             atomic_store_explicit(&any_wanted, 1, memory_order_release);
         }
-        return NU_NO_CFI;
+        return NU_PENDING;
     }
     const struct cfi_row *row = cfi_find(&m->table, at - m->bias);
     if (!row)
@@ -352,11 +361,42 @@ static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void parse_wanted_tables(void)
 {
-    if (!atomic_exchange(&any_wanted, 0) && !parse_all)
-        return;
-    struct nu_snapshot *s = atomic_load(&current);
-    if (s)
-        dl_iterate_phdr(parse_wanted, s);
+    on_collector = 1;
+    atomic_store(&parsing, 1); /* before any_wanted is taken: a waiter sees one or the other */
+    if (atomic_exchange(&any_wanted, 0) || parse_all) {
+        struct nu_snapshot *s = atomic_load(&current);
+        if (s)
+            dl_iterate_phdr(parse_wanted, s);
+    }
+    pthread_mutex_lock(&parsed_lock);
+    atomic_store(&parsing, 0);
+    pthread_cond_broadcast(&parsed_cond);
+    pthread_mutex_unlock(&parsed_lock);
+}
+
+int nativeunwind_wait_tables(uint64_t timeout_ns)
+{
+    if (on_collector || atomic_load(&waits_given_up))
+        return 0;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += (time_t)(timeout_ns / 1000000000ull);
+    deadline.tv_nsec += (long)(timeout_ns % 1000000000ull);
+    if (deadline.tv_nsec >= 1000000000l) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000l;
+    }
+    int ready = 1;
+    pthread_mutex_lock(&parsed_lock);
+    while (atomic_load(&any_wanted) || atomic_load(&parsing)) {
+        if (pthread_cond_timedwait(&parsed_cond, &parsed_lock, &deadline) == ETIMEDOUT) {
+            ready = 0;
+            atomic_store(&waits_given_up, 1);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&parsed_lock);
+    return ready;
 }
 
 static int by_lo(const void *a, const void *b)
@@ -365,12 +405,25 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static void list_objects(void);
+
 void nativeunwind_refresh(void)
 {
-    if (dl_iterate_phdr(changed, NULL) == 2) {
-        parse_wanted_tables();
-        return;
-    }
+    if (dl_iterate_phdr(changed, NULL) != 2)
+        list_objects();
+    parse_wanted_tables();
+}
+
+void nativeunwind_list(void)
+{
+    if (dl_iterate_phdr(changed, NULL) != 2)
+        list_objects();
+}
+
+/* A new snapshot of the loaded objects, reusing the modules (and tables)
+ * of the old one that are still there. */
+static void list_objects(void)
+{
     struct nu_snapshot *old = atomic_load(&current);
     struct scan sc = {old, NULL, 0, 0, 0};
     dl_iterate_phdr(on_object, &sc);
@@ -396,7 +449,6 @@ void nativeunwind_refresh(void)
         if (atomic_load(&next->modules[i]->ready))
             rows += next->modules[i]->table.count;
     atomic_store(&rows_total, rows);
-    parse_wanted_tables();
     if (!old)
         return;
     /* modules of the old snapshot that are gone, then the old array */
@@ -456,6 +508,7 @@ void nativeunwind_shutdown(void)
 {
     struct nu_snapshot *old = atomic_exchange(&current, NULL);
     seen_adds = seen_subs = ~0ull;
+    atomic_store(&waits_given_up, 0);
     for (size_t i = 0; i < gone_count; i++)
         mem_free(gone[i].path);
     mem_free(gone);

@@ -3,7 +3,7 @@
  * pointer in a loaded ELF object with DWARF CFI, step to the caller's
  * registers.  The collector keeps the table of objects and their unwind
  * tables current (nativeunwind_refresh); the handler only reads published,
- * immutable tables (reclaimed through sigslots).
+ * immutable tables (reclaimed through slots.h).
  */
 #ifndef CORSCOPE_NATIVEUNWIND_H
 #define CORSCOPE_NATIVEUNWIND_H
@@ -16,6 +16,8 @@
 enum nu_status {
     NU_OK,      /* stepped with CFI */
     NU_NO_CFI,  /* not native code we have tables for: use frame pointers */
+    NU_PENDING, /* a library whose table is not parsed yet (the collector
+                 * will, soon): frame pointers meanwhile */
     NU_NO_TABLE, /* a library with no unwind data at all (no .eh_frame_hdr):
                   * frame pointers are all there is */
     NU_BOUNDS,  /* the rule needs memory outside [lo, hi) */
@@ -40,8 +42,18 @@ HIDDEN int nativeunwind_is_sigreturn(uintptr_t ra);
  * table, and parses the unwind tables walks asked for since (a table is
  * parsed when a walk first needs it).  Cheap when nothing changed. */
 HIDDEN void nativeunwind_refresh(void);
+/* Initialize: the loaded objects listed, no table parsed (the collector
+ * parses them), so that from the first walk a library whose table is not
+ * there yet is known as pending (NU_PENDING), not as unknown code. */
+HIDDEN void nativeunwind_list(void);
 /* Every table now (tests). */
 HIDDEN void nativeunwind_refresh_all(void);
+/* A runtime callback's thread (never a signal handler, never the
+ * collector) whose walk met a table not parsed yet (WALK_PENDING): waits
+ * until the collector has parsed what is wanted, at most timeout_ns.
+ * Returns 1 when it has (walk again), 0 otherwise; after one wait that
+ * timed out (the collector is held up) it returns 0 at once. */
+HIDDEN int nativeunwind_wait_tables(uint64_t timeout_ns);
 /* Collector: every library loaded now is wanted. */
 HIDDEN void nativeunwind_want_all(void);
 HIDDEN void nativeunwind_shutdown(void);

@@ -1,5 +1,5 @@
 /*
- * sigslots: see sigslots.h.
+ * slots: see slots.h.
  */
 #include "agent/signal/slots.h"
 

@@ -1,5 +1,5 @@
 /*
- * sigslots: the state the signal sampler keeps per OS thread, and the rules
+ * slots: the state the signal sampler keeps per OS thread, and the rules
  * that let a signal handler and the collector thread share it without locks.
  *
  * A table indexed by thread id (sized by /proc/sys/kernel/pid_max, mapped

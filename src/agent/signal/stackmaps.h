@@ -9,7 +9,7 @@
  *
  * Snapshots are immutable.  A new one is published when the thread set
  * changes (a new thread has a new stack) or when a handler reports a stack
- * pointer it could not place; the old one goes to the reclaimer (sigslots).
+ * pointer it could not place; the old one goes to the reclaimer (slots.h).
  * Each has a generation, and a thread is only looked up in snapshots read
  * after it was added: an older one may still hold a mapping, since
  * unmapped, whose range the new thread's stack now occupies with other

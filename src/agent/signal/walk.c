@@ -167,6 +167,10 @@ NO_ASAN static enum step step(struct walk_regs *r, uintptr_t hi, int *exact, uin
     } else {
         uintptr_t fp = r->fp, lo = r->sp;
         enum nu_status st = nativeunwind_step(&r->pc, &r->sp, &r->fp, lo, hi, was_exact);
+        if (st == NU_PENDING) {
+            *flags |= WALK_PENDING;
+            st = NU_NO_CFI;
+        }
         if (st == NU_OK && hijack_in_stub(at) && r->pc) {
             /* the hijack stub's CFI counts a slot too many: the real return
              * address is the one its worker wrote below the CFA (where the

@@ -40,6 +40,7 @@ enum walk_flags {
     WALK_STOP_RULE = 1u << 4,   /* a CFI rule we cannot follow */
     WALK_HIJACKED = 1u << 5,    /* a return address hijacked by the runtime was put right */
     WALK_STOP_HIJACK = 1u << 6, /* ... or could not be, and the walk stopped there */
+    WALK_PENDING = 1u << 7,     /* it crossed a library whose table was not parsed yet */
 };
 #define WALK_FAILED (WALK_NO_STACK | WALK_STOP_BOUNDS | WALK_STOP_RULE | WALK_STOP_HIJACK)
 
