@@ -123,7 +123,8 @@ assert_eq "Down calls" "$(calls_of "$T/calls.txt" TraceApp.Recur.Down)" 30003
 ping=$(calls_of "$T/calls.txt" TraceApp.Recur.Ping)
 pong=$(calls_of "$T/calls.txt" TraceApp.Recur.Pong)
 assert_eq "Ping+Pong calls" $((ping + pong)) 30003
-grep -q '^TraceApp.Program.Main;TraceApp.Recur.Run;TraceApp.Recur.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q '^TraceApp.Program.Main;TraceApp.Recur.Run;TraceApp.Recur.After [0-9]*$' "$T/collapsed.txt" ||
+    fail "recursion: After is not under Run: $(grep 'Recur.After' "$T/collapsed.txt" | head -3)"
 grep -q '\[deeper calls\];TraceApp.Recur.Down [0-9]*$' "$T/collapsed.txt" || fail "the cut of deep paths is not shown"
 grep -q "unmatched_returns=0" "$T/check.txt" || fail "returns that matched no call"
 note "recursion: Down 30003 calls, Ping+Pong 30003, paths cut at the depth limit"
@@ -133,7 +134,8 @@ cs record -q --force --trace -o "$T/async.corscope" -- $TRACE async 8 > /dev/nul
 cs report -f calls --limit 0 "$T/async.corscope" > "$T/calls.txt"
 cs report -f collapsed --event calls "$T/async.corscope" > "$T/collapsed.txt"
 assert_eq "async Step calls" "$(calls_of "$T/calls.txt" TraceApp.Async.Step)" 320
-grep -q '^TraceApp.Program.Main;TraceApp.Async.Run;TraceApp.Async.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q '^TraceApp.Program.Main;TraceApp.Async.Run;TraceApp.Async.After [0-9]*$' "$T/collapsed.txt" ||
+    fail "async: After is not under Run: $(grep 'Async.After' "$T/collapsed.txt" | head -3); $(cs check "$T/async.corscope" | grep -o 'calls_[a-z_]*=[0-9]*\|untracked_calls=[0-9]*\|unmatched_returns=[0-9]*' | tr '\n' ' ')"
 threads=$(cs report -f collapsed --threads --event calls "$T/async.corscope" | grep 'Async.Step [0-9]*$' | cut -d';' -f1 | sort -u | wc -l)
 assert_ge "threads the async steps ran on" "$threads" 2
 note "async: 320 steps on $threads threads"
@@ -148,7 +150,8 @@ assert_eq "Tail.B calls" "$(calls_of "$T/calls.txt" TraceApp.Tail.B)" 100000
 # B runs under A, or in A's place when the JIT made the call a jump
 grep -Eq '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.Loop;(TraceApp.Tail.A;)?TraceApp.Tail.B [0-9]+$' "$T/collapsed.txt" ||
     fail "B is not under Loop: $(cat "$T/collapsed.txt")"
-grep -q '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.After [0-9]*$' "$T/collapsed.txt" || fail "After is not under Run"
+grep -q '^TraceApp.Program.Main;TraceApp.Tail.Run;TraceApp.Tail.After [0-9]*$' "$T/collapsed.txt" ||
+    fail "tail: After is not under Run: $(grep 'Tail.After' "$T/collapsed.txt" | head -3)"
 grep -q " unmatched_returns=0" "$T/check.txt" || fail "returns that matched no call"
 note "tail: A and B 100000 calls each, After under Run"
 

@@ -81,6 +81,25 @@ static void make_ready(struct thread_set *set, uint64_t now)
     }
 }
 
+/* Is tid a thread the runtime destroyed that is still listed?  Marks it
+ * seen by scan `gen`. */
+static int gone_listed(struct thread_set *set, pid_t tid, uint64_t gen)
+{
+    for (size_t i = 0; i < set->gone_count; i++)
+        if (set->gone[i].tid == tid) {
+            set->gone[i].seen_gen = gen;
+            return 1;
+        }
+    return 0;
+}
+
+static void forget_gone(struct thread_set *set, pid_t tid)
+{
+    for (size_t i = 0; i < set->gone_count; i++)
+        if (set->gone[i].tid == tid)
+            set->gone[i] = set->gone[--set->gone_count];
+}
+
 void thread_set_add_managed(struct thread_set *set)
 {
     long count = threads_snapshot(&set->views, &set->views_cap);
@@ -90,6 +109,8 @@ void thread_set_add_managed(struct thread_set *set)
         if (!v->os_tid || v->os_tid == set->self)
             continue;
         struct sthread *t = slots_lookup(v->os_tid);
+        if (!t)
+            forget_gone(set, v->os_tid); /* a live managed thread: a new one */
         if (!t && (t = add_thread(set, v->os_tid, v->stack_lo, v->stack_hi)) != NULL)
             added = 1;
         /* the walker finds hijacked return addresses in the Thread */
@@ -116,12 +137,20 @@ static void scan(struct thread_set *set, uint64_t now)
         if (*end || tid <= 0 || tid == set->self)
             continue;
         struct sthread *t = slots_lookup((pid_t)tid);
+        if (!t && gone_listed(set, (pid_t)tid, gen))
+            continue; /* ended, not yet exited: not a new thread */
         if (!t)
             t = add_thread(set, (pid_t)tid, 0, 0);
         if (t)
             t->seen_scan = gen;
     }
     closedir(d);
+    for (size_t i = 0; i < set->gone_count;) {
+        if (set->gone[i].seen_gen == gen)
+            i++;
+        else
+            set->gone[i] = set->gone[--set->gone_count]; /* it has exited */
+    }
     for (struct sthread **p = &set->threads; *p;) {
         struct sthread *t = *p;
         if (t->seen_scan == gen) {
@@ -152,6 +181,10 @@ void thread_set_remove_ended(struct thread_set *set)
             continue;
         }
         *p = t->next;
+        if (set->gone_count == sizeof set->gone / sizeof set->gone[0])
+            set->gone_count--; /* full (a storm of ends): one is forgotten */
+        set->gone[set->gone_count].tid = t->tid;
+        set->gone[set->gone_count++].seen_gen = set->scan_gen;
         remove_thread(set, t);
     }
 }

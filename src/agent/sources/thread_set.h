@@ -38,6 +38,11 @@ struct thread_set {
     uint64_t maps_ns;         /* when the stack mappings were last read */
     struct thread_view *views;
     size_t views_cap;
+    /* threads the runtime destroyed whose OS thread may still be listed in
+     * /proc (it reports the end before the thread exits): a scan must not
+     * take one for a new thread; dropped once a scan no longer sees it */
+    struct { pid_t tid; uint64_t seen_gen; } gone[256];
+    size_t gone_count;
     void (*ready)(void *ctx, struct sthread *t);
     void (*going)(void *ctx, struct sthread *t);
     void *ctx;
