@@ -52,8 +52,8 @@ static void add(struct gaps_text *t, const char *fmt_text)
     t->len += n;
 }
 
-static void one_library(void *ctx, const char *path, const struct cfi_gaps *gaps,
-                        uint32_t walks_stopped, int no_eh_frame)
+static void one_library(void *ctx, const char *path, const struct cfi_gaps *gaps, uint32_t walks,
+                        int no_eh_frame)
 {
     struct gaps_text *t = ctx;
     if (t->len > GAPS_MAX_BYTES) {
@@ -63,7 +63,8 @@ static void one_library(void *ctx, const char *path, const struct cfi_gaps *gaps
     char line[1536], part[96];
     snprintf(line, sizeof line, "%s%s\t", t->len ? "\n" : "", path[0] ? path : "[program]");
     if (no_eh_frame) {
-        snprintf(part, sizeof part, "%s=1", FMT_UNWIND_NO_EH_FRAME);
+        snprintf(part, sizeof part, "%s=1 %s=%u", FMT_UNWIND_NO_EH_FRAME, FMT_UNWIND_WALKS_THROUGH,
+                 walks);
         strncat(line, part, sizeof line - strlen(line) - 1);
         if (path[0] && elfsym_has_section(path, ".debug_frame") == 1) {
             snprintf(part, sizeof part, " %s=1", FMT_UNWIND_DEBUG_FRAME);
@@ -71,7 +72,7 @@ static void one_library(void *ctx, const char *path, const struct cfi_gaps *gaps
         }
     } else {
         snprintf(part, sizeof part, "%s=%u %s=%u", FMT_UNWIND_FUNCTIONS, gaps->functions,
-                 FMT_UNWIND_WALKS_STOPPED, walks_stopped);
+                 FMT_UNWIND_WALKS_STOPPED, walks);
         strncat(line, part, sizeof line - strlen(line) - 1);
         for (int g = 0; g < CFI_GAP_COUNT; g++) {
             if (!gaps->n[g])

@@ -56,18 +56,33 @@ static unsigned long long gap_value(const char *p, const char *end, const char *
     return 0;
 }
 
+/* The base name of a path of `len` bytes. */
+static const char *base_of(const char *p, int *len)
+{
+    for (int i = *len - 1; i >= 0; i--)
+        if (p[i] == '/') {
+            *len -= i + 1;
+            return p + i + 1;
+        }
+    return p;
+}
+
 /* The native libraries the unwinder did not wholly follow (the agent's
  * unwind_gaps INFO, one line per library): why a walk ended in native
- * code.  Libraries where walks stopped come first. */
+ * code.  Libraries where walks stopped, and those without unwind data that
+ * walks went through, get a line each; the others, whose gaps no walk met,
+ * share one. */
 static void print_unwind_gaps(const struct recording *r)
 {
     const struct rec_str *v = rec_info(r, FMT_INFO_UNWIND_GAPS);
     if (!v || !v->len)
         return;
     const char *label = "unwind gaps";
+    int quiet = 0;
     for (int pass = 0; pass < 2; pass++) {
         const char *p = v->p, *end = v->p + v->len;
         while (p < end) {
+            const char *path = p;
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *line_end = nl ? nl : end;
             const char *tab = memchr(p, '\t', (size_t)(line_end - p));
@@ -75,31 +90,45 @@ static void print_unwind_gaps(const struct recording *r)
             int path_len = (int)((tab ? tab : line_end) - p);
             unsigned long long stopped = gap_value(fields, line_end, FMT_UNWIND_WALKS_STOPPED);
             int no_eh = gap_value(fields, line_end, FMT_UNWIND_NO_EH_FRAME) != 0;
-            if ((pass == 0) == (stopped > 0 || no_eh)) {
-                printf("  %-12s %.*s: ", label, path_len, p);
-                label = "";
-                if (no_eh) {
-                    printf("no .eh_frame_hdr%s; walks through it go by frame pointers\n",
-                           gap_value(fields, line_end, FMT_UNWIND_DEBUG_FRAME)
-                               ? " (its unwind data is in .debug_frame only)"
-                               : "");
-                } else {
-                    printf("%llu walks stopped there; of %llu functions:", stopped,
-                           gap_value(fields, line_end, FMT_UNWIND_FUNCTIONS));
-                    const char *sep = " ";
-                    for (size_t g = 0; g < sizeof gap_keys / sizeof gap_keys[0]; g++) {
-                        unsigned long long n = gap_value(fields, line_end, gap_keys[g]);
-                        if (n) {
-                            printf("%s%llu with %s", sep, n, gap_whats[g]);
-                            sep = ", ";
-                        }
-                    }
-                    printf("\n");
-                }
-            }
             p = line_end + 1;
+            if (pass == 0 && no_eh) {
+                printf("  %-12s %.*s: no .eh_frame_hdr%s; %llu walks went through it by frame "
+                       "pointers\n", label, path_len, path,
+                       gap_value(fields, line_end, FMT_UNWIND_DEBUG_FRAME)
+                           ? " (its unwind data is in .debug_frame only)"
+                           : "",
+                       gap_value(fields, line_end, FMT_UNWIND_WALKS_THROUGH));
+                label = "";
+            } else if (pass == 0 && stopped) {
+                printf("  %-12s %.*s: %llu walks stopped there; of %llu functions:", label, path_len,
+                       path, stopped,
+                       gap_value(fields, line_end, FMT_UNWIND_FUNCTIONS));
+                label = "";
+                const char *sep = " ";
+                for (size_t g = 0; g < sizeof gap_keys / sizeof gap_keys[0]; g++) {
+                    unsigned long long n = gap_value(fields, line_end, gap_keys[g]);
+                    if (n) {
+                        printf("%s%llu with %s", sep, n, gap_whats[g]);
+                        sep = ", ";
+                    }
+                }
+                printf("\n");
+            } else if (pass == 1 && !no_eh && !stopped) {
+                unsigned long long n = 0;
+                for (size_t g = 0; g < sizeof gap_keys / sizeof gap_keys[0]; g++)
+                    n += gap_value(fields, line_end, gap_keys[g]);
+                int len = path_len;
+                const char *name = base_of(path, &len);
+                if (!quiet)
+                    printf("  %-12s no walk stopped at the rules it does not follow in:", label);
+                printf("%s %.*s (%llu functions)", quiet ? "," : "", len, name, n);
+                quiet = 1;
+                label = "";
+            }
         }
     }
+    if (quiet)
+        printf("\n");
 }
 
 static int check_one(const char *path)

@@ -135,6 +135,7 @@ enum fmt_field_type {
 #define FMT_UNWIND_WALKS_STOPPED "walks_stopped" /* walks that ended at one of its rules */
 #define FMT_UNWIND_NO_EH_FRAME "no_eh_frame"     /* 1: no .eh_frame_hdr at all */
 #define FMT_UNWIND_DEBUG_FRAME "debug_frame"     /* 1: its CFI is in .debug_frame only */
+#define FMT_UNWIND_WALKS_THROUGH "walks_through" /* no_eh_frame: walks that went through it */
 
 /* What the walker does not follow, counted per function (FDE) of a library:
  * X(NAME, "key", "what it is").  A row of such a function ends a walk. */

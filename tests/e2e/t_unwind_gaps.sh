@@ -25,6 +25,8 @@ note "libgapexpr.so: $stopped walks stopped there; $pct% of gap_spin_expr's time
 
 grep -q 'libgapdebug\.so: no \.eh_frame_hdr (its unwind data is in \.debug_frame only)' "$T/check.txt" ||
     fail "check does not say libgapdebug.so has .debug_frame only: $(grep -A8 'unwind gaps' "$T/check.txt")"
+through=$(sed -nE 's/.*libgapdebug\.so: .*; ([0-9]+) walks went through it by frame pointers/\1/p' "$T/check.txt")
+assert_ge "walks through libgapdebug.so by frame pointers" "${through:-0}" 100
 in_debug=$(collapsed_sum "$T/collapsed.txt" 'libgapdebug\.so!gap_spin_debug ')
 whole=$(collapsed_sum "$T/collapsed.txt" 'NativeGaps\.Program\.Main;NativeGaps\.Program\.InDebugFrame;libgapdebug\.so!gap_spin_debug ')
 pct=$(awk -v a="$whole" -v b="$in_debug" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }')

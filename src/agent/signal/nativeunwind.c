@@ -38,6 +38,7 @@ struct nu_module {
     _Atomic int ready;    /* the table is parsed (collector, release) */
     _Atomic uint32_t walks_stopped; /* walks ended at a rule of its table (handler) */
     int bare;             /* no .eh_frame_hdr: no table, frame pointers only */
+    _Atomic uint32_t walks_through; /* bare: walks that stepped through it (handler) */
     struct cfi_table table;
     char *path;           /* dlpi_name ("" for the main program) */
 };
@@ -47,7 +48,7 @@ struct nu_module {
 struct nu_gap {
     char *path;
     struct cfi_gaps gaps;
-    uint32_t walks_stopped;
+    uint32_t walks; /* stopped there; for a bare library, went through it */
     int no_eh_frame;
 };
 
@@ -110,8 +111,10 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     struct nu_module *m = (struct nu_module *)find_module(s, at);
     if (!m)
         return NU_NO_CFI;
-    if (m->bare)
+    if (m->bare) {
+        atomic_fetch_add_explicit(&m->walks_through, 1, memory_order_relaxed);
         return NU_NO_TABLE;
+    }
     if (!atomic_load_explicit(&m->ready, memory_order_acquire)) {
         /* parsed by the collector soon; frame pointers meanwhile */
         if (!atomic_load_explicit(&m->wanted, memory_order_relaxed)) {
@@ -212,7 +215,9 @@ static struct nu_module *reuse(const struct nu_snapshot *old, uintptr_t lo, uint
 
 static int has_gaps(const struct nu_module *m)
 {
-    if (m->bare || atomic_load(&m->walks_stopped))
+    if (m->bare)
+        return atomic_load(&m->walks_through) != 0; /* none entered it: no gap to show */
+    if (atomic_load(&m->walks_stopped))
         return 1;
     for (int g = 0; g < CFI_GAP_COUNT; g++)
         if (m->table.gaps.n[g])
@@ -230,8 +235,9 @@ static void keep_gaps(const struct nu_module *m)
     if (!copy)
         return;
     gone = grown;
-    gone[gone_count++] =
-        (struct nu_gap){copy, m->table.gaps, atomic_load(&m->walks_stopped), m->bare};
+    gone[gone_count++] = (struct nu_gap){
+        copy, m->table.gaps,
+        atomic_load(m->bare ? &m->walks_through : &m->walks_stopped), m->bare};
 }
 
 static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -463,18 +469,18 @@ static void list_objects(void)
 }
 
 void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
-                                  uint32_t walks_stopped, int no_eh_frame),
+                                  uint32_t walks, int no_eh_frame),
                        void *ctx)
 {
     const struct nu_snapshot *s = atomic_load(&current);
     for (size_t i = 0; s && i < s->count; i++) {
         const struct nu_module *m = s->modules[i];
         if (has_gaps(m))
-            fn(ctx, m->path ? m->path : "", &m->table.gaps, atomic_load(&m->walks_stopped),
-               m->bare);
+            fn(ctx, m->path ? m->path : "", &m->table.gaps,
+           atomic_load(m->bare ? &m->walks_through : &m->walks_stopped), m->bare);
     }
     for (size_t i = 0; i < gone_count; i++)
-        fn(ctx, gone[i].path, &gone[i].gaps, gone[i].walks_stopped, gone[i].no_eh_frame);
+        fn(ctx, gone[i].path, &gone[i].gaps, gone[i].walks, gone[i].no_eh_frame);
 }
 
 void nativeunwind_want_all(void)

@@ -62,11 +62,13 @@ HIDDEN uint64_t nativeunwind_parse_ns(void);
 /* Rows in the published tables (for the log and tests). */
 HIDDEN size_t nativeunwind_rows(void);
 /* Collector: each library whose unwind data the walker does not wholly
- * follow (rules it refused, walks that stopped there, no .eh_frame_hdr at
- * all), those unloaded since included. */
+ * follow (rules it refused, walks that stopped there; with no_eh_frame, no
+ * .eh_frame_hdr at all and `walks` the walks that went through it by frame
+ * pointers, listed only when there were some), those unloaded since
+ * included. */
 struct cfi_gaps;
 HIDDEN void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
-                                         uint32_t walks_stopped, int no_eh_frame),
+                                         uint32_t walks, int no_eh_frame),
                               void *ctx);
 
 #endif
