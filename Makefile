@@ -260,6 +260,8 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/trace.sh
 	bench/naming.sh
 	bench/memory.sh
+	bench/startup.sh
+	bench/codemap.sh
 
 # ---- install -------------------------------------------------------------
 
