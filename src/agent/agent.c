@@ -22,6 +22,7 @@
 #include "agent/signal/slots.h"
 #include "agent/threads.h"
 #include "agent/unwindgaps.h"
+#include "common/mem.h"
 #include "agent/unhandled.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
@@ -291,6 +292,7 @@ static void *loop_main(void *arg)
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
+    recorder_count(&a->out, FMT_COUNTER_END_AGENT_HEAP, mem_live_bytes());
     if (!a->halted)
         unwindgaps_record(&a->out);
     int ended_by = ending_signal();

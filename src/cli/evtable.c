@@ -79,8 +79,8 @@ int evt_keep(struct evt *e, const struct rec_record *x)
 
 const struct rec_record *evt_next(struct evt *e, const struct rec_record *after)
 {
-    if (e->event < 0)
-        return NULL;
+    if (e->event < 0 || !e->r->record_count)
+        return NULL; /* (no records: `records` may be NULL, and NULL + 0 is undefined) */
     const struct rec_record *x = after ? after + 1 : e->r->records;
     const struct rec_record *end = e->r->records + e->r->record_count;
     for (; x < end; x++)

@@ -190,6 +190,7 @@ enum fmt_field_type {
     X(UNMATCHED_LEAVES, "unmatched_returns", "return hooks that matched no traced call") \
     X(STRING_RESETS, "string_table_resets", "times the string table was forgotten (memory)")  \
     X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
+    X(END_AGENT_HEAP, "end_agent_heap_bytes", "heap memory the agent held at the end, its queues drained") \
     X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
     X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns")
 

@@ -30,7 +30,7 @@ static void check(const struct cfi_table *t)
         const struct cfi_row *row = &t->rows[i];
         if (i > 0 && t->rows[i - 1].pc >= row->pc)
             abort(); /* not sorted, or a pc twice */
-        if (row->cfa > CFI_PLT11 || row->outermost > 1)
+        if (row->cfa > CFI_SIGFRAME || row->outermost > 1)
             abort();
         const struct cfi_row *found = cfi_find(t, row->pc);
         if (found != (row->cfa == CFI_NONE ? NULL : row))

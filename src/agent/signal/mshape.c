@@ -37,7 +37,11 @@ static uint16_t rd16(const uint8_t *p)
 
 static int add_step(struct mshape *s, size_t end, uint32_t depth)
 {
-    if (s->nsteps == MSHAPE_STEPS || end > UINT16_MAX)
+    /* steps in code order: unwind codes out of order (no compiler writes
+     * them; found by fuzz_leaf, tests/fuzz/corpus/leaf/crash-steps-order)
+     * describe no prologue */
+    if (s->nsteps == MSHAPE_STEPS || end > UINT16_MAX ||
+        (s->nsteps && end < s->end[s->nsteps - 1]))
         return -1;
     s->end[s->nsteps] = (uint16_t)end;
     s->depth[s->nsteps] = depth;
