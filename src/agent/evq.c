@@ -111,7 +111,7 @@ static struct ring *new_ring(uint64_t words)
  * read up to switch_at, the new one from there on (an entry is always
  * whole in one ring), and the loop frees the old one when it is past it.
  * One switch at a time. */
-static void grow_ring(struct evq *q, uint64_t head, uint64_t at_least)
+static void grow_ring(struct evq *q, uint64_t head)
 {
     struct ring *cur = atomic_load_explicit(&q->ring, memory_order_relaxed);
     uint64_t words = cur->mask + 1;
@@ -122,12 +122,6 @@ static void grow_ring(struct evq *q, uint64_t head, uint64_t at_least)
     if (atomic_load_explicit(&q->old, memory_order_acquire))
         return; /* the loop has not finished with the last switch */
     uint64_t bigger = words * 4 < EVQ_RING_WORDS_MAX ? words * 4 : EVQ_RING_WORDS_MAX;
-    /* a small first ring that fills up is a busy queue after all: it goes
-     * to the size a busy queue grows to from a full-size first ring */
-    if (words < EVQ_RING_WORDS && !at_least)
-        at_least = EVQ_RING_WORDS * 4;
-    if (bigger < at_least)
-        bigger = at_least;
     pthread_mutex_lock(&list_lock);
     int ok = bytes_used + bigger * 8 <= EVQ_BUDGET;
     if (ok)
@@ -192,9 +186,8 @@ static uintptr_t own_stack_top(void)
     return hi;
 }
 
-/* The calling thread's queue, made on first use with a ring of `words`;
- * NULL when it cannot be. */
-static struct evq *own_queue(uint64_t words)
+/* The calling thread's queue, made on first use; NULL when it cannot be. */
+static struct evq *own_queue(void)
 {
     uint64_t gen = atomic_load(&generation);
     if (mine && mine_generation == gen)
@@ -204,18 +197,18 @@ static struct evq *own_queue(uint64_t words)
     making = 1;
     pthread_once(&key_once, make_key);
     struct evq *q = mem_calloc(1, sizeof *q);
-    struct ring *ring = new_ring(words);
+    struct ring *ring = new_ring(EVQ_RING_WORDS);
     int ok = q && ring;
     if (ok) {
         pthread_mutex_lock(&list_lock);
-        ok = !atomic_load(&closed) && bytes_used + words * 8 <= EVQ_BUDGET;
+        ok = !atomic_load(&closed) && bytes_used + EVQ_RING_WORDS * 8 <= EVQ_BUDGET;
         if (ok) {
             atomic_store(&q->ring, ring);
             q->tid = (pid_t)syscall(SYS_gettid);
             q->generation = gen;
             q->next = queues;
             queues = q;
-            bytes_used += words * 8;
+            bytes_used += EVQ_RING_WORDS * 8;
         }
         pthread_mutex_unlock(&list_lock);
     }
@@ -252,10 +245,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
 {
     if (atomic_load_explicit(&paused, memory_order_relaxed))
         return -1;
-    /* a thread whose first entry has no stack (its start, most threads'
-     * only entries) gets a small ring; its first entry with a stack, a
-     * ring of the full size */
-    struct evq *q = own_queue(max_depth ? EVQ_RING_WORDS : EVQ_RING_WORDS_SMALL);
+    struct evq *q = own_queue();
     if (!q) {
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
         return -1;
@@ -263,11 +253,9 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     if (max_depth > EVQ_MAX_DEPTH)
         max_depth = EVQ_MAX_DEPTH;
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (q->grow)
+        grow_ring(q, head);
     struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-    if (q->grow || (max_depth && r->mask + 1 < EVQ_RING_WORDS)) {
-        grow_ring(q, head, max_depth ? EVQ_RING_WORDS : 0);
-        r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-    }
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
     uint64_t free_words = r->mask + 1 - (head - tail);
     if (free_words < HEADER_WORDS + words + (max_depth ? 1 : 0)) {
@@ -327,11 +315,11 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
 
 int evq_room(uint32_t words)
 {
-    struct evq *q = own_queue(EVQ_RING_WORDS); /* for entries with stacks */
+    struct evq *q = own_queue();
     if (!q)
         return 1; /* no queue (closed, or the budget spent): nothing to wait for */
     const struct ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-    if ((q->grow || r->mask + 1 < EVQ_RING_WORDS) && r->mask + 1 < EVQ_RING_WORDS_MAX &&
+    if (q->grow && r->mask + 1 < EVQ_RING_WORDS_MAX &&
         !atomic_load_explicit(&q->old, memory_order_acquire))
         return 1; /* the next push moves to a bigger ring */
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);

@@ -30,7 +30,6 @@
  * (an exception storm) is replaced by one four times as big; and the
  * budget of all rings. */
 #define EVQ_RING_WORDS 8192u
-#define EVQ_RING_WORDS_SMALL 256u /* a thread's first ring when it has no stack to queue */
 #define EVQ_RING_WORDS_MAX 131072u
 #define EVQ_BUDGET (64u << 20)
 /* Deepest stack an entry may carry (it must fit the ring twice over). */

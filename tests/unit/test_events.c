@@ -10,7 +10,6 @@
 #include "agent/evq.h"
 #include "agent/sources/exflow.h"
 #include "common/config.h"
-#include "common/mem.h"
 
 
 /* Functions and objects of the sequences, by name. */
@@ -395,38 +394,6 @@ static void *push_numbered(void *arg)
     return NULL;
 }
 
-static void on_any(void *ctx, const struct evq_entry *e)
-{
-    (void)e;
-    ((struct in_order *)ctx)->n++;
-}
-
-static void *push_one(void *arg)
-{
-    uint64_t i = (uint64_t)(uintptr_t)arg;
-    evq_push(6, 1, &i, 1, 0);
-    return NULL;
-}
-
-/* Every thread's start is queued (thread_life, always on): a thread with
- * nothing else to queue costs a small ring, not a full one (500 threads
- * held 32 MB of queues). */
-static void test_small_first_ring(void)
-{
-    evq_open();
-    size_t before = mem_live_bytes();
-    for (uintptr_t i = 0; i < 64; i++) {
-        pthread_t t;
-        REQUIRE(pthread_create(&t, NULL, push_one, (void *)i) == 0);
-        pthread_join(t, NULL);
-    }
-    size_t per_thread = (mem_live_bytes() - before) / 64;
-    CHECK(per_thread < EVQ_RING_WORDS * 8 / 4);
-    struct in_order d = {0, 0, 0};
-    CHECK_EQ(evq_drain(on_any, &d, UINT64_MAX), 64);
-    evq_shutdown();
-}
-
 static void test_queue_grows(void)
 {
     evq_open();
@@ -462,7 +429,6 @@ static void test_queue_grows(void)
 void suite_events(void)
 {
     RUN(test_queue_grows);
-    RUN(test_small_first_ring);
     RUN(test_stacks_sent_once);
     RUN(test_plain_catch);
     RUN(test_rethrow);
