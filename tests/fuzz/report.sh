@@ -119,7 +119,7 @@ units.c the percentages and formatting only the CLI uses:
 | reader | $(coverage reader recording.c) |
 | cfi | $(coverage cfi cfi.c) |
 | elfsym | $(coverage elfsym elfsym.c) |
-| leaf | $(coverage leaf leaf.c) |
+| leaf | $(coverage leaf mshape.c) |
 | config | $(coverage config config.c units.c) |
 
 $(cat "$here/findings.md")
