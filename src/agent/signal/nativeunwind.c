@@ -213,6 +213,13 @@ static struct nu_module *reuse(const struct nu_snapshot *old, uintptr_t lo, uint
     return NULL;
 }
 
+/* What a library's line of nativeunwind_gaps counts: walks that stopped at
+ * its rules, or, with no table at all, walks that went through it. */
+static uint32_t walks_of(const struct nu_module *m)
+{
+    return atomic_load(m->bare ? &m->walks_through : &m->walks_stopped);
+}
+
 static int has_gaps(const struct nu_module *m)
 {
     if (m->bare)
@@ -235,9 +242,24 @@ static void keep_gaps(const struct nu_module *m)
     if (!copy)
         return;
     gone = grown;
-    gone[gone_count++] = (struct nu_gap){
-        copy, m->table.gaps,
-        atomic_load(m->bare ? &m->walks_through : &m->walks_stopped), m->bare};
+    gone[gone_count++] = (struct nu_gap){copy, m->table.gaps, walks_of(m), m->bare};
+}
+
+/* A module for the object's executable range [lo, hi), or NULL (out of
+ * memory, said in sc). */
+static struct nu_module *new_module(struct scan *sc, const struct dl_phdr_info *info,
+                                    uintptr_t lo, uintptr_t hi)
+{
+    struct nu_module *m = mem_calloc(1, sizeof *m);
+    if (!m) {
+        sc->oom = 1;
+        return NULL;
+    }
+    m->lo = lo;
+    m->hi = hi;
+    m->bias = info->dlpi_addr;
+    m->path = mem_strdup(info->dlpi_name ? info->dlpi_name : "");
+    return m;
 }
 
 static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -267,16 +289,9 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
         const char *name = info->dlpi_name ? info->dlpi_name : "";
         if (strstr(name, "linux-vdso"))
             return 0;
-        m = mem_calloc(1, sizeof *m);
-        if (!m) {
-            sc->oom = 1;
+        if (!(m = new_module(sc, info, lo, hi)))
             return 0;
-        }
-        m->lo = lo;
-        m->hi = hi;
-        m->bias = info->dlpi_addr;
         m->bare = 1;
-        m->path = mem_strdup(name);
         atomic_store(&m->ready, 1); /* an empty table */
     } else if (!m) {
         /* the readable segment holding .eh_frame_hdr bounds the parser */
@@ -292,18 +307,11 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
         }
         if (!seg_lo)
             return 0;
-        m = mem_calloc(1, sizeof *m);
-        if (!m) {
-            sc->oom = 1;
+        if (!(m = new_module(sc, info, lo, hi)))
             return 0;
-        }
-        m->lo = lo;
-        m->hi = hi;
-        m->bias = info->dlpi_addr;
         m->hdr = hdr;
         m->seg_lo = seg_lo;
         m->seg_hi = seg_hi;
-        m->path = mem_strdup(info->dlpi_name ? info->dlpi_name : "");
         if (parse_all)
             atomic_store(&m->wanted, 1);
     }
@@ -476,8 +484,7 @@ void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_
     for (size_t i = 0; s && i < s->count; i++) {
         const struct nu_module *m = s->modules[i];
         if (has_gaps(m))
-            fn(ctx, m->path ? m->path : "", &m->table.gaps,
-           atomic_load(m->bare ? &m->walks_through : &m->walks_stopped), m->bare);
+            fn(ctx, m->path ? m->path : "", &m->table.gaps, walks_of(m), m->bare);
     }
     for (size_t i = 0; i < gone_count; i++)
         fn(ctx, gone[i].path, &gone[i].gaps, gone[i].walks, gone[i].no_eh_frame);
