@@ -33,7 +33,8 @@ LIBS := -lm
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c) \
+AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
+	src/agent/async/*.c) \
 	src/format/writer.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(wildcard src/agent/trace/*.S)
@@ -60,7 +61,8 @@ CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
 	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c))) \
+	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
+	src/agent/async/*.c))) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so

@@ -83,6 +83,8 @@ int agent_init_sources(struct agent *a)
         return -1;
     if ((a->cfg.events & CONFIG_EVENT_GC) && add_source(a, &source_gc) < 0)
         return -1;
+    if (a->cfg.async && add_source(a, &source_async) < 0)
+        return -1;
     if (a->cfg.trace && add_source(a, &source_trace) < 0)
         return -1;
     return 0;

@@ -57,8 +57,7 @@ void names_join_nested(const char *const *outermost_first, size_t count, char *o
 
 /* ---- describing, with no state ------------------------------------------- */
 
-/* Name of a type definition, enclosing types first; "" when unknown. */
-static void type_name(IMetaDataImport *import, mdTypeDef type, char *out, size_t size)
+void names_type_def(IMetaDataImport *import, mdTypeDef type, char *out, size_t size)
 {
     char parts[MAX_NESTING][NAMES_CHARS];
     const char *chain[MAX_NESTING];
@@ -159,7 +158,7 @@ int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID functi
     mdTypeDef type = 0;
     int rc = describe_method(import, token, d, &type);
     if (rc == 0 && type)
-        type_name(import, type, d->type, sizeof d->type);
+        names_type_def(import, type, d->type, sizeof d->type);
     import->lpVtbl->Release(import);
     return rc;
 }
@@ -230,7 +229,7 @@ static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t
         return -1;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     char name[2 * NAMES_CHARS];
-    type_name(import, token, name, sizeof name);
+    names_type_def(import, token, name, sizeof name);
     import->lpVtbl->Release(import);
     append(out, size, used, name);
     if (nargs > 8)
@@ -349,7 +348,7 @@ static const char *cached_type_name(struct names *n, struct names_module *m, mdT
     if (map64_get(&n->type_of, key, &id))
         return n->types.strs[id];
     char joined[2 * NAMES_CHARS];
-    type_name(m->import, type, joined, sizeof joined);
+    names_type_def(m->import, type, joined, sizeof joined);
     int is_new;
     id = strtab_intern(&n->types, joined, strlen(joined), &is_new);
     if (id == UINT32_MAX || map64_put(&n->type_of, key, id) < 0)

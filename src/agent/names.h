@@ -74,6 +74,9 @@ HIDDEN int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly
                                    size_t size);
 HIDDEN int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out,
                                  size_t size);
+/* Any thread: a type definition's name as the recording spells it
+ * (namespace, enclosing types joined by '+'); "" when unknown. */
+HIDDEN void names_type_def(IMetaDataImport *import, mdTypeDef type, char *out, size_t size);
 /* Loop: the frame of a method described elsewhere, remembered for f. */
 HIDDEN uint32_t names_add(struct names *n, FunctionID function, const struct method_desc *d);
 /* Loop: frame id of a managed function (within codemap_ids_begin/end); a

@@ -53,6 +53,7 @@
 #include "agent/remote.h"
 #include "agent/threads.h"
 #include "agent/unhandled.h"
+#include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
@@ -841,6 +842,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
                                                               ModuleID module)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    /* its types' MethodTables will be reused: async chains must not
+     * follow them by what was learned of the old ones */
+    achain_types_clear();
     DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
@@ -890,6 +894,9 @@ EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
 static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCallback11 *iface,
                                                                 COR_PRF_SUSPEND_REASON reason)
 {
+    /* objects may move from now on (async chains read outside cooperative
+     * mode are not trusted across this) */
+    achain_suspend_begin();
     activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_PAUSE, (uint64_t)reason);
     return S_OK;
 }
@@ -912,12 +919,14 @@ static void pause_end(struct profiler *p)
 static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendAborted(ICorProfilerCallback11 *iface)
 {
     pause_end(impl_from_ICorProfilerCallback11(iface));
+    achain_suspend_end();
     return S_OK;
 }
 
 static HRESULT STDMETHODCALLTYPE profiler_RuntimeResumeFinished(ICorProfilerCallback11 *iface)
 {
     pause_end(impl_from_ICorProfilerCallback11(iface));
+    achain_suspend_end();
     return S_OK;
 }
 
@@ -977,6 +986,34 @@ static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11
     return S_OK;
 }
 
+/* ---- ReJIT (async) ---------------------------------------------------------------- */
+
+/* The new body of a method a source asked to be rejitted: the first
+ * source that says it is its own gives it. */
+static HRESULT STDMETHODCALLTYPE profiler_GetReJITParameters(ICorProfilerCallback11 *iface,
+                                                             ModuleID module, mdMethodDef method,
+                                                             ICorProfilerFunctionControl *control)
+{
+    struct agent *a = &impl_from_ICorProfilerCallback11(iface)->agent;
+    for (uint32_t i = 0; control && i < a->source_count; i++) {
+        struct source *src = &a->sources[i];
+        if (src->ops->hooks && src->ops->hooks->rejit_parameters &&
+            src->ops->hooks->rejit_parameters(src, module, method, control) >= 0)
+            return S_OK;
+    }
+    return E_FAIL;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ReJITError(ICorProfilerCallback11 *iface, ModuleID module,
+                                                     mdMethodDef method, FunctionID function,
+                                                     HRESULT status)
+{
+    (void)function;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, rejit_error, module, method, status);
+    return S_OK;
+}
+
 /* ---- inlining (tracing) ---------------------------------------------------------- */
 
 static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
@@ -1025,6 +1062,9 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
     .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
     .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
+    /* ICorProfilerCallback4 */
+    .GetReJITParameters = profiler_GetReJITParameters,
+    .ReJITError = profiler_ReJITError,
     /* ICorProfilerCallback8, 9 */
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,

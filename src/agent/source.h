@@ -96,6 +96,13 @@ struct source_hooks {
      * never grant */
     void (*jit_inlining)(struct source *s, FunctionID caller, FunctionID callee,
                          BOOL *should_inline);
+    /* GetReJITParameters for a method a source asked to be rejitted: it
+     * gives the new body through control and returns S_OK; a failure
+     * return means "not mine" */
+    HRESULT (*rejit_parameters)(struct source *s, ModuleID module, mdMethodDef method,
+                                ICorProfilerFunctionControl *control);
+    /* ReJITError */
+    void (*rejit_error)(struct source *s, ModuleID module, mdMethodDef method, HRESULT status);
 };
 
 struct source_ops {
@@ -128,5 +135,6 @@ HIDDEN extern const struct source_ops source_threads;     /* always: threads' li
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
+HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
 
 #endif

@@ -107,6 +107,10 @@ static const char record_usage[] =
     "                          the calls event, report -f calls\n"
     "      --include RE        trace only methods matching RE (Namespace.Type.Method)\n"
     "      --exclude RE        do not trace methods matching RE\n"
+    "      --async[=off]       logical async stacks: a sample or event in an async\n"
+    "                          method shows the methods awaiting it ([async] A,\n"
+    "                          [async] B) instead of the thread pool's frames, and\n"
+    "                          async methods are named as written (docs/async.md)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
@@ -494,6 +498,7 @@ enum {
     OPT_TRACE,
     OPT_INCLUDE,
     OPT_EXCLUDE,
+    OPT_ASYNC,
     OPT_NO_CHILDREN,
     OPT_ALL_PROCESSES,
 };
@@ -529,6 +534,7 @@ int cmd_record(int argc, char **argv)
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"async", optional_argument, NULL, OPT_ASYNC},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     char err[256];
@@ -579,6 +585,7 @@ int cmd_record(int argc, char **argv)
         case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
         case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
         case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
+        case OPT_ASYNC: key = "async"; optarg = optarg ? optarg : "on"; break;
         case 'q': quiet = 1; break;
         case 'p':
             if (attach_parse_pid(optarg, &attach_pid, err, sizeof err) < 0)

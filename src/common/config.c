@@ -48,6 +48,7 @@ static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TR
 static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
                                              [CONFIG_CHILDREN_ALL] = "all",
                                              [CONFIG_CHILDREN_APP] = "app"};
+static const char *const async_names[] = {[CONFIG_ASYNC_OFF] = "off", [CONFIG_ASYNC_ON] = "on"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -262,6 +263,12 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown choice (none, all, app)";
         else
             c->children = (enum config_children)v;
+    } else if (!strcmp(key, "async")) {
+        int v = choice(value, CHOICES(async_names));
+        if (v < 0)
+            why = "unknown choice (on, off)";
+        else
+            c->async = (enum config_async)v;
     } else if (!strcmp(key, "control")) {
         size_t n = strlen(value);
         int ok = n == 0 || (value[0] == '@' && n >= 2 && n < sizeof c->control);
@@ -430,6 +437,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
     else if (!strcmp(key, "children"))
         snprintf(out, size, "%s", choice_name(CHOICES(children_names), (int)c->children));
+    else if (!strcmp(key, "async"))
+        snprintf(out, size, "%s", choice_name(CHOICES(async_names), (int)c->async));
     else if (!strcmp(key, "control"))
         snprintf(out, size, "%s", c->control);
     else if (!strcmp(key, "lock_min"))

@@ -57,6 +57,9 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
  * them (each its own recording), or the application's only (every process
  * but the .NET SDK's own: what `dotnet run` and `dotnet test` mean). */
 enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG_CHILDREN_APP = 2 };
+/* Logical async stacks (`record --async`): samples and events taken in an
+ * async method carry the methods awaiting it (src/agent/async). */
+enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1 };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -98,6 +101,7 @@ struct config {
     enum config_trace trace;
     char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
+    enum config_async async;
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -119,7 +123,8 @@ struct config {
     X(trace, "CORSCOPE_TRACE") \
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
     X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE") \
-    X(children, "CORSCOPE_CHILDREN")
+    X(children, "CORSCOPE_CHILDREN") \
+    X(async, "CORSCOPE_ASYNC")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -49,8 +49,10 @@ struct walk_regs {
     uintptr_t thread; /* the runtime's Thread* (the profiling API's ThreadID), 0: unknown */
 };
 
-/* Receives the index-th instruction pointer (leaf first). */
-typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc);
+/* Receives the index-th instruction pointer (leaf first) and the stack
+ * pointer in that frame (its lowest address: a frame's own memory lies
+ * from there up to the next frame's sp). */
+typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp);
 
 /* Walks from `regs` (pc exact: an interrupted or current instruction), never
  * reading outside [regs->sp, hi); hi == 0 means the stack is unknown and only
