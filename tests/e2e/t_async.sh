@@ -58,10 +58,12 @@ expect timer BurnTimer "${A}Timers\.Outer;AsyncChain\.Timers\.Tick;${W}BurnTimer
 # nothing awaits Delay but the blocked caller: the method is the root
 expect delay BurnDelay "^(\[blocking wait\];)?AsyncChain\.Timers\.Delay;${W}BurnDelay(;| )"
 expect syncwait BurnSync "${A}SyncOver\.A;AsyncChain\.SyncOver\.B;${W}BurnSync(;| )"
-# a thread blocked in .Result (after its first spins) is the chain's root
+# a thread blocked in .Result is the chain's root (once it spun a little:
+# 93.9% of the samples seen beside busy processes)
 blocked=$(share BurnSync "^\[blocking wait\];${A}SyncOver\.A;")
 note "syncwait: ${blocked% *}% of Work.BurnSync's samples under [blocking wait]"
-awk -v p="${blocked% *}" 'BEGIN { exit !(p > 0) }' || fail "no [blocking wait] at the root of .Result's chain"
+awk -v p="${blocked% *}" 'BEGIN { exit !(p >= 50) }' ||
+    fail "only ${blocked% *}% of .Result's chains with [blocking wait] at the root"
 
 # the thread pool's frames are gone above a resumed method
 pool=$(awk '/Work\.Burn(C|Left|Right|Configured|ValueTask|Pooling|Produce|Lambda|Timer|Sync)(;| )/ &&

@@ -379,9 +379,22 @@ static void test_achain_guarded(void)
     heap[10][1] = 0;
     uint64_t before = achain_discarded();
     achain_suspend_begin();
+    /* nothing is read during a suspension, in either mode (the thread that
+     * collects runs in cooperative mode, with the heap in motion) */
+    achain_set_coop_offset(4);
     CHECK_EQ(read_chain((uintptr_t)heap[10], 0, mts, &end), 0);
+    CHECK_EQ(read_chain((uintptr_t)heap[10], 1, mts, &end), 0);
+    achain_set_coop_offset(-1);
     achain_suspend_end();
-    CHECK_EQ(achain_discarded(), before + 1);
+    CHECK_EQ(achain_discarded(), before + 2);
+    /* a MethodTable with a low bit set (a collection's mark) is no object's:
+     * the chain ends before it, a failed read (seen: a garbage ClassID the
+     * loop then handed to the runtime crashed it) */
+    heap[11][0] = MT_BOX | 1;
+    heap[10][1] = (uintptr_t)heap[11];
+    CHECK_EQ(read_chain((uintptr_t)heap[10], 0, mts, &end), 1);
+    CHECK_EQ(end, ACHAIN_END_FAULT);
+    heap[10][1] = 0;
     CHECK_EQ(read_chain((uintptr_t)heap[10], 0, mts, &end), 1);
     /* a slot pointing outside the stack is not followed */
     uintptr_t *slot = achain_slot();

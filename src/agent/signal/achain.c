@@ -195,20 +195,22 @@ NO_ASAN uint32_t achain_read(uintptr_t sp, uintptr_t hi, uintptr_t thread, uint6
     uintptr_t obj = *(const uintptr_t *)at;
     if (!obj)
         return 0;
+    /* a suspension in progress: a collection may be running, on this very
+     * thread (the one that triggered it collects, in cooperative mode),
+     * marking MethodTables and moving objects */
+    uint64_t seq = atomic_load_explicit(&suspend_seq, memory_order_acquire);
+    if (atomic_load_explicit(&suspended, memory_order_acquire)) {
+        atomic_fetch_add_explicit(&discarded, 1, memory_order_relaxed);
+        return 0;
+    }
     struct reader r = {0, 0, 0};
     int32_t coop = atomic_load_explicit(&coop_offset, memory_order_relaxed);
     if (thread && coop >= 0)
         r.direct = *(const volatile uint32_t *)(thread + (uint32_t)coop) != 0;
-    uint64_t seq = 0;
     if (!r.direct) {
         int saved = errno;
         r.pid = (pid_t)syscall(SYS_getpid);
         errno = saved;
-        seq = atomic_load_explicit(&suspend_seq, memory_order_acquire);
-        if (atomic_load_explicit(&suspended, memory_order_acquire)) {
-            atomic_fetch_add_explicit(&discarded, 1, memory_order_relaxed);
-            return 0;
-        }
     }
     int saved = errno;
     uint32_t n = 0;
@@ -218,6 +220,8 @@ NO_ASAN uint32_t achain_read(uintptr_t sp, uintptr_t hi, uintptr_t thread, uint6
             break;
         }
         uintptr_t mt = read_word(&r, obj);
+        if (!r.failed && !plausible(mt))
+            r.failed = 1; /* a MethodTable is aligned: this is not an object */
         if (r.failed)
             break;
         mts[n++] = mt;
@@ -238,12 +242,12 @@ NO_ASAN uint32_t achain_read(uintptr_t sp, uintptr_t hi, uintptr_t thread, uint6
     errno = saved;
     if (r.failed)
         *end = ACHAIN_END_FAULT;
-    if (!r.direct) {
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&suspend_seq, memory_order_acquire) != seq) {
-            atomic_fetch_add_explicit(&discarded, 1, memory_order_relaxed);
-            return 0;
-        }
+    /* (in cooperative mode no suspension can have completed meanwhile; the
+     * check costs nothing and covers a mode misread) */
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&suspend_seq, memory_order_acquire) != seq) {
+        atomic_fetch_add_explicit(&discarded, 1, memory_order_relaxed);
+        return 0;
     }
     return n;
 }

@@ -24,16 +24,21 @@
  * not know yet ends the chain, and the loop learns it for the next
  * samples.
  *
- * Safety: objects move only while the runtime is suspended.  A thread in
- * cooperative mode (running managed code: Thread::m_fPreemptiveGCDisabled,
- * found through the runtime's contract descriptor) cannot be interrupted
- * by a suspension that completes while it is in the handler, so the
- * handler reads the heap directly.  Otherwise (native code, a wait, a
- * runtime without the descriptor) every read goes through
- * process_vm_readv, which fails instead of faulting, and the whole read is
- * kept only when no suspension began or ended meanwhile (a sequence count
- * the runtime's suspension callbacks move).  So a chain is never read
- * from a heap in motion, and the MethodTables recorded are real ones.
+ * Safety: objects move, and collections mark MethodTables, only while the
+ * runtime is suspended (RuntimeSuspendStarted to RuntimeResumeFinished,
+ * which move a sequence count): during a suspension nothing is read (the
+ * thread that triggered a collection runs it, in cooperative mode, and
+ * may be the one interrupted).  Otherwise a thread in cooperative mode
+ * (running managed code: Thread::m_fPreemptiveGCDisabled, found through
+ * the runtime's contract descriptor) cannot be interrupted by a suspension
+ * that completes while it is in the handler, so the handler reads the heap
+ * directly.  Elsewhere (native code, a wait, a runtime without the
+ * descriptor) every read goes through process_vm_readv, which fails
+ * instead of faulting.  Either way the read is kept only when no
+ * suspension began meanwhile, and a MethodTable that is not aligned ends
+ * the chain as a failed read.  So a chain is never read from a heap in
+ * motion, and the MethodTables recorded (which the loop hands to the
+ * runtime) are real ones.
  */
 #ifndef CORSCOPE_ACHAIN_H
 #define CORSCOPE_ACHAIN_H

@@ -1,7 +1,11 @@
 // AsyncChain: async code whose logical stacks are known, for corscope's
 // --async.  Each scenario resumes an async method on the thread pool (it
 // yields first) and burns CPU there in a leaf of its own (Work.BurnX), so
-// that every sample of that leaf has a known chain of awaiting methods:
+// that every sample of that leaf has a known chain of awaiting methods.
+// Before it burns it also awaits a gate the caller opens once its call has
+// returned: by then every method of the chain has hooked its continuation,
+// so no sample falls in the moment between a resumption and the awaiters'
+// registrations (which a loaded machine stretches to milliseconds):
 //
 //   chain       Chain.A awaits B awaits C; C yields, then burns (Work.BurnC)
 //   whenall     Fan.All awaits Task.WhenAll(Left, Right): BurnLeft, BurnRight
@@ -61,14 +65,14 @@ static class Chain
 {
     public static async Task A(double ms) { await B(ms); }
     static async Task B(double ms) { await C(ms); }
-    static async Task C(double ms) { await Task.Yield(); Work.BurnC(ms); }
+    static async Task C(double ms) { await Task.Yield(); await Program.Gate; Work.BurnC(ms); }
 }
 
 static class Fan
 {
     public static async Task All(double ms) { await Task.WhenAll(Left(ms / 2), Right(ms / 2)); }
-    static async Task Left(double ms) { await Task.Yield(); Work.BurnLeft(ms); }
-    static async Task Right(double ms) { await Task.Yield(); Work.BurnRight(ms); }
+    static async Task Left(double ms) { await Task.Yield(); await Program.Gate; Work.BurnLeft(ms); }
+    static async Task Right(double ms) { await Task.Yield(); await Program.Gate; Work.BurnRight(ms); }
 }
 
 static class Configure
@@ -78,6 +82,7 @@ static class Configure
     static async Task<int> C(double ms)
     {
         await Task.Delay(1).ConfigureAwait(false);
+        await Program.Gate.ConfigureAwait(false);
         Work.BurnConfigured(ms);
         return 1;
     }
@@ -87,7 +92,7 @@ static class ValueTasks
 {
     public static async ValueTask A(double ms) { await B(ms); }
     static async ValueTask<int> B(double ms) { return await C(ms); }
-    static async ValueTask<int> C(double ms) { await Task.Yield(); Work.BurnValueTask(ms); return 2; }
+    static async ValueTask<int> C(double ms) { await Task.Yield(); await Program.Gate; Work.BurnValueTask(ms); return 2; }
 }
 
 static class Pooling
@@ -97,7 +102,7 @@ static class Pooling
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     static async ValueTask<int> B(double ms) { return await C(ms); }
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    static async ValueTask<int> C(double ms) { await Task.Yield(); Work.BurnPooling(ms); return 3; }
+    static async ValueTask<int> C(double ms) { await Task.Yield(); await Program.Gate; Work.BurnPooling(ms); return 3; }
 }
 
 static class Stream
@@ -105,19 +110,17 @@ static class Stream
     public static async Task Consume(double ms)
     {
         int sum = 0;
-        await foreach (int x in Produce(ms / 4, 4))
+        await foreach (int x in Produce(ms))
             sum += x;
         if (sum < 0) Console.WriteLine(sum);
     }
 
-    static async IAsyncEnumerable<int> Produce(double ms, int n)
+    static async IAsyncEnumerable<int> Produce(double ms)
     {
-        for (int i = 0; i < n; i++)
-        {
-            await Task.Yield();
-            Work.BurnProduce(ms);
-            yield return i;
-        }
+        await Task.Yield();
+        await Program.Gate;
+        Work.BurnProduce(ms);
+        yield return 1;
     }
 }
 
@@ -125,7 +128,7 @@ static class Lambdas
 {
     public static Task Run(double ms)
     {
-        Func<double, Task> work = async m => { await Task.Yield(); Work.BurnLambda(m); };
+        Func<double, Task> work = async m => { await Task.Yield(); await Program.Gate; Work.BurnLambda(m); };
         return Outer(work, ms);
     }
 
@@ -134,11 +137,14 @@ static class Lambdas
 
 static class Runs
 {
-    public static async Task Outer(double ms) { await Task.Run(() => Work.BurnRun(ms)); }
+    public static async Task Outer(double ms)
+    {
+        await Task.Run(() => { Program.Gate.Wait(); Work.BurnRun(ms); });
+    }
 
     public static async Task OuterAsync(double ms)
     {
-        await Task.Run(async () => { await Task.Yield(); Work.BurnRunAsync(ms); });
+        await Task.Run(async () => { await Task.Yield(); await Program.Gate; Work.BurnRunAsync(ms); });
     }
 }
 
@@ -150,6 +156,7 @@ static class Timers
     {
         using var timer = new PeriodicTimer(TimeSpan.FromMilliseconds(1));
         await timer.WaitForNextTickAsync();
+        await Program.Gate;
         Work.BurnTimer(ms);
     }
 
@@ -163,11 +170,24 @@ static class Timers
 static class SyncOver
 {
     public static async Task<int> A(double ms) { return await B(ms) + 1; }
-    static async Task<int> B(double ms) { await Task.Yield(); Work.BurnSync(ms); return 1; }
+    static async Task<int> B(double ms) { await Task.Yield(); await Program.Gate; Work.BurnSync(ms); return 1; }
 }
 
 static class Program
 {
+    // Opened by the caller once the scenario's call returned (see above).
+    public static Task Gate = Task.CompletedTask;
+
+    // Calls start (which awaits the gate somewhere down), opens the gate,
+    // and waits for the result.
+    static void Gated(Func<Task> start)
+    {
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Gate = gate.Task;
+        Task t = start();
+        gate.SetResult();
+        t.GetAwaiter().GetResult();
+    }
     // Runs one scenario for about `total` ms of the leaves' CPU time, in
     // slices of `slice` ms (each a fresh call, so each resumes anew).
     static void Scenario(string name, double total, double slice)
@@ -177,22 +197,30 @@ static class Program
         {
             switch (name)
             {
-                case "chain": Chain.A(slice).GetAwaiter().GetResult(); break;
-                case "whenall": Fan.All(slice).GetAwaiter().GetResult(); break;
-                case "configure": Configure.A(slice).GetAwaiter().GetResult(); break;
-                case "valuetask": ValueTasks.A(slice).AsTask().GetAwaiter().GetResult(); break;
-                case "pooling": Pooling.A(slice).AsTask().GetAwaiter().GetResult(); break;
-                case "stream": Stream.Consume(slice).GetAwaiter().GetResult(); break;
-                case "lambda": Lambdas.Run(slice).GetAwaiter().GetResult(); break;
+                case "chain": Gated(() => Chain.A(slice)); break;
+                case "whenall": Gated(() => Fan.All(slice)); break;
+                case "configure": Gated(() => Configure.A(slice)); break;
+                case "valuetask": Gated(() => ValueTasks.A(slice).AsTask()); break;
+                case "pooling": Gated(() => Pooling.A(slice).AsTask()); break;
+                case "stream": Gated(() => Stream.Consume(slice)); break;
+                case "lambda": Gated(() => Lambdas.Run(slice)); break;
                 case "run":
-                    Runs.Outer(slice / 2).GetAwaiter().GetResult();
-                    Runs.OuterAsync(slice / 2).GetAwaiter().GetResult();
+                    Gated(() => Runs.Outer(slice / 2));
+                    Gated(() => Runs.OuterAsync(slice / 2));
                     break;
                 case "timer":
-                    Timers.Outer(slice / 2).GetAwaiter().GetResult();
+                    Gated(() => Timers.Outer(slice / 2));
                     Timers.Delay(slice / 2).GetAwaiter().GetResult();
                     break;
-                case "syncwait": _ = SyncOver.A(slice).Result; break;
+                case "syncwait":
+                {
+                    var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                    Gate = gate.Task;
+                    Task<int> t = SyncOver.A(slice);
+                    gate.SetResult();
+                    _ = t.Result;
+                    break;
+                }
                 default: throw new ArgumentException("unknown scenario " + name);
             }
         }
