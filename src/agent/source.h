@@ -136,5 +136,6 @@ HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: all
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
 HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
+HIDDEN extern const struct source_ops source_async_snapshots; /* --async=snapshots: pending ops */
 
 #endif

@@ -65,11 +65,12 @@ int fname_state_machine(const char *type, size_t type_len, const char *method,
     return 1;
 }
 
-/* Does the recording have logical async stacks? */
+/* Was the recording made for async code (logical stacks, or snapshots of
+ * pending operations)? */
 static int async_names(const struct recording *r)
 {
     const struct rec_str *v = rec_info(r, FMT_INFO_ASYNC);
-    return v && v->len >= 2 && !memcmp(v->p, "on", 2);
+    return v && v->len >= 2 && memcmp(v->p, "of", 2) != 0;
 }
 
 size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size)

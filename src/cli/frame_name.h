@@ -4,8 +4,8 @@
  *   managed    Namespace.Outer+Inner.Method, generic types with their metadata
  *              arity (System.Collections.Generic.List`1.Add) and generic
  *              methods with theirs after two backticks (Enumerable.Select``2),
- *              as in XML documentation ids; in a recording with logical async
- *              stacks (INFO async "on ..."), an async method's state machine
+ *              as in XML documentation ids; in a recording made for async
+ *              code (INFO async "on ..." or "snapshots ..."), an async method's state machine
  *              (Chain+<C>d__3.MoveNext) as the method it was written as
  *              (Chain.C)
  *   native     libname.so!symbol, or libname.so!+0x1a2b without a symbol, or

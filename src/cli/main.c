@@ -16,6 +16,7 @@ static const char usage[] =
     "  report   turn a recording into a report (collapsed stacks, top methods)\n"
     "  check    validate a recording and say what is wrong with it\n"
     "  ps       list the running .NET processes you can attach to (record -p)\n"
+    "  async    the pending async operations of a running process, who awaits whom\n"
     "\n"
     "  corscope <command> --help    options of one command\n"
     "  corscope --version           version of corscope and its file format\n"
@@ -48,7 +49,9 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "ps"))
         return cmd_ps(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check, ps; see 'corscope --help')",
-              cmd);
+    if (!strcmp(cmd, "async"))
+        return cmd_async(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: record, report, check, ps, async; see 'corscope "
+              "--help')", cmd);
     return EXIT_USAGE;
 }

@@ -111,6 +111,9 @@ static const char record_usage[] =
     "                          method shows the methods awaiting it ([async] A,\n"
     "                          [async] B) instead of the thread pool's frames, and\n"
     "                          async methods are named as written (docs/async.md)\n"
+    "      --async=snapshots   no samples: the pending async operations, who awaits\n"
+    "                          whom, every 500 ms (.NET 9+; report -f async; what\n"
+    "                          `corscope async -p PID` does)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
@@ -551,6 +554,7 @@ int cmd_record(int argc, char **argv)
                *live_opt = NULL, *filter_opt = NULL;
     pid_t attach_pid = 0;
     uint64_t duration_ns = 0;
+    int event_opt = 0;
 
     optind = 1;
     opterr = 0;
@@ -568,7 +572,7 @@ int cmd_record(int argc, char **argv)
         const char *key = NULL;
         switch (c) {
         case 'o': output = optarg; break;
-        case 'e': key = "event"; break;
+        case 'e': key = "event"; event_opt = 1; break;
         case 'i': key = "interval"; break;
         case OPT_SAMPLER: key = "sampler"; break;
         case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
@@ -602,6 +606,11 @@ int cmd_record(int argc, char **argv)
         if (key && config_set(&cfg, key, optarg, err, sizeof err) < 0)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
     }
+    /* snapshots of pending async operations: nothing sampled unless asked */
+    if (cfg.async == CONFIG_ASYNC_SNAPSHOTS && !event_opt)
+        cfg.events = 0;
+    if (!cfg.events && cfg.async != CONFIG_ASYNC_SNAPSHOTS)
+        return cli_usage_error("record", "-e names nothing to record");
     if (cfg.sampler == CONFIG_SAMPLER_SUSPEND && (signal_opt || clock_opt))
         return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
                                signal_opt ? signal_opt : clock_opt);

@@ -48,7 +48,8 @@ static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TR
 static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
                                              [CONFIG_CHILDREN_ALL] = "all",
                                              [CONFIG_CHILDREN_APP] = "app"};
-static const char *const async_names[] = {[CONFIG_ASYNC_OFF] = "off", [CONFIG_ASYNC_ON] = "on"};
+static const char *const async_names[] = {[CONFIG_ASYNC_OFF] = "off", [CONFIG_ASYNC_ON] = "on",
+                                          [CONFIG_ASYNC_SNAPSHOTS] = "snapshots"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -79,6 +80,10 @@ static const char *parse_events(const char *value, uint32_t *out)
     static char why[160];
     uint32_t set = 0;
     const char *p = value;
+    if (!*value) { /* nothing sampled or traced (async snapshots alone) */
+        *out = 0;
+        return NULL;
+    }
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -266,7 +271,7 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
     } else if (!strcmp(key, "async")) {
         int v = choice(value, CHOICES(async_names));
         if (v < 0)
-            why = "unknown choice (on, off)";
+            why = "unknown choice (on, off, snapshots)";
         else
             c->async = (enum config_async)v;
     } else if (!strcmp(key, "control")) {

@@ -58,8 +58,10 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
  * but the .NET SDK's own: what `dotnet run` and `dotnet test` mean). */
 enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG_CHILDREN_APP = 2 };
 /* Logical async stacks (`record --async`): samples and events taken in an
- * async method carry the methods awaiting it (src/agent/async). */
-enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1 };
+ * async method carry the methods awaiting it (src/agent/async); or
+ * snapshots of the pending async operations (`--async=snapshots`, what
+ * `corscope async -p` attaches with), alone. */
+enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1, CONFIG_ASYNC_SNAPSHOTS = 2 };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */

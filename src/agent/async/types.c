@@ -151,6 +151,35 @@ static int32_t continuation_state_offset(ICorProfilerInfo15 *info, ModuleID core
     return field_offset(info, &l, "_continuationState");
 }
 
+/* Where a box keeps its state machine's <>1__state. */
+static void state_of(ICorProfilerInfo15 *info, const struct level *levels, size_t d, size_t depth,
+                     ClassID sm, struct async_node *n)
+{
+    struct level sml;
+    ClassID parent = 0;
+    if (read_level(info, sm, &sml, &parent) < 0)
+        return;
+    /* a struct (a release build's state machine) derives from ValueType;
+     * its GetClassLayout offsets start at its first field, as it lies in
+     * the box; a class's at its MethodTable, as the box's reference finds
+     * it */
+    int value_type = 0;
+    for (ClassID k = parent; k;) {
+        struct level pl;
+        ClassID up = 0;
+        if (read_level(info, k, &pl, &up) < 0)
+            break;
+        if (!strcmp(pl.name, "System.ValueType")) {
+            value_type = 1;
+            break;
+        }
+        k = up;
+    }
+    n->class_sm = !value_type;
+    n->state[0] = inherited_offset(info, levels, d, depth, "StateMachine");
+    n->state[1] = field_offset(info, &sml, "<>1__state");
+}
+
 /* The state machine's MoveNext: its FunctionID and frame. */
 static void method_of(struct agent *a, ClassID sm, struct async_node *n)
 {
@@ -234,6 +263,10 @@ static int classify(struct agent *a, ClassID mt, struct achain_type *t, struct a
     t->path[0] = t->path[1] = t->alt[0] = t->alt[1] = -1;
     t->kind = ACHAIN_END;
     n->kind = ACHAIN_END;
+    n->flags = n->state[0] = n->state[1] = -1;
+    for (size_t d = 0; d < depth; d++)
+        if (!strcmp(levels[d].name, "System.Threading.Tasks.Task"))
+            n->flags = field_offset(info, &levels[d], "m_stateFlags");
 
     /* a state machine box */
     for (size_t d = 0; d < depth; d++) {
@@ -244,6 +277,8 @@ static int classify(struct agent *a, ClassID mt, struct achain_type *t, struct a
             return -1;
         ClassID result = levels[d].args[0], sm = levels[d].args[1];
         t->kind = n->kind = ACHAIN_BOX;
+        n->pooling = (uint8_t)pooling;
+        state_of(info, levels, d, depth, sm, n);
         if (pooling) {
             int32_t source = inherited_offset(info, levels, d, depth, "_valueTaskSource");
             int32_t state = continuation_state_offset(info, levels[d].module, result);
@@ -254,13 +289,19 @@ static int classify(struct agent *a, ClassID mt, struct achain_type *t, struct a
             /* an async iterator: its consumer awaits the state machine */
             struct level sml;
             ClassID sm_parent = 0;
-            if (read_level(info, sm, &sml, &sm_parent) == 0) {
-                int32_t promise = field_offset(info, &sml, "<>v__promiseOfValueOrEnd");
+            int32_t promise = read_level(info, sm, &sml, &sm_parent) == 0
+                                  ? field_offset(info, &sml, "<>v__promiseOfValueOrEnd")
+                                  : -1;
+            if (promise >= 0) {
+                /* the state machine's field makes its type loaded: asked
+                 * for otherwise, GetClassFromTokenAndTypeArgs would load
+                 * ManualResetValueTaskSourceCore<bool> from this thread,
+                 * which runs no managed code (seen: a crash) */
                 int32_t box_sm = inherited_offset(info, levels, d, depth, "StateMachine");
                 ClassID boolean = corelib_class(info, levels[d].module, "System.Boolean");
                 int32_t state = boolean ? continuation_state_offset(info, levels[d].module,
                                                                     boolean) : -1;
-                if (promise >= 0 && box_sm >= 0 && state >= 0) {
+                if (box_sm >= 0 && state >= 0) {
                     t->alt[0] = box_sm;
                     t->alt[1] = promise + state;
                 }
@@ -321,6 +362,7 @@ const struct async_node *async_node_of(struct agent *a, uint64_t mt, uint64_t se
     codemap_ids_end();
     if (!ok)
         memset(&n, 0, sizeof n);
+    n.how = t;
     struct async_node *grown = mem_grow(nodes, &node_cap, node_count + 1, sizeof *nodes);
     if (!grown)
         return NULL;
@@ -332,6 +374,14 @@ const struct async_node *async_node_of(struct agent *a, uint64_t mt, uint64_t se
     if (ok && achain_type_put(&t) < 0)
         unplaced++;
     return ok ? &nodes[node_count - 1] : NULL;
+}
+
+const struct async_node *async_node_known(uint64_t mt)
+{
+    uint32_t at;
+    if (map64_get(&node_of, mt, &at))
+        return nodes[at].kind ? &nodes[at] : NULL;
+    return NULL;
 }
 
 void async_types_forget(void)

@@ -33,6 +33,7 @@
 
 #include <stdint.h>
 
+#include "agent/signal/achain.h"
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
 
@@ -41,15 +42,29 @@ struct agent;
 /* What the loop knows of one MethodTable. */
 struct async_node {
     uint8_t kind;       /* enum achain_kind, 0 when it could not be classified */
+    uint8_t pooling;    /* a pooled ValueTask box (not a Task) */
+    uint8_t class_sm;   /* a box whose state machine is a class (state[0] holds a
+                         * reference to it), not a struct inside the box */
     uint32_t frame;     /* the frame it shows as rootward of the sample, 0 none */
     uint32_t method;    /* a box: the frame of its state machine's MoveNext */
     FunctionID move_next; /* ... and its FunctionID, 0 unknown */
+    struct achain_type how; /* how a chain goes on from it (path, alt) */
+    int32_t flags;      /* a Task: where m_stateFlags is, -1 none */
+    int32_t state[2];   /* a box: its StateMachine field, and <>1__state in the
+                         * state machine; -1 unknown */
 };
+
+/* A Task's m_stateFlags bits of a finished task (RanToCompletion,
+ * Faulted, Canceled: TaskStateFlags in Task.cs). */
+#define ASYNC_TASK_DONE 0x1600000u
 
 /* Loop: the node of a MethodTable a chain recorded at seen_ns (classified
  * now if new); NULL when it cannot be known (unloaded since, or the runtime
  * could not say). */
 HIDDEN const struct async_node *async_node_of(struct agent *a, uint64_t mt, uint64_t seen_ns);
+/* Loop or a heap walk (the runtime suspended): the node of a MethodTable
+ * classified before, NULL when not (yet) known; no runtime call. */
+HIDDEN const struct async_node *async_node_known(uint64_t mt);
 /* Loop: classes were unloaded: forget every type (both tables). */
 HIDDEN void async_types_forget(void);
 HIDDEN void async_types_free(void);

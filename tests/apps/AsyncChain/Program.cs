@@ -21,6 +21,13 @@
 //               Timers.Delay: Task.Delay, then burn
 //   syncwait    SyncOver.A(...).Result from a plain method: A awaits B
 //
+// And operations left pending, for `corscope async -p` (not in "all"):
+//   pending     3 x Pending.Root -> Mid -> Leaf, Leaf at its first await of a
+//               task that never completes; Pending.Fan awaiting Task.WhenAll
+//               of 2 Pending.Branch, each at its second await; and a thread
+//               blocked in Wait() on one more Pending.Root; prints "ready"
+//               and waits [seconds] (default 60)
+//
 // Usage: AsyncChain SCENARIO[,SCENARIO...]|all [ms of CPU per scenario]
 // Prints "cpu SCENARIO NS" per scenario: the leaves' CPU time.
 using System.Globalization;
@@ -173,6 +180,33 @@ static class SyncOver
     static async Task<int> B(double ms) { await Task.Yield(); await Program.Gate; Work.BurnSync(ms); return 1; }
 }
 
+static class Pending
+{
+    public static async Task Root(Task never) { await Mid(never); }
+    static async Task Mid(Task never) { await Leaf(never); }
+    static async Task Leaf(Task never) { await never; }
+
+    public static async Task Fan(Task never) { await Task.WhenAll(Branch(never), Branch(never)); }
+    static async Task Branch(Task never) { await Task.Yield(); await never; }
+
+    public static int Run(double seconds)
+    {
+        var never = new TaskCompletionSource();
+        var roots = new List<Task>();
+        for (int i = 0; i < 3; i++)
+            roots.Add(Root(never.Task));
+        roots.Add(Fan(never.Task));
+        var blocked = new Thread(() => Root(never.Task).Wait(TimeSpan.FromSeconds(seconds)));
+        blocked.Start();
+        Thread.Sleep(200); // the branches past their first await, the thread blocked
+        Console.WriteLine("ready");
+        Console.Out.Flush();
+        blocked.Join();
+        GC.KeepAlive(roots);
+        return 0;
+    }
+}
+
 static class Program
 {
     // Opened by the caller once the scenario's call returned (see above).
@@ -232,6 +266,8 @@ static class Program
 
     static int Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "pending")
+            return Pending.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 60);
         string[] which = args.Length > 0 && args[0] != "all" ? args[0].Split(',') : All;
         double total = args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1000;
         // warm-up: every path compiled (and tiered) before it is measured
