@@ -87,6 +87,21 @@ for f in collapsed.txt top.txt tree.txt s.json f.html p.pb; do
     ! grep -aq '<C>d__' "$T/$f" || fail "$f names a state machine: $(grep -ao '[^;"]*<C>d__[^;" ]*' "$T/$f" | head -2)"
 done
 
+# events carry the chain as samples do: throws, allocations and contended
+# locks in C, under A and B
+cs record -q --force --async -e cpu,exceptions,alloc,lock -o "$T/events.corscope" -- \
+    $(app AsyncChain) events 600 > /dev/null 2> "$T/err.txt" || fail "record events: $(cat "$T/err.txt")"
+for ev in exceptions:Throw alloc:Alloc lock:Lock; do
+    cs report -f collapsed --event "${ev%%:*}" "$T/events.corscope" > "$T/ev.txt" 2> /dev/null
+    got=$(awk -v leaf="Events\\+EventC\\.${ev#*:}(;| )" \
+              -v re="${A}Events\\.A;${A}Events\\.B;AsyncChain\\.Events\\.C;AsyncChain\\.Events\\+EventC\\.${ev#*:}(;| )" '
+        $0 ~ leaf { all += $NF; if ($0 ~ re) good += $NF }
+        END { if (all) printf "%.1f %d\n", 100 * good / all, all; else print "none" }' "$T/ev.txt")
+    [ "$got" != none ] || fail "no ${ev%%:*} event in EventC.${ev#*:}"
+    note "${ev%%:*}: ${got% *}% of the weight ${got#* } in EventC.${ev#*:} under A, B, C"
+    awk -v p="${got% *}" 'BEGIN { exit !(p >= 95) }' || fail "${ev%%:*}: only ${got% *}% under the chain"
+done
+
 # without --async: today's stacks (the thread pool's frames, the state
 # machines' names, no [async] frame)
 cs record -q --force -i 1ms -o "$T/plain.corscope" -- $(app AsyncChain) chain 300 > /dev/null 2>&1

@@ -21,7 +21,11 @@
 //               Timers.Delay: Task.Delay, then burn
 //   syncwait    SyncOver.A(...).Result from a plain method: A awaits B
 //
-// And operations left pending, for `corscope async -p` (not in "all"):
+// And, not in "all":
+//   events      Events.A -> B -> C: C throws and catches, allocates, and takes
+//               a lock another thread holds often (EventC.Throw, EventC.Alloc,
+//               EventC.Lock), for events' logical stacks
+// and operations left pending, for `corscope async -p`:
 //   pending     3 x Pending.Root -> Mid -> Leaf, Leaf at its first await of a
 //               task that never completes; Pending.Fan awaiting Task.WhenAll
 //               of 2 Pending.Branch, each at its second await; and a thread
@@ -180,6 +184,69 @@ static class SyncOver
     static async Task<int> B(double ms) { await Task.Yield(); await Program.Gate; Work.BurnSync(ms); return 1; }
 }
 
+static class Events
+{
+    static readonly object contended = new();
+    static volatile bool stop;
+
+    public static async Task A(double ms) { await B(ms); }
+    static async Task B(double ms) { await C(ms); }
+    static async Task C(double ms)
+    {
+        await Task.Yield();
+        await Program.Gate;
+        long start = Native.ThreadCpuNs(), end = start + (long)(ms * 1e6);
+        while (Native.ThreadCpuNs() < end)
+        {
+            EventC.Throw();
+            EventC.Alloc();
+            EventC.Lock();
+        }
+        Interlocked.Add(ref Work.Spent, Native.ThreadCpuNs() - start);
+    }
+
+    // A thread that holds the lock half of the time.
+    public static Thread Holder()
+    {
+        var t = new Thread(() =>
+        {
+            while (!stop)
+            {
+                lock (contended) Thread.Sleep(1);
+                Thread.Sleep(1);
+            }
+        }) { IsBackground = true };
+        t.Start();
+        return t;
+    }
+
+    public static void Stop() => stop = true;
+
+    public static class EventC
+    {
+        static object? kept;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void Throw()
+        {
+            try { throw new InvalidOperationException("async"); }
+            catch (InvalidOperationException e) { kept = e; }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void Alloc()
+        {
+            for (int i = 0; i < 16; i++) kept = new byte[8192];
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void Lock()
+        {
+            lock (contended) kept = null;
+        }
+    }
+}
+
 static class Pending
 {
     public static async Task Root(Task never) { await Mid(never); }
@@ -246,12 +313,15 @@ static class Program
                     Gated(() => Timers.Outer(slice / 2));
                     Timers.Delay(slice / 2).GetAwaiter().GetResult();
                     break;
+                case "events": Gated(() => Events.A(slice)); break;
                 case "syncwait":
                 {
+                    // the gate opens 30 ms later, on a timer: by then this
+                    // thread has spun and blocked in .Result
                     var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
                     Gate = gate.Task;
                     Task<int> t = SyncOver.A(slice);
-                    gate.SetResult();
+                    using var opener = new Timer(_ => gate.SetResult(), null, 30, Timeout.Infinite);
                     _ = t.Result;
                     break;
                 }
@@ -266,6 +336,14 @@ static class Program
 
     static int Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "events")
+        {
+            Events.Holder();
+            Scenario("events", 20, 2);
+            Scenario("events", args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1000, 20);
+            Events.Stop();
+            return 0;
+        }
         if (args.Length > 0 && args[0] == "pending")
             return Pending.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 60);
         string[] which = args.Length > 0 && args[0] != "all" ? args[0].Split(',') : All;
