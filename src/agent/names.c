@@ -288,6 +288,46 @@ int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out, 
     return 0;
 }
 
+int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module,
+                        const char *const *wanted, int32_t *offsets, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        offsets[k] = -1;
+    COR_FIELD_OFFSET fields[64];
+    ULONG n = 0, size = 0;
+    if (info->lpVtbl->GetClassLayout(info, klass, fields, 64, &n, &size) < 0)
+        return 0;
+    IUnknown *unk = NULL;
+    if (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
+                                        &unk) < 0 || !unk)
+        return 0;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    int found = 0;
+    for (ULONG i = 0; i < n && i < 64; i++) {
+        WCHAR w[128];
+        ULONG len = 0;
+        mdTypeDef owner;
+        DWORD attrs, type_flag;
+        PCCOR_SIGNATURE sig;
+        ULONG sig_len, value_len;
+        UVCP_CONSTANT value;
+        if (import->lpVtbl->GetFieldProps(import, fields[i].ridOfField, &owner, w, 128, &len,
+                                          &attrs, &sig, &sig_len, &type_flag, &value,
+                                          &value_len) < 0)
+            continue;
+        char name[128];
+        utf16_to_utf8(w, len, name, sizeof name);
+        for (size_t k = 0; k < count; k++) {
+            if (offsets[k] < 0 && !strcmp(name, wanted[k])) {
+                offsets[k] = (int32_t)fields[i].ulOffset;
+                found++;
+            }
+        }
+    }
+    import->lpVtbl->Release(import);
+    return found;
+}
+
 /* ---- the loop's cached path ------------------------------------------------ */
 
 int names_init(struct names *n, ICorProfilerInfo15 *info, int info_version, struct recorder *out)

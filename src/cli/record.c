@@ -610,7 +610,7 @@ int cmd_record(int argc, char **argv)
     if (cfg.async == CONFIG_ASYNC_SNAPSHOTS && !event_opt)
         cfg.events = 0;
     if (!cfg.events && cfg.async != CONFIG_ASYNC_SNAPSHOTS)
-        return cli_usage_error("record", "-e names nothing to record");
+        return cli_usage_error("record", "-e none records nothing (it goes with --async=snapshots)");
     if (cfg.sampler == CONFIG_SAMPLER_SUSPEND && (signal_opt || clock_opt))
         return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
                                signal_opt ? signal_opt : clock_opt);

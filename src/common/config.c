@@ -80,7 +80,7 @@ static const char *parse_events(const char *value, uint32_t *out)
     static char why[160];
     uint32_t set = 0;
     const char *p = value;
-    if (!*value) { /* nothing sampled or traced (async snapshots alone) */
+    if (!strcmp(value, "none")) { /* nothing sampled or traced (async snapshots alone) */
         *out = 0;
         return NULL;
     }
@@ -417,7 +417,7 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
     else if (!strcmp(key, "event")) {
         size_t used = 0;
         if (size)
-            out[0] = '\0';
+            snprintf(out, size, "%s", c->events ? "" : "none");
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++) {
             if (!event_names[i] || !(c->events & (1u << i)) || used >= size)
                 continue;

@@ -64,6 +64,16 @@ static uint32_t find_op(const struct wrapped *w, uint32_t from, uint8_t op)
     return ~0u;
 }
 
+static int decodes_whole(const struct wrapped *w);
+
+/* Wraps a method and reads the result back; 0 when either failed or the
+ * new code does not decode whole. */
+static int wrap(const struct ilwrap_in *in, uint8_t *out, size_t cap, struct wrapped *w)
+{
+    size_t n = 0;
+    return ilwrap_publish(in, out, cap, &n) == ILWRAP_OK && parse(out, n, w) && decodes_whole(w);
+}
+
 static int decodes_whole(const struct wrapped *w)
 {
     uint32_t at = 0;
@@ -82,11 +92,8 @@ static void test_ilwrap_tiny(void)
     static const uint8_t m[] = {0x02 | (5 << 2), 0x02, 0x2C, 0x01, 0x00, 0x2A};
     struct ilwrap_in in = {m, sizeof m, 0, 0x11000042, 0x11000043, 0x1122334455667788ull};
     uint8_t out[512];
-    size_t n = 0;
-    REQUIRE(ilwrap_publish(&in, out, sizeof out, &n) == ILWRAP_OK);
     struct wrapped w;
-    REQUIRE(parse(out, n, &w));
-    CHECK(decodes_whole(&w));
+    REQUIRE(wrap(&in, out, sizeof out, &w));
     CHECK_EQ(w.locals_token, 0x11000042);
     CHECK(w.max_stack >= 3);
     /* the prologue: ldc.i8 <fn>; conv.i; calli <sig> */
@@ -160,11 +167,8 @@ static void test_ilwrap_fat(void)
     size_t total = at + 16;
     struct ilwrap_in in = {m, total, 5, 0x11000099, 0x1100009A, 0x1000};
     uint8_t out[512];
-    size_t n = 0;
-    REQUIRE(ilwrap_publish(&in, out, sizeof out, &n) == ILWRAP_OK);
     struct wrapped w;
-    REQUIRE(parse(out, n, &w));
-    CHECK(decodes_whole(&w));
+    REQUIRE(wrap(&in, out, sizeof out, &w));
     CHECK_EQ(w.max_stack, 3);
     CHECK_EQ(out[0] & 0x10, 0x10); /* InitLocals kept */
     REQUIRE(w.clauses == 2);

@@ -207,7 +207,8 @@ size_t ilwrap_locals_sig(const uint8_t *sig, size_t len, const uint8_t *extra, s
         return 0;
     out[0] = 0x07;
     size_t w = 1 + write_compressed(out + 1, n + (uint32_t)extra_len);
-    memcpy(out + w, sig + at, len - at);
+    if (len > at)
+        memcpy(out + w, sig + at, len - at);
     w += len - at;
     memcpy(out + w, extra, extra_len);
     *count = n;

@@ -59,37 +59,13 @@ static int read_level(ICorProfilerInfo15 *info, ClassID klass, struct level *l, 
     return 0;
 }
 
-/* The offset of the field named `field` among those `klass` itself declares
- * (GetClassLayout), -1 when absent. */
+/* The offset of the field named `field` among those `l` itself declares,
+ * -1 when absent. */
 static int32_t field_offset(ICorProfilerInfo15 *info, const struct level *l, const char *field)
 {
-    COR_FIELD_OFFSET fields[64];
-    ULONG n = 0, size = 0;
-    if (info->lpVtbl->GetClassLayout(info, l->klass, fields, 64, &n, &size) < 0)
-        return -1;
-    IMetaDataImport *import = import_of(info, l->module);
-    if (!import)
-        return -1;
-    int32_t found = -1;
-    for (ULONG i = 0; i < n && i < 64 && found < 0; i++) {
-        WCHAR w[128];
-        ULONG len = 0;
-        mdTypeDef owner;
-        DWORD attrs, type_flag;
-        PCCOR_SIGNATURE sig;
-        ULONG sig_len, value_len;
-        UVCP_CONSTANT value;
-        if (import->lpVtbl->GetFieldProps(import, fields[i].ridOfField, &owner, w, 128, &len,
-                                          &attrs, &sig, &sig_len, &type_flag, &value,
-                                          &value_len) < 0)
-            continue;
-        char name[128];
-        utf16_to_utf8(w, len, name, sizeof name);
-        if (!strcmp(name, field))
-            found = (int32_t)fields[i].ulOffset;
-    }
-    import->lpVtbl->Release(import);
-    return found;
+    int32_t off = -1;
+    names_field_offsets(info, l->klass, l->module, &field, &off, 1);
+    return off;
 }
 
 /* The same in levels[from] or the first of its ancestors that declares it. */
@@ -102,26 +78,8 @@ static int32_t inherited_offset(ICorProfilerInfo15 *info, const struct level *le
     return off;
 }
 
-/* The ClassID of a CoreLib generic value type instantiated over one type,
- * 0 when unknown. */
-static ClassID instantiate(ICorProfilerInfo15 *info, ModuleID module, const char *generic,
-                           ClassID arg)
-{
-    IMetaDataImport *import = import_of(info, module);
-    if (!import)
-        return 0;
-    WCHAR w[256];
-    utf8_to_utf16(generic, w, 256);
-    mdTypeDef td = 0;
-    ClassID out = 0;
-    if (import->lpVtbl->FindTypeDefByName(import, w, 0, &td) >= 0 && td &&
-        info->lpVtbl->GetClassFromTokenAndTypeArgs(info, module, td, 1, &arg, &out) < 0)
-        out = 0;
-    import->lpVtbl->Release(import);
-    return out;
-}
-
-static ClassID corelib_class(ICorProfilerInfo15 *info, ModuleID module, const char *name)
+/* A CoreLib type definition by name, 0 when absent. */
+static mdTypeDef corelib_typedef(ICorProfilerInfo15 *info, ModuleID module, const char *name)
 {
     IMetaDataImport *import = import_of(info, module);
     if (!import)
@@ -129,11 +87,30 @@ static ClassID corelib_class(ICorProfilerInfo15 *info, ModuleID module, const ch
     WCHAR w[256];
     utf8_to_utf16(name, w, 256);
     mdTypeDef td = 0;
-    ClassID out = 0;
-    if (import->lpVtbl->FindTypeDefByName(import, w, 0, &td) >= 0 && td &&
-        info->lpVtbl->GetClassFromToken(info, module, td, &out) < 0)
-        out = 0;
+    if (import->lpVtbl->FindTypeDefByName(import, w, 0, &td) < 0)
+        td = 0;
     import->lpVtbl->Release(import);
+    return td;
+}
+
+/* The ClassID of a CoreLib generic value type instantiated over one type,
+ * 0 when unknown. */
+static ClassID instantiate(ICorProfilerInfo15 *info, ModuleID module, const char *generic,
+                           ClassID arg)
+{
+    mdTypeDef td = corelib_typedef(info, module, generic);
+    ClassID out = 0;
+    if (td && info->lpVtbl->GetClassFromTokenAndTypeArgs(info, module, td, 1, &arg, &out) < 0)
+        out = 0;
+    return out;
+}
+
+static ClassID corelib_class(ICorProfilerInfo15 *info, ModuleID module, const char *name)
+{
+    mdTypeDef td = corelib_typedef(info, module, name);
+    ClassID out = 0;
+    if (td && info->lpVtbl->GetClassFromToken(info, module, td, &out) < 0)
+        out = 0;
     return out;
 }
 
