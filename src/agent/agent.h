@@ -28,7 +28,7 @@
 #include "agent/recorder.h"
 #include "agent/resolve.h"
 #include "agent/source.h"
-#include "agent/tids.h"
+#include "agent/thread_ids.h"
 #include "clr/clr_interfaces.h"
 #include "common/config.h"
 #include "common/visibility.h"
@@ -48,7 +48,7 @@ struct agent {
     struct recorder out;
     struct names names;
     struct resolver resolver;
-    struct tids tids;
+    struct thread_ids thread_ids;
 
     /* attach and detach (attach.c) */
     int attached;              /* InitializeForAttach: settings from its client data */

@@ -22,7 +22,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/remote.h"
+#include "agent/control_client.h"
 
 /* The hint RequestProfilerDetach takes: how long until no callback runs.
  * Ours return at once; the runtime waits at least 300 ms whatever this
@@ -49,11 +49,11 @@ static void counts(struct agent *a, struct control_counts *c)
 
 void agent_send_status(struct agent *a)
 {
-    if (!remote_connected())
+    if (!control_client_connected())
         return;
     struct control_counts c;
     counts(a, &c);
-    remote_send_counts(CONTROL_STATUS, &c);
+    control_client_send_counts(CONTROL_STATUS, &c);
 }
 
 void agent_detach(struct agent *a)
@@ -61,7 +61,7 @@ void agent_detach(struct agent *a)
     recorder_close(&a->out);
     struct control_counts c;
     counts(a, &c);
-    remote_send_counts(CONTROL_CLOSED, &c);
+    control_client_send_counts(CONTROL_CLOSED, &c);
     log_info("recording closed: %s", a->output);
     eventpipe_stop(a->info);
     if (atomic_load(&a->stopping))
@@ -84,6 +84,6 @@ void agent_detach(struct agent *a)
     snprintf(text, sizeof text, "the agent cannot detach (%s, 0x%08x); it stays loaded, doing "
              "nothing, until the process ends", why, (unsigned)hr);
     log_warn("%s", text);
-    remote_send("dormant %s", text);
+    control_client_send("dormant %s", text);
     a->dormant = 1;
 }

@@ -611,7 +611,7 @@ size_t codemap_count(void)
 /* Removes the range at `start` if it is still the owner's (a newer report
  * may have taken its place): from the small array at once, in the large
  * one as a tombstone; hands its function to names_forget. */
-static void bury(struct names *names, uint64_t key, uintptr_t start)
+static void remove_range_at(struct names *names, uint64_t key, uintptr_t start)
 {
     struct code_range *v[2] = {recent, big};
     size_t n[2] = {recent_count, big_count};
@@ -650,7 +650,7 @@ static void remove_ranges(struct names *names, ModuleID module, FunctionID funct
     if ((function || module) && map64_get(&owner_of, key, &at)) {
         struct owner *o = &owners[at];
         for (size_t i = 0; i < o->n; i++)
-            bury(names, key, o->starts[i]);
+            remove_range_at(names, key, o->starts[i]);
         mem_free(o->starts);
         memset(o, 0, sizeof *o);
         map64_remove(&owner_of, key);

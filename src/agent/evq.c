@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "common/mem.h"
 
@@ -280,18 +280,18 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
                                  (uintptr_t)frame[0], 0};
         struct ring_cursor c = {r, at + 1};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
-        uint32_t token = slots_walker_enter();
+        uint32_t token = thread_rings_walker_enter();
         depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-        slots_walker_leave(token);
+        thread_rings_walker_leave(token);
         if ((flags & WALK_PENDING) && nativeunwind_wait_tables(PENDING_WAIT_NS)) {
             /* a library on this stack had no table yet (the program's
              * first moments): by frame pointers the walk could skip a
              * frameless helper's caller; the same stack, walked again */
             flags = 0;
             c.at = at + 1;
-            token = slots_walker_enter();
+            token = thread_rings_walker_enter();
             depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-            slots_walker_leave(token);
+            thread_rings_walker_leave(token);
         }
         hash = stack_hash(r, at + 1, depth, flags);
         sent = q->sent[hash % STACK_SLOTS] == hash;

@@ -50,14 +50,14 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/proctree.h"
-#include "agent/remote.h"
-#include "agent/threads.h"
+#include "agent/control_client.h"
+#include "agent/thread_registry.h"
 #include "agent/unhandled.h"
 #include "agent/signal/activity.h"
-#include "agent/signal/ending.h"
+#include "agent/signal/fatal_signal.h"
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/stack_bounds.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/mem.h"
@@ -320,15 +320,15 @@ static void hide_environment(struct agent *a)
 static int core_init(struct profiler *p)
 {
     struct agent *a = &p->agent;
-    if (slots_init() < 0 || activity_init() < 0) {
+    if (thread_rings_init() < 0 || activity_init() < 0) {
         log_error("cannot map the agent's thread tables");
         return -1;
     }
     /* the native unwind tables are not parsed here, on the program's main
      * thread: the loop lists the libraries, and parses a table when a walk
      * first needs it (nativeunwind.h) */
-    stackmaps_refresh();
-    ending_install();
+    stack_bounds_refresh();
+    fatal_signal_install();
     codemap_init(a->info, a->info_version, &a->out);
     evq_open();
     /* the core: threads, code (where each method is, and when it goes) */
@@ -391,7 +391,7 @@ static void mask_for_attach(struct agent *a)
 
 /* Both ways in: the settings are in a->cfg.  Returns S_OK, or a failure
  * (logged) with nothing of ours left active. */
-static HRESULT begin(struct profiler *p, IUnknown *unk)
+static HRESULT start_profiling(struct profiler *p, IUnknown *unk)
 {
     struct agent *a = &p->agent;
     char err[512];
@@ -408,7 +408,7 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
     }
     log_set_remote(a->attached);
     clr_default_hook = log_enabled(CONFIG_LOG_DEBUG) ? log_ignored_callback : NULL;
-    if (a->cfg.control[0] && remote_connect(a->cfg.control) < 0) {
+    if (a->cfg.control[0] && control_client_connect(a->cfg.control) < 0) {
         if (a->attached)
             return E_FAIL; /* corscope cannot be told, and would not hear its stop */
         log_warn("cannot reach the corscope command (%s); the recording goes on without its "
@@ -420,7 +420,7 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
-        remote_close();
+        control_client_close();
         return E_FAIL;
     }
     if (core_init(p) < 0 || agent_init_sources(a) < 0 ||
@@ -496,7 +496,7 @@ decline:
     a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
-    remote_close(); /* nothing of ours runs: no sender is left */
+    control_client_close(); /* nothing of ours runs: no sender is left */
     return E_FAIL;
 }
 
@@ -509,7 +509,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Initialize(ICorProfilerCallback11 *ifa
         log_error("%s; profiling is off for this run", err);
         return E_FAIL;
     }
-    return begin(p, unk);
+    return start_profiling(p, unk);
 }
 
 /* Runs on the runtime's diagnostics thread, which answers nothing else
@@ -529,12 +529,12 @@ static HRESULT STDMETHODCALLTYPE profiler_InitializeForAttach(ICorProfilerCallba
          * fail without a hello */
         return E_FAIL;
     }
-    return begin(p, unk);
+    return start_profiling(p, unk);
 }
 
 /* The runtime delivers callbacks from now on; what was there before gets
  * none: the threads are registered here (few, and a dying one must be
- * caught between its listing and its ThreadDestroyed, threads.h), the code
+ * caught between its listing and its ThreadDestroyed, thread_registry.h), the code
  * by the loop (many). */
 static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCallback11 *iface)
 {
@@ -543,7 +543,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCal
     if (!p->initialized)
         return S_OK;
     unsigned count = 0;
-    threads_adopt_begin();
+    thread_registry_adopt_begin();
     ICorProfilerThreadEnum *threads = NULL;
     if (a->info->lpVtbl->EnumThreads(a->info, &threads) >= 0 && threads) {
         ThreadID ids[64];
@@ -553,7 +553,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCal
                 DWORD tid = 0;
                 if (a->info->lpVtbl->GetThreadInfo(a->info, ids[i], &tid) < 0)
                     tid = 0;
-                if (!threads_adopt(ids[i], (pid_t)tid))
+                if (!thread_registry_adopt(ids[i], (pid_t)tid))
                     continue;
                 count++;
                 DISPATCH(p, thread_created, ids[i]);
@@ -563,7 +563,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ProfilerAttachComplete(ICorProfilerCal
         }
         threads->lpVtbl->Release(threads);
     }
-    threads_adopt_end();
+    thread_registry_adopt_end();
     atomic_store(&a->threads_listed, count);
     atomic_store(&a->catch_up, 1);
     agent_poke(a);
@@ -578,9 +578,9 @@ static void free_core(struct agent *a)
     names_free(&a->names);
     codemap_shutdown();
     nativeunwind_shutdown();
-    stackmaps_shutdown();
-    slots_shutdown();
-    threads_shutdown();
+    stack_bounds_shutdown();
+    thread_rings_shutdown();
+    thread_registry_shutdown();
 }
 
 /* The runtime has stopped calling us and no callback is running (it
@@ -602,8 +602,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ProfilerDetachSucceeded(ICorProfilerCa
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;
     log_info("detached");
-    remote_send("detached");
-    remote_close();
+    control_client_send("detached");
+    control_client_close();
     return S_OK;
 }
 
@@ -631,11 +631,11 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
                                    a->out.counters[FMT_COUNTER_DROPPED] +
                                        a->out.counters[FMT_COUNTER_DROPPED_EVENTS],
                                    a->out.file_size};
-        remote_send_counts(CONTROL_CLOSED, &c);
+        control_client_send_counts(CONTROL_CLOSED, &c);
     }
     /* other threads may still be in callbacks that log: the line is cut,
      * its descriptor kept (never reused under a sender) */
-    remote_hangup();
+    control_client_hangup();
     return S_OK;
 }
 
@@ -644,7 +644,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
 static HRESULT STDMETHODCALLTYPE profiler_ThreadCreated(ICorProfilerCallback11 *iface, ThreadID thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    threads_created(thread);
+    thread_registry_created(thread);
     DISPATCH(p, thread_created, thread);
     return S_OK;
 }
@@ -657,7 +657,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
     if (p->labels)
         activity_forget_thread(own_tid(), (uintptr_t)thread);
     DISPATCH(p, thread_destroyed, thread);
-    threads_destroyed(thread);
+    thread_registry_destroyed(thread);
     if (p->initialized)
         agent_poke(&p->agent); /* its clock's descriptor is closed now */
     return S_OK;
@@ -667,7 +667,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
                                                                    ThreadID thread, DWORD os_thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    threads_assigned_os_thread(thread, (pid_t)os_thread);
+    thread_registry_assigned_os_thread(thread, (pid_t)os_thread);
     /* on the thread itself: its stack's exact bounds, so the signal
      * sampler needs no read of /proc/self/maps for it */
     if (own_tid() == (pid_t)os_thread) {
@@ -678,7 +678,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
         size_t size;
         if (pthread_getattr_np(pthread_self(), &attr) == 0) {
             if (pthread_attr_getstack(&attr, &addr, &size) == 0)
-                threads_set_stack(thread, (uintptr_t)addr, (uintptr_t)addr + size);
+                thread_registry_set_stack(thread, (uintptr_t)addr, (uintptr_t)addr + size);
             pthread_attr_destroy(&attr);
         }
     }
@@ -695,7 +695,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadNameChanged(ICorProfilerCallback
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     char utf8[96];
     utf16_to_utf8(name, name ? length : 0, utf8, sizeof utf8);
-    threads_renamed(thread, utf8);
+    thread_registry_renamed(thread, utf8);
     DISPATCH(p, thread_renamed, thread, utf8);
     return S_OK;
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "agent/signal/ending.h"
+#include "agent/signal/fatal_signal.h"
 #include "agent/source.h"
 
 enum { NONE, SEARCHING, CAUGHT };
@@ -80,7 +80,7 @@ static void unwinding(void)
     atomic_store(&request_class, (uintptr_t)klass);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
     struct timespec step = {0, 1000000};
-    for (uint64_t waited = 0; waited < ENDING_WAIT_NS && atomic_load(&armed) &&
+    for (uint64_t waited = 0; waited < FATAL_SIGNAL_WAIT_NS && atomic_load(&armed) &&
                               atomic_load(&recorded) < mine;
          waited += 1000000)
         nanosleep(&step, NULL);

@@ -25,7 +25,7 @@ static struct rec_str basename_of(struct rec_str s)
     return s;
 }
 
-size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size)
+size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size)
 {
     int n;
     if (id == 0 || id >= r->frame_count) {
@@ -63,7 +63,7 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
          * always ends */
         char subject[768] = "";
         if (f->extra && f->extra < id)
-            fname_format(r, (uint32_t)f->extra, subject, sizeof subject);
+            frame_name_format(r, (uint32_t)f->extra, subject, sizeof subject);
         else if (type.len)
             snprintf(subject, sizeof subject, "%.*s", (int)type.len, type.p);
         n = snprintf(out, size, "[%.*s]%s%s", (int)name.len, name.p, subject[0] ? " " : "",

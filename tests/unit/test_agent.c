@@ -18,7 +18,7 @@
 #include "agent/names.h"
 #include "agent/proctree.h"
 #include "agent/recorder.h"
-#include "agent/threads.h"
+#include "agent/thread_registry.h"
 #include "common/config.h"
 #include "format/recording.h"
 #include "test.h"
@@ -139,13 +139,13 @@ static void test_join_nested(void)
 
 static void test_registry_lifecycle(void)
 {
-    threads_created(0x1000);
-    threads_assigned_os_thread(0x1000, 4242);
-    threads_renamed(0x1000, "worker");
-    threads_created(0x2000);
+    thread_registry_created(0x1000);
+    thread_registry_assigned_os_thread(0x1000, 4242);
+    thread_registry_renamed(0x1000, "worker");
+    thread_registry_created(0x2000);
     struct thread_view *views = NULL;
     size_t cap = 0;
-    long n = threads_snapshot(&views, &cap);
+    long n = thread_registry_snapshot(&views, &cap);
     REQUIRE(n == 2);
     struct thread_view *w = views[0].managed == 0x1000 ? &views[0] : &views[1];
     CHECK_EQ(w->os_tid, 4242);
@@ -153,19 +153,19 @@ static void test_registry_lifecycle(void)
     CHECK(views[0].id != views[1].id);
     uint32_t old_id = w->id;
     /* the thread dies; its slot is reused, its recording id is not */
-    threads_destroyed(0x1000);
-    CHECK(!threads_begin_walk(w));
-    threads_created(0x3000);
-    n = threads_snapshot(&views, &cap);
+    thread_registry_destroyed(0x1000);
+    CHECK(!thread_registry_begin_walk(w));
+    thread_registry_created(0x3000);
+    n = thread_registry_snapshot(&views, &cap);
     REQUIRE(n == 2);
     for (long i = 0; i < n; i++)
         CHECK(views[i].id != old_id && views[i].managed != 0x1000);
-    threads_destroyed(0x2000);
-    threads_destroyed(0x3000);
-    threads_destroyed(0x9999); /* unknown: ignored */
-    CHECK_EQ(threads_snapshot(&views, &cap), 0);
+    thread_registry_destroyed(0x2000);
+    thread_registry_destroyed(0x3000);
+    thread_registry_destroyed(0x9999); /* unknown: ignored */
+    CHECK_EQ(thread_registry_snapshot(&views, &cap), 0);
     free(views);
-    threads_shutdown();
+    thread_registry_shutdown();
 }
 
 struct destroyer {
@@ -177,7 +177,7 @@ struct destroyer {
 static void *destroy(void *arg)
 {
     struct destroyer *d = arg;
-    threads_destroyed(d->managed);
+    thread_registry_destroyed(d->managed);
     pthread_mutex_lock(&d->lock);
     d->done = 1;
     pthread_mutex_unlock(&d->lock);
@@ -196,26 +196,26 @@ static void test_destroy_waits_for_walk(void)
 {
     /* rule 2: ThreadDestroyed of a thread being walked returns only after
      * the walk ends */
-    threads_created(0x5000);
+    thread_registry_created(0x5000);
     struct thread_view *views = NULL;
     size_t cap = 0;
-    REQUIRE(threads_snapshot(&views, &cap) == 1);
-    REQUIRE(threads_begin_walk(&views[0]));
-    uint64_t waits = threads_destroy_waits();
+    REQUIRE(thread_registry_snapshot(&views, &cap) == 1);
+    REQUIRE(thread_registry_begin_walk(&views[0]));
+    uint64_t waits = thread_registry_destroy_waits();
     struct destroyer d = {0x5000, 0, PTHREAD_MUTEX_INITIALIZER};
     pthread_t t;
     REQUIRE(pthread_create(&t, NULL, destroy, &d) == 0);
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
     CHECK(!is_done(&d)); /* still waiting for the walk */
-    threads_end_walk();
+    thread_registry_end_walk();
     pthread_join(t, NULL);
     CHECK(is_done(&d));
-    CHECK_EQ(threads_destroy_waits(), waits + 1);
+    CHECK_EQ(thread_registry_destroy_waits(), waits + 1);
     /* and a walk after the destroy is refused */
-    CHECK(!threads_begin_walk(&views[0]));
+    CHECK(!thread_registry_begin_walk(&views[0]));
     free(views);
-    threads_shutdown();
+    thread_registry_shutdown();
 }
 
 /* The code map: lookups find the range that holds an address, after

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "agent/evq.h"
-#include "agent/remote.h"
-#include "agent/threads.h"
+#include "agent/control_client.h"
+#include "agent/thread_registry.h"
 #include "cli/ipc.h"
 #include "cli/session.h"
 #include "cli/status.h"
@@ -111,35 +111,35 @@ static void test_control_line(void)
     struct session s;
     char err[256];
     REQUIRE(session_open(&s, getpid(), err, sizeof err) == 0);
-    REQUIRE(remote_connect(s.address) == 0);
+    REQUIRE(control_client_connect(s.address) == 0);
     struct control_counts c = {7, 1, 0, 4096};
-    remote_send_counts(CONTROL_STATUS, &c);
+    control_client_send_counts(CONTROL_STATUS, &c);
     REQUIRE(session_accept_agent(&s, 2000) == 0);
     CHECK(s.peers[0].hello);
     CHECK_EQ(s.peers[0].pid, getpid());
     CHECK_EQ(s.peers[0].counts.samples, 7);
-    CHECK(!remote_stop_wanted());
+    CHECK(!control_client_stop_wanted());
     CHECK(send(s.peers[0].fd, "stop", 4, 0) == 4);
     usleep(10000);
-    CHECK(remote_stop_wanted());
-    remote_close();
+    CHECK(control_client_stop_wanted());
+    control_client_close();
     CHECK_EQ(session_print_pending(&s, 500), 0);
     CHECK_EQ(s.peers[0].fd, -1); /* it saw the end */
     session_close(&s);
 
     /* corscope gone: the agent stops */
     REQUIRE(session_open(&s, getpid(), err, sizeof err) == 0);
-    REQUIRE(remote_connect(s.address) == 0);
+    REQUIRE(control_client_connect(s.address) == 0);
     session_close(&s);
-    CHECK(remote_stop_wanted());
-    remote_close();
+    CHECK(control_client_stop_wanted());
+    control_client_close();
 
     /* another process may not take the line of an attach */
     REQUIRE(session_open(&s, getpid() + 1, err, sizeof err) == 0);
-    REQUIRE(remote_connect(s.address) == 0);
+    REQUIRE(control_client_connect(s.address) == 0);
     CHECK(session_accept_agent(&s, 200) == -1);
     CHECK_EQ(s.peer_count, 0);
-    remote_close();
+    control_client_close();
     session_close(&s);
 }
 
@@ -230,25 +230,25 @@ static void test_utf8_to_utf16(void)
  * ThreadDestroyed came between the listing and its registration. */
 static void test_thread_catch_up(void)
 {
-    threads_created(0x5000); /* reported by a callback meanwhile: known */
-    threads_adopt_begin();
-    threads_destroyed(0x7000); /* listed, then died before it was taken in */
-    CHECK(threads_adopt(0x5000, 501));
-    CHECK(threads_adopt(0x6000, 601));
-    CHECK(!threads_adopt(0x7000, 701));
-    threads_adopt_end();
+    thread_registry_created(0x5000); /* reported by a callback meanwhile: known */
+    thread_registry_adopt_begin();
+    thread_registry_destroyed(0x7000); /* listed, then died before it was taken in */
+    CHECK(thread_registry_adopt(0x5000, 501));
+    CHECK(thread_registry_adopt(0x6000, 601));
+    CHECK(!thread_registry_adopt(0x7000, 701));
+    thread_registry_adopt_end();
     struct thread_view *views = NULL;
     size_t cap = 0;
-    long n = threads_snapshot(&views, &cap);
+    long n = thread_registry_snapshot(&views, &cap);
     REQUIRE(n == 2);
     for (long i = 0; i < n; i++) {
         CHECK(views[i].managed == 0x5000 || views[i].managed == 0x6000);
         CHECK_EQ(views[i].os_tid, views[i].managed == 0x5000 ? 501 : 601);
     }
     /* after the catch-up, an unknown id's death is forgotten again */
-    threads_destroyed(0x8000);
+    thread_registry_destroyed(0x8000);
     free(views);
-    threads_shutdown();
+    thread_registry_shutdown();
 }
 
 static void *push_one(void *arg)

@@ -16,8 +16,8 @@
 #include "agent/signal/hijack.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/mshape.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/stack_bounds.h"
 #include "agent/signal/walk.h"
 #include "test.h"
 
@@ -341,7 +341,7 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     }
     munmap(file, (size_t)st.st_size);
 
-    REQUIRE(slots_init() == 0);
+    REQUIRE(thread_rings_init() == 0);
     size_t count = mcode_add_image((uintptr_t)image, image_size);
     CHECK(count > 20000);
     mcode_publish();
@@ -375,7 +375,7 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     fprintf(stderr, "  CoreLib: %zu functions, %zu prologues decoded, %zu agree\n", found, compared,
             agree);
     mcode_shutdown();
-    slots_shutdown();
+    thread_rings_shutdown();
     munmap(image, image_size);
 }
 
@@ -395,7 +395,7 @@ static struct mcode_entry entry_for(const uint8_t *code, size_t len)
 
 static void test_code_table(void)
 {
-    REQUIRE(slots_init() == 0);
+    REQUIRE(thread_rings_init() == 0);
     static uint8_t code[4096];
     memset(code, 0x90, sizeof code);
     struct mcode_hit h;
@@ -429,8 +429,8 @@ static void test_code_table(void)
     CHECK(mcode_find_fresh((uintptr_t)fresh + 5, &h) == MCODE_FOUND);
     CHECK_EQ(h.hi, (uintptr_t)fresh + sizeof fresh);
     mcode_shutdown();
-    slots_reclaim();
-    slots_shutdown();
+    thread_rings_reclaim();
+    thread_rings_shutdown();
 }
 
 /* ---- whole walks over synthetic stacks -------------------------------------- */
@@ -484,8 +484,8 @@ static struct walk_regs build_stack(int in_thunk, uint64_t **m_slot)
 
 static void test_walks(void)
 {
-    REQUIRE(slots_init() == 0);
-    REQUIRE(stackmaps_refresh() == 0);
+    REQUIRE(thread_rings_init() == 0);
+    REQUIRE(stack_bounds_refresh() == 0);
     struct mcode_entry e;
     e = entry_for(code_n, sizeof code_n), mcode_add(&e);
     e = entry_for(code_m, sizeof code_m), mcode_add(&e);
@@ -547,9 +547,9 @@ static void test_walks(void)
     hijack_set_range(0, 0);
 
     mcode_shutdown();
-    stackmaps_shutdown();
-    slots_reclaim();
-    slots_shutdown();
+    stack_bounds_shutdown();
+    thread_rings_reclaim();
+    thread_rings_shutdown();
 }
 
 void suite_frames(void)

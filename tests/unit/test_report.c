@@ -55,15 +55,15 @@ static void test_frame_names(void)
     p = prof_current(&ps);
     char name[128];
     /* frames of the fixture: 1 Main, 2 Hot, 3 Cold (generic arity 1), 4 memcpy */
-    fname_format(p->rec, 1, name, sizeof name);
+    frame_name_format(p->rec, 1, name, sizeof name);
     CHECK_STR(name, "Demo.Program.Main");
-    fname_format(p->rec, 3, name, sizeof name);
+    frame_name_format(p->rec, 3, name, sizeof name);
     CHECK_STR(name, "Demo.Work.Cold``1");
-    fname_format(p->rec, 4, name, sizeof name);
+    frame_name_format(p->rec, 4, name, sizeof name);
     CHECK_STR(name, "libc.so.6!memcpy");
-    CHECK_EQ(fname_format(p->rec, 3, name, 5), 17); /* cut, but says how long */
+    CHECK_EQ(frame_name_format(p->rec, 3, name, 5), 17); /* cut, but says how long */
     CHECK_STR(name, "Demo");
-    fname_format(p->rec, 99, name, sizeof name);
+    frame_name_format(p->rec, 99, name, sizeof name);
     CHECK_STR(name, "[invalid frame]");
     prof_free(&ps);
 }
@@ -212,11 +212,11 @@ static void test_label_names(void)
     char err[256], name[128];
     REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
     CHECK_EQ(r.status, REC_COMPLETE);
-    fname_format(&r, 2, name, sizeof name);
+    frame_name_format(&r, 2, name, sizeof name);
     CHECK_STR(name, "[JIT] N.T.M");
-    fname_format(&r, 3, name, sizeof name);
+    frame_name_format(&r, 3, name, sizeof name);
     CHECK_STR(name, "[alloc] System.Byte[]");
-    fname_format(&r, 4, name, sizeof name);
+    frame_name_format(&r, 4, name, sizeof name);
     CHECK_STR(name, "[GC gen2 induced]");
     rec_free(&r);
     buf_free(&b);

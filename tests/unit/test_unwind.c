@@ -20,8 +20,8 @@
 #include "agent/signal/ring.h"
 #include "agent/signal/walk.h"
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/stack_bounds.h"
 #include "test.h"
 
 /* ---- the parser, on libc's own .eh_frame ----------------------------------- */
@@ -554,22 +554,22 @@ static void test_unwind_through_qsort(void)
  * bounds); it needs a snapshot read after it. */
 static void test_stack_bounds_need_a_recent_snapshot(void)
 {
-    REQUIRE(slots_init() == 0);
-    REQUIRE(stackmaps_refresh() == 0);
-    uint64_t g = stackmaps_generation();
+    REQUIRE(thread_rings_init() == 0);
+    REQUIRE(stack_bounds_refresh() == 0);
+    uint64_t g = stack_bounds_generation();
     int local = 0;
     uintptr_t at = (uintptr_t)&local, lo = 0, hi = 0;
-    CHECK(stackmaps_find(at, &lo, &hi, g) == 1 && lo <= at && at < hi);
+    CHECK(stack_bounds_find(at, &lo, &hi, g) == 1 && lo <= at && at < hi);
     lo = hi = 0;
-    CHECK(stackmaps_find(at, &lo, &hi, g + 1) == 0); /* a thread added since */
+    CHECK(stack_bounds_find(at, &lo, &hi, g + 1) == 0); /* a thread added since */
     CHECK(lo == 0 && hi == 0);
-    CHECK(stackmaps_wanted());                       /* and a refresh is asked for */
-    REQUIRE(stackmaps_refresh() == 0);
-    CHECK_EQ(stackmaps_generation(), g + 1);
-    CHECK(!stackmaps_wanted());
-    CHECK(stackmaps_find(at, &lo, &hi, g + 1) == 1 && lo <= at && at < hi);
-    stackmaps_shutdown();
-    slots_shutdown();
+    CHECK(stack_bounds_wanted());                       /* and a refresh is asked for */
+    REQUIRE(stack_bounds_refresh() == 0);
+    CHECK_EQ(stack_bounds_generation(), g + 1);
+    CHECK(!stack_bounds_wanted());
+    CHECK(stack_bounds_find(at, &lo, &hi, g + 1) == 1 && lo <= at && at < hi);
+    stack_bounds_shutdown();
+    thread_rings_shutdown();
 }
 
 /* ---- a thread off its own stack --------------------------------------------- */
@@ -595,10 +595,10 @@ static void entry_at(const struct sthread *t, uint64_t at, uint64_t *depth, uint
  * bounds are kept for its next sample, which walks its stack whole. */
 static void test_sample_off_own_stack(void)
 {
-    REQUIRE(slots_init() == 0);
+    REQUIRE(thread_rings_init() == 0);
     nativeunwind_refresh_all();
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    struct sthread *t = slots_add(tid, 1, 64);
+    struct sthread *t = thread_rings_add(tid, 1, 64);
     REQUIRE(t != NULL);
     pthread_attr_t attr;
     void *addr;
@@ -611,7 +611,7 @@ static void test_sample_off_own_stack(void)
     size_t coro_size = 256 << 10;
     void *coro = mmap(NULL, coro_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(coro != MAP_FAILED);
-    REQUIRE(stackmaps_refresh() == 0); /* the coroutine's stack is in the snapshot */
+    REQUIRE(stack_bounds_refresh() == 0); /* the coroutine's stack is in the snapshot */
     REQUIRE(handler_install(SIGPROF) == 0);
 
     raise(SIGPROF); /* on its own stack: walked */
@@ -639,11 +639,11 @@ static void test_sample_off_own_stack(void)
     CHECK(depth > 1);
     CHECK(!(flags & WALK_NO_STACK));
 
-    slots_retire(t);
+    thread_rings_retire(t);
     signal(SIGPROF, SIG_DFL);
     munmap(coro, coro_size);
-    stackmaps_shutdown();
-    slots_shutdown();
+    stack_bounds_shutdown();
+    thread_rings_shutdown();
     nativeunwind_shutdown();
 }
 

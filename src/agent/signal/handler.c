@@ -15,8 +15,8 @@
 
 #include "agent/signal/activity.h"
 #include "agent/signal/ring.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/stack_bounds.h"
 #include "agent/signal/walk.h"
 
 static void put(struct sthread *t, uint64_t at, uint64_t word)
@@ -120,7 +120,7 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uintptr_t lo = 0, hi = 0;
     if (regs.sp >= t->stack_lo && regs.sp < t->stack_hi) {
         hi = t->stack_hi;
-    } else if (stackmaps_find(regs.sp, &lo, &hi, t->maps_generation) &&
+    } else if (stack_bounds_find(regs.sp, &lo, &hi, t->maps_generation) &&
                (!t->stack_hi || hi == t->stack_hi)) {
         /* the thread's own stack, placed now, or grown down (the main
          * thread's) */
@@ -180,10 +180,10 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     (void)sig;
     int saved_errno = errno;
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    struct sthread *t = slots_handler_enter(tid);
+    struct sthread *t = thread_rings_handler_enter(tid);
     if (t) {
         sample(t, tid, si, uc);
-        slots_handler_leave(tid);
+        thread_rings_handler_leave(tid);
     }
     errno = saved_errno;
 }

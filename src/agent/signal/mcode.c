@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "common/map.h"
 #include "common/mem.h"
 
@@ -445,9 +445,9 @@ void mcode_publish(void)
     if (!s) {
         /* the arrays stay as made; a later publication shows them */
         if (old_big)
-            slots_retire_object(old_big, free_snap);
+            thread_rings_retire_object(old_big, free_snap);
         if (old_images)
-            slots_retire_object(old_images, free_snap);
+            thread_rings_retire_object(old_images, free_snap);
         return;
     }
     s->big = big;
@@ -458,11 +458,11 @@ void mcode_publish(void)
     struct mc_snap *old = atomic_exchange(&current, s);
     dirty = pending_count != 0;
     if (old)
-        slots_retire_object(old, free_snap);
+        thread_rings_retire_object(old, free_snap);
     if (old_big)
-        slots_retire_object(old_big, free_snap);
+        thread_rings_retire_object(old_big, free_snap);
     if (old_images)
-        slots_retire_object(old_images, free_snap);
+        thread_rings_retire_object(old_images, free_snap);
 }
 
 size_t mcode_ranges(void)
@@ -479,11 +479,11 @@ void mcode_shutdown(void)
 {
     struct mc_snap *old = atomic_exchange(&current, NULL);
     if (old)
-        slots_retire_object(old, free_snap);
+        thread_rings_retire_object(old, free_snap);
     if (big)
-        slots_retire_object(big, free_snap);
+        thread_rings_retire_object(big, free_snap);
     if (images)
-        slots_retire_object(images, free_snap);
+        thread_rings_retire_object(images, free_snap);
     big = NULL;
     images = NULL;
     mem_free(recent);

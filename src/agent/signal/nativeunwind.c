@@ -14,7 +14,7 @@
  * dl_iterate_phdr's callback, while the loader's lock keeps the object from
  * being unloaded under the parser, and published by a release store of the
  * module's `ready`.  Old snapshots, and the tables of unloaded objects, go
- * to the reclaimer (slots.h), so a handler never reads freed memory.
+ * to the reclaimer (thread_rings.h), so a handler never reads freed memory.
  */
 #include "agent/signal/nativeunwind.h"
 
@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "agent/signal/cfi.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "common/mem.h"
 
 struct nu_module {
@@ -470,10 +470,10 @@ static void list_objects(void)
         struct nu_module *m = old->modules[i];
         if (!reuse(next, m->lo, m->hi, m->bias)) {
             keep_gaps(m);
-            slots_retire_object(m, free_module);
+            thread_rings_retire_object(m, free_module);
         }
     }
-    slots_retire_object(old, mem_free);
+    thread_rings_retire_object(old, mem_free);
 }
 
 void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
@@ -530,6 +530,6 @@ void nativeunwind_shutdown(void)
     if (!old)
         return;
     for (size_t i = 0; i < old->count; i++)
-        slots_retire_object(old->modules[i], free_module);
-    slots_retire_object(old, mem_free);
+        thread_rings_retire_object(old->modules[i], free_module);
+    thread_rings_retire_object(old, mem_free);
 }

@@ -480,7 +480,7 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
     if (!values[1])
         values[1] = 1; /* fewer than one object is not a thing to show */
     uint64_t fields[4] = {recorder_string(&a->out, type_name, strlen(type_name)), size, kind, id};
-    uint32_t thread = tids_get(&a->tids, &a->out, e->tid);
+    uint32_t thread = thread_ids_get(&a->thread_ids, &a->out, e->tid);
     recorder_record(&a->out, st->event, thread, e->time, stack, values, 2, fields, 4);
 }
 

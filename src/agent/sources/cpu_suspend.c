@@ -41,9 +41,9 @@
 #include "agent/agent.h"
 #include "agent/codemap.h"
 #include "agent/log.h"
-#include "agent/osthread.h"
+#include "agent/os_thread.h"
 #include "agent/stacks.h"
-#include "agent/threads.h"
+#include "agent/thread_registry.h"
 #include "agent/signal/walk.h"
 #include "common/mem.h"
 
@@ -163,7 +163,7 @@ static size_t choose(struct sampler *s, long count)
             DWORD os = 0;
             if (a->info->lpVtbl->GetThreadInfo(a->info, v->managed, &os) >= 0 && os) {
                 v->os_tid = (pid_t)os;
-                threads_set_os_tid(v, v->os_tid);
+                thread_registry_set_os_tid(v, v->os_tid);
             }
         }
         /* a thread the runtime has not yet given an OS thread has not
@@ -172,7 +172,7 @@ static size_t choose(struct sampler *s, long count)
             continue;
         uint64_t weight = 1;
         if (config_sampled(&a->cfg) == CONFIG_EVENT_CPU) {
-            uint64_t now = osthread_cpu_ns(v->os_tid);
+            uint64_t now = os_thread_cpu_ns(v->os_tid);
             if (now == UINT64_MAX)
                 continue;
             if (t->cpu_last != UINT64_MAX && now > t->cpu_last)
@@ -181,7 +181,7 @@ static size_t choose(struct sampler *s, long count)
             /* a thread that used CPU but is blocked now would be caught in
              * its wait (Thread.Sleep, a lock), not where the CPU went: its
              * credit waits for a tick that finds it running */
-            if (t->credit < interval || !osthread_running(v->os_tid))
+            if (t->credit < interval || !os_thread_running(v->os_tid))
                 continue;
             weight = t->credit / interval;
             /* the credit is spent when the sample is taken (see tick) */
@@ -220,14 +220,14 @@ static void walk_all(struct sampler *s, size_t picked)
     struct walk w = {s->arena, 0, s->arena_cap, 0, s->a->cfg.max_depth, 0};
     for (size_t i = 0; i < picked; i++) {
         struct pick *p = &s->picks[i];
-        if (!threads_begin_walk(p->view))
+        if (!thread_registry_begin_walk(p->view))
             continue; /* died since the snapshot */
         w.depth = 0;
         w.truncated = 0;
         p->start = (uint32_t)w.used;
         p->hr = info->lpVtbl->DoStackSnapshot(info, p->view->managed, on_frame,
                                               COR_PRF_SNAPSHOT_DEFAULT, &w, NULL, 0);
-        threads_end_walk();
+        thread_registry_end_walk();
         p->depth = w.depth;
         p->truncated = w.truncated;
         p->walked = 1;
@@ -272,7 +272,7 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;
-    uint32_t thread = tids_get(&a->tids, out, p->view->os_tid);
+    uint32_t thread = thread_ids_get(&a->thread_ids, out, p->view->os_tid);
     if (thread)
         recorder_sample(out, s->event, thread, now, stack, p->weight);
 }
@@ -280,7 +280,7 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
 static void sample_once(struct sampler *s)
 {
     struct agent *a = s->a;
-    long count = threads_snapshot(&s->views, &s->views_cap);
+    long count = thread_registry_snapshot(&s->views, &s->views_cap);
     if (count < 0) {
         recorder_count(&a->out, FMT_COUNTER_SKIPPED_TICKS, 1);
         return;

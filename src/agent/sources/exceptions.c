@@ -421,7 +421,7 @@ static void on_throw(struct agent *a, const struct evq_entry *e)
     struct pending p;
     p.key = (uint64_t)(uint32_t)e->tid << 32 | (uint32_t)e->payload[0];
     p.time = e->time;
-    p.thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+    p.thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
     p.type = type_string(a, e);
     p.stack = stacks_of_event(a, &x->stack, e, STACKS_TRIM_RUNTIME | STACKS_TRIM_MACHINERY,
                               throw_label(a, p.type));

@@ -262,7 +262,7 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         FunctionID f = (FunctionID)e->payload[0];
         uint32_t tier = (uint32_t)(e->payload[2] & 0xff);
         uint32_t method = resolve_function(&a->resolver, f, e->time);
-        uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+        uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
         /* a compile on a thread with no managed frames (the tiering
          * thread): the label alone */
         uint32_t stack = stacks_of_event(a, &state.stack, e,
@@ -276,7 +276,7 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     } else if (e->kind == KIND_LOAD && e->words >= 3) {
         const char *name = (const char *)(e->payload + 3);
         uint32_t sid = recorder_string(&a->out, name, strnlen(name, (e->words - 3) * 8));
-        uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+        uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
         uint64_t value = e->payload[1];
         uint64_t fields[3] = {e->payload[0], sid, e->payload[2]};
         recorder_record(&a->out, state.load_event, thread, e->time, 0, &value, 1, fields, 3);

@@ -140,12 +140,12 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     (void)s;
     if (e->kind != KIND_WAIT || e->words < 4)
         return;
-    uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+    uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
     uint32_t stack =
         stacks_of_event(a, &state.stack, e, STACKS_TRIM_RUNTIME | STACKS_TRIM_MACHINERY, 0);
     uint64_t owner = e->payload[1];
     uint64_t values[2] = {e->payload[0], 1};
-    uint64_t fields[4] = {owner && owner < (1ull << 31) ? tids_get_at(&a->tids, &a->out, (pid_t)owner, e->time)
+    uint64_t fields[4] = {owner && owner < (1ull << 31) ? thread_ids_get_at(&a->thread_ids, &a->out, (pid_t)owner, e->time)
                                                         : 0,
                           e->payload[2], e->payload[3] & 1, 0};
     recorder_record(&a->out, state.event, thread, e->time, stack, values, 2, fields, 4);

@@ -333,7 +333,7 @@ static int harvest_thread(void *ctx, struct trace_thread *t, int ended)
         t->loop_data = ts;
     }
     if (!ts->thread)
-        ts->thread = tids_get(&a->tids, &a->out, t->tid);
+        ts->thread = thread_ids_get(&a->thread_ids, &a->out, t->tid);
     if (!ended && !h->live_too)
         return 0;
     if (st->timed && st->ns_per_tick == 0.0)

@@ -1,7 +1,7 @@
 /*
- * rtshare: see rtshare.h.  Each distinct stack is classified once.
+ * runtime_share: see runtime_share.h.  Each distinct stack is classified once.
  */
-#include "cli/rtshare.h"
+#include "cli/runtime_share.h"
 
 #include <string.h>
 
@@ -23,7 +23,7 @@ static uint8_t classify(const struct recording *r, uint32_t stack)
     return named ? NAMED : runtime ? RUNTIME : PROGRAM;
 }
 
-int rtshare_count(const struct recording *r, size_t event, struct rtshare *out)
+int runtime_share_count(const struct recording *r, size_t event, struct runtime_share *out)
 {
     memset(out, 0, sizeof *out);
     uint8_t *seen = mem_calloc(r->stack_count ? r->stack_count : 1, 1);

@@ -1,7 +1,7 @@
 /*
- * thread_set: see thread_set.h.
+ * sampled_threads: see sampled_threads.h.
  */
-#include "agent/sources/thread_set.h"
+#include "agent/sources/sampled_threads.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/stack_bounds.h"
 #include "common/mem.h"
 
 #define SCAN_NS 250000000ull  /* rescan the process's threads */
 #define RESCAN_NS 30000000ull /* ... at most this often when the runtime reports changes */
 #define MAPS_NS 50000000ull   /* re-read stack mappings for new threads at most this often */
 
-void thread_set_init(struct thread_set *set, struct agent *a, uint32_t max_depth,
+void sampled_threads_init(struct sampled_threads *set, struct agent *a, uint32_t max_depth,
                      void (*ready)(void *, struct sthread *),
                      void (*going)(void *, struct sthread *), void *ctx)
 {
@@ -31,10 +31,10 @@ void thread_set_init(struct thread_set *set, struct agent *a, uint32_t max_depth
 
 /* lo/hi: the thread's stack when the runtime told us (else 0): then no
  * snapshot of the mappings is needed for it. */
-static struct sthread *add_thread(struct thread_set *set, pid_t tid, uintptr_t lo, uintptr_t hi)
+static struct sthread *add_thread(struct sampled_threads *set, pid_t tid, uintptr_t lo, uintptr_t hi)
 {
-    uint32_t id = tids_get(&set->a->tids, &set->a->out, tid);
-    struct sthread *t = id ? slots_add(tid, id, set->max_depth) : NULL;
+    uint32_t id = thread_ids_get(&set->a->thread_ids, &set->a->out, tid);
+    struct sthread *t = id ? thread_rings_add(tid, id, set->max_depth) : NULL;
     if (!t) {
         recorder_count(&set->a->out, FMT_COUNTER_UNSAMPLED_THREADS, 1);
         return NULL;
@@ -46,29 +46,29 @@ static struct sthread *add_thread(struct thread_set *set, pid_t tid, uintptr_t l
     if (lo && hi > lo) {
         t->stack_lo = lo;
         t->stack_hi = hi;
-        t->maps_generation = stackmaps_generation();
+        t->maps_generation = stack_bounds_generation();
     } else {
-        t->maps_generation = stackmaps_generation() + 1;
+        t->maps_generation = stack_bounds_generation() + 1;
         set->maps_stale = 1;
     }
     set->pending = 1;
     return t;
 }
 
-static void remove_thread(struct thread_set *set, struct sthread *t)
+static void remove_thread(struct sampled_threads *set, struct sthread *t)
 {
     set->going(set->ctx, t);
-    tids_ended(&set->a->tids, t->tid);
-    slots_retire(t);
+    thread_ids_ended(&set->a->thread_ids, t->tid);
+    thread_rings_retire(t);
 }
 
 /* After threads were added: one read of /proc/self/maps for all of their
  * stacks, then they are ready. */
-static void make_ready(struct thread_set *set, uint64_t now)
+static void make_ready(struct sampled_threads *set, uint64_t now)
 {
     if (!set->pending)
         return;
-    if (set->maps_stale && stackmaps_refresh() == 0) {
+    if (set->maps_stale && stack_bounds_refresh() == 0) {
         set->maps_stale = 0;
         set->maps_ns = now;
     }
@@ -83,7 +83,7 @@ static void make_ready(struct thread_set *set, uint64_t now)
 
 /* Is tid a thread the runtime destroyed that is still listed?  Marks it
  * seen by scan `gen`. */
-static int gone_listed(struct thread_set *set, pid_t tid, uint64_t gen)
+static int gone_listed(struct sampled_threads *set, pid_t tid, uint64_t gen)
 {
     for (size_t i = 0; i < set->gone_count; i++)
         if (set->gone[i].tid == tid) {
@@ -93,22 +93,22 @@ static int gone_listed(struct thread_set *set, pid_t tid, uint64_t gen)
     return 0;
 }
 
-static void forget_gone(struct thread_set *set, pid_t tid)
+static void forget_gone(struct sampled_threads *set, pid_t tid)
 {
     for (size_t i = 0; i < set->gone_count; i++)
         if (set->gone[i].tid == tid)
             set->gone[i] = set->gone[--set->gone_count];
 }
 
-void thread_set_add_managed(struct thread_set *set)
+void sampled_threads_add_managed(struct sampled_threads *set)
 {
-    long count = threads_snapshot(&set->views, &set->views_cap);
+    long count = thread_registry_snapshot(&set->views, &set->views_cap);
     int added = 0;
     for (long i = 0; i < count; i++) {
         const struct thread_view *v = &set->views[i];
         if (!v->os_tid || v->os_tid == set->self)
             continue;
-        struct sthread *t = slots_lookup(v->os_tid);
+        struct sthread *t = thread_rings_lookup(v->os_tid);
         if (!t)
             forget_gone(set, v->os_tid); /* a live managed thread: a new one */
         if (!t && (t = add_thread(set, v->os_tid, v->stack_lo, v->stack_hi)) != NULL)
@@ -122,10 +122,10 @@ void thread_set_add_managed(struct thread_set *set)
 }
 
 /* Brings the set up to date with /proc/self/task. */
-static void scan(struct thread_set *set, uint64_t now)
+static void scan(struct sampled_threads *set, uint64_t now)
 {
     set->last_scan_ns = now;
-    set->seen_changes = threads_changes();
+    set->seen_changes = thread_registry_changes();
     DIR *d = opendir("/proc/self/task");
     if (!d)
         return;
@@ -136,7 +136,7 @@ static void scan(struct thread_set *set, uint64_t now)
         long tid = strtol(e->d_name, &end, 10);
         if (*end || tid <= 0 || tid == set->self)
             continue;
-        struct sthread *t = slots_lookup((pid_t)tid);
+        struct sthread *t = thread_rings_lookup((pid_t)tid);
         if (!t && gone_listed(set, (pid_t)tid, gen))
             continue; /* ended, not yet exited: not a new thread */
         if (!t)
@@ -165,10 +165,10 @@ static void scan(struct thread_set *set, uint64_t now)
 
 /* Managed threads the runtime destroyed: out of the set now, not at the
  * next scan, so that their clocks' file descriptors close at once. */
-void thread_set_remove_ended(struct thread_set *set)
+void sampled_threads_remove_ended(struct sampled_threads *set)
 {
     pid_t ended[256];
-    size_t n = threads_take_ended(ended, sizeof ended / sizeof ended[0]);
+    size_t n = thread_registry_take_ended(ended, sizeof ended / sizeof ended[0]);
     if (!n)
         return;
     for (struct sthread **p = &set->threads; *p;) {
@@ -189,28 +189,28 @@ void thread_set_remove_ended(struct thread_set *set)
     }
 }
 
-void thread_set_cycle(struct thread_set *set, uint64_t now)
+void sampled_threads_cycle(struct sampled_threads *set, uint64_t now)
 {
-    thread_set_remove_ended(set);
+    sampled_threads_remove_ended(set);
     /* the runtime's reports (a thread died, was renamed) bring the scan
      * forward, but not to more than one every RESCAN_NS: a burst of new
      * threads is handled by add_managed, not by listing them all again */
     if (!set->scan_gen || now - set->last_scan_ns >= SCAN_NS ||
-        (threads_changes() != set->seen_changes && now - set->last_scan_ns >= RESCAN_NS))
+        (thread_registry_changes() != set->seen_changes && now - set->last_scan_ns >= RESCAN_NS))
         scan(set, now);
     /* new threads have new stacks; reading /proc/self/maps costs in
      * proportion to the threads, so a burst of new threads is read in once
      * every MAPS_NS (a handler that finds no mapping meanwhile records its
      * leaf alone and asks for a refresh) */
-    if ((set->maps_stale && now - set->maps_ns >= MAPS_NS) || stackmaps_wanted()) {
-        if (stackmaps_refresh() == 0) {
+    if ((set->maps_stale && now - set->maps_ns >= MAPS_NS) || stack_bounds_wanted()) {
+        if (stack_bounds_refresh() == 0) {
             set->maps_stale = 0;
             set->maps_ns = now;
         }
     }
 }
 
-void thread_set_clear(struct thread_set *set)
+void sampled_threads_clear(struct sampled_threads *set)
 {
     while (set->threads) {
         struct sthread *t = set->threads;

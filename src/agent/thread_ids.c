@@ -1,14 +1,14 @@
 /*
- * tids: see tids.h.
+ * thread_ids: see thread_ids.h.
  */
-#include "agent/tids.h"
+#include "agent/thread_ids.h"
 
 #include <string.h>
 
-#include "agent/osthread.h"
+#include "agent/os_thread.h"
 #include "common/mem.h"
 
-void tids_init(struct tids *t)
+void thread_ids_init(struct thread_ids *t)
 {
     memset(t, 0, sizeof *t);
     map64_init(&t->of_tid);
@@ -17,7 +17,7 @@ void tids_init(struct tids *t)
     t->next_id = 1;
 }
 
-void tids_free(struct tids *t)
+void thread_ids_free(struct thread_ids *t)
 {
     map64_free(&t->of_tid);
     map64_free(&t->ended_id);
@@ -32,13 +32,13 @@ static void write_name(struct recorder *out, const struct tid_entry *e, const ch
     recorder_thread(out, e->id, (uint64_t)e->tid, name && name[0] ? name : NULL);
 }
 
-uint32_t tids_find(const struct tids *t, pid_t tid)
+uint32_t thread_ids_find(const struct thread_ids *t, pid_t tid)
 {
     uint32_t at;
     return map64_get(&t->of_tid, (uint64_t)tid, &at) ? t->v[at].id : 0;
 }
 
-uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid)
+uint32_t thread_ids_get(struct thread_ids *t, struct recorder *out, pid_t tid)
 {
     uint32_t at;
     if (map64_get(&t->of_tid, (uint64_t)tid, &at))
@@ -54,13 +54,13 @@ uint32_t tids_get(struct tids *t, struct recorder *out, pid_t tid)
     e->tid = tid;
     e->id = t->next_id++;
     char name[96];
-    osthread_name(tid, name, sizeof name);
+    os_thread_name(tid, name, sizeof name);
     write_name(out, e, name);
     e->name_checks = 1;
     return e->id;
 }
 
-uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t time)
+uint32_t thread_ids_get_at(struct thread_ids *t, struct recorder *out, pid_t tid, uint64_t time)
 {
     uint32_t id, at_ms;
     if (!map64_get(&t->of_tid, (uint64_t)tid, &id) &&
@@ -68,13 +68,13 @@ uint32_t tids_get_at(struct tids *t, struct recorder *out, pid_t tid, uint64_t t
         map64_get(&t->ended_at, (uint64_t)tid, &at_ms) &&
         time < (uint64_t)at_ms << 24)
         return id;
-    return tids_get(t, out, tid);
+    return thread_ids_get(t, out, tid);
 }
 
-uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t time,
+uint32_t thread_ids_named(struct thread_ids *t, struct recorder *out, pid_t tid, uint64_t time,
                     const char *name)
 {
-    uint32_t id = tids_get_at(t, out, tid, time);
+    uint32_t id = thread_ids_get_at(t, out, tid, time);
     uint32_t at;
     if (id && map64_get(&t->of_tid, (uint64_t)tid, &at) && t->v[at].id == id)
         t->v[at].name_checks = 2;
@@ -83,7 +83,7 @@ uint32_t tids_named(struct tids *t, struct recorder *out, pid_t tid, uint64_t ti
     return id;
 }
 
-void tids_ended(struct tids *t, pid_t tid)
+void thread_ids_ended(struct thread_ids *t, pid_t tid)
 {
     uint32_t at;
     if (!map64_get(&t->of_tid, (uint64_t)tid, &at))
@@ -101,9 +101,9 @@ void tids_ended(struct tids *t, pid_t tid)
     t->count--;
 }
 
-void tids_update_names(struct tids *t, struct recorder *out)
+void thread_ids_update_names(struct thread_ids *t, struct recorder *out)
 {
-    long count = threads_snapshot(&t->views, &t->views_cap);
+    long count = thread_registry_snapshot(&t->views, &t->views_cap);
     for (long i = 0; i < count; i++) {
         const struct thread_view *v = &t->views[i];
         uint32_t at;
@@ -118,7 +118,7 @@ void tids_update_names(struct tids *t, struct recorder *out)
             write_name(out, e, v->name);
         } else if (e->name_checks < 2) {
             char name[96];
-            osthread_name(e->tid, name, sizeof name);
+            os_thread_name(e->tid, name, sizeof name);
             write_name(out, e, name);
             e->name_checks = 2;
         }
@@ -128,7 +128,7 @@ void tids_update_names(struct tids *t, struct recorder *out)
         if (e->managed || e->name_checks >= 2)
             continue;
         char name[96];
-        osthread_name(e->tid, name, sizeof name);
+        os_thread_name(e->tid, name, sizeof name);
         write_name(out, e, name);
         e->name_checks = 2;
     }

@@ -1,12 +1,12 @@
 /*
- * thread_life: the life of every thread (always on: it costs a queue entry
+ * thread_events: the life of every thread (always on: it costs a queue entry
  * per thread start, rename and end).  Recorded as `thread` events, one per
  * moment, with the thread's CPU time so far (the kernel's per-thread clock):
  *
  *   start     ThreadAssignedToOSThread, on the new thread itself;
  *   name      ThreadNameChanged, on the thread that sets it; a name given
  *             before the thread started (new Thread { Name = ... }) is
- *             recorded at its start, from the thread registry (threads.h);
+ *             recorded at its start, from the thread registry (thread_registry.h);
  *   end       ThreadDestroyed, on the dying thread, with its CPU time;
  *   running   when the recording ends, every thread of the process still
  *             alive (managed or not, from /proc/self/task), with its CPU
@@ -23,8 +23,8 @@
 
 #include "agent/agent.h"
 #include "agent/evq.h"
-#include "agent/osthread.h"
-#include "agent/threads.h"
+#include "agent/os_thread.h"
+#include "agent/thread_registry.h"
 #include "common/map.h"
 
 enum { KIND_START = 1, KIND_NAME = 2, KIND_END = 3 };
@@ -69,7 +69,7 @@ static void thread_os_assigned(struct source *s, ThreadID thread, pid_t tid)
     /* the name it was given before it started (the registry has it) */
     char name[NAME_WORDS * 8];
     pid_t known = 0;
-    if (threads_lookup(thread, &known, name, sizeof name) < 0)
+    if (thread_registry_lookup(thread, &known, name, sizeof name) < 0)
         name[0] = '\0';
     queue(KIND_START, tid, own_cpu_ns(), name);
 }
@@ -89,7 +89,7 @@ static void thread_renamed(struct source *s, ThreadID thread, const char *name)
     pid_t tid = 0;
     char known[NAME_WORDS * 8];
     /* not started yet: its start will say it */
-    if (threads_lookup(thread, &tid, known, sizeof known) < 0 || !tid)
+    if (thread_registry_lookup(thread, &tid, known, sizeof known) < 0 || !tid)
         return;
     queue(KIND_NAME, tid, 0, name);
 }
@@ -122,8 +122,8 @@ static void record_moment(struct agent *a, pid_t tid, uint64_t time, uint64_t wh
     /* a new name is the recording's name of the thread too, even if it
      * is gone by the time the loop looks at names */
     uint32_t thread = what == WHAT_NAME && name < a->out.strings.count
-                          ? tids_named(&a->tids, &a->out, tid, time, a->out.strings.strs[name])
-                          : tids_get_at(&a->tids, &a->out, tid, time);
+                          ? thread_ids_named(&a->thread_ids, &a->out, tid, time, a->out.strings.strs[name])
+                          : thread_ids_get_at(&a->thread_ids, &a->out, tid, time);
     uint64_t fields[2] = {what, name};
     recorder_record(&a->out, state.event, thread, time, 0, &cpu, 1, fields, 2);
 }
@@ -170,7 +170,7 @@ static void finish(struct agent *a, struct source *s)
         long tid = strtol(d->d_name, &end, 10);
         if (*end || tid <= 0 || (pid_t)tid == me || map64_get(&state.ended, (uint64_t)tid, &unused))
             continue;
-        uint64_t cpu = osthread_cpu_ns((pid_t)tid);
+        uint64_t cpu = os_thread_cpu_ns((pid_t)tid);
         if (cpu == UINT64_MAX)
             continue; /* ended meanwhile */
         record_moment(a, (pid_t)tid, now, WHAT_RUNNING, cpu, 0);
@@ -187,7 +187,7 @@ static const struct source_hooks hooks = {
     .thread_renamed = thread_renamed,
 };
 
-const struct source_ops source_threads = {
+const struct source_ops source_thread_events = {
     .name = "threads",
     .init = init,
     .start = start,

@@ -1,9 +1,9 @@
 /*
- * threads: see threads.h.  Slots are handed out from pages of 256; a free
+ * thread_registry: see thread_registry.h.  Slots are handed out from pages of 256; a free
  * list recycles slots of dead threads (their recording ids are not
  * recycled).  ThreadID -> slot lookups go through a map under the lock.
  */
-#include "agent/threads.h"
+#include "agent/thread_registry.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -37,12 +37,12 @@ static struct thread_slot *slot_at(uint32_t index)
     return &pages[index / PAGE_SLOTS][index % PAGE_SLOTS];
 }
 
-int threads_init(void)
+int thread_registry_init(void)
 {
     return 0;
 }
 
-void threads_shutdown(void)
+void thread_registry_shutdown(void)
 {
     pthread_mutex_lock(&lock);
     for (uint32_t p = 0; p < MAX_PAGES && pages[p]; p++) {
@@ -97,14 +97,14 @@ static struct thread_slot *find_locked(uintptr_t managed, int create)
     return s;
 }
 
-void threads_created(uintptr_t managed)
+void thread_registry_created(uintptr_t managed)
 {
     pthread_mutex_lock(&lock);
     find_locked(managed, 1);
     pthread_mutex_unlock(&lock);
 }
 
-void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid)
+void thread_registry_assigned_os_thread(uintptr_t managed, pid_t os_tid)
 {
     pthread_mutex_lock(&lock);
     struct thread_slot *s = find_locked(managed, 1);
@@ -114,7 +114,7 @@ void threads_assigned_os_thread(uintptr_t managed, pid_t os_tid)
     atomic_fetch_add(&changes, 1);
 }
 
-void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi)
+void thread_registry_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi)
 {
     pthread_mutex_lock(&lock);
     struct thread_slot *s = find_locked(managed, 1);
@@ -125,7 +125,7 @@ void threads_set_stack(uintptr_t managed, uintptr_t lo, uintptr_t hi)
     pthread_mutex_unlock(&lock);
 }
 
-void threads_renamed(uintptr_t managed, const char *utf8_name)
+void thread_registry_renamed(uintptr_t managed, const char *utf8_name)
 {
     pthread_mutex_lock(&lock);
     struct thread_slot *s = find_locked(managed, 1);
@@ -141,7 +141,7 @@ void threads_renamed(uintptr_t managed, const char *utf8_name)
 static pid_t ended[ENDED_MAX]; /* under lock */
 static size_t ended_count;
 
-size_t threads_take_ended(pid_t *out, size_t max)
+size_t thread_registry_take_ended(pid_t *out, size_t max)
 {
     pthread_mutex_lock(&lock);
     size_t n = ended_count < max ? ended_count : max;
@@ -152,7 +152,7 @@ size_t threads_take_ended(pid_t *out, size_t max)
     return n;
 }
 
-void threads_destroyed(uintptr_t managed)
+void thread_registry_destroyed(uintptr_t managed)
 {
     atomic_fetch_add(&changes, 1);
     pthread_mutex_lock(&lock);
@@ -192,14 +192,14 @@ void threads_destroyed(uintptr_t managed)
     pthread_mutex_unlock(&lock);
 }
 
-void threads_adopt_begin(void)
+void thread_registry_adopt_begin(void)
 {
     pthread_mutex_lock(&lock);
     adopting = 1;
     pthread_mutex_unlock(&lock);
 }
 
-int threads_adopt(uintptr_t managed, pid_t os_tid)
+int thread_registry_adopt(uintptr_t managed, pid_t os_tid)
 {
     pthread_mutex_lock(&lock);
     uint32_t dead;
@@ -215,7 +215,7 @@ int threads_adopt(uintptr_t managed, pid_t os_tid)
     return s != NULL;
 }
 
-void threads_adopt_end(void)
+void thread_registry_adopt_end(void)
 {
     pthread_mutex_lock(&lock);
     adopting = 0;
@@ -223,7 +223,7 @@ void threads_adopt_end(void)
     pthread_mutex_unlock(&lock);
 }
 
-int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size)
+int thread_registry_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size)
 {
     int rc = -1;
     pthread_mutex_lock(&lock);
@@ -237,7 +237,7 @@ int threads_lookup(uintptr_t managed, pid_t *os_tid, char *name, size_t size)
     return rc;
 }
 
-long threads_snapshot(struct thread_view **out, size_t *cap)
+long thread_registry_snapshot(struct thread_view **out, size_t *cap)
 {
     long n = 0;
     pthread_mutex_lock(&lock);
@@ -266,7 +266,7 @@ long threads_snapshot(struct thread_view **out, size_t *cap)
     return n;
 }
 
-int threads_begin_walk(const struct thread_view *v)
+int thread_registry_begin_walk(const struct thread_view *v)
 {
     atomic_store(&walking, v->slot);
     if (atomic_load(&v->slot->state) == THREAD_LIVE &&
@@ -276,23 +276,23 @@ int threads_begin_walk(const struct thread_view *v)
     return 0;
 }
 
-void threads_end_walk(void)
+void thread_registry_end_walk(void)
 {
     atomic_store(&walking, NULL);
 }
 
-void threads_set_os_tid(const struct thread_view *v, pid_t os_tid)
+void thread_registry_set_os_tid(const struct thread_view *v, pid_t os_tid)
 {
     if (atomic_load(&v->slot->generation) == v->generation)
         atomic_store(&v->slot->os_tid, os_tid);
 }
 
-uint64_t threads_destroy_waits(void)
+uint64_t thread_registry_destroy_waits(void)
 {
     return atomic_load(&destroy_waits);
 }
 
-uint64_t threads_changes(void)
+uint64_t thread_registry_changes(void)
 {
     return atomic_load(&changes);
 }

@@ -1,5 +1,5 @@
 /*
- * slots: the state the signal sampler keeps per OS thread, and the rules
+ * thread_rings: the state the signal sampler keeps per OS thread, and the rules
  * that let a signal handler and the collector thread share it without locks.
  *
  * A table indexed by thread id (sized by /proc/sys/kernel/pid_max, mapped
@@ -27,11 +27,11 @@
  *              on only when the other parity is empty, so a counter never
  *              holds walkers of two live epochs.
  *
- * Everything here except slots_handler_* and slots_walker_* is for the
+ * Everything here except thread_rings_handler_* and thread_rings_walker_* is for the
  * collector thread.
  */
-#ifndef CORSCOPE_SIGSLOTS_H
-#define CORSCOPE_SIGSLOTS_H
+#ifndef CORSCOPE_THREAD_RINGS_H
+#define CORSCOPE_THREAD_RINGS_H
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -86,40 +86,40 @@ struct sthread {
     struct sthread *next;        /* collector's list of live threads */
 };
 
-HIDDEN int slots_init(void);
+HIDDEN int thread_rings_init(void);
 /* Frees every retired thread and object once no handler can use it (waits
  * briefly, leaks the rest).  The tid table stays mapped for late signals. */
-HIDDEN void slots_shutdown(void);
+HIDDEN void thread_rings_shutdown(void);
 
 /* A new thread state for tid, registered in the table (or NULL: out of
  * memory, or the rings' budget is used up). */
-HIDDEN struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth);
+HIDDEN struct sthread *thread_rings_add(pid_t tid, uint32_t id, uint32_t max_depth);
 /* Bytes of rings held now (for all threads together, at most 4 MiB). */
-HIDDEN size_t slots_ring_bytes(void);
+HIDDEN size_t thread_rings_ring_bytes(void);
 /* Unregisters the thread; it is freed once no handler can be using it. */
-HIDDEN void slots_retire(struct sthread *t);
+HIDDEN void thread_rings_retire(struct sthread *t);
 /* Frees retired threads and objects whose epoch has passed.  Cheap; call
  * every collector cycle. */
-HIDDEN void slots_reclaim(void);
+HIDDEN void thread_rings_reclaim(void);
 /* Hands an object a handler may be reading to the reclaimer: it is freed
  * with free_fn once no handler can still see it.  Call after publishing
  * its replacement. */
-HIDDEN void slots_retire_object(void *object, void (*free_fn)(void *));
-HIDDEN struct sthread *slots_lookup(pid_t tid);
+HIDDEN void thread_rings_retire_object(void *object, void (*free_fn)(void *));
+HIDDEN struct sthread *thread_rings_lookup(pid_t tid);
 /* Retired threads and objects not yet freed (a handler may still see them). */
-HIDDEN size_t slots_retired_pending(void);
+HIDDEN size_t thread_rings_retired_pending(void);
 
 /* The handler's side: enter/leave bracket every use of slot data. */
-HIDDEN struct sthread *slots_handler_enter(pid_t tid);
-HIDDEN void slots_handler_leave(pid_t tid);
+HIDDEN struct sthread *thread_rings_handler_enter(pid_t tid);
+HIDDEN void thread_rings_handler_leave(pid_t tid);
 
 /* Any thread outside a signal handler that reads published tables (a
  * callback walking its own stack): bracket the reads.  Objects retired
  * meanwhile are freed only after leave.  Returns the token for leave. */
-HIDDEN uint32_t slots_walker_enter(void);
-HIDDEN void slots_walker_leave(uint32_t token);
+HIDDEN uint32_t thread_rings_walker_enter(void);
+HIDDEN void thread_rings_walker_leave(uint32_t token);
 
 /* Signals that arrived on threads we do not (or no longer) track. */
-HIDDEN uint64_t slots_orphan_signals(void);
+HIDDEN uint64_t thread_rings_orphan_signals(void);
 
 #endif

@@ -1,13 +1,13 @@
 /*
- * stackmaps: see stackmaps.h.
+ * stack_bounds: see stack_bounds.h.
  */
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/stack_bounds.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "common/mem.h"
 
 struct range {
@@ -24,7 +24,7 @@ static _Atomic(struct snapshot *) current;
 static _Atomic uint64_t generation;
 static _Atomic int wanted;
 
-int stackmaps_refresh(void)
+int stack_bounds_refresh(void)
 {
     FILE *f = fopen("/proc/self/maps", "re");
     if (!f)
@@ -68,28 +68,28 @@ int stackmaps_refresh(void)
     struct snapshot *old = atomic_exchange(&current, s);
     atomic_store(&wanted, 0);
     if (old)
-        slots_retire_object(old, mem_free);
+        thread_rings_retire_object(old, mem_free);
     return 0;
 }
 
-int stackmaps_wanted(void)
+int stack_bounds_wanted(void)
 {
     return atomic_load(&wanted);
 }
 
-void stackmaps_shutdown(void)
+void stack_bounds_shutdown(void)
 {
     struct snapshot *old = atomic_exchange(&current, NULL);
     if (old)
-        slots_retire_object(old, mem_free);
+        thread_rings_retire_object(old, mem_free);
 }
 
-uint64_t stackmaps_generation(void)
+uint64_t stack_bounds_generation(void)
 {
     return atomic_load(&generation);
 }
 
-int stackmaps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uint64_t min_generation)
+int stack_bounds_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uint64_t min_generation)
 {
     const struct snapshot *s = atomic_load(&current);
     /* a snapshot older than the thread may hold a mapping that was since

@@ -1,7 +1,7 @@
 /*
- * evtable: see evtable.h.
+ * event_table: see event_table.h.
  */
-#include "cli/evtable.h"
+#include "cli/event_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "cli/timeline.h"
 #include "common/mem.h"
 
-int evt_open(struct evt *e, const struct profile *p, const struct report_options *o,
+int event_table_open(struct event_table *e, const struct profile *p, const struct report_options *o,
              const char *name)
 {
     memset(e, 0, sizeof *e);
@@ -23,28 +23,28 @@ int evt_open(struct evt *e, const struct profile *p, const struct report_options
     return e->memo ? 0 : -1;
 }
 
-void evt_close(struct evt *e)
+void event_table_close(struct event_table *e)
 {
     mem_free(e->memo);
     memset(e, 0, sizeof *e);
 }
 
-long evt_field(const struct evt *e, const char *name)
+long event_table_field(const struct event_table *e, const char *name)
 {
     return e->event < 0 ? -1 : rec_field_index(&e->r->events[e->event], name);
 }
 
-uint64_t evt_get(const struct evt *e, const struct rec_record *x, long field)
+uint64_t event_table_get(const struct event_table *e, const struct rec_record *x, long field)
 {
     return field < 0 ? 0 : rec_fields(e->r, x)[field];
 }
 
-uint64_t evt_value(const struct evt *e, const struct rec_record *x, uint32_t value)
+uint64_t event_table_value(const struct event_table *e, const struct rec_record *x, uint32_t value)
 {
     return value < e->r->events[x->event].value_count ? rec_values(e->r, x)[value] : 0;
 }
 
-static int stack_matches(struct evt *e, uint32_t stack, const regex_t *re, uint8_t *memo)
+static int stack_matches(struct event_table *e, uint32_t stack, const regex_t *re, uint8_t *memo)
 {
     const struct recording *r = e->r;
     struct rec_stack s = r->stacks[stack];
@@ -58,7 +58,7 @@ static int stack_matches(struct evt *e, uint32_t stack, const regex_t *re, uint8
     return 0;
 }
 
-int evt_keep(struct evt *e, const struct rec_record *x)
+int event_table_keep(struct event_table *e, const struct rec_record *x)
 {
     const struct prof_filter *f = e->o ? e->o->filter : NULL;
     if (!f)
@@ -77,26 +77,26 @@ int evt_keep(struct evt *e, const struct rec_record *x)
     return 1;
 }
 
-const struct rec_record *evt_next(struct evt *e, const struct rec_record *after)
+const struct rec_record *event_table_next(struct event_table *e, const struct rec_record *after)
 {
     if (e->event < 0 || !e->r->record_count)
         return NULL; /* (no records: `records` may be NULL, and NULL + 0 is undefined) */
     const struct rec_record *x = after ? after + 1 : e->r->records;
     const struct rec_record *end = e->r->records + e->r->record_count;
     for (; x < end; x++)
-        if ((long)x->event == e->event && evt_keep(e, x))
+        if ((long)x->event == e->event && event_table_keep(e, x))
             return x;
     return NULL;
 }
 
-const char *evt_frame_name(const struct evt *e, uint64_t frame)
+const char *event_table_frame_name(const struct event_table *e, uint64_t frame)
 {
     if (!frame || frame >= e->r->frame_count)
         return "-";
     return prof_name(e->p, e->p->frame_name[frame]);
 }
 
-const char *evt_string(const struct evt *e, uint64_t id, char *buf, size_t size)
+const char *event_table_string(const struct event_table *e, uint64_t id, char *buf, size_t size)
 {
     if (!id || id >= e->r->string_count) {
         snprintf(buf, size, "-");
@@ -107,7 +107,7 @@ const char *evt_string(const struct evt *e, uint64_t id, char *buf, size_t size)
     return buf;
 }
 
-void evt_thread_name(const struct evt *e, uint32_t thread_plus_one, char *out, size_t size)
+void event_table_thread_name(const struct event_table *e, uint32_t thread_plus_one, char *out, size_t size)
 {
     if (!thread_plus_one || thread_plus_one > e->r->thread_count) {
         snprintf(out, size, "-");
@@ -116,11 +116,11 @@ void evt_thread_name(const struct evt *e, uint32_t thread_plus_one, char *out, s
     timeline_thread_name(e->p, thread_plus_one - 1, out, size);
 }
 
-void evt_thread_id_name(const struct evt *e, uint64_t id, char *out, size_t size)
+void event_table_thread_id_name(const struct event_table *e, uint64_t id, char *out, size_t size)
 {
     for (size_t t = 0; id && t < e->r->thread_count; t++) {
         if (e->r->threads[t].id == id) {
-            evt_thread_name(e, (uint32_t)t + 1, out, size);
+            event_table_thread_name(e, (uint32_t)t + 1, out, size);
             return;
         }
     }
@@ -132,7 +132,7 @@ static int is_code(uint8_t kind)
     return kind == FMT_FRAME_MANAGED || kind == FMT_FRAME_NATIVE || kind == FMT_FRAME_RUNTIME;
 }
 
-uint32_t evt_site(const struct evt *e, uint32_t stack)
+uint32_t event_table_site(const struct event_table *e, uint32_t stack)
 {
     if (!stack || stack >= e->r->stack_count)
         return 0;
@@ -145,7 +145,7 @@ uint32_t evt_site(const struct evt *e, uint32_t stack)
     return 0;
 }
 
-void evt_stack_text(const struct evt *e, uint32_t stack, int frames, char *out, size_t size)
+void event_table_stack_text(const struct event_table *e, uint32_t stack, int frames, char *out, size_t size)
 {
     size_t used = 0;
     out[0] = '\0';
@@ -160,14 +160,14 @@ void evt_stack_text(const struct evt *e, uint32_t stack, int frames, char *out, 
         if (!is_code(e->r->frames[f].kind))
             continue;
         int n = snprintf(out + used, size - used, "%s%s", shown ? " < " : "",
-                         evt_frame_name(e, f));
+                         event_table_frame_name(e, f));
         if (n > 0)
             used += (size_t)n;
         shown++;
     }
 }
 
-uint64_t evt_duration(const struct recording *r)
+uint64_t event_table_duration(const struct recording *r)
 {
     uint64_t last = 0;
     for (size_t i = 0; i < r->sample_count; i++)
@@ -179,7 +179,7 @@ uint64_t evt_duration(const struct recording *r)
     return last;
 }
 
-void evt_duration_text(uint64_t ns, char *out, size_t size)
+void event_table_duration_text(uint64_t ns, char *out, size_t size)
 {
     if (ns >= 1000000000ull)
         snprintf(out, size, "%.2f s", (double)ns / 1e9);
@@ -191,25 +191,25 @@ void evt_duration_text(uint64_t ns, char *out, size_t size)
         snprintf(out, size, "%llu ns", (unsigned long long)ns);
 }
 
-void evt_rows_init(struct evt_rows *t)
+void event_table_rows_init(struct event_table_rows *t)
 {
     memset(t, 0, sizeof *t);
     map64_init(&t->index);
 }
 
-void evt_rows_free(struct evt_rows *t)
+void event_table_rows_free(struct event_table_rows *t)
 {
     map64_free(&t->index);
     mem_free(t->rows);
     memset(t, 0, sizeof *t);
 }
 
-struct evt_row *evt_row(struct evt_rows *t, uint64_t key)
+struct event_table_row *event_table_row(struct event_table_rows *t, uint64_t key)
 {
     uint32_t at;
     if (map64_get(&t->index, key, &at))
         return &t->rows[at];
-    struct evt_row *grown = mem_grow(t->rows, &t->cap, t->count + 1, sizeof *grown);
+    struct event_table_row *grown = mem_grow(t->rows, &t->cap, t->count + 1, sizeof *grown);
     if (!grown || map64_put(&t->index, key, (uint32_t)t->count) < 0) {
         if (grown)
             t->rows = grown;
@@ -217,7 +217,7 @@ struct evt_row *evt_row(struct evt_rows *t, uint64_t key)
         return NULL;
     }
     t->rows = grown;
-    struct evt_row *row = &t->rows[t->count++];
+    struct event_table_row *row = &t->rows[t->count++];
     memset(row, 0, sizeof *row);
     row->key = key;
     return row;
@@ -225,7 +225,7 @@ struct evt_row *evt_row(struct evt_rows *t, uint64_t key)
 
 static int by_count(const void *a, const void *b)
 {
-    const struct evt_row *x = a, *y = b;
+    const struct event_table_row *x = a, *y = b;
     if (x->count != y->count)
         return x->count < y->count ? 1 : -1;
     if (x->sum != y->sum)
@@ -235,7 +235,7 @@ static int by_count(const void *a, const void *b)
 
 static int by_sum(const void *a, const void *b)
 {
-    const struct evt_row *x = a, *y = b;
+    const struct event_table_row *x = a, *y = b;
     if (x->sum != y->sum)
         return x->sum < y->sum ? 1 : -1;
     if (x->count != y->count)
@@ -243,14 +243,14 @@ static int by_sum(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-void evt_rows_sort(struct evt_rows *t, int sum)
+void event_table_rows_sort(struct event_table_rows *t, int sum)
 {
     if (t->count)
         qsort(t->rows, t->count, sizeof *t->rows, sum ? by_sum : by_count);
-    map64_clear(&t->index); /* positions changed: no more evt_row */
+    map64_clear(&t->index); /* positions changed: no more event_table_row */
 }
 
-size_t evt_limit(const struct evt *e, size_t rows)
+size_t event_table_limit(const struct event_table *e, size_t rows)
 {
     long limit = e->o ? e->o->limit : 0;
     return limit > 0 && (size_t)limit < rows ? (size_t)limit : rows;

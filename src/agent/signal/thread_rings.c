@@ -1,7 +1,7 @@
 /*
- * slots: see slots.h.
+ * thread_rings: see thread_rings.h.
  */
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +50,7 @@ static size_t read_pid_max(void)
     return n;
 }
 
-int slots_init(void)
+int thread_rings_init(void)
 {
     if (slots) {
         /* an earlier attach's table (the library stays loaded after a
@@ -83,13 +83,13 @@ static void free_thread(void *p)
     mem_free(t);
 }
 
-void slots_shutdown(void)
+void thread_rings_shutdown(void)
 {
     /* a handler that entered before its thread was retired finishes in
      * microseconds; wait up to 200 ms, then leak what is left rather than
      * free it under a handler */
     for (int i = 0; i < 200 && retired; i++) {
-        slots_reclaim();
+        thread_rings_reclaim();
         if (retired) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
@@ -129,12 +129,12 @@ static size_t ring_words_for(uint32_t max_depth)
     return ring_bytes + words * 8 > RING_BUDGET ? 0 : words;
 }
 
-size_t slots_ring_bytes(void)
+size_t thread_rings_ring_bytes(void)
 {
     return ring_bytes;
 }
 
-struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
+struct sthread *thread_rings_add(pid_t tid, uint32_t id, uint32_t max_depth)
 {
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
@@ -164,7 +164,7 @@ struct sthread *slots_add(pid_t tid, uint32_t id, uint32_t max_depth)
     return t;
 }
 
-struct sthread *slots_lookup(pid_t tid)
+struct sthread *thread_rings_lookup(pid_t tid)
 {
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
@@ -185,7 +185,7 @@ static void add_retired(void *object, void (*free_fn)(void *), pid_t tid)
     retired = r;
 }
 
-void slots_retire(struct sthread *t)
+void thread_rings_retire(struct sthread *t)
 {
     atomic_store(&t->state, STHREAD_DEAD);
     struct sthread *expected = t;
@@ -193,7 +193,7 @@ void slots_retire(struct sthread *t)
     add_retired(t, free_thread, t->tid);
 }
 
-void slots_retire_object(void *object, void (*free_fn)(void *))
+void thread_rings_retire_object(void *object, void (*free_fn)(void *))
 {
     add_retired(object, free_fn, 0);
 }
@@ -231,14 +231,14 @@ static int still_visible(const struct retired *r)
     return 0;
 }
 
-uint32_t slots_walker_enter(void)
+uint32_t thread_rings_walker_enter(void)
 {
     uint32_t k = (uint32_t)(atomic_load(&walker_epoch) & 1);
     atomic_fetch_add(&walkers[k], 1);
     return k;
 }
 
-void slots_walker_leave(uint32_t token)
+void thread_rings_walker_leave(uint32_t token)
 {
     atomic_fetch_sub(&walkers[token & 1], 1);
 }
@@ -257,7 +257,7 @@ static void advance_walker_epoch(void)
     }
 }
 
-void slots_reclaim(void)
+void thread_rings_reclaim(void)
 {
     advance_walker_epoch();
     struct retired **p = &retired;
@@ -275,7 +275,7 @@ void slots_reclaim(void)
     }
 }
 
-size_t slots_retired_pending(void)
+size_t thread_rings_retired_pending(void)
 {
     size_t n = 0;
     for (const struct retired *r = retired; r; r = r->next)
@@ -283,7 +283,7 @@ size_t slots_retired_pending(void)
     return n;
 }
 
-struct sthread *slots_handler_enter(pid_t tid)
+struct sthread *thread_rings_handler_enter(pid_t tid)
 {
     if (!slots || tid <= 0 || (size_t)tid >= slot_count)
         return NULL;
@@ -298,12 +298,12 @@ struct sthread *slots_handler_enter(pid_t tid)
     return t;
 }
 
-void slots_handler_leave(pid_t tid)
+void thread_rings_handler_leave(pid_t tid)
 {
     atomic_store(&slots[tid].epoch, 0);
 }
 
-uint64_t slots_orphan_signals(void)
+uint64_t thread_rings_orphan_signals(void)
 {
     return atomic_load(&orphans);
 }

@@ -1,11 +1,11 @@
 /*
- * remote: see remote.h.  One socket, its descriptor in an atomic so that
- * a sender racing remote_close either sends on it or sees -1; a send on a
+ * control_client: see control_client.h.  One socket, its descriptor in an atomic so that
+ * a sender racing control_client_close either sends on it or sees -1; a send on a
  * descriptor closed meanwhile fails (EBADF), and the loop closes it only
  * after the callbacks that might send have stopped (ProfilerDetachSucceeded,
  * Shutdown).
  */
-#include "agent/remote.h"
+#include "agent/control_client.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 static _Atomic int fd = -1;
-static int held = -1; /* the descriptor, until remote_close: never reused meanwhile */
+static int held = -1; /* the descriptor, until control_client_close: never reused meanwhile */
 static int hung_up;
 
-int remote_connect(const char *address)
+int control_client_connect(const char *address)
 {
     struct sockaddr_un sa;
     socklen_t len;
@@ -37,11 +37,11 @@ int remote_connect(const char *address)
     hung_up = 0;
     held = s;
     atomic_store(&fd, s);
-    remote_send("hello %ld", (long)getpid());
+    control_client_send("hello %ld", (long)getpid());
     return 0;
 }
 
-int remote_connected(void)
+int control_client_connected(void)
 {
     return atomic_load(&fd) >= 0;
 }
@@ -57,7 +57,7 @@ static void send_text(const char *text, size_t len)
     errno = saved;
 }
 
-void remote_send(const char *fmt, ...)
+void control_client_send(const char *fmt, ...)
 {
     char msg[CONTROL_MESSAGE_MAX];
     va_list ap;
@@ -69,7 +69,7 @@ void remote_send(const char *fmt, ...)
     send_text(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-void remote_send_counts(enum control_kind kind, const struct control_counts *c)
+void control_client_send_counts(enum control_kind kind, const struct control_counts *c)
 {
     char msg[CONTROL_MESSAGE_MAX];
     int n = control_format_counts(msg, sizeof msg, kind, c);
@@ -77,7 +77,7 @@ void remote_send_counts(enum control_kind kind, const struct control_counts *c)
         send_text(msg, (size_t)n);
 }
 
-int remote_stop_wanted(void)
+int control_client_stop_wanted(void)
 {
     int s = atomic_load(&fd);
     if (s < 0)
@@ -101,16 +101,16 @@ int remote_stop_wanted(void)
     }
 }
 
-void remote_hangup(void)
+void control_client_hangup(void)
 {
     int s = atomic_exchange(&fd, -1);
     if (s >= 0)
         shutdown(s, SHUT_RDWR);
 }
 
-void remote_close(void)
+void control_client_close(void)
 {
-    remote_hangup();
+    control_client_hangup();
     if (held >= 0)
         close(held);
     held = -1;

@@ -1,18 +1,18 @@
 /*
- * osthread: see osthread.h.  Everything comes from the thread CPU clocks
+ * os_thread: see os_thread.h.  Everything comes from the thread CPU clocks
  * and /proc/self/task/TID.
  */
-#include "agent/osthread.h"
+#include "agent/os_thread.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-uint64_t osthread_cpu_ns(pid_t tid)
+uint64_t os_thread_cpu_ns(pid_t tid)
 {
     struct timespec ts;
-    if (clock_gettime(osthread_cpu_clock(tid), &ts) < 0)
+    if (clock_gettime(os_thread_cpu_clock(tid), &ts) < 0)
         return UINT64_MAX;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -33,7 +33,7 @@ static ssize_t read_task_file(pid_t tid, const char *file, char *out, size_t siz
     return n;
 }
 
-int osthread_running(pid_t tid)
+int os_thread_running(pid_t tid)
 {
     /* the state field of stat follows the last ')' (the name may hold one) */
     char text[512];
@@ -43,7 +43,7 @@ int osthread_running(pid_t tid)
     return paren && paren[1] == ' ' && paren[2] == 'R';
 }
 
-void osthread_name(pid_t tid, char *out, size_t size)
+void os_thread_name(pid_t tid, char *out, size_t size)
 {
     ssize_t n = read_task_file(tid, "comm", out, size);
     if (n < 0)

@@ -1,7 +1,7 @@
 /*
- * ending: see ending.h.
+ * fatal_signal: see fatal_signal.h.
  */
-#include "agent/signal/ending.h"
+#include "agent/signal/fatal_signal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int ending_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+static const int fatal_signal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                      SIGTERM, SIGINT,  SIGHUP, SIGQUIT};
-#define SIGNAL_COUNT (sizeof ending_signals / sizeof ending_signals[0])
+#define SIGNAL_COUNT (sizeof fatal_signal_signals / sizeof fatal_signal_signals[0])
 
 static struct sigaction previous[SIGNAL_COUNT];
 static int previous_ends[SIGNAL_COUNT]; /* what we chain to ends the process */
@@ -28,7 +28,7 @@ static _Atomic int done;
 static int index_of(int sig)
 {
     for (size_t i = 0; i < SIGNAL_COUNT; i++)
-        if (ending_signals[i] == sig)
+        if (fatal_signal_signals[i] == sig)
             return (int)i;
     return -1;
 }
@@ -64,7 +64,7 @@ static void finish(int sig)
     if (!atomic_load(&armed) || (pid_t)syscall(SYS_gettid) == atomic_load(&loop_tid))
         return;
     struct timespec step = {0, 1000000};
-    for (uint64_t waited = 0; waited < ENDING_WAIT_NS && !atomic_load(&done) &&
+    for (uint64_t waited = 0; waited < FATAL_SIGNAL_WAIT_NS && !atomic_load(&done) &&
                               atomic_load(&armed);
          waited += 1000000)
         nanosleep(&step, NULL);
@@ -123,10 +123,10 @@ static int ends_process(const struct sigaction *sa)
     return strstr(info.dli_fname, "libcoreclr.so") || strstr(info.dli_fname, "libSystem.Native.so");
 }
 
-void ending_install(void)
+void fatal_signal_install(void)
 {
     for (size_t i = 0; i < SIGNAL_COUNT; i++) {
-        int sig = ending_signals[i];
+        int sig = fatal_signal_signals[i];
         struct sigaction old;
         if (atomic_load(&installed[i]) || sigaction(sig, NULL, &old) < 0)
             continue;
@@ -152,28 +152,28 @@ void ending_install(void)
     }
 }
 
-void ending_arm(pid_t tid)
+void fatal_signal_arm(pid_t tid)
 {
     atomic_store(&loop_tid, tid);
     atomic_store(&armed, 1);
 }
 
-void ending_disarm(void)
+void fatal_signal_disarm(void)
 {
     atomic_store(&armed, 0);
 }
 
-int ending_signal(void)
+int fatal_signal_signal(void)
 {
     return atomic_load(&ending);
 }
 
-void ending_done(void)
+void fatal_signal_done(void)
 {
     atomic_store(&done, 1);
 }
 
-const char *ending_describe(int sig)
+const char *fatal_signal_describe(int sig)
 {
     switch (sig) {
     case SIGABRT: return "SIGABRT (abort() was called)";
