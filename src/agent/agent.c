@@ -22,6 +22,7 @@
 #include "agent/signal/thread_rings.h"
 #include "agent/thread_registry.h"
 #include "agent/unwindgaps.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "agent/unhandled.h"
 
@@ -40,11 +41,6 @@
 #define STALLED_WRITE_NS 100000000ull
 /* After the recording failed, the loop only looks for Shutdown. */
 #define HALTED_CYCLE_NS 1000000000ull
-
-uint64_t agent_now_ns(void)
-{
-    return recorder_now_ns();
-}
 
 /* ---- the sources ------------------------------------------------------------ */
 
@@ -232,9 +228,9 @@ static void *loop_main(void *arg)
         atomic_store(&a->hurried, 0);
         /* after a write error (halt) nothing is collected: the loop only
          * answers syncs and waits for Shutdown */
-        uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
+        uint64_t next = clock_now_ns() + HALTED_CYCLE_NS;
         if (!a->halted)
-            next = cycle(a, &ls, agent_now_ns());
+            next = cycle(a, &ls, clock_now_ns());
         if (sync != a->sync_done) {
             /* everything queued before the ask was drained by that cycle */
             recorder_flush(&a->out);
@@ -246,7 +242,7 @@ static void *loop_main(void *arg)
         }
         if (!a->halted) {
             uint64_t flushed = a->out.last_flush_ns;
-            recorder_maybe_flush(&a->out, agent_now_ns());
+            recorder_maybe_flush(&a->out, clock_now_ns());
             if (a->out.last_flush_ns != flushed)
                 agent_send_status(a);
             if (recorder_failed(&a->out))
@@ -257,7 +253,7 @@ static void *loop_main(void *arg)
             break;
         }
         for (;;) {
-            uint64_t now = agent_now_ns();
+            uint64_t now = clock_now_ns();
             if (next <= now)
                 break;
             sleep_until(a, next);
@@ -372,7 +368,7 @@ int agent_sync(struct agent *a, uint64_t timeout_ns)
 {
     if (!a->loop_started)
         return -1;
-    uint64_t deadline = agent_now_ns() + timeout_ns;
+    uint64_t deadline = clock_now_ns() + timeout_ns;
     struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
     int rc = -1;
     pthread_mutex_lock(&a->wake_lock);
@@ -401,11 +397,11 @@ int agent_stop(struct agent *a)
     pthread_cond_broadcast(&a->synced);
     pthread_mutex_unlock(&a->wake_lock);
 
-    uint64_t start = agent_now_ns();
+    uint64_t start = clock_now_ns();
     for (;;) {
         if (pthread_tryjoin_np(a->loop, NULL) == 0)
             break;
-        uint64_t now = agent_now_ns();
+        uint64_t now = clock_now_ns();
         uint64_t since = atomic_load(&a->out.write_since_ns);
         if (since && now > since && now - since >= STALLED_WRITE_NS) {
             log_error("the recording's file has not taken data for %llu ms; it is left "

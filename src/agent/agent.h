@@ -110,7 +110,5 @@ HIDDEN void agent_send_status(struct agent *a);
 /* Loop, last (attach.c): closes the recording and asks the runtime to
  * detach; sets detach_requested, or dormant when it refused. */
 HIDDEN void agent_detach(struct agent *a);
-/* Loop: CLOCK_MONOTONIC ns. */
-HIDDEN uint64_t agent_now_ns(void);
 
 #endif

@@ -23,6 +23,7 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/control_client.h"
+#include "common/clock.h"
 
 /* The hint RequestProfilerDetach takes: how long until no callback runs.
  * Ours return at once; the runtime waits at least 300 ms whatever this
@@ -31,12 +32,12 @@
 
 void agent_catch_up(struct agent *a)
 {
-    uint64_t t0 = agent_now_ns();
+    uint64_t t0 = clock_now_ns();
     size_t methods = codemap_catch_up();
     recorder_count(&a->out, FMT_COUNTER_ATTACH_METHODS, methods);
     recorder_count(&a->out, FMT_COUNTER_ATTACH_THREADS, atomic_load(&a->threads_listed));
     log_info("attached: %zu methods compiled before the attach listed in %.1f ms", methods,
-             (double)(agent_now_ns() - t0) / 1e6);
+             (double)(clock_now_ns() - t0) / 1e6);
 }
 
 static void counts(struct agent *a, struct control_counts *c)

@@ -15,6 +15,7 @@
 
 #include "agent/signal/mcode.h"
 #include "agent/signal/mshape.h"
+#include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
 
@@ -77,13 +78,6 @@ static struct image *images; /* of modules never unloaded, sorted by start */
 static size_t image_count, image_cap;
 static struct code_range *big, *recent;
 static size_t big_count, big_cap, recent_count, recent_cap;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void codemap_init(ICorProfilerInfo15 *i, int version, struct recorder *out)
 {
@@ -381,7 +375,7 @@ void codemap_unloading(ModuleID module, FunctionID function)
 {
     struct item *item = atomic_load(&stopped) ? NULL : mem_alloc(sizeof *item);
     pthread_mutex_lock(&ids_lock);
-    uint64_t now = now_ns();
+    uint64_t now = clock_now_ns();
     atomic_store(&last_unload_ns, now);
     pthread_mutex_unlock(&ids_lock);
     if (!item)
@@ -754,7 +748,7 @@ size_t codemap_catch_up(void)
     struct map64 seen;
     map64_init(&seen);
     for (int attempt = 0; attempt < CATCH_UP_ATTEMPTS; attempt++)
-        if (catch_up_once(now_ns(), &seen) == 0)
+        if (catch_up_once(clock_now_ns(), &seen) == 0)
             break;
     size_t n = seen.count;
     map64_free(&seen);
@@ -766,7 +760,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
 {
     /* before the queue is taken: whatever is queued after, was queued after
      * this time */
-    uint64_t complete = now_ns();
+    uint64_t complete = clock_now_ns();
     pthread_mutex_lock(&queue_lock);
     struct queued *q = queue_head;
     queue_head = NULL;

@@ -28,6 +28,7 @@
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define HEADER_WORDS 4
@@ -297,12 +298,10 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
         sent = q->sent[hash % STACK_SLOTS] == hash;
         r->w[at & r->mask] = hash;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t total = HEADER_WORDS + words + (max_depth ? 1 + (sent ? 0 : depth) : 0);
     r->w[head & r->mask] = total;
     r->w[(head + 1) & r->mask] = (source & 0xffff) | (kind & 0xffff) << 16 | (uint64_t)flags << 32;
-    r->w[(head + 2) & r->mask] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    r->w[(head + 2) & r->mask] = clock_now_ns();
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
     atomic_store_explicit(&q->head, head + total, memory_order_release);
     if (max_depth)

@@ -60,6 +60,7 @@
 #include "agent/signal/stack_bounds.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/utf.h"
 
@@ -395,7 +396,7 @@ static HRESULT start_profiling(struct profiler *p, IUnknown *unk)
 {
     struct agent *a = &p->agent;
     char err[512];
-    uint64_t began = agent_now_ns();
+    uint64_t began = clock_now_ns();
 
     atomic_fetch_add(&run_number, 1);
     log_set_level(a->cfg.log);
@@ -473,7 +474,7 @@ static HRESULT start_profiling(struct profiler *p, IUnknown *unk)
     record_runtime_version(a);
     /* what Initialize held the program's start for (before the loop owns
      * the recorder; the rest of Initialize takes microseconds) */
-    recorder_count(&a->out, FMT_COUNTER_INIT_NS, agent_now_ns() - began);
+    recorder_count(&a->out, FMT_COUNTER_INIT_NS, clock_now_ns() - began);
     recorder_info(&a->out, FMT_INFO_MODE, a->attached ? "attached" : "launched");
     if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
         log_error("cannot start (out of memory or threads); profiling is off for this run");

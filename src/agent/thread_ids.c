@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/os_thread.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 void thread_ids_init(struct thread_ids *t)
@@ -90,7 +91,7 @@ void thread_ids_ended(struct thread_ids *t, pid_t tid)
         return;
     /* remembered, for the events it queued before its end was noticed */
     map64_put(&t->ended_id, (uint64_t)tid, t->v[at].id);
-    map64_put(&t->ended_at, (uint64_t)tid, (uint32_t)((recorder_now_ns() >> 24) + 1));
+    map64_put(&t->ended_at, (uint64_t)tid, (uint32_t)((clock_now_ns() >> 24) + 1));
     map64_remove(&t->of_tid, (uint64_t)tid);
     /* the last entry takes the ended one's place */
     size_t last = t->count - 1;

@@ -11,6 +11,7 @@
 
 #include "agent/signal/fatal_signal.h"
 #include "agent/source.h"
+#include "common/clock.h"
 
 enum { NONE, SEARCHING, CAUGHT };
 
@@ -31,13 +32,6 @@ static _Atomic int seen;
 /* Between the passes the runtime printed the exception: longer than this. */
 #define UNHANDLED_GAP_NS 1000000ull
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void unwinding(void);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
@@ -47,11 +41,11 @@ void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
         current.state = SEARCHING;
         current.object = object;
         current.info = info;
-        current.pass1_ns = now_ns();
+        current.pass1_ns = clock_now_ns();
         break;
     case SOURCE_EX_SEARCH_ENTER:
         if (current.state == SEARCHING)
-            current.pass1_ns = now_ns(); /* the search goes on: the gap counts from its last step */
+            current.pass1_ns = clock_now_ns(); /* the search goes on: the gap counts from its last step */
         break;
     case SOURCE_EX_SEARCH_CATCHER:
         current.state = CAUGHT;
@@ -72,7 +66,7 @@ static void unwinding(void)
     /* pass 2 with no catch clause found in pass 1: unhandled, unless the
      * runtime went straight on (it catches it itself) */
     current.state = NONE;
-    if (!atomic_load(&armed) || !current.info || now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
+    if (!atomic_load(&armed) || !current.info || clock_now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
     if (current.info->lpVtbl->GetClassFromObject(current.info, current.object, &klass) < 0)

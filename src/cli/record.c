@@ -37,6 +37,7 @@
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "cli/session.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/product.h"
 #include "common/units.h"
@@ -695,8 +696,7 @@ int cmd_record(int argc, char **argv)
     static char before[MAX_RECORDINGS][PATH_MAX], after[MAX_RECORDINGS][PATH_MAX];
     size_t before_count = list_beside(path, before, MAX_RECORDINGS);
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = clock_now_ns();
     if (attach_pid) {
         if (attach_prepare_output(&target, path) < 0 ||
             attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
@@ -707,8 +707,7 @@ int cmd_record(int argc, char **argv)
                 summarize(path, 0, quiet, 0);
             return EXIT_WORK_FAILED;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        double seconds = (double)(clock_now_ns() - t0) / 1e9;
         if (summarize(path, seconds, quiet, 0) < 0) {
             cli_error("no recording from process %d", (int)attach_pid);
             return EXIT_WORK_FAILED;
@@ -725,8 +724,7 @@ int cmd_record(int argc, char **argv)
     int exec_errno = 0;
     int status = run_child(cmd, &cfg, agent, path, &exec_errno, &sess, duration_ns, quiet);
     session_close(&sess);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double seconds = (double)(clock_now_ns() - t0) / 1e9;
 
     if (status < 0) {
         unlink(path);

@@ -28,6 +28,7 @@
 
 #include "agent/signal/cfi.h"
 #include "agent/signal/thread_rings.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 struct nu_module {
@@ -340,13 +341,6 @@ static int changed(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The agent thread's CPU time: what parsing costs, whatever the load. */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* dl_iterate_phdr callback: parses the wanted tables of the objects of the
  * current snapshot (under the loader's lock, so none is unloaded meanwhile). */
 static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
@@ -359,9 +353,9 @@ static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         struct cfi_table t;
         memset(&t, 0, sizeof t);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         int rc = cfi_parse_hdr(m->hdr, m->seg_lo, m->seg_hi, m->bias, &t);
-        atomic_fetch_add(&parse_ns, now_ns() - t0);
+        atomic_fetch_add(&parse_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
         if (rc < 0) {
             atomic_store(&m->wanted, 0); /* out of memory: wanted again later */
             continue;

@@ -42,6 +42,7 @@
 #include "agent/log.h"
 #include "agent/stacks.h"
 #include "agent/sources/live.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/strtab.h"
 #include "common/utf.h"
@@ -271,13 +272,6 @@ static int keep_sample(struct alloc_state *st)
 
 #define CALLBACK_TIMED_NS 200000ull
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void take_event(struct source *s, DWORD id, DWORD version, const BYTE *p, ULONG size);
 
 static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD id,
@@ -294,9 +288,9 @@ static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
     /* what corscope costs the allocating thread, for docs/performance.md:
      * a callback the scheduler interrupted (longer than CALLBACK_TIMED_NS)
      * would count the other programs' time, and is left out */
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = clock_now_ns();
     take_event(s, id, version, p, size);
-    uint64_t spent = monotonic_ns() - t0;
+    uint64_t spent = clock_now_ns() - t0;
     if (spent <= CALLBACK_TIMED_NS) {
         atomic_fetch_add_explicit(&st->callback_ns, spent, memory_order_relaxed);
         atomic_fetch_add_explicit(&st->callbacks_timed, 1, memory_order_relaxed);
@@ -498,7 +492,7 @@ static void alloc_finish(struct agent *a, struct source *s)
 {
     struct alloc_state *st = s->state;
     if (st->live) {
-        live_cycle(a, agent_now_ns(), 1);
+        live_cycle(a, clock_now_ns(), 1);
         live_finish(a);
     }
     recorder_count(&a->out, FMT_COUNTER_ALLOC_SAMPLES, atomic_load(&st->samples));

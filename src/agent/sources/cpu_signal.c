@@ -34,6 +34,7 @@
 #include "agent/signal/walk.h"
 #include "agent/sources/cpu_clock.h"
 #include "agent/sources/sampled_threads.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define DRAIN_NS 10000000ull /* cpu mode: empty the rings this often */
@@ -203,9 +204,9 @@ static int sig_start(struct agent *a, struct source *src)
     s->event = s->cpu ? FMT_EVENT_CPU : FMT_EVENT_WALL;
     recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
-    cpu_clock_init(&s->clock, &a->cfg, agent_now_ns() ^ ((uint64_t)gettid() << 32));
+    cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
-    uint64_t now = agent_now_ns();
+    uint64_t now = clock_now_ns();
     sampled_threads_cycle(&s->set, now);
     if (s->cpu)
         recorder_info(&a->out, FMT_INFO_CPU_CLOCK, cpu_clock_describe(&s->clock));

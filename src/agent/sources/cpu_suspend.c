@@ -45,6 +45,7 @@
 #include "agent/stacks.h"
 #include "agent/thread_registry.h"
 #include "agent/signal/walk.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 /* Most frame ids the arena may hold in one tick (8 MiB). */
@@ -291,12 +292,12 @@ static void sample_once(struct sampler *s)
     size_arena(s, picked);
     recorder_count(&a->out, FMT_COUNTER_TICKS, 1);
 
-    uint64_t t0 = recorder_now_ns(), held = 0;
+    uint64_t t0 = clock_now_ns(), held = 0;
     HRESULT hr = a->info->lpVtbl->SuspendRuntime(a->info);
     if (hr >= 0) {
         walk_all(s, picked);
         a->info->lpVtbl->ResumeRuntime(a->info);
-        held = recorder_now_ns() - t0;
+        held = clock_now_ns() - t0;
     }
     if (hr == CORPROF_E_RUNTIME_UNINITIALIZED) {
         /* the runtime is still starting: its CPU cannot be attributed, and
@@ -363,7 +364,7 @@ static int suspend_start(struct agent *a, struct source *src)
     recorder_sampled_event(&a->out, s->event, s->event == FMT_EVENT_CPU ? "cpu" : "wall", "ns",
                            a->cfg.interval_ns);
     map64_init(&s->track_of);
-    s->next_tick = recorder_now_ns() + a->cfg.interval_ns;
+    s->next_tick = clock_now_ns() + a->cfg.interval_ns;
     return 0;
 }
 
@@ -375,7 +376,7 @@ static uint64_t suspend_cycle(struct agent *a, struct source *src, uint64_t now)
     if (now >= s->next_tick) {
         tick(s);
         s->next_tick += a->cfg.interval_ns;
-        now = recorder_now_ns();
+        now = clock_now_ns();
         if (s->next_tick <= now)
             s->next_tick = now + a->cfg.interval_ns; /* fell behind: do not catch up */
     }

@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "agent/signal/stack_bounds.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define SCAN_NS 250000000ull  /* rescan the process's threads */
@@ -118,7 +119,7 @@ void sampled_threads_add_managed(struct sampled_threads *set)
             atomic_store(&t->clr_thread, v->managed);
     }
     if (added)
-        make_ready(set, agent_now_ns());
+        make_ready(set, clock_now_ns());
 }
 
 /* Brings the set up to date with /proc/self/task. */

@@ -25,6 +25,7 @@
 #include "agent/evq.h"
 #include "agent/os_thread.h"
 #include "agent/thread_registry.h"
+#include "common/clock.h"
 #include "common/map.h"
 
 enum { KIND_START = 1, KIND_NAME = 2, KIND_END = 3 };
@@ -42,14 +43,6 @@ struct life {
 static struct life state;
 
 /* ---- the callbacks --------------------------------------------------------------- */
-
-static uint64_t own_cpu_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Payload: [0] the OS tid, [1] CPU ns, [2...] a name (NUL-terminated). */
 static void queue(uint32_t kind, pid_t tid, uint64_t cpu, const char *name)
@@ -71,7 +64,7 @@ static void thread_os_assigned(struct source *s, ThreadID thread, pid_t tid)
     pid_t known = 0;
     if (thread_registry_lookup(thread, &known, name, sizeof name) < 0)
         name[0] = '\0';
-    queue(KIND_START, tid, own_cpu_ns(), name);
+    queue(KIND_START, tid, clock_ns(CLOCK_THREAD_CPUTIME_ID), name);
 }
 
 static void thread_destroyed(struct source *s, ThreadID thread)
@@ -80,7 +73,7 @@ static void thread_destroyed(struct source *s, ThreadID thread)
     if (s->agent->info->lpVtbl->GetCurrentThreadID(s->agent->info, &current) < 0 ||
         current != thread)
         return; /* not on the dying thread: its CPU time is not ours to read */
-    queue(KIND_END, (pid_t)gettid(), own_cpu_ns(), NULL);
+    queue(KIND_END, (pid_t)gettid(), clock_ns(CLOCK_THREAD_CPUTIME_ID), NULL);
 }
 
 static void thread_renamed(struct source *s, ThreadID thread, const char *name)
@@ -162,7 +155,7 @@ static void finish(struct agent *a, struct source *s)
     (void)s;
     DIR *dir = opendir("/proc/self/task");
     pid_t me = (pid_t)gettid();
-    uint64_t now = agent_now_ns();
+    uint64_t now = clock_now_ns();
     struct dirent *d;
     uint32_t unused;
     while (dir && (d = readdir(dir)) != NULL) {
