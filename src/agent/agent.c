@@ -10,21 +10,22 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "agent/attach.h"
 #include "agent/codemap.h"
+#include "agent/control_client.h"
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/os_thread.h"
-#include "agent/control_client.h"
-#include "agent/stacks.h"
-#include "agent/signal/hijack.h"
 #include "agent/signal/fatal_signal.h"
+#include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/thread_rings.h"
+#include "agent/stacks.h"
 #include "agent/thread_registry.h"
+#include "agent/unhandled.h"
 #include "agent/unwindgaps.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "agent/unhandled.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
  * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
@@ -149,7 +150,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     nativeunwind_refresh();
     hijack_refresh();
     if (atomic_exchange(&a->catch_up, 0))
-        agent_catch_up(a);
+        attach_catch_up(a);
     uint64_t complete = agent_update_code(a);
     uint64_t changes = thread_registry_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
@@ -244,7 +245,7 @@ static void *loop_main(void *arg)
             uint64_t flushed = a->out.last_flush_ns;
             recorder_maybe_flush(&a->out, clock_now_ns());
             if (a->out.last_flush_ns != flushed)
-                agent_send_status(a);
+                attach_send_status(a);
             if (recorder_failed(&a->out))
                 halt(a);
         }
@@ -306,7 +307,7 @@ static void *loop_main(void *arg)
     unhandled_disarm();
     stacks_shutdown();
     if (atomic_load(&a->detaching))
-        agent_detach(a);
+        attach_detach(a);
     return NULL;
 }
 

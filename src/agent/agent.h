@@ -103,12 +103,5 @@ HIDDEN void agent_hurry(struct agent *a);
 HIDDEN uint64_t agent_update_code(struct agent *a);
 /* Loop: has every source record what was taken before `until` (drain). */
 HIDDEN void agent_drain(struct agent *a, uint64_t until);
-/* Loop (attach.c): lists the code compiled before an attach. */
-HIDDEN void agent_catch_up(struct agent *a);
-/* Loop (attach.c): tells the corscope command how the recording grows. */
-HIDDEN void agent_send_status(struct agent *a);
-/* Loop, last (attach.c): closes the recording and asks the runtime to
- * detach; sets detach_requested, or dormant when it refused. */
-HIDDEN void agent_detach(struct agent *a);
 
 #endif

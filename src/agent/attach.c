@@ -1,28 +1,15 @@
 /*
- * attach: what the loop does for an agent that came into a running process
- * (InitializeForAttach) or that leaves one that goes on running: the
- * catch-up on the code compiled before it came, the status it sends the
- * corscope command, and the detach.
- *
- * The detach runs at the end of the loop thread, after the sources have
- * stopped (every clock deleted, every perf fd closed, no more signals sent)
- * and everything taken was drained: the recording is closed with its
- * trailer, the EventPipe session and the event mask are turned off, and the
- * runtime is asked to detach (RequestProfilerDetach, from this thread of
- * ours, never from a callback).  The loop thread then ends; the runtime
- * calls ProfilerDetachSucceeded once no callback is running, and that
- * joins this thread and frees the rest (profiler.c).  When the runtime
- * refuses (a profiler that set something it cannot undo), the agent stays
- * loaded and dormant: no thread, no clock, no events asked for.
+ * attach: see attach.h.
  */
+#include "agent/attach.h"
+
 #include <stdio.h>
 
-#include "agent/agent.h"
 #include "agent/codemap.h"
+#include "agent/control_client.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/control_client.h"
 #include "common/clock.h"
 
 /* The hint RequestProfilerDetach takes: how long until no callback runs.
@@ -30,7 +17,7 @@
  * says, and checks again every 2x this after that. */
 #define DETACH_HINT_MS 100
 
-void agent_catch_up(struct agent *a)
+void attach_catch_up(struct agent *a)
 {
     uint64_t t0 = clock_now_ns();
     size_t methods = codemap_catch_up();
@@ -48,7 +35,7 @@ static void counts(struct agent *a, struct control_counts *c)
     c->bytes = a->out.file_size;
 }
 
-void agent_send_status(struct agent *a)
+void attach_send_status(struct agent *a)
 {
     if (!control_client_connected())
         return;
@@ -57,7 +44,7 @@ void agent_send_status(struct agent *a)
     control_client_send_counts(CONTROL_STATUS, &c);
 }
 
-void agent_detach(struct agent *a)
+void attach_detach(struct agent *a)
 {
     recorder_close(&a->out);
     struct control_counts c;

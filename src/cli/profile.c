@@ -4,8 +4,8 @@
  * are matched against regexes and inserted into the call tree, so a
  * million samples over a few thousand stacks cost a few thousand inserts.
  */
-#include "cli/profile.h"
 #include "cli/merge.h"
+#include "cli/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

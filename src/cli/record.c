@@ -35,13 +35,13 @@
 
 #include "cli/attach.h"
 #include "cli/cli.h"
+#include "cli/merge.h"
 #include "cli/report.h"
 #include "cli/session.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/product.h"
 #include "common/units.h"
-#include "cli/merge.h"
 #include "format/recording.h"
 
 

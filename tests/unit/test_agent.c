@@ -19,6 +19,7 @@
 #include "agent/proctree.h"
 #include "agent/recorder.h"
 #include "agent/thread_registry.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "format/recording.h"
 #include "test.h"
@@ -304,7 +305,7 @@ static void test_no_write_under_ids_lock(void)
         CHECK(recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", name, 0) != 0);
     }
     CHECK_EQ(file_size(path), before);
-    recorder_maybe_flush(&rec, recorder_now_ns() + RECORDER_FLUSH_NS); /* due, but held */
+    recorder_maybe_flush(&rec, clock_now_ns() + RECORDER_FLUSH_NS); /* due, but held */
     CHECK_EQ(file_size(path), before);
     codemap_ids_end();
     recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", "After", 0);

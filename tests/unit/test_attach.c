@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/evq.h"
 #include "agent/control_client.h"
+#include "agent/evq.h"
 #include "agent/thread_registry.h"
 #include "cli/ipc.h"
 #include "cli/session.h"

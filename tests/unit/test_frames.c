@@ -16,8 +16,8 @@
 #include "agent/signal/hijack.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/mshape.h"
-#include "agent/signal/thread_rings.h"
 #include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "test.h"
 

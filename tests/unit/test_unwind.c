@@ -17,11 +17,11 @@
 
 #include "agent/signal/cfi.h"
 #include "agent/signal/handler.h"
-#include "agent/signal/ring.h"
-#include "agent/signal/walk.h"
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/thread_rings.h"
+#include "agent/signal/ring.h"
 #include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/walk.h"
 #include "test.h"
 
 /* ---- the parser, on libc's own .eh_frame ----------------------------------- */

@@ -15,8 +15,8 @@
 
 #include "agent/signal/activity.h"
 #include "agent/signal/ring.h"
-#include "agent/signal/thread_rings.h"
 #include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "common/clock.h"
 

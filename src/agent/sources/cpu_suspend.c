@@ -42,9 +42,9 @@
 #include "agent/codemap.h"
 #include "agent/log.h"
 #include "agent/os_thread.h"
+#include "agent/signal/walk.h"
 #include "agent/stacks.h"
 #include "agent/thread_registry.h"
-#include "agent/signal/walk.h"
 #include "common/clock.h"
 #include "common/mem.h"
 
