@@ -173,7 +173,7 @@ static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame
 
 const struct code_range *resolve_managed(uintptr_t address)
 {
-    return codemap_find(address);
+    return code_index_find(address);
 }
 
 uint32_t resolve_function(struct resolver *r, FunctionID function, uint64_t seen_ns)
@@ -221,7 +221,7 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64
     uint32_t frame;
     if (!map64_get(&r->native_of_ip, at, &frame) && !map64_get(&r->managed_of_ip, at, &frame)) {
         struct map64 *cache = &r->managed_of_ip;
-        const struct code_range *range = codemap_find(at);
+        const struct code_range *range = code_index_find(at);
         int asked = 1;
         frame = 0;
         if (range) {

@@ -229,26 +229,26 @@ static void test_codemap(void)
         uint32_t k = (i * 7919u) % N; /* a permutation: out of order */
         struct code_range r = {0x100000 + k * 0x100, 0x100000 + k * 0x100 + 0x80,
                                0x100000 + k * 0x100, 1000 + k, 1 + k % 3, 0, 0};
-        codemap_insert(&r);
+        code_index_insert(&r);
     }
-    CHECK_EQ(codemap_count(), N);
+    CHECK_EQ(code_index_count(), N);
     for (uint32_t k = 0; k < N; k += 97) {
-        const struct code_range *r = codemap_find(0x100000 + k * 0x100 + 0x40);
+        const struct code_range *r = code_index_find(0x100000 + k * 0x100 + 0x40);
         CHECK(r && r->function == 1000 + k);
-        CHECK(codemap_find(0x100000 + k * 0x100 + 0x80) == NULL); /* the gap after it */
+        CHECK(code_index_find(0x100000 + k * 0x100 + 0x80) == NULL); /* the gap after it */
     }
-    CHECK(codemap_find(0xfffff) == NULL);
+    CHECK(code_index_find(0xfffff) == NULL);
     /* a newer report of the same start replaces the older one */
     struct code_range again = {0x100000, 0x100090, 0x100000, 4242, 0, 0, 0}; /* a DynamicMethod */
-    codemap_insert(&again);
-    CHECK(codemap_find(0x100085) && codemap_find(0x100085)->function == 4242);
+    code_index_insert(&again);
+    CHECK(code_index_find(0x100085) && code_index_find(0x100085)->function == 4242);
     uint32_t of_module_2 = 0;
     for (uint32_t k = 0; k < N; k++)
         of_module_2 += k % 3 == 1 && k != 0;
     codemap_remove(2, 0); /* module 2: a third of them */
-    CHECK_EQ(codemap_count(), N - of_module_2);
+    CHECK_EQ(code_index_count(), N - of_module_2);
     for (uint32_t k = 0; k < N; k += 97) {
-        const struct code_range *r = codemap_find(0x100000 + k * 0x100 + 0x40);
+        const struct code_range *r = code_index_find(0x100000 + k * 0x100 + 0x40);
         CHECK(k % 3 == 1 ? r == NULL : r != NULL);
     }
     /* the runtime reuses unloaded code's addresses, at other starts: a new
@@ -256,23 +256,23 @@ static void test_codemap(void)
      * there (a removed range left behind must not hide it) */
     struct code_range reuse = {0x100000 + 1 * 0x100 - 0x20, 0x100000 + 1 * 0x100 + 0x70,
                                0x100000 + 1 * 0x100 - 0x20, 7777, 9, 0, 0};
-    codemap_insert(&reuse);
-    CHECK(codemap_find(0x100000 + 1 * 0x100 + 0x40) && codemap_find(0x100000 + 1 * 0x100 + 0x40)->function == 7777);
-    CHECK(codemap_find(0x100000 + 4 * 0x100 + 0x40) == NULL);
+    code_index_insert(&reuse);
+    CHECK(code_index_find(0x100000 + 1 * 0x100 + 0x40) && code_index_find(0x100000 + 1 * 0x100 + 0x40)->function == 7777);
+    CHECK(code_index_find(0x100000 + 4 * 0x100 + 0x40) == NULL);
     /* a range that took an unloaded one's start belongs to its new owner */
     struct code_range took = {0x100000 + 4 * 0x100, 0x100000 + 4 * 0x100 + 0x80,
                               0x100000 + 4 * 0x100, 8888, 5, 0, 0};
-    codemap_insert(&took);
+    code_index_insert(&took);
     codemap_remove(2, 0);
-    CHECK(codemap_find(0x100000 + 4 * 0x100 + 0x40) && codemap_find(0x100000 + 4 * 0x100 + 0x40)->function == 8888);
+    CHECK(code_index_find(0x100000 + 4 * 0x100 + 0x40) && code_index_find(0x100000 + 4 * 0x100 + 0x40)->function == 8888);
     codemap_remove(9, 0);
     codemap_remove(5, 0);
-    CHECK_EQ(codemap_count(), N - of_module_2);
+    CHECK_EQ(code_index_count(), N - of_module_2);
     codemap_remove(0, 4242); /* one function */
-    CHECK(codemap_find(0x100040) == NULL);
-    CHECK_EQ(codemap_count(), N - of_module_2 - 1);
+    CHECK(code_index_find(0x100040) == NULL);
+    CHECK_EQ(code_index_count(), N - of_module_2 - 1);
     codemap_shutdown();
-    CHECK_EQ(codemap_count(), 0);
+    CHECK_EQ(code_index_count(), 0);
 }
 
 static long long file_size(const char *path)
