@@ -1,15 +1,65 @@
 /*
- * Tests of the runtime events' pure parts: how a throw ends (exflow.h),
- * fed the callback sequences the runtime makes (observed on .NET 8, 9 and
- * 10, docs/events.md), and the settings of -e exceptions,lock,jit.
+ * Tests of exflow (agent/sources/exflow.h): how a throw ends, fed the
+ * callback sequences the runtime makes (observed on .NET 8, 9 and 10,
+ * docs/events.md).
  */
-#include "test.h"
-
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include "agent/clrdesc.h"
+#include "agent/codemap.h"
+#include "agent/control_client.h"
 #include "agent/evq.h"
+#include "agent/names.h"
+#include "agent/proctree.h"
+#include "agent/recorder.h"
+#include "agent/signal/cfi.h"
+#include "agent/signal/handler.h"
+#include "agent/signal/hijack.h"
+#include "agent/signal/mcode.h"
+#include "agent/signal/mshape.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/ring.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/walk.h"
 #include "agent/sources/exflow.h"
+#include "agent/thread_registry.h"
+#include "cli/frame_name.h"
+#include "cli/gc_table.h"
+#include "cli/ipc.h"
+#include "cli/json.h"
+#include "cli/profile.h"
+#include "cli/report.h"
+#include "cli/session.h"
+#include "cli/status.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "common/config.h"
+#include "common/control.h"
+#include "common/crc32.h"
+#include "common/mem.h"
+#include "common/units.h"
+#include "common/utf.h"
+#include "format/recording.h"
+#include "format/writer.h"
+#include "test.h"
 
 
 /* Functions and objects of the sequences, by name. */
@@ -277,159 +327,8 @@ static void test_overflow_and_finish(void)
     CHECK_EQ(r.n, EXFLOW_DEPTH + 2);
 }
 
-static void test_event_settings(void)
+void suite_exflow(void)
 {
-    struct config c;
-    char err[256], text[128];
-    config_defaults(&c);
-    CHECK_EQ(c.lock_min_ns, 10000);
-    CHECK(config_set(&c, "event", "cpu,exceptions,lock,jit", err, sizeof err) == 0);
-    CHECK_EQ(c.events, CONFIG_EVENT_CPU | CONFIG_EVENT_EXCEPTIONS | CONFIG_EVENT_LOCK |
-                           CONFIG_EVENT_JIT);
-    config_value_text(&c, "event", text, sizeof text);
-    CHECK_STR(text, "cpu,exceptions,lock,jit");
-    CHECK(config_set(&c, "event", "exceptions", err, sizeof err) == 0);
-    CHECK_EQ(config_sampled(&c), 0);
-    CHECK(config_set(&c, "event", "locks", err, sizeof err) < 0);
-    CHECK(strstr(err, "exceptions, lock, jit") != NULL);
-    CHECK(config_set(&c, "lock_min", "1ms", err, sizeof err) == 0 && c.lock_min_ns == 1000000);
-    CHECK(config_set(&c, "lock_min", "0", err, sizeof err) == 0 && c.lock_min_ns == 0);
-    CHECK(config_set(&c, "lock_min", "11s", err, sizeof err) < 0);
-    CHECK(config_set(&c, "lock_min", "5", err, sizeof err) < 0); /* a unit is needed */
-    CHECK(config_set(&c, "lock_min", "250us", err, sizeof err) == 0);
-    config_value_text(&c, "lock_min", text, sizeof text);
-    CHECK_STR(text, "250000ns");
-    CHECK_STR(config_event_name(CONFIG_EVENT_JIT), "jit");
-}
-
-/* Stacks a thread sent before go as their hash: the loop still gets every
- * entry's whole stack, the very addresses the walk found. */
-struct stacks_seen {
-    uint64_t n;
-    uint32_t depth[8];
-    uint64_t ips[8][64];
-};
-
-static void on_stack(void *ctx, const struct evq_entry *e)
-{
-    struct stacks_seen *d = ctx;
-    if (d->n < 8) {
-        d->depth[d->n] = e->depth;
-        for (uint32_t i = 0; i < e->depth && i < 64; i++)
-            d->ips[d->n][i] = e->ips[i];
-    }
-    d->n++;
-}
-
-__attribute__((noinline)) static void push_here(uint64_t i)
-{
-    evq_push(5, 2, &i, 1, 64);
-}
-
-__attribute__((noinline)) static void push_there(uint64_t i)
-{
-    evq_push(5, 2, &i, 1, 64);
-    __asm__ volatile("" ::: "memory"); /* not a tail call: its own return address */
-}
-
-static void *push_stacks(void *arg)
-{
-    (void)arg;
-    for (volatile uint64_t i = 0; i < 3; i++) /* one call site, not unrolled */
-        push_here(i);
-    push_there(3);
-    push_here(4);
-    return NULL;
-}
-
-static void test_stacks_sent_once(void)
-{
-    evq_open();
-    uint64_t dropped = evq_dropped();
-    pthread_t t;
-    REQUIRE(pthread_create(&t, NULL, push_stacks, NULL) == 0);
-    pthread_join(t, NULL);
-    struct stacks_seen d;
-    memset(&d, 0, sizeof d);
-    CHECK_EQ(evq_drain(on_stack, &d, UINT64_MAX), 5);
-    REQUIRE(d.n == 5);
-    CHECK(d.depth[0] > 1);
-    /* the loop's three: the same stack, sent once */
-    for (int k = 1; k < 3; k++) {
-        CHECK_EQ(d.depth[k], d.depth[0]);
-        CHECK(memcmp(d.ips[k], d.ips[0], d.depth[0] * sizeof d.ips[0][0]) == 0);
-    }
-    /* another function, then the first from another line: their own */
-    CHECK_EQ(d.depth[3], d.depth[0]);
-    CHECK(d.ips[3][0] != d.ips[0][0]);
-    CHECK_EQ(d.depth[4], d.depth[0]);
-    CHECK_EQ(d.ips[4][0], d.ips[0][0]);
-    CHECK(d.ips[4][1] != d.ips[0][1]);
-    CHECK(memcmp(d.ips[4] + 2, d.ips[0] + 2, (d.depth[0] - 2) * sizeof d.ips[0][0]) == 0);
-    CHECK_EQ(evq_dropped() - dropped, 0);
-    evq_shutdown();
-}
-
-/* A queue that fills up grows (the storm of a thread that throws in a
- * loop): nothing is dropped, and the loop reads the old ring's entries
- * before the new one's, in order. */
-struct in_order {
-    uint64_t n, next, bad;
-};
-
-static void on_numbered(void *ctx, const struct evq_entry *e)
-{
-    struct in_order *d = ctx;
-    if (e->payload[0] != d->next)
-        d->bad++;
-    d->next = e->payload[0] + 1;
-    d->n++;
-}
-
-static void *push_numbered(void *arg)
-{
-    uint64_t *range = arg;
-    for (uint64_t i = range[0]; i < range[1]; i++)
-        evq_push(6, 1, &i, 1, 0);
-    return NULL;
-}
-
-static void test_queue_grows(void)
-{
-    evq_open();
-    uint64_t dropped = evq_dropped();
-    struct in_order d = {0, 0, 0};
-    /* one thread: 3,000 entries (15,000 words) into a ring of 8,192 */
-    uint64_t first[2] = {0, 3000};
-    pthread_t t;
-    REQUIRE(pthread_create(&t, NULL, push_numbered, first) == 0);
-    pthread_join(t, NULL);
-    CHECK_EQ(evq_drain(on_numbered, &d, UINT64_MAX), 3000);
-    CHECK_EQ(d.bad, 0);
-    CHECK_EQ(evq_dropped() - dropped, 0);
-    evq_shutdown();
-
-    /* drained while it is written and switched: every entry arrives once,
-     * in order, or is counted as dropped (if this thread falls behind) */
-    evq_open();
-    dropped = evq_dropped();
-    uint64_t second[2] = {1, 200001};
-    REQUIRE(pthread_create(&t, NULL, push_numbered, second) == 0);
-    struct in_order c = {0, 1, 0};
-    uint64_t seen = 0;
-    for (int rounds = 0; rounds < 1000000 && seen + (evq_dropped() - dropped) < 200000; rounds++)
-        seen += evq_drain(on_numbered, &c, UINT64_MAX);
-    pthread_join(t, NULL);
-    seen += evq_drain(on_numbered, &c, UINT64_MAX);
-    CHECK_EQ(seen + (evq_dropped() - dropped), 200000);
-    CHECK(c.bad <= evq_dropped() - dropped); /* each gap is a drop */
-    evq_shutdown();
-}
-
-void suite_events(void)
-{
-    RUN(test_queue_grows);
-    RUN(test_stacks_sent_once);
     RUN(test_plain_catch);
     RUN(test_rethrow);
     RUN(test_throw_e_and_wrap);
@@ -439,5 +338,4 @@ void suite_events(void)
     RUN(test_replaced_by_finally);
     RUN(test_moved_object);
     RUN(test_overflow_and_finish);
-    RUN(test_event_settings);
 }

@@ -117,7 +117,7 @@ static void test_tid_reused(void)
     thread_rings_shutdown();
 }
 
-void suite_slots(void)
+void suite_thread_rings(void)
 {
     RUN(test_retired_thread_waits_for_handler);
     RUN(test_retired_object_waits_for_older_handlers);

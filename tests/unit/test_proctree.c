@@ -1,0 +1,101 @@
+/*
+ * Tests of proctree (agent/proctree.h): the files a tree of processes
+ * writes, the first process's claim on the output and the others' beside it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/clrdesc.h"
+#include "agent/codemap.h"
+#include "agent/control_client.h"
+#include "agent/evq.h"
+#include "agent/names.h"
+#include "agent/proctree.h"
+#include "agent/recorder.h"
+#include "agent/signal/cfi.h"
+#include "agent/signal/handler.h"
+#include "agent/signal/hijack.h"
+#include "agent/signal/mcode.h"
+#include "agent/signal/mshape.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/ring.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/walk.h"
+#include "agent/sources/exflow.h"
+#include "agent/thread_registry.h"
+#include "cli/frame_name.h"
+#include "cli/gc_table.h"
+#include "cli/ipc.h"
+#include "cli/json.h"
+#include "cli/profile.h"
+#include "cli/report.h"
+#include "cli/session.h"
+#include "cli/status.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/control.h"
+#include "common/crc32.h"
+#include "common/mem.h"
+#include "common/units.h"
+#include "common/utf.h"
+#include "format/recording.h"
+#include "format/writer.h"
+#include "test.h"
+
+/* Item 2: the processes of one record never share a file: the first
+ * claims the output record made (empty), the others go beside it under
+ * their pid, exclusively, and a file that has data is nobody's to take. */
+static void test_process_tree_files(void)
+{
+    char dir[] = "/tmp/corscope-unit-tree.XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char path[96], chosen[128], beside[128];
+    snprintf(path, sizeof path, "%s/app.corscope", dir);
+    int made = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600); /* as record does */
+    REQUIRE(made >= 0);
+    close(made);
+    int first = proctree_claim(path, 100, chosen, sizeof chosen);
+    REQUIRE(first >= 0);
+    CHECK_STR(chosen, path);
+    int second = proctree_claim(path, 200, chosen, sizeof chosen); /* at the same time */
+    REQUIRE(second >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200.corscope", dir);
+    CHECK_STR(chosen, beside);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* locked */
+    CHECK(write(first, "data", 4) == 4);
+    close(first);
+    CHECK(proctree_claim_first(path) < 0 && errno == EEXIST); /* has data: never truncated */
+    int again = proctree_claim(path, 200, chosen, sizeof chosen); /* a pid seen before */
+    REQUIRE(again >= 0);
+    snprintf(beside, sizeof beside, "%s/app-200-2.corscope", dir);
+    CHECK_STR(chosen, beside);
+    close(second);
+    close(again);
+    CHECK(proctree_beside("/d/x.y/noext", 7, 1, chosen, sizeof chosen) == 0);
+    CHECK_STR(chosen, "/d/x.y/noext-7");
+    snprintf(beside, sizeof beside, "rm -rf '%s'", dir);
+    CHECK(system(beside) == 0);
+}
+
+void suite_proctree(void)
+{
+    RUN(test_process_tree_files);
+}
