@@ -122,8 +122,8 @@ int report_jit(const struct profile *p, const struct report_options *o, FILE *ou
     uint64_t span = event_table_duration(p->rec);
     /* a day of seconds at most: a longer run's later compiles go in the last */
     size_t seconds = span / 1000000000ull < 86400 ? (size_t)(span / 1000000000ull) + 1 : 86400;
-    uint64_t *per_second = calloc(seconds, sizeof *per_second);
-    uint64_t *ns_second = calloc(seconds, sizeof *ns_second);
+    uint64_t *per_second = mem_calloc(seconds, sizeof *per_second);
+    uint64_t *ns_second = mem_calloc(seconds, sizeof *ns_second);
     int rc = 0;
     if (!per_second || !ns_second)
         goto oom;
@@ -194,8 +194,8 @@ oom:
     rc = -1;
 out:
     mem_free(all);
-    free(per_second);
-    free(ns_second);
+    mem_free(per_second);
+    mem_free(ns_second);
     event_table_close(&e);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/mem.h"
 #include "common/units.h"
 
 static const struct report_format formats[] = {
@@ -167,7 +168,7 @@ static int write_report(const struct report_format *fmt, const struct profile *p
     /* a temporary file beside the output, with a name nobody can predict
      * (mkstemp: O_EXCL, random suffix, mode 0600), renamed into place */
     size_t n = strlen(output);
-    char *tmp = malloc(n + 32);
+    char *tmp = mem_alloc(n + 32);
     if (!tmp) {
         cli_error("out of memory");
         return EXIT_WORK_FAILED;
@@ -186,7 +187,7 @@ static int write_report(const struct report_format *fmt, const struct profile *p
             close(fd);
             unlink(tmp);
         }
-        free(tmp);
+        mem_free(tmp);
         return EXIT_WORK_FAILED;
     }
     int rc = fmt->write(p, o, f);
@@ -203,7 +204,7 @@ static int write_report(const struct report_format *fmt, const struct profile *p
     }
     if (rc != 0)
         unlink(tmp);
-    free(tmp);
+    mem_free(tmp);
     return rc == 0 ? 0 : EXIT_WORK_FAILED;
 }
 

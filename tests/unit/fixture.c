@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include "agent/signal/mshape.h"
 #include "format/recording.h"
@@ -232,4 +234,26 @@ struct mcode_entry fixture_mcode_entry(const uint8_t *code, size_t len)
     e.known = mshape_from_code(code, len, &e.shape) == 0;
     e.permanent = 1;
     return e;
+}
+
+/* ---- quiet failures ------------------------------------------------------------ */
+
+int fixture_stderr_off(void)
+{
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, 2);
+    if (null >= 0)
+        close(null);
+    return saved;
+}
+
+void fixture_stderr_on(int saved)
+{
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
 }

@@ -44,4 +44,9 @@ int fixture_memory_profiles(struct profiles *ps, struct prof_filter *f);
  * decoded from them, permanent. */
 struct mcode_entry fixture_mcode_entry(const uint8_t *code, size_t len);
 
+/* Sends stderr to /dev/null (the one-line messages of failures a test
+ * provokes on purpose) and back: off returns what on takes. */
+int fixture_stderr_off(void);
+void fixture_stderr_on(int saved);
+
 #endif

@@ -6,7 +6,6 @@
 
 #include "common/map.h"
 #include "common/mem.h"
-#include "common/strtab.h"
 #include "test.h"
 
 static void test_map_put_get_remove(void)

@@ -2,9 +2,7 @@
  * Tests of strtab (common/strtab.h), the string interning of the writer and
  * the agent's names.
  */
-#include <stdlib.h>
 
-#include "common/map.h"
 #include "common/mem.h"
 #include "common/strtab.h"
 #include "test.h"
