@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "agent/recorder.h"
 #include "agent/signal/mshape.h"
 #include "format/recording.h"
 #include "format/writer.h"
@@ -77,19 +78,31 @@ int fixture_recording(struct buf *out, int close)
     return rc < 0 || w.error ? -1 : 0;
 }
 
-int fixture_profiles(struct profiles *p, struct prof_filter *f)
+int fixture_profiles_of(int (*write)(struct buf *out), struct profiles *ps, struct prof_filter *f)
 {
     struct buf b;
     buf_init(&b);
-    if (fixture_recording(&b, 1) < 0)
+    if (write(&b) < 0) {
+        buf_free(&b);
         return -1;
+    }
     struct recording r;
     char err[256];
     int rc = rec_load_memory(b.data, b.len, &r, err, sizeof err);
     buf_free(&b);
     if (rc < 0)
         return -1;
-    return prof_build(p, &r, f, err, sizeof err);
+    return prof_build(ps, &r, f, err, sizeof err);
+}
+
+static int closed_recording(struct buf *out)
+{
+    return fixture_recording(out, 1);
+}
+
+int fixture_profiles(struct profiles *p, struct prof_filter *f)
+{
+    return fixture_profiles_of(closed_recording, p, f);
 }
 
 /* ---- a recording with memory events ------------------------------------------------ */
@@ -185,17 +198,7 @@ int fixture_memory_recording(struct buf *out)
 
 int fixture_memory_profiles(struct profiles *ps, struct prof_filter *f)
 {
-    struct buf b;
-    buf_init(&b);
-    if (fixture_memory_recording(&b) < 0)
-        return -1;
-    struct recording r;
-    char err[256];
-    int rc = rec_load_memory(b.data, b.len, &r, err, sizeof err);
-    buf_free(&b);
-    if (rc < 0)
-        return -1;
-    return prof_build(ps, &r, f, err, sizeof err);
+    return fixture_profiles_of(fixture_memory_recording, ps, f);
 }
 
 char *fixture_render(report_writer w, const struct profile *p, const struct report_options *o)
@@ -256,4 +259,18 @@ void fixture_stderr_on(int saved)
         dup2(saved, 2);
         close(saved);
     }
+}
+
+/* ---- a recording file for the agent's parts ----------------------------------- */
+
+int fixture_recorder(struct recorder *rec, char *path)
+{
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    char err[256];
+    return recorder_open(rec, &cfg, path, err, sizeof err);
 }

@@ -6,6 +6,7 @@
 #ifndef CORSCOPE_TEST_FIXTURE_H
 #define CORSCOPE_TEST_FIXTURE_H
 
+#include "agent/recorder.h"
 #include "agent/signal/mcode.h"
 #include "cli/report.h"
 #include "common/buf.h"
@@ -24,8 +25,9 @@ enum {
     FIXTURE_STACKS = 3,
 };
 
-/* The fixture recording loaded through filter f into profiles.  Returns 0
- * or -1. */
+/* The recording write() makes, loaded through filter f into profiles; the
+ * fixture recording so.  Return 0 or -1. */
+int fixture_profiles_of(int (*write)(struct buf *out), struct profiles *ps, struct prof_filter *f);
 int fixture_profiles(struct profiles *p, struct prof_filter *f);
 /* Runs a report writer into a string (caller frees), or NULL when it
  * failed. */
@@ -48,5 +50,9 @@ struct mcode_entry fixture_mcode_entry(const uint8_t *code, size_t len);
  * provokes on purpose) and back: off returns what on takes. */
 int fixture_stderr_off(void);
 void fixture_stderr_on(int saved);
+
+/* Opens a recorder (default settings) on a new file made from the mkstemp
+ * template path.  Returns 0 or -1. */
+int fixture_recorder(struct recorder *rec, char *path);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "agent/codemap.h"
 #include "common/clock.h"
+#include "fixture.h"
 #include "test.h"
 
 /* The code map: lookups find the range that holds an address, after
@@ -80,14 +81,8 @@ static long long file_size(const char *path)
 static void test_no_write_under_ids_lock(void)
 {
     char path[] = "/tmp/corscope-unit-hold.XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    close(fd);
-    struct config cfg;
-    config_defaults(&cfg);
     struct recorder rec;
-    char err[256];
-    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    REQUIRE(fixture_recorder(&rec, path) == 0);
     codemap_init(NULL, 0, &rec);
     long long before = file_size(path);
     REQUIRE(codemap_ids_begin(UINT64_MAX));

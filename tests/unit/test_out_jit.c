@@ -45,18 +45,8 @@ static int jit_recording(struct buf *out)
 
 static int load_jit(struct profiles *ps)
 {
-    struct buf b;
-    buf_init(&b);
-    if (jit_recording(&b) < 0)
-        return -1;
-    struct recording r;
-    char err[256];
-    int rc = rec_load_memory(b.data, b.len, &r, err, sizeof err);
-    buf_free(&b);
-    if (rc < 0)
-        return -1;
     struct prof_filter f = {0};
-    return prof_build(ps, &r, &f, err, sizeof err);
+    return fixture_profiles_of(jit_recording, ps, &f);
 }
 
 static void test_jit_table(void)

@@ -7,6 +7,7 @@
 
 #include "agent/codemap.h"
 #include "cli/frame_name.h"
+#include "fixture.h"
 #include "test.h"
 
 /* Item 7: however many distinct names a long run makes, the string table
@@ -15,14 +16,9 @@
 static void test_string_table_is_bounded(void)
 {
     char path[] = "/tmp/corscope-unit-strings.XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    close(fd);
-    struct config cfg;
-    config_defaults(&cfg);
     struct recorder rec;
+    REQUIRE(fixture_recorder(&rec, path) == 0);
     char err[256];
-    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
     rec.strings_budget = 4096;
     enum { N = 2000 };
     uint32_t frames[N];

@@ -15,6 +15,7 @@
 #include "agent/resolve.h"
 #include "common/clock.h"
 #include "format/recording.h"
+#include "fixture.h"
 #include "test.h"
 
 static int asked;
@@ -42,16 +43,9 @@ static int start(struct setup *s)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "/tmp/corscope-unit-resolve.XXXXXX");
-    int fd = mkstemp(s->path);
-    if (fd < 0)
-        return -1;
-    close(fd);
     s->vtbl.GetFunctionFromIP = no_function_from_ip;
     s->info.lpVtbl = &s->vtbl;
-    struct config cfg;
-    config_defaults(&cfg);
-    char err[256];
-    if (recorder_open(&s->rec, &cfg, s->path, err, sizeof err) < 0)
+    if (fixture_recorder(&s->rec, s->path) < 0)
         return -1;
     codemap_init(&s->info, 15, &s->rec);
     if (names_init(&s->names, &s->info, 15, &s->rec) < 0)

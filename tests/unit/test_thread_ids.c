@@ -13,20 +13,9 @@
 
 #include "agent/thread_ids.h"
 #include "common/clock.h"
+#include "fixture.h"
 #include "format/recording.h"
 #include "test.h"
-
-static int open_recorder(struct recorder *rec, char *path)
-{
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    struct config cfg;
-    config_defaults(&cfg);
-    char err[256];
-    return recorder_open(rec, &cfg, path, err, sizeof err);
-}
 
 /* The latest name the recording gives thread `id` ("" when none). */
 static struct rec_str name_of(const struct recording *r, uint32_t id)
@@ -50,7 +39,7 @@ static void test_ids_per_thread_life(void)
 {
     char path[] = "/tmp/corscope-unit-tids.XXXXXX";
     struct recorder rec;
-    REQUIRE(open_recorder(&rec, path) == 0);
+    REQUIRE(fixture_recorder(&rec, path) == 0);
     struct thread_ids t;
     thread_ids_init(&t);
     /* tids that are no thread of ours: no OS name to read */
@@ -94,7 +83,7 @@ static void test_names_follow_the_registry(void)
 {
     char path[] = "/tmp/corscope-unit-tids.XXXXXX";
     struct recorder rec;
-    REQUIRE(open_recorder(&rec, path) == 0);
+    REQUIRE(fixture_recorder(&rec, path) == 0);
     REQUIRE(thread_registry_init() == 0);
     pid_t self = (pid_t)syscall(SYS_gettid);
     thread_registry_created(0x9100);
