@@ -28,8 +28,9 @@
 #include "agent/signal/achain.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/ring.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define HEADER_WORDS 5
@@ -298,9 +299,9 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
             chain_n = 0;
         max_depth -= chain_n;
         struct ring_cursor c = {r, at + 1, chain_n ? local : 0, 0, 0};
-        uint32_t token = slots_walker_enter();
+        uint32_t token = thread_rings_walker_enter();
         depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-        slots_walker_leave(token);
+        thread_rings_walker_leave(token);
         if ((flags & WALK_PENDING) && nativeunwind_wait_tables(PENDING_WAIT_NS)) {
             /* a library on this stack had no table yet (the program's
              * first moments): by frame pointers the walk could skip a
@@ -309,9 +310,9 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
             c.at = at + 1;
             c.runner = 0;
             c.beyond = 0;
-            token = slots_walker_enter();
+            token = thread_rings_walker_enter();
             depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-            slots_walker_leave(token);
+            thread_rings_walker_leave(token);
         }
         if (chain_n && (c.beyond || !(flags & (WALK_FAILED | WALK_TRUNCATED))))
             runner = (uint32_t)c.runner;
@@ -322,12 +323,10 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
         for (uint32_t i = 0; i < chain_n; i++)
             r->w[(chain_at + i) & r->mask] = chain[i];
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t total = HEADER_WORDS + words + (max_depth ? 1 + (sent ? 0 : depth) + chain_n : 0);
     r->w[head & r->mask] = total;
     r->w[(head + 1) & r->mask] = (source & 0xffff) | (kind & 0xffff) << 16 | (uint64_t)flags << 32;
-    r->w[(head + 2) & r->mask] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    r->w[(head + 2) & r->mask] = clock_now_ns();
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
     r->w[(head + 4) & r->mask] = ring_async_word(chain_n, chain_end, runner);
     atomic_store_explicit(&q->head, head + total, memory_order_release);

@@ -13,19 +13,7 @@ static struct rec_str str(const struct recording *r, uint32_t id)
     return r->strings[id];
 }
 
-/* Basename of a module path: what follows the last '/'. */
-static struct rec_str basename_of(struct rec_str s)
-{
-    for (uint32_t i = s.len; i > 0; i--) {
-        if (s.p[i - 1] == '/') {
-            struct rec_str b = {s.p + i, s.len - i};
-            return b;
-        }
-    }
-    return s;
-}
-
-int fname_state_machine(const char *type, size_t type_len, const char *method,
+int frame_name_state_machine(const char *type, size_t type_len, const char *method,
                         size_t method_len, size_t *outer_len, const char **name, size_t *name_len)
 {
     if (method_len != 8 || memcmp(method, "MoveNext", 8))
@@ -73,7 +61,7 @@ static int async_names(const struct recording *r)
     return v && v->len >= 2 && memcmp(v->p, "of", 2) != 0;
 }
 
-size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size)
+size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size)
 {
     int n;
     if (id == 0 || id >= r->frame_count) {
@@ -82,13 +70,13 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
     }
     const struct rec_frame *f = &r->frames[id];
     struct rec_str type = str(r, f->type), name = str(r, f->name);
-    struct rec_str module = basename_of(str(r, f->module));
+    struct rec_str module = rec_str_basename(str(r, f->module));
     switch (f->kind) {
     case FMT_FRAME_MANAGED: {
         size_t outer;
         const char *written;
         size_t written_len;
-        if (async_names(r) && fname_state_machine(type.p, type.len, name.p, name.len, &outer,
+        if (async_names(r) && frame_name_state_machine(type.p, type.len, name.p, name.len, &outer,
                                                   &written, &written_len)) {
             n = snprintf(out, size, "%.*s.%.*s", (int)outer, type.p, (int)written_len, written);
             break;
@@ -120,7 +108,7 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
          * always ends */
         char subject[768] = "";
         if (f->extra && f->extra < id)
-            fname_format(r, (uint32_t)f->extra, subject, sizeof subject);
+            frame_name_format(r, (uint32_t)f->extra, subject, sizeof subject);
         else if (type.len)
             snprintf(subject, sizeof subject, "%.*s", (int)type.len, type.p);
         n = snprintf(out, size, "[%.*s]%s%s", (int)name.len, name.p, subject[0] ? " " : "",

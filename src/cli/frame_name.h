@@ -27,12 +27,12 @@
 
 /* Writes the display name of frame `id` into out (always NUL-terminated,
  * cut at size-1 bytes).  Returns the untruncated length. */
-HIDDEN size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size);
+HIDDEN size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size);
 
 /* Is (type, method) a compiler-made state machine's MoveNext
  * ("Outer+<Name>d__3", "MoveNext")?  Then *outer_len is the length of
  * "Outer" and [*name, *name + *name_len) is "Name". */
-HIDDEN int fname_state_machine(const char *type, size_t type_len, const char *method,
+HIDDEN int frame_name_state_machine(const char *type, size_t type_len, const char *method,
                                size_t method_len, size_t *outer_len, const char **name,
                                size_t *name_len);
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/evtable.h"
+#include "cli/event_table.h"
 #include "common/mem.h"
 
 struct op {
@@ -82,7 +82,7 @@ static void state_text(int64_t state, char *out, size_t size)
 }
 
 struct printing {
-    const struct evt *e;
+    const struct event_table *e;
     const struct tree *t;
     FILE *out;
     const size_t *first, *next; /* each node's children, by count */
@@ -101,16 +101,16 @@ static void print_node(const struct printing *pr, size_t at, int indent)
 {
     const struct node *n = &pr->t->nodes[at];
     char age[32], state[32];
-    evt_duration_text(n->oldest, age, sizeof age);
+    event_table_duration_text(n->oldest, age, sizeof age);
     state_text(n->state, state, sizeof state);
     if (n->end && n->parent == SIZE_MAX) {
         /* what waits for the chain's root: a thread blocked on it */
         fprintf(pr->out, "%6" PRIu64 "  %-14s  %*s%s\n", n->count, "", indent, "",
-                evt_frame_name(pr->e, n->end));
+                event_table_frame_name(pr->e, n->end));
         indent += 2;
     }
     fprintf(pr->out, "%6" PRIu64 "  %-3s%-11s  %*s%s%s%s%s\n", n->count,
-            n->before_first ? ">=" : "", age, indent, "", evt_frame_name(pr->e, n->method),
+            n->before_first ? ">=" : "", age, indent, "", event_table_frame_name(pr->e, n->method),
             state[0] ? "  (" : "", state, state[0] ? ")" : "");
     for (size_t c = pr->first[at]; c != SIZE_MAX; c = pr->next[c])
         print_node(pr, c, indent + 2);
@@ -120,32 +120,32 @@ static void print_node(const struct printing *pr, size_t at, int indent)
  * heap was walked. */
 static void footer(const struct profile *p, const struct report_options *o, FILE *out)
 {
-    struct evt s;
-    if (evt_open(&s, p, o, "async-snapshot") < 0 || s.event < 0) {
-        evt_close(&s);
+    struct event_table s;
+    if (event_table_open(&s, p, o, "async-snapshot") < 0 || s.event < 0) {
+        event_table_close(&s);
         return;
     }
-    long f_objects = evt_field(&s, "objects");
+    long f_objects = event_table_field(&s, "objects");
     uint64_t n = 0, total = 0, longest = 0, objects = 0;
-    for (const struct rec_record *x = evt_next(&s, NULL); x; x = evt_next(&s, x)) {
-        uint64_t pause = evt_value(&s, x, 0);
+    for (const struct rec_record *x = event_table_next(&s, NULL); x; x = event_table_next(&s, x)) {
+        uint64_t pause = event_table_value(&s, x, 0);
         n++;
         total += pause;
         longest = pause > longest ? pause : longest;
-        objects = evt_get(&s, x, f_objects);
+        objects = event_table_get(&s, x, f_objects);
     }
     char mean[32], most[32];
-    evt_duration_text(n ? total / n : 0, mean, sizeof mean);
-    evt_duration_text(longest, most, sizeof most);
+    event_table_duration_text(n ? total / n : 0, mean, sizeof mean);
+    event_table_duration_text(longest, most, sizeof most);
     fprintf(out, "# %" PRIu64 " snapshots of a heap of %" PRIu64 " objects; the program stopped "
             "%s for each (at most %s)\n", n, objects, mean, most);
-    evt_close(&s);
+    event_table_close(&s);
 }
 
 int report_async(const struct profile *p, const struct report_options *o, FILE *out)
 {
-    struct evt e;
-    if (evt_open(&e, p, o, "async") < 0) {
+    struct event_table e;
+    if (event_table_open(&e, p, o, "async") < 0) {
         cli_error("out of memory while writing the async operations");
         return -1;
     }
@@ -157,28 +157,28 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
         else
             fputs("# no snapshot of pending async operations in this recording (corscope async "
                   "-p PID, or record --async=snapshots)\n", out);
-        evt_close(&e);
+        event_table_close(&e);
         return 0;
     }
-    long f_snap = evt_field(&e, "snapshot"), f_op = evt_field(&e, "op");
-    long f_awaiter = evt_field(&e, "awaiter"), f_method = evt_field(&e, "method");
-    long f_state = evt_field(&e, "state"), f_since = evt_field(&e, "since");
-    long f_end = evt_field(&e, "end");
+    long f_snap = event_table_field(&e, "snapshot"), f_op = event_table_field(&e, "op");
+    long f_awaiter = event_table_field(&e, "awaiter"), f_method = event_table_field(&e, "method");
+    long f_state = event_table_field(&e, "state"), f_since = event_table_field(&e, "since");
+    long f_end = event_table_field(&e, "end");
     uint64_t last = 0, first_since = UINT64_MAX, at_time = 0;
-    for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
-        uint64_t s = evt_get(&e, x, f_snap);
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
+        uint64_t s = event_table_get(&e, x, f_snap);
         if (s > last)
             last = s;
-        if (s == 1 && evt_get(&e, x, f_since) < first_since)
-            first_since = evt_get(&e, x, f_since);
+        if (s == 1 && event_table_get(&e, x, f_since) < first_since)
+            first_since = event_table_get(&e, x, f_since);
     }
     struct op *ops = NULL;
     size_t count = 0, cap = 0;
     struct map64 by_id;
     map64_init(&by_id);
     int failed = 0;
-    for (const struct rec_record *x = evt_next(&e, NULL); x && !failed; x = evt_next(&e, x)) {
-        if (evt_get(&e, x, f_snap) != last)
+    for (const struct rec_record *x = event_table_next(&e, NULL); x && !failed; x = event_table_next(&e, x)) {
+        if (event_table_get(&e, x, f_snap) != last)
             continue;
         struct op *grown = mem_grow(ops, &cap, count + 1, sizeof *grown);
         if (!grown) {
@@ -186,10 +186,10 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
             break;
         }
         ops = grown;
-        uint64_t zz = evt_get(&e, x, f_state);
-        ops[count] = (struct op){evt_get(&e, x, f_op), evt_get(&e, x, f_awaiter),
-                                 evt_get(&e, x, f_method), evt_get(&e, x, f_end),
-                                 evt_get(&e, x, f_since), evt_value(&e, x, 0),
+        uint64_t zz = event_table_get(&e, x, f_state);
+        ops[count] = (struct op){event_table_get(&e, x, f_op), event_table_get(&e, x, f_awaiter),
+                                 event_table_get(&e, x, f_method), event_table_get(&e, x, f_end),
+                                 event_table_get(&e, x, f_since), event_table_value(&e, x, 0),
                                  (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1), SIZE_MAX, SIZE_MAX};
         at_time = x->time;
         map64_put(&by_id, ops[count].id, (uint32_t)count);
@@ -236,11 +236,11 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
         mem_free(t.nodes);
         map64_free(&by_id);
         map64_free(&t.index);
-        evt_close(&e);
+        event_table_close(&e);
         return -1;
     }
     char when[32];
-    evt_duration_text(at_time, when, sizeof when);
+    event_table_duration_text(at_time, when, sizeof when);
     fprintf(out, "# pending async operations at %s (snapshot %" PRIu64 "): %zu in %zu chains\n",
             when, last, count, chains);
     fputs("# ops: operations on that line; pending: the oldest one's time at that await\n"
@@ -260,7 +260,7 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
         mem_free(t.nodes);
         map64_free(&by_id);
         map64_free(&t.index);
-        evt_close(&e);
+        event_table_close(&e);
         cli_error("out of memory while writing the async operations");
         return -1;
     }
@@ -299,6 +299,6 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
     mem_free(t.nodes);
     map64_free(&by_id);
     map64_free(&t.index);
-    evt_close(&e);
+    event_table_close(&e);
     return 0;
 }

@@ -70,7 +70,7 @@ HIDDEN int report_render(const char *const *recordings, size_t count,
 HIDDEN int report_render_limit(const char *const *recordings, size_t count,
                                const struct report_format *fmt, const char *output, long limit);
 
-/* Helpers the writers share. */
+/* Helpers the writers share (report_text.c). */
 /* Formats a value in the profile's unit for people: "1.52 s", "320 ms",
  * "12.0 MiB", "1234". */
 HIDDEN void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size);

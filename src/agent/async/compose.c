@@ -38,7 +38,7 @@ static struct map64 glue_of; /* FunctionID -> 2 glue, 1 not */
 
 static FunctionID function_at(const uint64_t *ips, uint32_t k)
 {
-    const struct code_range *r = codemap_find((uintptr_t)ips[k] - (k ? 1 : 0));
+    const struct code_range *r = code_index_find((uintptr_t)ips[k] - (k ? 1 : 0));
     return r ? r->function : 0;
 }
 

@@ -28,6 +28,7 @@
 #include "agent/async/heap.h"
 #include "agent/async/types.h"
 #include "agent/log.h"
+#include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
 
@@ -55,13 +56,6 @@ struct snapshots {
 };
 
 static struct snapshots the;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int snap_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
@@ -139,7 +133,7 @@ static HRESULT suspend(struct agent *a)
  * suspension's length, 0 when it could not be taken. */
 static uint64_t walk(struct agent *a, int follow)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = clock_now_ns();
     HRESULT hr = suspend(a);
     if (hr < 0) {
         log_debug("async: SuspendRuntime failed (0x%08x): no snapshot", (unsigned)hr);
@@ -182,7 +176,7 @@ static uint64_t walk(struct agent *a, int follow)
         map64_put(&by_object, op->object, (uint32_t)(the.count - 1));
     }
     a->info->lpVtbl->ResumeRuntime(a->info);
-    uint64_t pause = now_ns() - t0;
+    uint64_t pause = clock_now_ns() - t0;
     map64_free(&by_object);
     /* the types met for the first time, classified now the runtime runs */
     size_t classified = 0;
@@ -198,7 +192,7 @@ static uint64_t walk(struct agent *a, int follow)
 static void snapshot(struct agent *a)
 {
     the.number++;
-    uint64_t at = now_ns();
+    uint64_t at = clock_now_ns();
     if (!the.first_ns)
         the.first_ns = at;
     uint64_t pause = 0;
@@ -259,7 +253,7 @@ static uint64_t snap_cycle(struct agent *a, struct source *s, uint64_t now)
         return 0;
     if (now >= the.next_ns) {
         snapshot(a);
-        the.next_ns = now_ns() + SNAPSHOT_NS;
+        the.next_ns = clock_now_ns() + SNAPSHOT_NS;
     }
     return the.next_ns;
 }
