@@ -262,6 +262,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/trace.sh
 	bench/naming.sh
 	bench/memory.sh
+	bench/async.sh
 	bench/startup.sh
 	bench/codemap.sh
 
