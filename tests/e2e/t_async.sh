@@ -7,8 +7,8 @@
 # with a plain and an async lambda; a PeriodicTimer and Task.Delay; .Result
 # from plain code.  The logical stack replaces the thread pool's frames
 # (none of them is left above the resumed method), async methods are named
-# as written (Chain.C, never <C>d__2.MoveNext) in every format, and without
-# --async the stacks are what they were.
+# as written (Chain.C, never <C>d__2.MoveNext) in every format; it is the
+# default, and with --async=off the stacks are what they were.
 source "$(dirname "$0")/lib.sh"
 
 cs record -q --force --async -i 1ms -o "$T/async.corscope" -- $(app AsyncChain) all 1000 \
@@ -102,12 +102,17 @@ for ev in exceptions:Throw alloc:Alloc lock:Lock; do
     awk -v p="${got% *}" 'BEGIN { exit !(p >= 95) }' || fail "${ev%%:*}: only ${got% *}% under the chain"
 done
 
-# without --async: today's stacks (the thread pool's frames, the state
+# --async=off: today's stacks (the thread pool's frames, the state
 # machines' names, no [async] frame)
-cs record -q --force -i 1ms -o "$T/plain.corscope" -- $(app AsyncChain) chain 300 > /dev/null 2>&1
+cs record -q --force --async=off -i 1ms -o "$T/plain.corscope" -- $(app AsyncChain) chain 300 > /dev/null 2>&1
+cs check "$T/plain.corscope" | grep -q '^  async' && fail "check says async without it"
 cs report -f collapsed "$T/plain.corscope" > "$T/plain.txt" 2> /dev/null
 ! grep -q '\[async\]' "$T/plain.txt" || fail "[async] frames without --async"
 grep -q 'AsyncChain\.Chain+<C>d__[0-9]*\.MoveNext;AsyncChain\.Work\.BurnC' "$T/plain.txt" ||
     fail "without --async, C is not its state machine's MoveNext: $(grep BurnC "$T/plain.txt" | head -2)"
 grep -q 'PortableThreadPool+WorkerThread' "$T/plain.txt" || fail "without --async, no thread pool frames"
 grep -q "^  async        on (3 runtime methods rewritten)" "$T/check.txt" || fail "check does not say async is on: $(grep async "$T/check.txt")"
+# on by default for a program record starts
+cs record -q --force -o "$T/default.corscope" -- $(app AsyncChain) chain 100 > /dev/null 2>&1
+cs report -f collapsed "$T/default.corscope" 2> /dev/null | grep -q "${A}Chain\.A;${A}Chain\.B;AsyncChain\.Chain\.C;" ||
+    fail "logical stacks are not the default"
