@@ -277,7 +277,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     if (max_depth) {
         uintptr_t *frame = __builtin_frame_address(0);
         struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)(frame + 2),
-                                 (uintptr_t)frame[0], 0};
+                                 (uintptr_t)frame[0], 0, 0};
         struct ring_cursor c = {r, at + 1};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
         uint32_t token = slots_walker_enter();
