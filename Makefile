@@ -190,7 +190,7 @@ FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
-FUZZ_SRC_leaf := src/agent/signal/mshape.c
+FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_LIBS := -lm -lz
 

@@ -106,7 +106,7 @@ static int writes_sp(uint32_t w)
 int mshape_arm64_is_call(uint32_t w)
 {
     return (w & 0xFC000000u) == 0x94000000u || (w & 0xFFFFFC1Fu) == 0xD63F0000u ||
-           (w & 0xFFFFFBFFu) == 0xD63F081Fu || (w & 0xFFFFFBE0u) == 0xD73F0800u;
+           (w & 0xFFFFFA1Fu) == 0xD63F081Fu || (w & 0xFFFFF800u) == 0xD73F0800u;
 }
 
 int mshape_arm64_is_ret(uint32_t w)
@@ -116,8 +116,8 @@ int mshape_arm64_is_ret(uint32_t w)
 
 static int is_branch_register(uint32_t w)
 {
-    return (w & 0xFFFFFC1Fu) == 0xD61F0000u || (w & 0xFFFFFBFFu) == 0xD61F081Fu ||
-           (w & 0xFFFFFBE0u) == 0xD71F0800u;
+    return (w & 0xFFFFFC1Fu) == 0xD61F0000u || (w & 0xFFFFFA1Fu) == 0xD61F081Fu ||
+           (w & 0xFFFFF800u) == 0xD71F0800u;
 }
 
 static int add_step(struct mshape_arm64 *s, size_t end, int64_t depth)

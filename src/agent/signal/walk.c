@@ -85,7 +85,10 @@ NO_ASAN __attribute__((noinline)) uint64_t walk_self(uintptr_t stack_hi, uint64_
     /* this function keeps a frame pointer (the tree is built with
      * -fno-omit-frame-pointer): its frame names the caller exactly */
     uintptr_t *frame = __builtin_frame_address(0);
-    struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)(frame + 2), (uintptr_t)frame[0], 0, 0};
+    /* the caller's SP is this function's CFA: frame + 2 on x86-64, but on
+     * arm64 the frame record lies at the bottom of the frame */
+    struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)__builtin_dwarf_cfa(),
+                             (uintptr_t)frame[0], 0, 0};
     if (regs.sp >= stack_hi)
         stack_hi = 0;
     return walk_stack(regs, stack_hi, max, put_array, ips, flags);
