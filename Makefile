@@ -175,6 +175,7 @@ test: deps
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory stress
+	$(MAKE) --no-print-directory test-arm64-quick
 
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
@@ -300,10 +301,10 @@ arm64:
 apps-arm64:
 	tests/arm64/apps.sh
 
-test-arm64-quick: all arm64 apps-arm64
+test-arm64-quick: all apps arm64 apps-arm64 $(UNIT)
 	tests/arm64/run.sh quick
 
-test-arm64: all arm64 apps-arm64
+test-arm64: all apps arm64 apps-arm64 $(UNIT)
 	tests/arm64/run.sh
 
 # ---- install -------------------------------------------------------------

@@ -5,8 +5,14 @@
  * step from the interrupted frame must give the caller's pc, SP and x29
  * exactly; what is not an epilogue (a branch to cold code, a jump table)
  * must not be taken for one; prologues the decoder cannot follow are
- * refused.
+ * refused.  With the arm64 CoreLib at hand (CORSCOPE_ARM64_CORELIB, or
+ * build/aarch64/apps from tests/arm64/apps.sh), every function of its
+ * ReadyToRun table: its range from the arm64 RUNTIME_FUNCTION entry, its
+ * prologue decoded (qemu-user has no process_vm_readv, so the agent under
+ * emulation never reads these tables: this is where they are tested).
  */
+#include <stdlib.h>
+
 #include "agent/signal/mshape_arm64.h"
 #include "test.h"
 
@@ -221,8 +227,108 @@ static void test_calls(void)
     CHECK(!mshape_arm64_is_ret(BR_X1));
 }
 
+/* ---- ReadyToRun: the arm64 CoreLib's function table ------------------------------ */
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The file mapped as the runtime maps a ReadyToRun image: each section at
+ * its RVA.  Returns the image (SizeOfImage bytes in *size) or NULL. */
+static uint8_t *map_as_loaded(const uint8_t *file, size_t n, size_t *size)
+{
+    if (n < 64 || file[0] != 'M' || le32(file + 60) > n - 24 - 240)
+        return NULL;
+    const uint8_t *nt = file + le32(file + 60), *opt = nt + 24;
+    if (memcmp(nt, "PE\0\0", 4) != 0 || opt[0] != 0x0b || opt[1] != 0x02)
+        return NULL;
+    *size = le32(opt + 56);
+    size_t headers = le32(opt + 60), count = (size_t)(nt[6] | nt[7] << 8);
+    uint8_t *img = calloc(1, *size);
+    if (!img || headers > n || headers > *size) {
+        free(img);
+        return NULL;
+    }
+    memcpy(img, file, headers);
+    const uint8_t *sh = opt + (nt[20] | nt[21] << 8);
+    for (size_t i = 0; i < count; i++, sh += 40) {
+        uint32_t vsize = le32(sh + 8), rva = le32(sh + 12), raw = le32(sh + 16), at = le32(sh + 20);
+        uint32_t len = raw < vsize ? raw : vsize;
+        if (at > n || len > n - at || rva > *size || len > *size - rva) {
+            free(img);
+            return NULL;
+        }
+        memcpy(img + rva, file + at, len);
+    }
+    return img;
+}
+
+static void test_corelib_r2r(void)
+{
+    const char *path = getenv("CORSCOPE_ARM64_CORELIB");
+    if (!path)
+        path = "build/aarch64/apps/System.Private.CoreLib.dll";
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("  frames_arm64: no arm64 CoreLib at %s (tests/arm64/apps.sh): not checked\n", path);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    size_t n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *file = malloc(n);
+    REQUIRE(file && fread(file, 1, n, f) == n);
+    fclose(f);
+    size_t size = 0;
+    uint8_t *img = map_as_loaded(file, n, &size);
+    free(file);
+    REQUIRE(img);
+    /* the CLI header, then the ReadyToRun header and its sections */
+    const uint8_t *opt = img + le32(img + 60) + 24;
+    uint32_t cli = le32(opt + 112 + 14 * 8), rtr = le32(img + cli + 64);
+    REQUIRE(le32(img + rtr) == 0x00525452u);
+    uint32_t rf_rva = 0, rf_bytes = 0;
+    for (uint32_t i = 0; i < le32(img + rtr + 12); i++) {
+        const uint8_t *sec = img + rtr + 16 + 12 * i;
+        if (le32(sec) == 102) {
+            rf_rva = le32(sec + 4);
+            rf_bytes = le32(sec + 8);
+        }
+    }
+    REQUIRE(rf_rva && rf_bytes % 8 == 0);
+    const uint32_t *rf = (const uint32_t *)(const void *)(img + rf_rva);
+    size_t count = rf_bytes / 8, ranged = 0, decoded = 0, framed = 0;
+    uint32_t last_end = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint32_t *e = rf + 2 * i;
+        if (!(e[1] & 3) && e[1] > size - 4)
+            continue;
+        uint32_t end = mshape_arm64_rf_end(img, e);
+        if (end <= e[0] || end > size || e[0] < last_end)
+            continue; /* a range the agent would refuse */
+        last_end = end;
+        ranged++;
+        struct mshape_arm64 s;
+        size_t len = end - e[0] < 96 ? end - e[0] : 96;
+        if (mshape_arm64_from_code(img + e[0], len, &s) == 0) {
+            decoded++;
+            framed += s.fp_step != 0;
+        }
+    }
+    free(img);
+    printf("  CoreLib (arm64): %zu functions, %zu ranges, %zu prologues decoded (%zu set x29)\n",
+           count, ranged, decoded, framed);
+    CHECK(count > 10000);
+    CHECK_EQ(ranged, count);
+    /* every function has a frame record (the JIT's rule); a few stubs and
+     * fragments may not */
+    CHECK(decoded >= count * 99 / 100);
+}
+
 void suite_frames_arm64(void)
 {
+    test_run("frames_arm64: CoreLib's ReadyToRun functions", test_corelib_r2r);
     test_run("frames_arm64: the JIT's frame types, at every instruction", test_frame_types);
     test_run("frames_arm64: branches that are not epilogues", test_not_epilogues);
     test_run("frames_arm64: prologues refused", test_refused_prologues);

@@ -59,9 +59,7 @@ static inline uint32_t arch_rf_unwind(const uint32_t *f, uint32_t *rva)
  * be readable in the image at base. */
 static inline uint32_t arch_rf_end(const uint8_t *base, const uint32_t *f)
 {
-    uint32_t words = (f[1] & 3) ? (f[1] >> 2) & 0x7FF
-                                : (*(const uint32_t *)(const void *)(base + f[1])) & 0x3FFFF;
-    return f[0] + 4 * words;
+    return mshape_arm64_rf_end(base, f);
 }
 
 /* The whole unwind data entry f needs readable (its first bytes are). */

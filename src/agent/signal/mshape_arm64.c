@@ -249,6 +249,12 @@ void mshape_arm64_epilogue(const uint8_t *c, size_t n, uintptr_t pc, uintptr_t l
     e->sp_adjust = sp;
 }
 
+uint32_t mshape_arm64_rf_end(const uint8_t *image, const uint32_t *f)
+{
+    uint32_t words = (f[1] & 3) ? (f[1] >> 2) & 0x7FF : word(image + f[1]) & 0x3FFFF;
+    return f[0] + 4 * words;
+}
+
 NO_ASAN static int read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *out)
 {
     if (addr < lo || addr > hi - 8 || (addr & 7))

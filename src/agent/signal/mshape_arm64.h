@@ -92,6 +92,13 @@ HIDDEN int mshape_arm64_step(const struct mshape_arm64 *s, const struct mshape_a
                              int leaf, struct walk_regs *r, uintptr_t *ra_slot, uintptr_t lo,
                              uintptr_t hi);
 
+/* A ReadyToRun image's arm64 RUNTIME_FUNCTION entry f = {begin, unwind}
+ * (RVAs into the image mapped at `image`): the end RVA of its code.
+ * unwind is packed unwind data (low two bits non-zero; the length in words
+ * in bits 2..12) or the RVA of its .xdata, whose first word has the length
+ * in words in bits 0..17 (read: it must be mapped). */
+HIDDEN uint32_t mshape_arm64_rf_end(const uint8_t *image, const uint32_t *f);
+
 /* Instruction classes the walker asks about. */
 HIDDEN int mshape_arm64_is_call(uint32_t insn); /* bl, blr, blraa ... */
 HIDDEN int mshape_arm64_is_ret(uint32_t insn);  /* ret (x30), retaa, retab */
