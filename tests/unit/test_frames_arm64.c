@@ -43,7 +43,7 @@ static uint32_t b_to(int words) { return 0x14000000u | ((uint32_t)words & 0x3FFF
 
 struct machine {
     uint64_t x[32]; /* x[31]: SP */
-    uint64_t stack[256];
+    uint64_t stack[2048];
 };
 
 /* Runs one instruction of the subset above; returns 0 at a ret or branch. */
@@ -53,6 +53,21 @@ static int execute(struct machine *m, uint32_t w)
         return 1;
     if (w == RET || (w & 0xFC000000u) == 0x14000000u || w == BR_X1)
         return 0;
+    if ((w & 0xFF800000u) == 0xD2800000u || (w & 0xFF800000u) == 0x92800000u) { /* movz, movn */
+        uint64_t v = (uint64_t)((w >> 5) & 0xFFFF) << (16 * ((w >> 21) & 3));
+        m->x[w & 31] = (w & 0xFF800000u) == 0x92800000u ? ~v : v;
+        return 1;
+    }
+    if ((w & 0xFFE0FFFFu) == 0xB8606BFFu) /* ldr wzr, [sp, xN]: the probe */
+        return 1;
+    if ((w & 0xFFE0FFFFu) == 0xCB2063FFu) { /* sub sp, sp, xN */
+        m->x[31] -= m->x[(w >> 16) & 31];
+        return 1;
+    }
+    if ((w & 0xFFE0FFFFu) == 0x8B2063FFu) { /* add sp, sp, xN */
+        m->x[31] += m->x[(w >> 16) & 31];
+        return 1;
+    }
     if ((w & 0xFF8003FFu) == 0xD10003FFu) {
         m->x[31] -= (w >> 10) & 0xFFF;
         return 1;
@@ -99,9 +114,9 @@ static void check_function(const char *name, const uint32_t *code, size_t n, int
     CHECK(funclet ? !s.fp_step : s.fp_step);
     static struct machine m;
     memset(&m, 0, sizeof m);
-    uint64_t caller_sp = (uint64_t)(uintptr_t)&m.stack[200];
-    uint64_t caller_fp = (uint64_t)(uintptr_t)&m.stack[230];
-    uintptr_t hi = (uintptr_t)&m.stack[256];
+    uint64_t caller_sp = (uint64_t)(uintptr_t)&m.stack[2000];
+    uint64_t caller_fp = (uint64_t)(uintptr_t)&m.stack[2030];
+    uintptr_t hi = (uintptr_t)&m.stack[2048];
     m.x[31] = caller_sp;
     m.x[FP] = caller_fp;
     m.x[LR] = CALLER_PC;
@@ -148,6 +163,13 @@ static void test_frame_types(void)
     const uint32_t fl[] = {stp_pre(FP, LR, -32), stp_off(19, 20, 16), NOP, NOP, ldp_off(19, 20, 16),
                            ldp_post(FP, LR, 32), RET};
     check_function("funclet", fl, sizeof fl / 4, 1);
+    /* a frame beyond an immediate's reach: probed, SP moved by a register
+     * (what the JIT gave a method with a 6 KB local) */
+    const uint32_t big[] = {0x9281FFE9u /* movn x9, #0xfff */, 0xB8696BFFu /* ldr wzr, [sp, x9] */,
+                            0xD282F001u /* mov x1, #0x1780 */, 0xCB2163FFu /* sub sp, sp, x1 */,
+                            stp_off(FP, LR, 0), add_fp_sp(0), NOP, ldp_off(FP, LR, 0),
+                            0xD282F011u /* mov x17, #0x1780 */, 0x8B3163FFu /* add sp, sp, x17 */, RET};
+    check_function("large frame", big, sizeof big / 4, 0);
 }
 
 /* A branch to cold code or through a jump table in the body is not an

@@ -11,6 +11,10 @@
  *   b    14000000|imm26      br  D61F0000|Rn<<5 (braaz, braa ...)
  *   bl   94000000|imm26      blr D63F0000|Rn<<5 (blraaz D63F081F, blraa D73F0800 ...)
  *   hints D503201F|op<<5: nop, paciasp, autiasp, bti ...
+ * and for frames beyond an immediate's reach (the JIT's large frames):
+ *   movz D2800000, movn 92800000, movk F2800000 (xN = a constant)
+ *   sub/add sp, sp, xN (extended register: CB2063FF/8B2063FF|Rm<<16)
+ *   ldr wzr, [sp, xN] (the stack probe: B8606BFF|Rm<<16)
  */
 #include "agent/signal/mshape_arm64.h"
 
@@ -97,6 +101,47 @@ static int decode_addsub(uint32_t w, unsigned *rd, unsigned *rn, int64_t *imm)
     return 1;
 }
 
+/* Constants the code put in registers (movz, movn, movk), for SP moved
+ * by a register. */
+struct consts {
+    uint32_t known; /* bit n: x[n] is known */
+    uint64_t x[32];
+};
+
+static int track_constant(uint32_t w, struct consts *c)
+{
+    unsigned rd = w & 31, shift = 16 * ((w >> 21) & 3);
+    uint64_t imm = (uint64_t)((w >> 5) & 0xFFFF) << shift;
+    switch (w & 0xFF800000u) {
+    case 0xD2800000u: c->x[rd] = imm; break;                                /* movz */
+    case 0x92800000u: c->x[rd] = ~imm; break;                               /* movn */
+    case 0xF2800000u:                                                       /* movk */
+        if (!(c->known & 1u << rd))
+            return 1; /* a register we do not know stays unknown */
+        c->x[rd] = (c->x[rd] & ~((uint64_t)0xFFFF << shift)) | imm;
+        break;
+    default: return 0;
+    }
+    c->known |= 1u << rd;
+    return 1;
+}
+
+/* sub sp, sp, xN (sign -1) or add sp, sp, xN (+1) with a known xN: the
+ * move, 0 otherwise (*ok says whether it was such an instruction). */
+static int64_t sp_by_register(uint32_t w, const struct consts *c, int *ok)
+{
+    unsigned rm = (w >> 16) & 31;
+    int sign = (w & 0xFFE0FFFFu) == 0xCB2063FFu ? -1 : (w & 0xFFE0FFFFu) == 0x8B2063FFu ? 1 : 0;
+    *ok = sign && (c->known & 1u << rm) && c->x[rm] < (1u << 30);
+    return *ok ? sign * (int64_t)c->x[rm] : 0;
+}
+
+/* The stack probe: a load into the zero register from SP plus a register. */
+static int is_probe(uint32_t w)
+{
+    return (w & 0xFFE0FFFFu) == 0xB8606BFFu || (w & 0xFFE0FFFFu) == 0xF8606BFFu;
+}
+
 /* Any add or sub (immediate, shifted or extended register) writing SP. */
 static int writes_sp(uint32_t w)
 {
@@ -133,14 +178,24 @@ int mshape_arm64_from_code(const uint8_t *code, size_t n, struct mshape_arm64 *s
 {
     memset(s, 0, sizeof *s);
     int64_t depth = 0;
+    struct consts consts;
+    consts.known = 0;
     for (size_t at = 0; at + 4 <= n && at < 4 * 24; at += 4) {
         uint32_t w = word(code + at);
         size_t end = at + 4;
         struct access a;
         unsigned rd, rn;
         int64_t imm;
-        if (is_hint(w))
+        int by_register;
+        if (is_hint(w) || is_probe(w) || track_constant(w, &consts))
             continue;
+        imm = sp_by_register(w, &consts, &by_register);
+        if (by_register && imm < 0) {
+            if (add_step(s, end, depth - imm) < 0)
+                return -1;
+            depth -= imm;
+            continue;
+        }
         if (decode_access(w, &a) && !a.load && a.rn == SP) {
             if (a.mode == MODE_POST || (a.mode == MODE_PRE && a.offset >= 0))
                 return -1; /* SP moving up in a prologue: not one we know */
@@ -192,6 +247,8 @@ static int epilogue_only(uint32_t w)
     int64_t imm;
     if (decode_access(w, &a) && a.load && a.rn == SP && (a.record || a.mode == MODE_POST))
         return 1;
+    if ((w & 0xFFE0FFFFu) == 0x8B2063FFu)
+        return 1; /* add sp, sp, xN */
     return decode_addsub(w, &rd, &rn, &imm) && rd == SP && (rn == SP || rn == FP);
 }
 
@@ -201,13 +258,24 @@ void mshape_arm64_epilogue(const uint8_t *c, size_t n, uintptr_t pc, uintptr_t l
     memset(e, 0, sizeof *e);
     int seen = before && epilogue_only(before);
     int64_t sp = 0; /* SP's move so far */
+    struct consts consts;
+    consts.known = 0;
+    if (before)
+        track_constant(before, &consts); /* the size of a large frame, set just before */
     for (size_t at = 0; at + 4 <= n && at < 4 * 16; at += 4) {
         uint32_t w = word(c + at);
         struct access a;
         unsigned rd, rn;
         int64_t imm;
-        if (is_hint(w))
+        int by_register;
+        if (is_hint(w) || track_constant(w, &consts))
             continue;
+        imm = sp_by_register(w, &consts, &by_register);
+        if (by_register && imm > 0) {
+            sp += imm;
+            seen = 1;
+            continue;
+        }
         if (decode_access(w, &a) && a.load && a.rn == SP && a.mode != MODE_PRE) {
             if (a.record) {
                 if (e->record)

@@ -165,7 +165,13 @@ NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, 
     }
     if (was_exact && r->lr && is_return_address(r->lr)) {
         /* the runtime's generated stubs branch, never call: the return
-         * address is still in x30 */
+         * address is still in x30; but code that built a frame record
+         * holding it (a body of code the walker has no shape for) is
+         * stepped by the record, which has the caller's x29 too */
+        uintptr_t saved;
+        if (r->fp >= r->sp && walk_read_word(r->fp + 8, r->sp, hi, &saved) &&
+            arch_strip_pac(saved) == r->lr)
+            return walk_fp_step(r, hi) ? STEP_OK : STEP_BOUNDS;
         r->pc = r->lr;
         r->lr = 0;
         return STEP_OK;
