@@ -65,7 +65,7 @@ run "$T/s.corscope" cpu 2ms CpuShares 3 > "$T/truth.txt" 2> /dev/null
 echo "| CpuShares method | measured share | sampled share |"
 echo "|---|---|---|"
 awk 'FNR == NR { if ($1 == "truth") t[$2] = $3; next }
-     $NF in t { s[$NF] = $2 + 0; sum += $2 + 0 }
+     $NF in t && $(NF - 1) !~ /^\[/ { s[$NF] = $2 + 0; sum += $2 + 0 }
      END { for (m in t) printf "| %s | %.2f%% | %.2f%% |\n", m, t[m], 100 * s[m] / sum }' \
     "$T/truth.txt" "$T/top.txt" | sort
 

@@ -1,29 +1,10 @@
 #!/usr/bin/env bash
 # Runs the arm64 tests (tests/arm64/t_*.sh) under qemu-user, one after
-# another, each with a time limit.  `run.sh quick` runs those marked
-# "# make test" (the representative set make test runs); `run.sh NAME` those
-# whose file name contains NAME.
-set -uo pipefail
+# another, each with a time limit (tests/e2e/run.sh does the running).
+# `run.sh quick` runs those whose first line is "# make test" (the
+# representative set make test runs); `run.sh NAME` those whose file name
+# contains NAME.
 here=$(cd "$(dirname "$0")" && pwd)
-command -v qemu-aarch64 > /dev/null || { echo "arm64: qemu-aarch64 is not installed (scripts/install-deps.sh)" >&2; exit 1; }
-pass=0 failed=()
-start=$(date +%s)
-for t in "$here"/t_*.sh; do
-    name=$(basename "$t" .sh)
-    if [ "${1:-}" = quick ]; then
-        grep -q "^# make test" "$t" || continue
-    elif [ $# -gt 0 ] && [[ "$name" != *"$1"* ]]; then
-        continue
-    fi
-    t0=$(date +%s)
-    echo "== arm64 $name"
-    if timeout -k 10 900 bash "$t"; then
-        pass=$((pass + 1))
-        echo "ok $name ($(( $(date +%s) - t0 )) s)"
-    else
-        failed+=("$name")
-        echo "FAILED $name ($(( $(date +%s) - t0 )) s)"
-    fi
-done
-echo "arm64: $pass passed, ${#failed[@]} failed in $(( $(date +%s) - start )) s ${failed[*]:-}"
-[ ${#failed[@]} -eq 0 ]
+command -v qemu-aarch64 > /dev/null ||
+    { echo "corscope: qemu-aarch64 is not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
+E2E_DIR=$here E2E_LABEL=arm64 E2E_QUICK="# make test" E2E_TIMEOUT=900 exec "$here/../e2e/run.sh" "$@"

@@ -37,6 +37,27 @@ int walk_read_code(uintptr_t at, uint8_t *out, size_t n)
     return r;
 }
 
+/* One step from r to its caller.  *exact: r->pc is an interrupted
+ * instruction (in), the caller's pc is one (out: after a signal frame). */
+NO_ASAN static enum walk_step step(struct walk_regs *r, uintptr_t hi, int *exact, uint32_t *flags)
+{
+    uintptr_t at = *exact ? r->pc : r->pc - 1;
+    int was_exact = *exact;
+    *exact = 0;
+    struct mcode_hit h;
+    enum mcode_found found = mcode_find(at, &h);
+    enum walk_step st;
+    if (found == MCODE_FOUND) {
+        st = walk_managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;
+    } else if (found == MCODE_NO_SHAPE) {
+        *flags |= WALK_GUESSED;
+        st = walk_fp_step(r, hi) ? STEP_OK : STEP_BOUNDS;
+    } else {
+        st = walk_other_step(r, hi, at, was_exact, exact, flags);
+    }
+    return st == STEP_OK ? walk_hijacked(r, flags) : st;
+}
+
 NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
                             void *ctx, uint32_t *flags)
 {
@@ -49,7 +70,7 @@ NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, w
     int exact = 1;
     while (hi) {
         struct walk_regs next = regs;
-        enum walk_step st = walk_step(&next, hi, &exact, flags);
+        enum walk_step st = step(&next, hi, &exact, flags);
         if (st != STEP_OK) {
             *flags |= st == STEP_BOUNDS ? WALK_STOP_BOUNDS
                       : st == STEP_RULE ? WALK_STOP_RULE

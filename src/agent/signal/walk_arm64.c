@@ -86,8 +86,8 @@ NO_ASAN static enum walk_step guess(struct walk_regs *r, uintptr_t hi, int exact
 }
 
 /* A managed frame, by its shape. */
-NO_ASAN static int managed_step(struct walk_regs *r, uintptr_t hi, int exact,
-                                const struct mcode_hit *h)
+NO_ASAN int walk_managed_step(struct walk_regs *r, uintptr_t hi, int exact,
+                              const struct mcode_hit *h)
 {
     struct mshape_arm64_where w = {h->fn_start, h->lo, h->hi, NULL, 0, 0};
     uint8_t code[64];
@@ -107,22 +107,16 @@ NO_ASAN static int managed_step(struct walk_regs *r, uintptr_t hi, int exact,
     return 1;
 }
 
-NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, uint32_t *flags)
+NO_ASAN enum walk_step walk_hijacked(struct walk_regs *r, uint32_t *flags)
 {
-    uintptr_t at = *exact ? r->pc : r->pc - 1;
-    int was_exact = *exact;
-    *exact = 0;
+    (void)r, (void)flags; /* not on arm64 (above) */
+    return STEP_OK;
+}
+
+NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintptr_t at,
+                                       int was_exact, int *exact, uint32_t *flags)
+{
     struct mcode_hit h;
-    enum mcode_found found = mcode_find(at, &h);
-    if (found == MCODE_FOUND) {
-        if (!managed_step(r, hi, was_exact, &h))
-            return STEP_BOUNDS;
-        return STEP_OK;
-    }
-    if (found == MCODE_NO_SHAPE) {
-        *flags |= WALK_GUESSED;
-        return walk_fp_step(r, hi) ? STEP_OK : STEP_BOUNDS;
-    }
     if (was_exact && r->lr && !(r->pc & 3) && nativeunwind_covers(r->pc) &&
         mshape_arm64_is_ret(word_at((const uint8_t *)r->pc))) {
         /* at a ret (a library's mapped code, running): compilers may leave
@@ -155,7 +149,7 @@ NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, 
     }
     if (mcode_find_fresh(at, &h) == MCODE_FOUND) {
         /* code compiled since the table was last published */
-        return managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;
+        return walk_managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;
     }
     if (!was_exact && is_sigreturn(r->pc)) {
         if (!signal_frame(r, hi))

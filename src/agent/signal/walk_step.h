@@ -1,8 +1,11 @@
 /*
- * walk_step: the walker's one step from a frame to its caller, one file per
- * machine, chosen at build time (walk_x64.c, walk_arm64.c), and the pieces
- * they share with walk.c, which drives the steps (walk.h).  Everything here
- * is async-signal-safe.
+ * walk_step: the parts of the walker's one step from a frame to its caller
+ * that differ per machine, one file each, chosen at build time (walk_x64.c,
+ * walk_arm64.c), and the pieces they share with walk.c, which drives the
+ * steps (walk.h): walk.c looks the pc up in the code map and steps a
+ * managed frame by its shape (walk_managed_step), or any other frame
+ * (walk_other_step), then puts right a return address the runtime hijacked
+ * (walk_hijacked).  Everything here is async-signal-safe.
  */
 #ifndef CORSCOPE_WALK_STEP_H
 #define CORSCOPE_WALK_STEP_H
@@ -11,14 +14,26 @@
 #include <stdint.h>
 
 #include "agent/signal/arch.h"
+#include "agent/signal/mcode.h"
 #include "agent/signal/walk.h"
 #include "common/visibility.h"
 
 enum walk_step { STEP_OK, STEP_BOUNDS, STEP_RULE, STEP_HIJACK };
 
-/* One step from r to its caller.  *exact: r->pc is an interrupted
- * instruction (in), the caller's pc is one (out: after a signal frame). */
-HIDDEN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, uint32_t *flags);
+/* A managed frame with a decoded shape (h), one step.  exact: r->pc is an
+ * interrupted instruction.  Returns 0 when a read fell outside the stack. */
+HIDDEN int walk_managed_step(struct walk_regs *r, uintptr_t hi, int exact,
+                             const struct mcode_hit *h);
+/* Any frame the code map has no shape for: native code by its CFI, the
+ * runtime's stubs, code compiled since the map was published.  at: the
+ * address looked up (r->pc, or a return address - 1); was_exact: r->pc is
+ * an interrupted instruction; *exact (out): the caller's pc is one (after
+ * a signal frame). */
+HIDDEN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintptr_t at,
+                                      int was_exact, int *exact, uint32_t *flags);
+/* After a step: the caller's pc, if the runtime replaced that return
+ * address to stop the thread for a GC, put back. */
+HIDDEN enum walk_step walk_hijacked(struct walk_regs *r, uint32_t *flags);
 
 /* Reads the word at addr if [addr, addr+8) lies in [lo, hi). */
 NO_ASAN static inline int walk_read_word(uintptr_t addr, uintptr_t lo, uintptr_t hi,

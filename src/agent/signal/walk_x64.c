@@ -44,8 +44,8 @@ static int is_return_address(uintptr_t ra)
 }
 
 /* A managed frame, by its shape. */
-NO_ASAN static int managed_step(struct walk_regs *r, uintptr_t hi, int exact,
-                                const struct mcode_hit *h)
+NO_ASAN int walk_managed_step(struct walk_regs *r, uintptr_t hi, int exact,
+                              const struct mcode_hit *h)
 {
     struct mshape_where w = {h->fn_start, h->lo, h->hi, NULL, 0};
     uint8_t code[40];
@@ -82,23 +82,11 @@ NO_ASAN static int managed_step(struct walk_regs *r, uintptr_t hi, int exact,
     return 1;
 }
 
-/* One step from r to its caller.  *exact: r->pc is an interrupted
- * instruction (in), the caller's pc is one (out: after a signal frame). */
-NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, uint32_t *flags)
+NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintptr_t at,
+                                       int was_exact, int *exact, uint32_t *flags)
 {
-    uintptr_t at = *exact ? r->pc : r->pc - 1;
-    int was_exact = *exact;
-    *exact = 0;
     struct mcode_hit h;
-    enum mcode_found found = mcode_find(at, &h);
-    if (found == MCODE_FOUND) {
-        if (!managed_step(r, hi, was_exact, &h))
-            return STEP_BOUNDS;
-    } else if (found == MCODE_NO_SHAPE) {
-        *flags |= WALK_GUESSED;
-        if (!walk_fp_step(r, hi))
-            return STEP_BOUNDS;
-    } else if (was_exact && nativeunwind_covers(r->pc) && *(const uint8_t *)r->pc == 0xC3) {
+    if (was_exact && nativeunwind_covers(r->pc) && *(const uint8_t *)r->pc == 0xC3) {
         /* at a ret (the code there is running: a library's mapped code,
          * never a faulting pc a signal frame saved), whatever the CFI says:
          * compilers often leave epilogues without CFI, so that after pop
@@ -147,7 +135,7 @@ NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, 
                 return STEP_BOUNDS;
         } else if (st == NU_NO_CFI && mcode_find_fresh(at, &h) == MCODE_FOUND) {
             /* code compiled since the table was last published */
-            if (!managed_step(r, hi, was_exact, &h))
+            if (!walk_managed_step(r, hi, was_exact, &h))
                 return STEP_BOUNDS;
         } else if (st == NU_NO_CFI) {
             /* code with no unwind data: where a sample lands in the
@@ -170,6 +158,11 @@ NO_ASAN enum walk_step walk_step(struct walk_regs *r, uintptr_t hi, int *exact, 
             }
         }
     }
+    return STEP_OK;
+}
+
+NO_ASAN enum walk_step walk_hijacked(struct walk_regs *r, uint32_t *flags)
+{
     if (r->pc && hijack_is_stub(r->pc)) {
         /* a return address the runtime replaced to stop the thread */
         uintptr_t real = hijack_real(r->thread, r->sp - 8, walk_is_code);
