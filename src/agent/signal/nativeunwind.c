@@ -29,6 +29,7 @@
 #include "agent/signal/arch.h"
 #include "agent/signal/cfi.h"
 #include "agent/signal/slots.h"
+#include "agent/signal/walk_step.h"
 #include "common/mem.h"
 
 struct nu_module {
@@ -102,21 +103,17 @@ static const struct nu_module *find_module(const struct nu_snapshot *s, uintptr_
 }
 
 #if defined(__aarch64__)
-/* The interrupted registers of a signal frame: the handler was called with
- * SP at the kernel's rt_sigframe {siginfo (128 bytes), ucontext}, whose
- * uc_mcontext (at +176, <asm/ucontext.h>) is struct sigcontext
- * {fault_address, regs[31], sp, pc, pstate}. */
+/* The interrupted registers of a signal frame (walk_step.h). */
 static enum nu_status signal_frame(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
                                    uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t mc = *sp + 128 + 176, ip, rsp, x29, x30;
-    if (!read_word(mc + 8 + 8 * 32, lo, hi, &ip) || !read_word(mc + 8 + 8 * 31, lo, hi, &rsp) ||
-        !read_word(mc + 8 + 8 * 29, lo, hi, &x29) || !read_word(mc + 8 + 8 * 30, lo, hi, &x30))
+    struct walk_regs r;
+    if (!walk_sigcontext(*sp, lo, hi, &r))
         return NU_BOUNDS;
-    *pc = ip;
-    *sp = rsp;
-    *fp = x29;
-    *lr = arch_strip_pac(x30);
+    *pc = r.pc;
+    *sp = r.sp;
+    *fp = r.fp;
+    *lr = r.lr;
     return NU_SIGNAL;
 }
 

@@ -55,23 +55,6 @@ static int is_sigreturn(uintptr_t pc)
            word_at(b + 4) == 0xD4000001u;
 }
 
-/* The interrupted registers in the frame a signal handler was called
- * with (SP at {siginfo, ucontext}: nativeunwind.c has the layout). */
-NO_ASAN static int signal_frame(struct walk_regs *r, uintptr_t hi)
-{
-    uintptr_t mc = r->sp + 128 + 176, pc, sp, fp, lr;
-    if (!walk_read_word(mc + 8 + 8 * 32, r->sp, hi, &pc) ||
-        !walk_read_word(mc + 8 + 8 * 31, r->sp, hi, &sp) ||
-        !walk_read_word(mc + 8 + 8 * 29, r->sp, hi, &fp) ||
-        !walk_read_word(mc + 8 + 8 * 30, r->sp, hi, &lr))
-        return 0;
-    r->pc = pc;
-    r->sp = sp;
-    r->fp = fp;
-    r->lr = arch_strip_pac(lr);
-    return 1;
-}
-
 /* A frame in code without unwind data: the frame-record chain, as a
  * guess; a caller whose x29 is 0 is the outermost frame (the AAPCS64's
  * end of the chain: _start clears x29, and its CFI is often left out). */
@@ -152,7 +135,7 @@ NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintpt
         return walk_managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;
     }
     if (!was_exact && is_sigreturn(r->pc)) {
-        if (!signal_frame(r, hi))
+        if (!walk_sigcontext(r->sp, r->sp, hi, r))
             return STEP_BOUNDS;
         *exact = 1;
         return STEP_OK;

@@ -62,6 +62,29 @@ NO_ASAN static inline int walk_fp_step(struct walk_regs *r, uintptr_t hi)
     return 1;
 }
 
+#if defined(__aarch64__)
+/* The interrupted registers of an arm64 signal frame: a handler is called
+ * with SP at the kernel's rt_sigframe {siginfo (128 bytes), ucontext},
+ * whose uc_mcontext (at +176, <asm/ucontext.h>) is struct sigcontext
+ * {fault_address, regs[31], sp, pc, pstate}.  frame: that SP; reads only
+ * in [lo, hi).  Returns 0 when they lie outside. */
+NO_ASAN static inline int walk_sigcontext(uintptr_t frame, uintptr_t lo, uintptr_t hi,
+                                          struct walk_regs *r)
+{
+    uintptr_t mc = frame + 128 + 176, pc, sp, fp, lr;
+    if (!walk_read_word(mc + 8 + 8 * 32, lo, hi, &pc) ||
+        !walk_read_word(mc + 8 + 8 * 31, lo, hi, &sp) ||
+        !walk_read_word(mc + 8 + 8 * 29, lo, hi, &fp) ||
+        !walk_read_word(mc + 8 + 8 * 30, lo, hi, &lr))
+        return 0;
+    r->pc = pc;
+    r->sp = sp;
+    r->fp = fp;
+    r->lr = arch_strip_pac(lr);
+    return 1;
+}
+#endif
+
 /* Is `at` (an exact pc, or a return address - 1) in code the walker has
  * unwind data for? */
 HIDDEN int walk_known_at(uintptr_t at);
