@@ -7,9 +7,11 @@
 #   - whole walks: samples, failed and guessed walks per program (CPU at
 #     -i 2ms, the POSIX clock: perf_event does not exist under qemu-user);
 #   - accuracy: CpuShares's three shares against its own thread clocks;
-#   - overhead: tests/apps/Bench's fixed work (its own Stopwatch) and the
-#     whole process's wall time, without the agent and with it at 10 ms and
-#     1 ms, interleaved run by run, median of RUNS, as ratios.
+#   - overhead: tests/apps/Bench's fixed work (its own Stopwatch), the
+#     whole process's wall time and its CPU time (user + system, every
+#     thread: less moved by other work on the machine than wall times),
+#     without the agent and with it at 10 ms and 1 ms, interleaved run by
+#     run, median of RUNS, as ratios.
 #
 #   bench/arm64.sh [RUNS]      (default 5)
 set -euo pipefail
@@ -23,17 +25,20 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 ARM64_APPS="CpuShares MixedStack WallClock Memory Events Boundaries Bench" "$ROOT/tests/arm64/apps.sh" >&2
 
-# run OUT EVENTS INTERVAL APP ARGS...: one program under qemu, OUT "-" for no agent
+# run OUT EVENTS INTERVAL APP ARGS...: one program under qemu, OUT "-" for
+# no agent; with TIMES set, its CPU time ("user system") goes there
 run() {
     local out=$1 events=$2 interval=$3 app=$4
     shift 4
+    local timed=()
+    [ -z "${TIMES:-}" ] || timed=(/usr/bin/time -f "%U %S" -o "$TIMES")
     if [ "$out" = - ]; then
-        qemu-aarch64 -L /usr/aarch64-linux-gnu "$APPS/$app" "$@"
+        "${timed[@]}" qemu-aarch64 -L /usr/aarch64-linux-gnu "$APPS/$app" "$@"
     else
         rm -f "$out"
         CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
             CORECLR_PROFILER_PATH="$A64/libcorscope.so" CORSCOPE_OUTPUT="$out" CORSCOPE_EVENT="$events" \
-            CORSCOPE_INTERVAL="$interval" qemu-aarch64 -L /usr/aarch64-linux-gnu "$APPS/$app" "$@"
+            CORSCOPE_INTERVAL="$interval" "${timed[@]}" qemu-aarch64 -L /usr/aarch64-linux-gnu "$APPS/$app" "$@"
     fi
 }
 
@@ -77,23 +82,26 @@ for ((r = 0; r < RUNS; r++)); do
         out=-
         [ "$events" = - ] || out=$T/o.corscope
         s=$(date +%s.%N)
-        ms=$(run "$out" "$events" "$interval" Bench 1 200 | awk '$1 == "bench" { print $7 }')
+        ms=$(TIMES=$T/cpu.txt run "$out" "$events" "$interval" Bench 1 200 | awk '$1 == "bench" { print $7 }')
         e=$(date +%s.%N)
-        echo "$label|$ms|$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')" >> "$T/times.txt"
+        cpu=$(awk 'END { printf "%.3f", $1 + $2 }' "$T/cpu.txt")
+        echo "$label|$ms|$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')|$cpu" >> "$T/times.txt"
     done
 done
 base_work=$(awk -F'|' '$1 == "no agent" { print $2 }' "$T/times.txt" | median)
 base_whole=$(awk -F'|' '$1 == "no agent" { print $3 }' "$T/times.txt" | median)
+base_cpu=$(awk -F'|' '$1 == "no agent" { print $4 }' "$T/times.txt" | median)
 echo "Bench 1 200 under qemu-user, median of $RUNS interleaved runs, as ratios to no agent"
 echo
-echo "| configuration | work (the program's Stopwatch) | whole process (wall) |"
-echo "|---|---|---|"
+echo "| configuration | work (the program's Stopwatch) | whole process (wall) | whole process (CPU) |"
+echo "|---|---|---|---|"
 for c in "${CONFIGS[@]}"; do
     IFS='|' read -r label _ _ <<< "$c"
     w=$(awk -F'|' -v l="$label" '$1 == l { print $2 }' "$T/times.txt" | median)
     h=$(awk -F'|' -v l="$label" '$1 == l { print $3 }' "$T/times.txt" | median)
-    awk -v l="$label" -v w="$w" -v h="$h" -v bw="$base_work" -v bh="$base_whole" \
-        'BEGIN { printf "| %s | %.3f | %.3f |\n", l, w / bw, h / bh }'
+    cpu=$(awk -F'|' -v l="$label" '$1 == l { print $4 }' "$T/times.txt" | median)
+    awk -v l="$label" -v w="$w" -v h="$h" -v c="$cpu" -v bw="$base_work" -v bh="$base_whole" -v bc="$base_cpu" \
+        'BEGIN { printf "| %s | %.3f | %.3f | %.3f |\n", l, w / bw, h / bh, c / bc }'
 done
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
