@@ -7,9 +7,12 @@
  *   - native code with DWARF CFI (nativeunwind.h), including the kernel's
  *     signal trampoline in the vDSO; at a ret, whatever the CFI says, the
  *     return address is in x30;
- *   - a signal trampoline without CFI (qemu-user's, or a kernel without a
- *     vDSO): `mov x8, #139; svc #0` (rt_sigreturn) at the return address,
- *     the interrupted registers in the sigcontext above the stack pointer;
+ *   - a signal trampoline without CFI (a kernel without a vDSO, qemu-user's):
+ *     `mov x8, #139; svc #0` (rt_sigreturn) at the return address, read
+ *     through the kernel, the interrupted registers in the sigcontext
+ *     above the stack pointer (qemu-user has no process_vm_readv: there
+ *     the frame record the kernel pushed is followed instead, which skips
+ *     the interrupted pc);
  *   - other code where the sample landed (the runtime's generated stubs:
  *     precode, dispatch stubs, thunks: leaf code that only branches): the
  *     return address is still in x30 when it is a call site in code the
