@@ -5,7 +5,7 @@
 # qemu-user the agent cannot read these tables (process_vm_readv does not
 # exist there, so it leaves ReadyToRun images to the frame-record chain),
 # so they are checked here, on the image file mapped as the runtime maps it
-# (the unit test frames_arm64, given the published CoreLib).
+# (the unit test mshape_arm64, given the published CoreLib).
 source "$(dirname "$0")/lib.sh"
 
 corelib=$A64_APPS/System.Private.CoreLib.dll
