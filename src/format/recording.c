@@ -689,6 +689,8 @@ static void restore_counts(struct loader *l, struct counts k)
     r->stat_count = k.stats;
     if (r->thread_count != k.threads) {
         r->thread_count = k.threads;
+        if (!l->thread_table_size)
+            return; /* its first thread's map could not be made */
         /* rebuild the id map without the threads the bad chunk added */
         memset(l->thread_slots, 0, l->thread_table_size * sizeof *l->thread_slots);
         size_t mask = l->thread_table_size - 1;
