@@ -77,7 +77,8 @@ int gc_table_load(const struct recording *r, uint64_t from, uint64_t to, struct 
         t->rows = grown;
         t->rows[t->count++] = row;
     }
-    qsort(t->rows, t->count, sizeof *t->rows, by_number);
+    if (t->count) /* (none: rows is NULL, which qsort must not be given) */
+        qsort(t->rows, t->count, sizeof *t->rows, by_number);
     if (pause >= 0 && rec_field_of(r, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_START) >= 0) {
         for (size_t i = 0; i < r->record_count; i++) {
             const struct rec_record *x = &r->records[i];
@@ -97,15 +98,16 @@ int gc_table_load(const struct recording *r, uint64_t from, uint64_t to, struct 
             t->pauses[t->pause_count++] = p;
             struct gc_row key = {0};
             key.number = p.gc;
-            struct gc_row *row = p.gc ? bsearch(&key, t->rows, t->count, sizeof *t->rows,
-                                                by_number)
-                                      : NULL;
+            struct gc_row *row =
+                p.gc && t->count ? bsearch(&key, t->rows, t->count, sizeof *t->rows, by_number)
+                                 : NULL;
             if (row) {
                 row->pause += p.duration;
                 row->pauses++;
             }
         }
-        qsort(t->pauses, t->pause_count, sizeof *t->pauses, by_start);
+        if (t->pause_count)
+            qsort(t->pauses, t->pause_count, sizeof *t->pauses, by_start);
     }
     return 1;
 oom:
