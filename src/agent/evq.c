@@ -288,8 +288,10 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     uint32_t chain_n = 0, chain_end = 0, runner = UINT32_MAX;
     if (max_depth) {
         uintptr_t *frame = __builtin_frame_address(0);
-        struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)(frame + 2),
-                                 (uintptr_t)frame[0], 0};
+        /* the caller's SP is this function's CFA (not frame + 2 on arm64,
+         * whose frame record lies at the bottom of the frame) */
+        struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)__builtin_dwarf_cfa(),
+                                 (uintptr_t)frame[0], 0, 0};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
         /* the logical async stack, when the thread runs async code; its
          * words go last, when they fit */

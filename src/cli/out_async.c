@@ -121,18 +121,17 @@ static void print_node(const struct printing *pr, size_t at, int indent)
 static void footer(const struct profile *p, const struct report_options *o, FILE *out)
 {
     struct event_table s;
-    if (event_table_open(&s, p, o, "async-snapshot") < 0 || s.event < 0) {
+    if (event_table_open(&s, p, o, FMT_EV_ASYNC_SNAPSHOT) < 0 || s.event < 0) {
         event_table_close(&s);
         return;
     }
-    long f_objects = event_table_field(&s, "objects");
     uint64_t n = 0, total = 0, longest = 0, objects = 0;
     for (const struct rec_record *x = event_table_next(&s, NULL); x; x = event_table_next(&s, x)) {
-        uint64_t pause = event_table_value(&s, x, 0);
+        uint64_t pause = event_table_value(&s, x, FMT_ASYNC_SNAPSHOT_PAUSE);
         n++;
         total += pause;
         longest = pause > longest ? pause : longest;
-        objects = event_table_get(&s, x, f_objects);
+        objects = event_table_get(&s, x, FMT_ASYNC_SNAPSHOT_OBJECTS);
     }
     char mean[32], most[32];
     event_table_duration_text(n ? total / n : 0, mean, sizeof mean);
@@ -145,7 +144,7 @@ static void footer(const struct profile *p, const struct report_options *o, FILE
 int report_async(const struct profile *p, const struct report_options *o, FILE *out)
 {
     struct event_table e;
-    if (event_table_open(&e, p, o, "async") < 0) {
+    if (event_table_open(&e, p, o, FMT_EV_ASYNC) < 0) {
         cli_error("out of memory while writing the async operations");
         return -1;
     }
@@ -160,25 +159,21 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
         event_table_close(&e);
         return 0;
     }
-    long f_snap = event_table_field(&e, "snapshot"), f_op = event_table_field(&e, "op");
-    long f_awaiter = event_table_field(&e, "awaiter"), f_method = event_table_field(&e, "method");
-    long f_state = event_table_field(&e, "state"), f_since = event_table_field(&e, "since");
-    long f_end = event_table_field(&e, "end");
     uint64_t last = 0, first_since = UINT64_MAX, at_time = 0;
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-        uint64_t s = event_table_get(&e, x, f_snap);
+        uint64_t s = event_table_get(&e, x, FMT_ASYNC_SNAPSHOT);
         if (s > last)
             last = s;
-        if (s == 1 && event_table_get(&e, x, f_since) < first_since)
-            first_since = event_table_get(&e, x, f_since);
+        if (s == 1 && event_table_get(&e, x, FMT_ASYNC_SINCE) < first_since)
+            first_since = event_table_get(&e, x, FMT_ASYNC_SINCE);
     }
     struct op *ops = NULL;
     size_t count = 0, cap = 0;
     struct map64 by_id;
     map64_init(&by_id);
     int failed = 0;
-    for (const struct rec_record *x = event_table_next(&e, NULL); x && !failed; x = event_table_next(&e, x)) {
-        if (event_table_get(&e, x, f_snap) != last)
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
+        if (event_table_get(&e, x, FMT_ASYNC_SNAPSHOT) != last)
             continue;
         struct op *grown = mem_grow(ops, &cap, count + 1, sizeof *grown);
         if (!grown) {
@@ -186,10 +181,13 @@ int report_async(const struct profile *p, const struct report_options *o, FILE *
             break;
         }
         ops = grown;
-        uint64_t zz = event_table_get(&e, x, f_state);
-        ops[count] = (struct op){event_table_get(&e, x, f_op), event_table_get(&e, x, f_awaiter),
-                                 event_table_get(&e, x, f_method), event_table_get(&e, x, f_end),
-                                 event_table_get(&e, x, f_since), event_table_value(&e, x, 0),
+        uint64_t zz = event_table_get(&e, x, FMT_ASYNC_STATE);
+        ops[count] = (struct op){event_table_get(&e, x, FMT_ASYNC_OP),
+                                 event_table_get(&e, x, FMT_ASYNC_AWAITER),
+                                 event_table_get(&e, x, FMT_ASYNC_METHOD),
+                                 event_table_get(&e, x, FMT_ASYNC_END),
+                                 event_table_get(&e, x, FMT_ASYNC_SINCE),
+                                 event_table_value(&e, x, FMT_ASYNC_PENDING),
                                  (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1), SIZE_MAX, SIZE_MAX};
         at_time = x->time;
         map64_put(&by_id, ops[count].id, (uint32_t)count);

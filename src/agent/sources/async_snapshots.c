@@ -81,27 +81,8 @@ static int snap_start(struct agent *a, struct source *s)
                  "later): no snapshots of pending async operations");
         return 0;
     }
-    struct writer_event_def op = {
-        .name = "async",
-        .value_count = 1,
-        .value_names = {"pending"},
-        .value_units = {"ns"},
-        .field_count = 7,
-        .field_names = {"snapshot", "op", "awaiter", "method", "state", "since", "end"},
-        .field_types = {FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_FRAME,
-                        FMT_FIELD_INT, FMT_FIELD_TIME, FMT_FIELD_FRAME},
-    };
-    the.ev_op = recorder_define(&a->out, &op);
-    struct writer_event_def snap = {
-        .name = "async-snapshot",
-        .value_count = 1,
-        .value_names = {"pause"},
-        .value_units = {"ns"},
-        .field_count = 3,
-        .field_names = {"snapshot", "objects", "ops"},
-        .field_types = {FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT},
-    };
-    the.ev_snapshot = recorder_define(&a->out, &snap);
+    the.ev_op = recorder_define_event(&a->out, FMT_EV_ASYNC);
+    the.ev_snapshot = recorder_define_event(&a->out, FMT_EV_ASYNC_SNAPSHOT);
     char text[96];
     snprintf(text, sizeof text, "snapshots of pending operations every %llu ms",
              (unsigned long long)(SNAPSHOT_NS / 1000000));
@@ -223,16 +204,27 @@ static void snapshot(struct agent *a)
                                                                               : 0;
         const struct async_node *n = async_node_known(op->mt);
         uint32_t method = n ? (n->method ? n->method : n->frame) : 0;
-        uint64_t pending = at - t->since_ns;
-        uint64_t fields[7] = {the.number, t->id, awaiter, method,
-                              zigzag(op->state == INT32_MIN ? -3 : op->state),
-                              recorder_since_start(&a->out, t->since_ns), op->end_frame};
-        recorder_record(&a->out, the.ev_op, 0, at, 0, &pending, 1, fields, 7);
+        uint64_t values[FMT_ASYNC_VALUE_COUNT] = {[FMT_ASYNC_PENDING] = at - t->since_ns};
+        uint64_t fields[FMT_ASYNC_FIELD_COUNT] = {
+            [FMT_ASYNC_SNAPSHOT] = the.number,
+            [FMT_ASYNC_OP] = t->id,
+            [FMT_ASYNC_AWAITER] = awaiter,
+            [FMT_ASYNC_METHOD] = method,
+            [FMT_ASYNC_STATE] = zigzag(op->state == INT32_MIN ? -3 : op->state),
+            [FMT_ASYNC_SINCE] = recorder_since_start(&a->out, t->since_ns),
+            [FMT_ASYNC_END] = op->end_frame};
+        recorder_record(&a->out, the.ev_op, 0, at, 0, values, FMT_ASYNC_VALUE_COUNT, fields,
+                        FMT_ASYNC_FIELD_COUNT);
         ops++;
     }
     map64_free(&index);
-    uint64_t fields[3] = {the.number, the.heap.objects, ops};
-    recorder_record(&a->out, the.ev_snapshot, 0, at, 0, &pause, 1, fields, 3);
+    uint64_t values[FMT_ASYNC_SNAPSHOT_VALUE_COUNT] = {[FMT_ASYNC_SNAPSHOT_PAUSE] = pause};
+    uint64_t fields[FMT_ASYNC_SNAPSHOT_FIELD_COUNT] = {[FMT_ASYNC_SNAPSHOT_SNAPSHOT] = the.number,
+                                                       [FMT_ASYNC_SNAPSHOT_OBJECTS] =
+                                                           the.heap.objects,
+                                                       [FMT_ASYNC_SNAPSHOT_OPS] = ops};
+    recorder_record(&a->out, the.ev_snapshot, 0, at, 0, values, FMT_ASYNC_SNAPSHOT_VALUE_COUNT,
+                    fields, FMT_ASYNC_SNAPSHOT_FIELD_COUNT);
     /* the operations no snapshot finds any more finished */
     size_t kept = 0;
     for (size_t i = 0; i < the.count; i++) {
