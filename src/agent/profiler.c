@@ -546,6 +546,23 @@ static HRESULT STDMETHODCALLTYPE profiler_ReJITError(ICorProfilerCallback11 *ifa
     return S_OK;
 }
 
+/* A rewritten body's code, like any compiled method's: the walker steps
+ * its frames by their shape (on arm64 a frame record alone does not give
+ * the caller's stack pointer, which tells which frame holds the async
+ * slot's local) and the async composer knows its FunctionID. */
+static HRESULT STDMETHODCALLTYPE profiler_ReJITCompilationFinished(ICorProfilerCallback11 *iface,
+                                                                   FunctionID function,
+                                                                   ReJITID rejit, HRESULT status,
+                                                                   BOOL safe)
+{
+    (void)iface;
+    (void)rejit;
+    (void)safe;
+    if (status >= 0)
+        codemap_rejitted(function, rejit);
+    return S_OK;
+}
+
 /* ---- inlining (tracing) ---------------------------------------------------------- */
 
 static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *iface,
@@ -597,6 +614,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     /* ICorProfilerCallback4 */
     .GetReJITParameters = profiler_GetReJITParameters,
     .ReJITError = profiler_ReJITError,
+    .ReJITCompilationFinished = profiler_ReJITCompilationFinished,
     /* ICorProfilerCallback8, 9 */
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,

@@ -34,30 +34,12 @@
 static _Atomic ModuleID corelib;
 static int requested;
 
-/* Not on arm64 yet (docs/async.md, "Which runtimes get what"): under
- * qemu-user, the only arm64 machine the tests have, the rewritten method's
- * frame was taken for its caller's (the frame that holds the slot's local
- * is told by the walk's stack pointers, and there that frame's was off by
- * one), and a chain read outside cooperative mode fails (qemu-user has no
- * process_vm_readv).  Rather than stacks half right, none rewritten: the
- * INFO says so and the samples keep their real stacks. */
-#if defined(__aarch64__)
-#define NOT_HERE "off (not yet on arm64: docs/async.md)"
-#else
-#define NOT_HERE NULL
-#endif
-
 static void request(struct agent *a)
 {
     ModuleID m = atomic_load(&corelib);
     if (requested || !m)
         return;
     requested = 1;
-    if (NOT_HERE) {
-        recorder_info(&a->out, FMT_INFO_ASYNC, NOT_HERE);
-        log_info("logical async stacks are not done on arm64 yet: samples keep their real stacks");
-        return;
-    }
     int n = rewrite_request(a->info, m);
     char text[96];
     if (n)
@@ -71,9 +53,7 @@ static int async_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
 {
     (void)s;
     (void)high;
-    *mask |= COR_PRF_MONITOR_MODULE_LOADS;
-    if (!NOT_HERE)
-        *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS;
+    *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS | COR_PRF_MONITOR_MODULE_LOADS;
     struct clrdesc_frames layout;
     clrdesc_read_frames(&layout);
     achain_set_coop_offset(layout.thread_coop);
@@ -118,7 +98,7 @@ static uint64_t async_cycle(struct agent *a, struct source *s, uint64_t now)
 static void async_stop(struct agent *a, struct source *s)
 {
     (void)s;
-    if (atomic_load(&a->detaching) && !NOT_HERE)
+    if (atomic_load(&a->detaching))
         rewrite_revert(a->info);
 }
 
