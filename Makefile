@@ -31,9 +31,10 @@ LDFLAGS ?=
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS := -lm
 
-COMMON_SRC := $(wildcard src/common/*.c)
+COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c) \
+AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
+	src/agent/il/*.c) \
 	src/format/writer.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(wildcard src/agent/trace/*.S)
@@ -60,7 +61,8 @@ CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
 	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c))) \
+	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
+	src/agent/il/*.c))) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
@@ -103,6 +105,12 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 
 # the code map at the scale of a big application, for bench/codemap.sh
 $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# corscope's readers and IL engine over real assemblies (tools/ilcorpus.c):
+# the rewrite corpus of tests/unit, the fuzzers' seeds, and a look at a dll
+$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -1,0 +1,210 @@
+/*
+ * ilcorpus: reads .NET assemblies with corscope's own readers (common/pdb)
+ * and IL engine (agent/il), for building test corpora and for looking.
+ *
+ *   ilcorpus extract OUTDIR FILE.dll...   writes every method body the
+ *       engine parses as OUTDIR/ASSEMBLY-TOKEN.il (the body as in the
+ *       file: header, code, sections), for tests/unit (the rewrite corpus)
+ *       and the fuzzers' seeds; prints how many were written and refused
+ *   ilcorpus dump FILE.dll                prints the assembly as coverage
+ *       sees it: its PDB, each method's names, flags and sequence points
+ *   ilcorpus check FILE.dll...            rewrites every method body with
+ *       a probe at each sequence point (every instruction when there is no
+ *       PDB) and on each edge of each conditional branch, and checks each
+ *       rewrite (il_check); prints the failures and a count
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/il/il.h"
+#include "common/pdb/assembly.h"
+#include "common/mem.h"
+
+static int extract(const char *dir, const char *path, unsigned long *written, unsigned long *refused)
+{
+    struct assembly a;
+    char why[256];
+    if (assembly_open(&a, path, why, sizeof why) < 0) {
+        fprintf(stderr, "ilcorpus: %s: %s\n", path, why);
+        return -1;
+    }
+    for (uint32_t m = 1; m <= a.method_count; m++) {
+        size_t avail;
+        const uint8_t *body = assembly_method_body(&a, m, &avail);
+        if (!body)
+            continue;
+        struct il_body b;
+        if (il_parse(body, avail, &b, why, sizeof why) < 0) {
+            (*refused)++;
+            continue;
+        }
+        char out[4096];
+        snprintf(out, sizeof out, "%s/%s-%08x.il", dir, a.name, 0x06000000u | m);
+        FILE *f = fopen(out, "wb");
+        if (!f || fwrite(body, 1, b.total_size, f) != b.total_size) {
+            fprintf(stderr, "ilcorpus: %s: %s\n", out, strerror(errno));
+            if (f)
+                fclose(f);
+            il_body_free(&b);
+            assembly_close(&a);
+            return -1;
+        }
+        fclose(f);
+        (*written)++;
+        il_body_free(&b);
+    }
+    assembly_close(&a);
+    return 0;
+}
+
+static const char *pdb_state_name(enum assembly_pdb s)
+{
+    static const char *const names[] = {"none", "file", "embedded", "windows", "mismatch", "bad"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+static int dump(const char *path)
+{
+    struct assembly a;
+    char why[256];
+    if (assembly_open(&a, path, why, sizeof why) < 0) {
+        fprintf(stderr, "ilcorpus: %s: %s\n", path, why);
+        return -1;
+    }
+    printf("assembly %s mvid %02x%02x%02x%02x... pdb %s %s%s%s test=%d r2r=%d\n", a.name, a.mvid[0],
+           a.mvid[1], a.mvid[2], a.mvid[3], pdb_state_name(a.pdb_state), a.pdb_path,
+           a.pdb_problem ? ": " : "", a.pdb_problem ? a.pdb_problem : "", a.test_assembly,
+           a.readytorun);
+    for (uint32_t m = 1; m <= a.method_count; m++) {
+        const struct assembly_method *am = &a.methods[m - 1];
+        char type[512];
+        assembly_type_name(&a, am->type, type, sizeof type);
+        printf("%08x %s::%s%s%s%s", 0x06000000u | m, type, assembly_method_name(&a, m),
+               am->excluded ? " [excluded]" : "", am->generated ? " [generated]" : "",
+               am->accessor ? " [accessor]" : "");
+        if (am->owner != m)
+            printf(" owner=%s", assembly_method_name(&a, am->owner));
+        if (am->kickoff)
+            printf(" kickoff=%08x", 0x06000000u | am->kickoff);
+        printf("\n");
+        if (!assembly_has_pdb(&a))
+            continue;
+        struct ppdb_point *pts;
+        uint32_t n;
+        const char *reason;
+        if (ppdb_sequence_points(&a.pdb, m, &pts, &n, &reason) < 0) {
+            printf("    sequence points: %s\n", reason);
+            continue;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            char doc[512];
+            ppdb_document_name(&a.pdb, pts[i].document, doc, sizeof doc);
+            if (pts[i].start_line == PPDB_HIDDEN_LINE)
+                printf("    IL_%04x hidden\n", pts[i].il_offset);
+            else
+                printf("    IL_%04x %s:%u:%u-%u:%u\n", pts[i].il_offset, doc, pts[i].start_line,
+                       pts[i].start_column, pts[i].end_line, pts[i].end_column);
+        }
+        mem_free(pts);
+    }
+    assembly_close(&a);
+    return 0;
+}
+
+/* Probes at the sequence points (or every instruction) and on every edge. */
+static int check_one(const struct assembly *a, uint32_t m, const struct il_body *b, char *why,
+                     size_t size)
+{
+    struct il_edit e;
+    il_edit_init(&e);
+    uint8_t probe[IL_COUNTER_PROBE_SIZE];
+    il_counter_probe(probe, 0x7f0000001000ull + m);
+    struct ppdb_point *pts = NULL;
+    uint32_t n = 0;
+    const char *reason;
+    if (assembly_has_pdb(a))
+        ppdb_sequence_points(&a->pdb, m, &pts, &n, &reason);
+    int rc = 0;
+    for (uint32_t i = 0; i < b->count && rc == 0; i++) {
+        int at_point = !pts;
+        for (uint32_t k = 0; k < n; k++)
+            at_point |= pts[k].il_offset == b->instrs[i].offset;
+        if (at_point && !(b->instrs[i].flags & (IL_INSTR_PREFIXED | IL_INSTR_TAIL_RET)))
+            rc = il_edit_add(&e, b, i, IL_BEFORE, 0, probe, sizeof probe, IL_COUNTER_PROBE_STACK,
+                             why, size);
+        if (i == 0 && rc == 0)
+            rc = il_edit_add(&e, b, 0, IL_ENTRY, 0, probe, sizeof probe, IL_COUNTER_PROBE_STACK,
+                             why, size);
+        if (il_opcode(b->instrs[i].op)->flow == IL_FLOW_COND)
+            for (uint32_t k = 0; k <= b->instrs[i].target_count && rc == 0; k++)
+                rc = il_edit_add(&e, b, i, IL_EDGE, k, probe, sizeof probe,
+                                 IL_COUNTER_PROBE_STACK, why, size);
+    }
+    mem_free(pts);
+    struct il_rewritten r;
+    if (rc == 0 && (rc = il_rewrite(b, &e, &r, why, size)) == 0) {
+        rc = il_check(b, &e, &r, why, size);
+        il_rewritten_free(&r);
+    }
+    il_edit_free(&e);
+    return rc;
+}
+
+static int check(const char *path, unsigned long *ok, unsigned long *failed, unsigned long *refused)
+{
+    struct assembly a;
+    char why[256];
+    if (assembly_open(&a, path, why, sizeof why) < 0) {
+        fprintf(stderr, "ilcorpus: %s: %s\n", path, why);
+        return -1;
+    }
+    for (uint32_t m = 1; m <= a.method_count; m++) {
+        size_t avail;
+        const uint8_t *body = assembly_method_body(&a, m, &avail);
+        struct il_body b;
+        if (!body)
+            continue;
+        if (il_parse(body, avail, &b, why, sizeof why) < 0) {
+            (*refused)++;
+            printf("refused %s %08x: %s\n", a.name, 0x06000000u | m, why);
+            continue;
+        }
+        if (check_one(&a, m, &b, why, sizeof why) < 0) {
+            (*failed)++;
+            printf("FAILED %s %08x %s: %s\n", a.name, 0x06000000u | m, assembly_method_name(&a, m),
+                   why);
+        } else {
+            (*ok)++;
+        }
+        il_body_free(&b);
+    }
+    assembly_close(&a);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "dump"))
+        return dump(argv[2]) < 0;
+    if (argc >= 3 && !strcmp(argv[1], "check")) {
+        unsigned long ok = 0, failed = 0, refused = 0;
+        for (int i = 2; i < argc; i++)
+            check(argv[i], &ok, &failed, &refused);
+        printf("ilcorpus: %lu rewrites checked, %lu failed, %lu bodies refused\n", ok, failed,
+               refused);
+        return failed ? 1 : 0;
+    }
+    if (argc >= 4 && !strcmp(argv[1], "extract")) {
+        mkdir(argv[2], 0755);
+        unsigned long written = 0, refused = 0;
+        for (int i = 3; i < argc; i++)
+            extract(argv[2], argv[i], &written, &refused);
+        printf("ilcorpus: %lu bodies written, %lu refused\n", written, refused);
+        return 0;
+    }
+    fprintf(stderr, "usage: ilcorpus extract OUTDIR FILE.dll... | dump FILE.dll | check FILE.dll...\n");
+    return 2;
+}
