@@ -35,10 +35,11 @@ COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
 	src/agent/il/*.c) \
-	src/format/writer.c
+	src/format/writer.c src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(wildcard src/agent/trace/*.S)
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/covfile.c \
+	src/format/covplan.c $(wildcard src/agent/il/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -60,7 +61,7 @@ GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
-	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
+	src/format/recording.c src/format/covfile.c src/format/covplan.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
 	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c \
 	src/agent/il/*.c))) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
@@ -174,13 +175,15 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config
+FUZZERS := reader cfi elfsym leaf config il pdb
 FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
+FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
 FUZZ_LIBS := -lm -lz
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME

@@ -8,6 +8,13 @@
  *       and the fuzzers' seeds; prints how many were written and refused
  *   ilcorpus dump FILE.dll                prints the assembly as coverage
  *       sees it: its PDB, each method's names, flags and sequence points
+ *   ilcorpus select OUT FILE.dll...       writes a corpus file for the unit
+ *       tests (tests/unit/data/il_corpus.bin: records of a u32 size and a
+ *       body): every body of the small assemblies with a PDB (ours),
+ *       and of the big ones the bodies that bring something new -- each
+ *       opcode, each clause kind in small and fat sections, tiny headers,
+ *       switches, prefixes, the most clauses, the biggest bodies, and
+ *       rewrites that had to widen a short branch
  *   ilcorpus check FILE.dll...            rewrites every method body with
  *       a probe at each sequence point (every instruction when there is no
  *       PDB) and on each edge of each conditional branch, and checks each
@@ -185,8 +192,122 @@ static int check(const char *path, unsigned long *ok, unsigned long *failed, uns
     return 0;
 }
 
+/* ---- select -------------------------------------------------------------------- */
+
+struct selection {
+    FILE *out;
+    unsigned long kept;
+    unsigned per_opcode[0x200];
+    unsigned per_clause[8][2]; /* kind, fat section */
+    unsigned tiny, switches, widened, many_clauses, big;
+};
+
+static int opcode_slot(uint16_t op)
+{
+    return op < 0x100 ? op : 0x100 + (op & 0xff);
+}
+
+static void keep(struct selection *s, const uint8_t *body, size_t size)
+{
+    uint8_t len[4] = {(uint8_t)size, (uint8_t)(size >> 8), (uint8_t)(size >> 16), (uint8_t)(size >> 24)};
+    fwrite(len, 1, 4, s->out);
+    fwrite(body, 1, size, s->out);
+    s->kept++;
+}
+
+/* Does the probe rewrite widen a short branch? */
+static int widens(const struct assembly *a, uint32_t m, const struct il_body *b)
+{
+    struct il_edit e;
+    il_edit_init(&e);
+    uint8_t probe[IL_COUNTER_PROBE_SIZE];
+    il_counter_probe(probe, 1);
+    char why[256];
+    for (uint32_t i = 0; i < b->count; i++)
+        if (!(b->instrs[i].flags & (IL_INSTR_PREFIXED | IL_INSTR_TAIL_RET)))
+            il_edit_add(&e, b, i, IL_BEFORE, 0, probe, sizeof probe, 3, why, sizeof why);
+    (void)a;
+    (void)m;
+    struct il_rewritten r;
+    int wide = 0;
+    if (il_rewrite(b, &e, &r, why, sizeof why) == 0) {
+        struct il_body nb;
+        if (il_parse(r.body, r.size, &nb, why, sizeof why) == 0) {
+            unsigned before = 0, after = 0;
+            for (uint32_t i = 0; i < b->count; i++)
+                before += b->instrs[i].operand == IL_OPERAND_BR8;
+            for (uint32_t i = 0; i < nb.count; i++)
+                after += nb.instrs[i].operand == IL_OPERAND_BR8;
+            wide = after < before;
+            il_body_free(&nb);
+        }
+        il_rewritten_free(&r);
+    }
+    il_edit_free(&e);
+    return wide;
+}
+
+static int select_from(struct selection *s, const char *path)
+{
+    struct assembly a;
+    char why[256];
+    if (assembly_open(&a, path, why, sizeof why) < 0) {
+        fprintf(stderr, "ilcorpus: %s: %s\n", path, why);
+        return -1;
+    }
+    int all = assembly_has_pdb(&a) && a.method_count < 2000;
+    for (uint32_t m = 1; m <= a.method_count; m++) {
+        size_t avail;
+        const uint8_t *body = assembly_method_body(&a, m, &avail);
+        struct il_body b;
+        if (!body || il_parse(body, avail, &b, why, sizeof why) < 0)
+            continue;
+        int take = all;
+        for (uint32_t i = 0; i < b.count; i++)
+            if (s->per_opcode[opcode_slot(b.instrs[i].op)]++ < 2)
+                take = 1;
+        if (b.clause_count) {
+            size_t at = (b.header_size + b.code_size + 3) & ~(size_t)3;
+            int fat = at < avail && (body[at] & 0x40);
+            for (uint32_t i = 0; i < b.clause_count; i++)
+                if (s->per_clause[b.clauses[i].flags & 7][fat]++ < 3)
+                    take = 1;
+        }
+        if (b.tiny && s->tiny++ < 20)
+            take = 1;
+        if (b.target_count && s->switches++ < 10)
+            take = 1;
+        if (b.clause_count >= 20 && s->many_clauses++ < 5)
+            take = 1;
+        if (b.code_size >= 3000 && s->big++ < 8)
+            take = 1;
+        if (!take && s->widened < 20 && b.code_size >= 100 && widens(&a, m, &b)) {
+            s->widened++;
+            take = 1;
+        }
+        if (take)
+            keep(s, body, b.total_size);
+        il_body_free(&b);
+    }
+    assembly_close(&a);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "select")) {
+        static struct selection s;
+        s.out = fopen(argv[2], "wb");
+        if (!s.out) {
+            perror(argv[2]);
+            return 1;
+        }
+        for (int i = 3; i < argc; i++)
+            select_from(&s, argv[i]);
+        fclose(s.out);
+        printf("ilcorpus: %lu bodies selected (%u widened)\n", s.kept, s.widened);
+        return 0;
+    }
     if (argc >= 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]) < 0;
     if (argc >= 3 && !strcmp(argv[1], "check")) {

@@ -67,37 +67,49 @@ static long follow(const struct checker *c, uint32_t pos, uint64_t *snippet_byte
 
 /* Snippet bytes the edit puts before instruction i (IL_BEFORE: on every
  * way in), on the way in by falling through (IL_ENTRY, and the edge 0 of
- * the instruction before), and on path k of a branch. */
-static uint64_t before_bytes(const struct il_edit *e, uint32_t i)
-{
-    uint64_t n = 0;
-    for (uint32_t k = 0; k < e->count; k++)
-        if (e->inserts[k].where == IL_BEFORE && e->inserts[k].at == i)
-            n += e->inserts[k].len;
-    return n;
-}
+ * the instruction before), and on path k of a branch: summed once. */
+struct expected {
+    uint64_t *before, *falling, *edge; /* edge: [first_edge[i] + k] */
+    uint32_t *first_edge;
+};
 
-static uint64_t falling_bytes(const struct il_edit *e, uint32_t i)
+static int expected_sums(struct expected *x, const struct il_body *b, const struct il_edit *e)
 {
-    uint64_t n = before_bytes(e, i);
+    size_t edges = 0;
+    x->first_edge = mem_alloc(((size_t)b->count + 1) * sizeof *x->first_edge);
+    for (uint32_t i = 0; x->first_edge && i < b->count; i++) {
+        x->first_edge[i] = (uint32_t)edges;
+        edges += (size_t)b->instrs[i].target_count + 1;
+    }
+    x->before = mem_calloc((size_t)b->count + 1, sizeof *x->before);
+    x->falling = mem_calloc((size_t)b->count + 1, sizeof *x->falling);
+    x->edge = mem_calloc(edges + 1, sizeof *x->edge);
+    if (!x->first_edge || !x->before || !x->falling || !x->edge)
+        return -1;
     for (uint32_t k = 0; k < e->count; k++) {
         const struct il_insert *in = &e->inserts[k];
-        if ((in->where == IL_ENTRY && in->at == i) ||
-            (in->where == IL_EDGE && in->path == 0 && in->at + 1 == i))
-            n += in->len;
+        if (in->at >= b->count)
+            continue;
+        if (in->where == IL_BEFORE) {
+            x->before[in->at] += in->len;
+            x->falling[in->at] += in->len;
+        } else if (in->where == IL_ENTRY) {
+            x->falling[in->at] += in->len;
+        } else if (in->path == 0) {
+            x->falling[in->at + 1] += in->len;
+        } else if (in->path <= b->instrs[in->at].target_count) {
+            x->edge[x->first_edge[in->at] + in->path] += in->len;
+        }
     }
-    return n;
+    return 0;
 }
 
-static uint64_t edge_bytes(const struct il_edit *e, uint32_t branch, uint32_t path)
+static void expected_free(struct expected *x)
 {
-    uint64_t n = 0;
-    for (uint32_t k = 0; k < e->count; k++) {
-        const struct il_insert *in = &e->inserts[k];
-        if (in->where == IL_EDGE && in->at == branch && in->path == path)
-            n += in->len;
-    }
-    return n;
+    mem_free(x->before);
+    mem_free(x->falling);
+    mem_free(x->edge);
+    mem_free(x->first_edge);
 }
 
 static int same_instruction(const struct il_body *b, const struct il_instr *o,
@@ -136,6 +148,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
              char *why, size_t why_size)
 {
     struct checker c = {.b = b, .e = e, .r = r};
+    struct expected x = {0};
     char inner[160];
     if (il_parse(r->body, r->size, &c.nb, inner, sizeof inner) < 0) {
         if (why && why_size)
@@ -144,7 +157,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
     }
     int rc = -1;
     c.orig_of = mem_calloc((size_t)c.nb.count + 1, sizeof *c.orig_of);
-    if (!c.orig_of) {
+    if (!c.orig_of || expected_sums(&x, b, e) < 0) {
         bad(why, why_size, "out of memory");
         goto out;
     }
@@ -165,7 +178,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
         const struct il_instr *o = &b->instrs[i];
         const struct il_instr *n = &c.nb.instrs[il_index_at(&c.nb, r->placed[i])];
         uint64_t bytes = 0;
-        if (follow(&c, r->landing[i], &bytes) != (long)i || bytes != before_bytes(e, i)) {
+        if (follow(&c, r->landing[i], &bytes) != (long)i || bytes != x.before[i]) {
             bad(why, why_size, "a branch to IL_%04x does not reach it through its own "
                                "snippets", o->offset);
             goto out;
@@ -175,7 +188,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
             i + 1 < b->count) {
             bytes = 0;
             if (follow(&c, r->placed[i] + n->size, &bytes) != (long)i + 1 ||
-                bytes != falling_bytes(e, i + 1)) {
+                bytes != x.falling[i + 1]) {
                 bad(why, why_size, "falling through from IL_%04x does not reach IL_%04x as it "
                                    "should", o->offset, b->instrs[i + 1].offset);
                 goto out;
@@ -186,7 +199,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
             uint32_t at = il_target(&c.nb, n, k);
             bytes = 0;
             if (want < 0 || follow(&c, at, &bytes) != want ||
-                bytes != edge_bytes(e, i, k) + before_bytes(e, (uint32_t)want)) {
+                bytes != x.edge[x.first_edge[i] + k] + x.before[want]) {
                 bad(why, why_size, "path %u of IL_%04x does not reach its target as it should",
                     k, o->offset);
                 goto out;
@@ -213,6 +226,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
     }
     rc = 0;
 out:
+    expected_free(&x);
     mem_free(c.orig_of);
     il_body_free(&c.nb);
     return rc;

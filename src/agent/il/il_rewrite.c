@@ -551,6 +551,7 @@ int il_rewrite(const struct il_body *b, const struct il_edit *e, struct il_rewri
 {
     memset(out, 0, sizeof *out);
     struct layout l;
+    memset(&l, 0, sizeof l);
     uint32_t n = b->count;
     out->landing = mem_calloc((size_t)n + 1, sizeof *out->landing);
     out->placed = mem_calloc((size_t)n + 1, sizeof *out->placed);

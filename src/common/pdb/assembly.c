@@ -235,6 +235,139 @@ static int excluded_spans(struct assembly *a)
     return 0;
 }
 
+/* "Namespace.Name" of a TypeDef or TypeRef row (not nested types' outer
+ * names: enough to recognise the framework's types). */
+static void plain_type_name(const struct assembly *a, enum md_table table, uint32_t row,
+                            char *out, size_t size)
+{
+    out[0] = '\0';
+    if (table == MD_TYPEDEF && row && row <= a->type_count) {
+        assembly_type_name(a, row, out, size);
+    } else if (table == MD_TYPEREF) {
+        const char *ns = md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE));
+        const char *name = md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME));
+        snprintf(out, size, "%s%s%s", ns, ns[0] ? "." : "", name);
+    }
+}
+
+/* The name of a TypeDefOrRef coded index, a TypeSpec of a generic
+ * instance named by its generic type. */
+static void coded_type_name(const struct assembly *a, enum md_coded kind, uint32_t coded,
+                            char *out, size_t size)
+{
+    enum md_table table;
+    uint32_t row;
+    out[0] = '\0';
+    if (md_coded(kind, coded, &table, &row) < 0)
+        return;
+    if (table == MD_TYPESPEC) {
+        const uint8_t *sig;
+        uint32_t len;
+        if (md_blob(&a->md, md_get(&a->md, MD_TYPESPEC, row, MD_TYPESPEC_SIGNATURE), &sig, &len) < 0 ||
+            len < 3 || sig[0] != 0x15 /* GENERICINST */)
+            return;
+        const uint8_t *p = sig + 2;
+        uint32_t encoded;
+        if (md_uncompress(&p, sig + len, &encoded) < 0)
+            return;
+        static const enum md_table tables[] = {MD_TYPEDEF, MD_TYPEREF, MD_TYPESPEC};
+        if ((encoded & 3) < 2)
+            plain_type_name(a, tables[encoded & 3], encoded >> 2, out, size);
+        return;
+    }
+    plain_type_name(a, table, row, out, size);
+}
+
+const char *assembly_member(const struct assembly *a, uint32_t token, char *type, size_t type_size)
+{
+    uint32_t row = token & 0xffffff;
+    if (type_size)
+        type[0] = '\0';
+    switch (token >> 24) {
+    case MD_METHODDEF:
+        if (row && row <= a->method_count && type_size)
+            assembly_type_name(a, a->methods[row - 1].type, type, type_size);
+        return assembly_method_name(a, row);
+    case MD_METHODSPEC: {
+        enum md_table table;
+        uint32_t r;
+        if (md_coded(MD_CODED_METHODDEFORREF, md_get(&a->md, MD_METHODSPEC, row, MD_METHODSPEC_METHOD),
+                     &table, &r) < 0)
+            return "";
+        return assembly_member(a, md_token(table, r), type, type_size);
+    }
+    case MD_MEMBERREF:
+        if (type_size)
+            coded_type_name(a, MD_CODED_MEMBERREFPARENT,
+                            md_get(&a->md, MD_MEMBERREF, row, MD_MEMBERREF_CLASS), type, type_size);
+        return md_string(&a->md, md_get(&a->md, MD_MEMBERREF, row, MD_MEMBERREF_NAME));
+    case MD_FIELD:
+        if (type_size)
+            for (uint32_t t = 1; t <= a->type_count; t++) {
+                uint32_t first = md_get(&a->md, MD_TYPEDEF, t, MD_TYPEDEF_FIELDLIST);
+                uint32_t next = t < a->type_count ? md_get(&a->md, MD_TYPEDEF, t + 1, MD_TYPEDEF_FIELDLIST)
+                                                  : md_rows(&a->md, MD_FIELD) + 1;
+                if (row >= first && row < next) {
+                    assembly_type_name(a, t, type, type_size);
+                    break;
+                }
+            }
+        return md_string(&a->md, md_get(&a->md, MD_FIELD, row, MD_FIELD_NAME));
+    default:
+        return "";
+    }
+}
+
+int assembly_field_generated(const struct assembly *a, uint32_t token)
+{
+    uint32_t row = token & 0xffffff;
+    if ((token >> 24) == MD_FIELD) {
+        for (uint32_t t = 1; t <= a->type_count; t++) {
+            uint32_t first = md_get(&a->md, MD_TYPEDEF, t, MD_TYPEDEF_FIELDLIST);
+            uint32_t next = t < a->type_count ? md_get(&a->md, MD_TYPEDEF, t + 1, MD_TYPEDEF_FIELDLIST)
+                                              : md_rows(&a->md, MD_FIELD) + 1;
+            if (row >= first && row < next)
+                return a->types[t - 1].generated;
+        }
+        return 0;
+    }
+    if ((token >> 24) == MD_MEMBERREF) {
+        enum md_table table;
+        uint32_t r;
+        if (md_coded(MD_CODED_MEMBERREFPARENT, md_get(&a->md, MD_MEMBERREF, row, MD_MEMBERREF_CLASS),
+                     &table, &r) < 0)
+            return 0;
+        if (table == MD_TYPEDEF)
+            return r && r <= a->type_count && a->types[r - 1].generated;
+        char name[256];
+        coded_type_name(a, MD_CODED_MEMBERREFPARENT, md_get(&a->md, MD_MEMBERREF, row, MD_MEMBERREF_CLASS),
+                        name, sizeof name);
+        const char *last = strrchr(name, '+');
+        last = last ? last + 1 : strrchr(name, '.') ? strrchr(name, '.') + 1 : name;
+        return last[0] == '<';
+    }
+    return 0;
+}
+
+/* The state machines: which interfaces each type implements. */
+static void find_machines(struct assembly *a)
+{
+    for (uint32_t r = 1; r <= md_rows(&a->md, MD_INTERFACEIMPL); r++) {
+        uint32_t t = md_get(&a->md, MD_INTERFACEIMPL, r, MD_INTERFACEIMPL_CLASS);
+        if (!t || t > a->type_count)
+            continue;
+        char name[256];
+        coded_type_name(a, MD_CODED_TYPEDEFORREF,
+                        md_get(&a->md, MD_INTERFACEIMPL, r, MD_INTERFACEIMPL_INTERFACE), name, sizeof name);
+        if (!strcmp(name, "System.Runtime.CompilerServices.IAsyncStateMachine"))
+            a->types[t - 1].machine |= ASSEMBLY_MACHINE_ASYNC;
+        else if (!strcmp(name, "System.Collections.IEnumerator"))
+            a->types[t - 1].machine |= ASSEMBLY_MACHINE_ITERATOR;
+        else if (!strcmp(name, "System.Collections.Generic.IAsyncEnumerator`1"))
+            a->types[t - 1].machine |= ASSEMBLY_MACHINE_ASYNC_ITERATOR;
+    }
+}
+
 static int analyse(struct assembly *a)
 {
     a->type_count = md_rows(&a->md, MD_TYPEDEF);
@@ -306,6 +439,7 @@ static int analyse(struct assembly *a)
             a->methods[m - 1].excluded = 1;
     }
     mem_free(prop_excluded);
+    find_machines(a);
     /* a type is excluded with its enclosing types; its user type is the
      * nearest one the compiler did not generate (bounded: the table may
      * hold a cycle) */

@@ -56,6 +56,15 @@ struct assembly_type {
     uint32_t end_method;
     uint8_t excluded;        /* by attribute, on it or an enclosing type */
     uint8_t generated;       /* [CompilerGenerated], or a name starting with '<' */
+    uint8_t machine;         /* a state machine: enum assembly_machine */
+};
+
+/* What a compiler-generated state machine type implements. */
+enum assembly_machine {
+    ASSEMBLY_MACHINE_NONE = 0,
+    ASSEMBLY_MACHINE_ASYNC = 1,      /* IAsyncStateMachine */
+    ASSEMBLY_MACHINE_ITERATOR = 2,   /* System.Collections.IEnumerator */
+    ASSEMBLY_MACHINE_ASYNC_ITERATOR = 4, /* IAsyncEnumerator`1 (with ASYNC) */
 };
 
 struct assembly_method {
@@ -124,6 +133,14 @@ HIDDEN const char *assembly_method_name(const struct assembly *a, uint32_t metho
 /* The method's body bytes from the file (header included) and how many
  * bytes follow its start in the file; NULL for a method without IL. */
 HIDDEN const uint8_t *assembly_method_body(const struct assembly *a, uint32_t method, size_t *avail);
+/* The name of the member a token names (MethodDef, MemberRef, MethodSpec,
+ * Field) and its declaring type's full name ("Namespace.Type", generic
+ * instances by their generic type's name) into type; "" when unknown. */
+HIDDEN const char *assembly_member(const struct assembly *a, uint32_t token, char *type,
+                                   size_t type_size);
+/* Whether a Field or MemberRef token is a field whose declaring type the
+ * compiler generated. */
+HIDDEN int assembly_field_generated(const struct assembly *a, uint32_t token);
 /* Whether a source point of `document` at `line` lies in the span of an
  * excluded method. */
 HIDDEN int assembly_line_excluded(const struct assembly *a, uint32_t document, uint32_t line);

@@ -1,0 +1,258 @@
+/*
+ * covplan: see covplan.h.  The compiler-machinery rules follow the
+ * patterns coverlet documents in its CecilSymbolHelper (coverlet-coverage/
+ * coverlet, MIT), rewritten here over our own IL and metadata readers.
+ */
+#include "format/covplan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/mem.h"
+
+static int fail(char *why, size_t size, const char *what)
+{
+    if (why && size)
+        snprintf(why, size, "%s", what);
+    return -1;
+}
+
+static int add(struct covplan *p, size_t *cap, struct covplan_probe probe)
+{
+    if (p->count == *cap) {
+        struct covplan_probe *grown = mem_grow(p->probes, cap, p->count + 1, sizeof *grown);
+        if (!grown)
+            return -1;
+        p->probes = grown;
+    }
+    p->probes[p->count++] = probe;
+    return 0;
+}
+
+static int visible(const struct ppdb_point *pt)
+{
+    return pt->start_line != PPDB_HIDDEN_LINE;
+}
+
+/* ---- the compiler's own branches -------------------------------------------------- */
+
+struct context {
+    const struct assembly *a;
+    const struct il_body *b;
+    const struct covplan *plan;
+    int async_move_next, iterator_move_next, state_prologue;
+};
+
+static int is_ldloc0(const struct il_instr *in)
+{
+    return in->op == 0x06 || ((in->op == 0x11 || in->op == 0xfe0c) && in->value == 0);
+}
+
+static int is_ldc1(const struct il_instr *in)
+{
+    return in->op == 0x17 || ((in->op == 0x1f || in->op == 0x20) && in->value == 1);
+}
+
+/* A MoveNext's state dispatch: a branch on local 0 (the state, loaded in
+ * the prologue) among the three instructions before it. */
+static int state_dispatch(const struct context *c, uint32_t i)
+{
+    if (!c->state_prologue)
+        return 0;
+    for (uint32_t k = 1; k <= 3 && k <= i; k++)
+        if (is_ldloc0(&c->b->instrs[i - k]))
+            return 1;
+    return 0;
+}
+
+/* `call get_IsCompleted` of an awaiter just before the branch. */
+static int awaiter_test(const struct context *c, uint32_t i)
+{
+    if (i == 0)
+        return 0;
+    const struct il_instr *prev = &c->b->instrs[i - 1];
+    if (prev->op != 0x28 && prev->op != 0x6f)
+        return 0;
+    char type[256];
+    const char *name = assembly_member(c->a, (uint32_t)prev->value, type, sizeof type);
+    return !strcmp(name, "get_IsCompleted") &&
+           (!strncmp(type, "System.Runtime.CompilerServices.TaskAwaiter", 43) ||
+            !strncmp(type, "System.Runtime.CompilerServices.ValueTaskAwaiter", 48) ||
+            !strncmp(type, "System.Runtime.CompilerServices.ConfiguredTaskAwaitable", 55) ||
+            !strncmp(type, "System.Runtime.CompilerServices.ConfiguredValueTaskAwaitable", 60));
+}
+
+/* `ldsfld` of a cached delegate (a lambda's "<>9__..." or a method
+ * group's "<0>__...", both in compiler-generated types) within the two
+ * instructions before the branch. */
+static int cached_delegate(const struct context *c, uint32_t i)
+{
+    for (uint32_t k = 1; k <= 2 && k <= i; k++) {
+        const struct il_instr *in = &c->b->instrs[i - k];
+        if (in->op != 0x7e)
+            continue;
+        const char *name = assembly_member(c->a, (uint32_t)in->value, NULL, 0);
+        int lambda = !strncmp(name, "<>9_", 4);
+        int group = name[0] == '<' && name[1] >= '0' && name[1] <= '9' && strstr(name, ">__");
+        if ((lambda || group) && assembly_field_generated(c->a, (uint32_t)in->value))
+            return 1;
+    }
+    return 0;
+}
+
+/* `isinst System.Exception` two or three instructions before, and
+ * `ldarg; ldfld; throw` after: an async method's rethrow. */
+static int async_rethrow(const struct context *c, uint32_t i)
+{
+    const struct il_body *b = c->b;
+    int isinst = 0;
+    for (uint32_t k = 2; k <= 3 && k <= i; k++) {
+        const struct il_instr *in = &b->instrs[i - k];
+        char type[256];
+        if (in->op == 0x75) {
+            assembly_member(c->a, (uint32_t)in->value, type, sizeof type);
+            /* isinst's operand is a type: name it as a TypeRef */
+            uint32_t tok = (uint32_t)in->value;
+            if ((tok >> 24) == MD_TYPEREF) {
+                const char *ns = md_string(&c->a->md, md_get(&c->a->md, MD_TYPEREF, tok & 0xffffff,
+                                                             MD_TYPEREF_NAMESPACE));
+                const char *n = md_string(&c->a->md, md_get(&c->a->md, MD_TYPEREF, tok & 0xffffff,
+                                                            MD_TYPEREF_NAME));
+                isinst |= !strcmp(ns, "System") && !strcmp(n, "Exception");
+            }
+        }
+    }
+    if (!isinst || i + 3 >= b->count)
+        return 0;
+    uint16_t a1 = b->instrs[i + 1].op;
+    return (a1 == 0x02 || a1 == 0x0e || a1 == 0xfe09) && b->instrs[i + 2].op == 0x7b &&
+           b->instrs[i + 3].op == 0x7a;
+}
+
+/* Inside a filter block, or inside a finally block with no visible
+ * sequence point (using, foreach, lock: the compiler's). */
+static int in_generated_handler(const struct context *c, uint32_t offset)
+{
+    const struct il_body *b = c->b;
+    for (uint32_t k = 0; k < b->clause_count; k++) {
+        const struct il_clause *cl = &b->clauses[k];
+        if ((cl->flags & IL_CLAUSE_FILTER) && offset >= cl->token_or_filter &&
+            offset < cl->handler_offset)
+            return 1;
+        if ((cl->flags & IL_CLAUSE_FINALLY) && offset >= cl->handler_offset &&
+            offset < cl->handler_offset + cl->handler_length) {
+            int has_line = 0;
+            for (uint32_t p = 0; p < c->plan->point_count; p++) {
+                const struct ppdb_point *pt = &c->plan->points[p];
+                has_line |= visible(pt) && pt->il_offset >= cl->handler_offset &&
+                            pt->il_offset < cl->handler_offset + cl->handler_length;
+            }
+            if (!has_line)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The closest visible sequence point at or before offset (the first
+ * visible one when none is before): the line a branch is reported on.
+ * Returns its index, or -1 when the method has none. */
+static long reporting_point(const struct covplan *p, uint32_t offset)
+{
+    long best = -1, first = -1;
+    for (uint32_t k = 0; k < p->point_count; k++) {
+        if (!visible(&p->points[k]))
+            continue;
+        if (first < 0)
+            first = k;
+        if (p->points[k].il_offset <= offset)
+            best = k;
+    }
+    return best >= 0 ? best : first;
+}
+
+int covplan_method(const struct assembly *a, uint32_t method, const struct il_body *b,
+                   int methods_only, struct covplan *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0;
+    if (methods_only) {
+        if (b->count && add(out, &cap, (struct covplan_probe){.il_offset = 0, .instr = 0,
+                                                             .kind = COVFILE_PROBE_ENTRY}) < 0)
+            return fail(why, why_size, "out of memory");
+        return 0;
+    }
+    const char *reason;
+    if (ppdb_sequence_points(&a->pdb, method, &out->points, &out->point_count, &reason) < 0)
+        return fail(why, why_size, reason);
+    /* lines */
+    for (uint32_t k = 0; k < out->point_count; k++) {
+        const struct ppdb_point *pt = &out->points[k];
+        if (!visible(pt) || assembly_line_excluded(a, pt->document, pt->start_line))
+            continue;
+        long i = il_index_at(b, pt->il_offset);
+        if (i < 0 || (b->instrs[i].flags & (IL_INSTR_PREFIXED | IL_INSTR_TAIL_RET)))
+            continue;
+        if (add(out, &cap, (struct covplan_probe){.il_offset = pt->il_offset, .instr = (uint32_t)i,
+                                                  .kind = COVFILE_PROBE_LINE, .point = k}) < 0)
+            goto oom;
+    }
+    /* branches */
+    const struct assembly_method *am = &a->methods[method - 1];
+    const struct assembly_type *at = am->type ? &a->types[am->type - 1] : NULL;
+    int move_next = !strcmp(assembly_method_name(a, method), "MoveNext") && at && at->generated;
+    struct context c = {.a = a, .b = b, .plan = out,
+                        .async_move_next = move_next && (at->machine & ASSEMBLY_MACHINE_ASYNC),
+                        .iterator_move_next = move_next && (at->machine & ASSEMBLY_MACHINE_ITERATOR)};
+    /* int num = <>1__state; */
+    if (c.async_move_next && b->count >= 3) {
+        const struct il_instr *in = b->instrs;
+        c.state_prologue = (in[0].op == 0x02) && in[1].op == 0x7b &&
+                           !strcmp(assembly_member(a, (uint32_t)in[1].value, NULL, 0), "<>1__state") &&
+                           (in[2].op == 0x0a || ((in[2].op == 0x13 || in[2].op == 0xfe0e) &&
+                                                 in[2].value == 0));
+    }
+    int skip_first = c.iterator_move_next, skip_second = 0;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct il_instr *in = &b->instrs[i];
+        if (il_opcode(in->op)->flow != IL_FLOW_COND || i + 1 >= b->count || in->target_count > 4096)
+            continue;
+        /* an iterator's MoveNext: the state dispatch is its first branch
+         * (a switch), or its first two */
+        if (skip_first) {
+            skip_first = 0;
+            skip_second = in->op != 0x45;
+            continue;
+        }
+        if (skip_second) {
+            skip_second = 0;
+            continue;
+        }
+        if ((c.state_prologue && (state_dispatch(&c, i) || awaiter_test(&c, i))) ||
+            (i > 0 && is_ldc1(&b->instrs[i - 1]) && (in->op == 0x2d || in->op == 0x3a)) ||
+            cached_delegate(&c, i) || (c.async_move_next && async_rethrow(&c, i)) ||
+            in_generated_handler(&c, in->offset))
+            continue;
+        long point = reporting_point(out, in->offset);
+        if (point < 0 || assembly_line_excluded(a, out->points[point].document,
+                                                out->points[point].start_line))
+            continue;
+        for (uint32_t k = 0; k <= in->target_count; k++)
+            if (add(out, &cap, (struct covplan_probe){.il_offset = in->offset, .instr = i,
+                                                      .kind = COVFILE_PROBE_BRANCH,
+                                                      .path = (uint16_t)k,
+                                                      .point = (uint32_t)point}) < 0)
+                goto oom;
+    }
+    return 0;
+oom:
+    covplan_free(out);
+    return fail(why, why_size, "out of memory");
+}
+
+void covplan_free(struct covplan *p)
+{
+    mem_free(p->probes);
+    mem_free(p->points);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,57 @@
+/*
+ * covplan: where coverage puts its probes in a method, decided the same
+ * way by the agent (which instruments by it) and by the CLI (which lists
+ * the lines and branches of methods that never ran by it, and checks the
+ * agent's probes against it).
+ *
+ *   lines     a probe before every visible sequence point of the PDB (a
+ *             hidden one, line 0xfeefee, owns no line), except points
+ *             inside the source span of an excluded method (its lambdas);
+ *   branches  a probe on every way out of every conditional branch (two
+ *             for brtrue and the like, one per case plus falling through
+ *             for switch), reported on the line of the closest visible
+ *             sequence point at or before it -- except the branches the
+ *             compiler makes for its own machinery, which coverlet leaves
+ *             out too: the state dispatch of an async or iterator
+ *             MoveNext, the awaiter's IsCompleted test, the test of a
+ *             cached lambda or method-group delegate, the branches of a
+ *             filter or of a finally block with no source line, the
+ *             `isinst Exception` of an async rethrow;
+ *   entry     an assembly without PDB, when asked for: one probe at entry.
+ */
+#ifndef CORSCOPE_COVPLAN_H
+#define CORSCOPE_COVPLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/il/il.h"
+#include "common/pdb/assembly.h"
+#include "common/visibility.h"
+#include "format/covfile.h"
+
+struct covplan_probe {
+    uint32_t il_offset;   /* the sequence point's, or the branch instruction's */
+    uint32_t instr;       /* its instruction index */
+    uint16_t kind;        /* enum covfile_probe */
+    uint16_t path;
+    uint32_t point;       /* LINE: index of its sequence point; BRANCH: of the point it is
+                           * reported on */
+};
+
+struct covplan {
+    struct covplan_probe *probes;
+    uint32_t count;
+    struct ppdb_point *points; /* the method's sequence points (hidden ones too) */
+    uint32_t point_count;
+};
+
+/* The probes of MethodDef row `method` whose parsed body is b.
+ * methods_only: one entry probe (no PDB).  Returns 0 (count 0: nothing to
+ * cover), or -1 with a reason (sequence points unreadable, out of
+ * memory). */
+HIDDEN int covplan_method(const struct assembly *a, uint32_t method, const struct il_body *b,
+                          int methods_only, struct covplan *out, char *why, size_t why_size);
+HIDDEN void covplan_free(struct covplan *p);
+
+#endif
