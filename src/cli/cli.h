@@ -20,6 +20,7 @@ HIDDEN int cmd_record(int argc, char **argv);
 HIDDEN int cmd_report(int argc, char **argv);
 HIDDEN int cmd_check(int argc, char **argv);
 HIDDEN int cmd_ps(int argc, char **argv);
+HIDDEN int cmd_cover(int argc, char **argv);
 
 /* Prints "corscope: <message>\n" on stderr. */
 HIDDEN void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

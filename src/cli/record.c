@@ -777,3 +777,32 @@ int cmd_record(int argc, char **argv)
         return render_report(written, count, render, report_path, quiet, code);
     return code;
 }
+
+/* ---- the launcher, for `corscope cover` (until it is a module of its own) ------ */
+
+HIDDEN int launch_find_agent(char *out, size_t size);
+HIDDEN int launch_run(char **cmd, const struct config *c, const char *agent, const char *output,
+                      int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet);
+HIDDEN int launch_exit_status(int status);
+HIDDEN int process_tree_runs_an_application(char **cmd);
+
+int launch_find_agent(char *out, size_t size)
+{
+    return find_agent(out, size);
+}
+
+int launch_run(char **cmd, const struct config *c, const char *agent, const char *output,
+               int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet)
+{
+    return run_child(cmd, c, agent, output, exec_errno, sess, duration_ns, quiet);
+}
+
+int launch_exit_status(int status)
+{
+    return exit_status_of(status);
+}
+
+int process_tree_runs_an_application(char **cmd)
+{
+    return runs_an_application(cmd);
+}

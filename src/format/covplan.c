@@ -5,6 +5,7 @@
  */
 #include "format/covplan.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,62 @@ static int add(struct covplan *p, size_t *cap, struct covplan_probe probe)
 static int visible(const struct ppdb_point *pt)
 {
     return pt->start_line != PPDB_HIDDEN_LINE;
+}
+
+/* ---- which methods ---------------------------------------------------------------- */
+
+int covplan_filters_parse(struct covplan_filters *f, const char *text)
+{
+    memset(f, 0, sizeof *f);
+    if (!text || !text[0])
+        return 0;
+    f->text = mem_strdup(text);
+    if (!f->text)
+        return -1;
+    char *save = NULL;
+    for (char *p = f->text, *g; (g = strtok_r(p, ",", &save)) && f->count < COVPLAN_MAX_FILTERS;
+         p = NULL)
+        if (g[0])
+            f->globs[f->count++] = g;
+    return 0;
+}
+
+void covplan_filters_free(struct covplan_filters *f)
+{
+    mem_free(f->text);
+    memset(f, 0, sizeof *f);
+}
+
+int covplan_filters_match(const struct covplan_filters *f, const char *name)
+{
+    for (uint32_t i = 0; i < f->count; i++)
+        if (fnmatch(f->globs[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+int covplan_candidate(const struct assembly *a, uint32_t row, int methods_only,
+                      const struct covplan_filters *include, const struct covplan_filters *exclude,
+                      int named)
+{
+    if (!row || row > a->method_count)
+        return 0;
+    const struct assembly_method *am = &a->methods[row - 1];
+    const char *name = assembly_method_name(a, row);
+    int ctor = !strcmp(name, ".ctor") || !strcmp(name, ".cctor");
+    if (!md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_RVA) || am->excluded ||
+        (ctor && am->generated && am->owner == row))
+        return 0;
+    if (am->type && (exclude->count || (!named && include->count))) {
+        char type[1024];
+        assembly_type_name(a, a->types[am->type - 1].user, type, sizeof type);
+        if (covplan_filters_match(exclude, type) ||
+            (!named && include->count && !covplan_filters_match(include, type)))
+            return 0;
+    }
+    return methods_only ||
+           (assembly_has_pdb(a) && md_get(&a->pdb.md, MD_METHODDEBUGINFORMATION, row,
+                                          MD_METHODDEBUGINFORMATION_SEQUENCEPOINTS) != 0);
 }
 
 /* ---- the compiler's own branches -------------------------------------------------- */

@@ -46,6 +46,27 @@ struct covplan {
     uint32_t point_count;
 };
 
+/* --include / --exclude: globs (fnmatch) over assembly names and the full
+ * names of the user types ("Namespace.Outer+Inner"), comma-separated. */
+#define COVPLAN_MAX_FILTERS 64
+struct covplan_filters {
+    char *text; /* the setting, split in place */
+    const char *globs[COVPLAN_MAX_FILTERS];
+    uint32_t count;
+};
+HIDDEN int covplan_filters_parse(struct covplan_filters *f, const char *text);
+HIDDEN void covplan_filters_free(struct covplan_filters *f);
+HIDDEN int covplan_filters_match(const struct covplan_filters *f, const char *name);
+
+/* Whether MethodDef row `row` is covered: it has IL, is not excluded
+ * (by attribute, or as a [CompilerGenerated] constructor), its user type
+ * passes the filters (`named`: the assembly's own name matched an
+ * --include, which takes all its types), and, unless methods_only, the PDB
+ * gives it sequence points. */
+HIDDEN int covplan_candidate(const struct assembly *a, uint32_t row, int methods_only,
+                             const struct covplan_filters *include,
+                             const struct covplan_filters *exclude, int named);
+
 /* The probes of MethodDef row `method` whose parsed body is b.
  * methods_only: one entry probe (no PDB).  Returns 0 (count 0: nothing to
  * cover), or -1 with a reason (sequence points unreadable, out of

@@ -41,7 +41,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -60,7 +59,6 @@
 #include "format/covplan.h"
 
 #define MAX_MODULES 4096
-#define MAX_FILTERS 64
 #define BUSY_WAIT_NS 2000000000ull
 
 enum { STATE_UNKNOWN = 0, STATE_BUSY = 1, STATE_DONE = 2, STATE_LEFT = 3 };
@@ -75,17 +73,11 @@ struct cover_module {
     _Atomic uint8_t *state;    /* [row]: STATE_* */
 };
 
-struct filters {
-    char *text;                /* the setting, split in place */
-    const char *globs[MAX_FILTERS];
-    uint32_t count;
-};
-
 struct cover {
     ICorProfilerInfo15 *info;
     struct covfile file;
     char shared_root[PATH_MAX]; /* ".../dotnet/shared/": the framework */
-    struct filters include, exclude;
+    struct covplan_filters include, exclude;
     pthread_mutex_t modules_lock;
     struct cover_module *modules[MAX_MODULES];
     _Atomic uint32_t module_count;
@@ -95,31 +87,6 @@ struct cover {
 static struct cover *state_of(struct source *s)
 {
     return s->state;
-}
-
-/* ---- filters ---------------------------------------------------------------------- */
-
-static int parse_filters(struct filters *f, const char *text)
-{
-    memset(f, 0, sizeof *f);
-    if (!text[0])
-        return 0;
-    f->text = mem_strdup(text);
-    if (!f->text)
-        return -1;
-    for (char *p = f->text, *save = NULL, *g; (g = strtok_r(p, ",", &save)) && f->count < MAX_FILTERS;
-         p = NULL)
-        if (g[0])
-            f->globs[f->count++] = g;
-    return 0;
-}
-
-static int matches(const struct filters *f, const char *name)
-{
-    for (uint32_t i = 0; i < f->count; i++)
-        if (fnmatch(f->globs[i], name, 0) == 0)
-            return 1;
-    return 0;
 }
 
 /* ---- modules ---------------------------------------------------------------------- */
@@ -164,22 +131,10 @@ static int some_type_included(const struct cover *c, const struct assembly *a)
     char name[1024];
     for (uint32_t t = 1; t <= a->type_count; t++) {
         assembly_type_name(a, a->types[t - 1].user, name, sizeof name);
-        if (matches(&c->include, name))
+        if (covplan_filters_match(&c->include, name))
             return 1;
     }
     return 0;
-}
-
-/* Whether a method's user type passes the type filters. */
-static int type_passes(const struct cover *c, const struct assembly *a, uint32_t type, int explicit)
-{
-    if (!type || (!c->exclude.count && (explicit || !c->include.count)))
-        return 1;
-    char name[1024];
-    assembly_type_name(a, a->types[type - 1].user, name, sizeof name);
-    if (matches(&c->exclude, name))
-        return 0;
-    return explicit || !c->include.count || matches(&c->include, name);
 }
 
 static const char *pdb_words(const struct assembly *a)
@@ -217,8 +172,8 @@ static void module_loaded(struct cover *c, ModuleID id)
     char *dot = strrchr(name, '.');
     if (dot && (!strcmp(dot, ".dll") || !strcmp(dot, ".exe")))
         *dot = '\0';
-    int explicit = matches(&c->include, name);
-    if (matches(&c->exclude, name))
+    int explicit = covplan_filters_match(&c->include, name);
+    if (covplan_filters_match(&c->exclude, name))
         return;
     int framework = c->shared_root[0] ? !strncmp(path, c->shared_root, strlen(c->shared_root))
                                       : shared != NULL;
@@ -255,17 +210,9 @@ static void module_loaded(struct cover *c, ModuleID id)
         goto drop;
     uint32_t candidates = 0;
     for (uint32_t row = 1; row <= a->method_count; row++) {
-        const struct assembly_method *am = &a->methods[row - 1];
-        const char *mname = assembly_method_name(a, row);
-        int ctor = !strcmp(mname, ".ctor") || !strcmp(mname, ".cctor");
-        if (!md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_RVA) || am->excluded ||
-            (ctor && am->generated && am->owner == row) || !type_passes(c, a, am->type, explicit))
-            continue;
-        if (m->mode == COVFILE_COVERED &&
-            !md_get(&a->pdb.md, MD_METHODDEBUGINFORMATION, row, MD_METHODDEBUGINFORMATION_SEQUENCEPOINTS))
-            continue;
-        m->candidate[row] = 1;
-        candidates++;
+        m->candidate[row] = (uint8_t)covplan_candidate(a, row, m->mode == COVFILE_METHODS_ONLY,
+                                                       &c->include, &c->exclude, explicit);
+        candidates += m->candidate[row];
     }
     long index = covfile_module(&c->file, a->mvid, m->mode, (uint32_t)a->pdb_state, path, a->name,
                                 m->mode == COVFILE_METHODS_ONLY ? pdb_words(a) : "");
@@ -534,8 +481,8 @@ static int cover_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     }
     c->info = a->info;
     pthread_mutex_init(&c->modules_lock, NULL);
-    if (parse_filters(&c->include, a->cfg.cover_include) < 0 ||
-        parse_filters(&c->exclude, a->cfg.cover_exclude) < 0) {
+    if (covplan_filters_parse(&c->include, a->cfg.cover_include) < 0 ||
+        covplan_filters_parse(&c->exclude, a->cfg.cover_exclude) < 0) {
         log_error("coverage: out of memory");
         mem_free(c);
         return -1;
@@ -544,8 +491,8 @@ static int cover_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     read_command(command, sizeof command);
     if (covfile_open(&c->file, a->cfg.cover, (long)getpid(), command) < 0) {
         log_error("coverage: cannot create a counter file in %s: %s", a->cfg.cover, strerror(errno));
-        mem_free(c->include.text);
-        mem_free(c->exclude.text);
+        covplan_filters_free(&c->include);
+        covplan_filters_free(&c->exclude);
         mem_free(c);
         return -1;
     }
