@@ -111,7 +111,8 @@ $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
 
 # corscope's readers and IL engine over real assemblies (tools/ilcorpus.c):
 # the rewrite corpus of tests/unit, the fuzzers' seeds, and a look at a dll
-$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c))
+$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c) \
+		src/format/covplan.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 

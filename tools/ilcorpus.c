@@ -15,6 +15,9 @@
  *       opcode, each clause kind in small and fat sections, tiny headers,
  *       switches, prefixes, the most clauses, the biggest bodies, and
  *       rewrites that had to widen a short branch
+ *   ilcorpus disasm FILE.dll NAME          lists the IL of the methods named
+ *       NAME (or whose type and name, "Type::Method", contain NAME), with
+ *       their sequence points and the probes coverage puts in them
  *   ilcorpus check FILE.dll...            rewrites every method body with
  *       a probe at each sequence point (every instruction when there is no
  *       PDB) and on each edge of each conditional branch, and checks each
@@ -29,6 +32,7 @@
 #include "agent/il/il.h"
 #include "common/pdb/assembly.h"
 #include "common/mem.h"
+#include "format/covplan.h"
 
 static int extract(const char *dir, const char *path, unsigned long *written, unsigned long *refused)
 {
@@ -192,6 +196,69 @@ static int check(const char *path, unsigned long *ok, unsigned long *failed, uns
     return 0;
 }
 
+/* ---- disasm ------------------------------------------------------------------- */
+
+static int disasm(const char *path, const char *want)
+{
+    struct assembly a;
+    char why[256];
+    if (assembly_open(&a, path, why, sizeof why) < 0) {
+        fprintf(stderr, "ilcorpus: %s: %s\n", path, why);
+        return -1;
+    }
+    for (uint32_t m = 1; m <= a.method_count; m++) {
+        char type[512], full[1100];
+        assembly_type_name(&a, a.methods[m - 1].type, type, sizeof type);
+        snprintf(full, sizeof full, "%s::%s", type, assembly_method_name(&a, m));
+        if (!strstr(full, want))
+            continue;
+        size_t avail;
+        const uint8_t *bytes = assembly_method_body(&a, m, &avail);
+        struct il_body b;
+        if (!bytes || il_parse(bytes, avail, &b, why, sizeof why) < 0)
+            continue;
+        struct covplan plan;
+        memset(&plan, 0, sizeof plan);
+        covplan_method(&a, m, &b, !assembly_has_pdb(&a), &plan, why, sizeof why);
+        printf("%08x %s (max stack %u, %u clauses)\n", 0x06000000u | m, full, b.max_stack,
+               b.clause_count);
+        for (uint32_t c = 0; c < b.clause_count; c++)
+            printf("  clause %u flags %u try %04x+%x handler %04x+%x %08x\n", c, b.clauses[c].flags,
+                   b.clauses[c].try_offset, b.clauses[c].try_length, b.clauses[c].handler_offset,
+                   b.clauses[c].handler_length, b.clauses[c].token_or_filter);
+        for (uint32_t i = 0; i < b.count; i++) {
+            const struct il_instr *in = &b.instrs[i];
+            for (uint32_t k = 0; k < plan.point_count; k++)
+                if (plan.points[k].il_offset == in->offset) {
+                    if (plan.points[k].start_line == PPDB_HIDDEN_LINE)
+                        printf("      // hidden\n");
+                    else
+                        printf("      // line %u-%u\n", plan.points[k].start_line, plan.points[k].end_line);
+                }
+            printf("  IL_%04x %-12s", in->offset, il_opcode(in->op)->name);
+            if (in->operand == IL_OPERAND_TOKEN) {
+                char t[256];
+                const char *n = assembly_member(&a, (uint32_t)in->value, t, sizeof t);
+                printf(" %08x %s%s%s", (uint32_t)in->value, t, t[0] ? "::" : "", n);
+            } else if (in->target_count) {
+                for (uint32_t k = 1; k <= in->target_count; k++)
+                    printf(" IL_%04x", il_target(&b, in, k));
+            } else if (in->operand != IL_OPERAND_NONE) {
+                printf(" %lld", (long long)in->value);
+            }
+            for (uint32_t k = 0; k < plan.count; k++)
+                if (plan.probes[k].instr == i && plan.probes[k].kind == COVFILE_PROBE_BRANCH)
+                    printf("  [branch path %u, line %u]", plan.probes[k].path,
+                           plan.points[plan.probes[k].point].start_line);
+            printf("\n");
+        }
+        covplan_free(&plan);
+        il_body_free(&b);
+    }
+    assembly_close(&a);
+    return 0;
+}
+
 /* ---- select -------------------------------------------------------------------- */
 
 struct selection {
@@ -308,6 +375,8 @@ int main(int argc, char **argv)
         printf("ilcorpus: %lu bodies selected (%u widened)\n", s.kept, s.widened);
         return 0;
     }
+    if (argc >= 4 && !strcmp(argv[1], "disasm"))
+        return disasm(argv[2], argv[3]) < 0;
     if (argc >= 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]) < 0;
     if (argc >= 3 && !strcmp(argv[1], "check")) {

@@ -97,7 +97,7 @@ struct context {
     const struct assembly *a;
     const struct il_body *b;
     const struct covplan *plan;
-    int async_move_next, iterator_move_next, state_prologue;
+    int async_move_next, iterator_move_next, async_iterator_move_next, state_prologue;
 };
 
 static int is_ldloc0(const struct il_instr *in)
@@ -186,6 +186,37 @@ static int async_rethrow(const struct context *c, uint32_t i)
            b->instrs[i + 3].op == 0x7a;
 }
 
+/* `ldarg.0; ldfld <generated field named ...suffix>` just before
+ * instruction i (within `within` instructions for the ldfld). */
+static int loads_generated_field(const struct context *c, uint32_t i, uint32_t within,
+                                 const char *suffix)
+{
+    for (uint32_t k = 1; k <= within && k < i; k++) {
+        const struct il_instr *in = &c->b->instrs[i - k];
+        const struct il_instr *before = &c->b->instrs[i - k - 1];
+        if (in->op != 0x7b || (before->op != 0x02 && before->op != 0x0e && before->op != 0xfe09))
+            continue;
+        const char *name = assembly_member(c->a, (uint32_t)in->value, NULL, 0);
+        size_t n = strlen(name), s = strlen(suffix);
+        if (n >= s && !strcmp(name + n - s, suffix) && assembly_field_generated(c->a, (uint32_t)in->value))
+            return 1;
+    }
+    return 0;
+}
+
+/* An async iterator's MoveNext: its state switch, and its tests of
+ * whether it was disposed or has a combined cancellation token. */
+static int async_iterator_machinery(const struct context *c, uint32_t i)
+{
+    const struct il_instr *in = &c->b->instrs[i];
+    if (in->op == 0x45)
+        return loads_generated_field(c, i, 5, "__state");
+    if (in->op == 0x2c || in->op == 0x39) /* brfalse */
+        return loads_generated_field(c, i, 1, "__disposeMode") ||
+               loads_generated_field(c, i, 1, "x__combinedTokens");
+    return 0;
+}
+
 /* Inside a filter block, or inside a finally block with no visible
  * sequence point (using, foreach, lock: the compiler's). */
 static int in_generated_handler(const struct context *c, uint32_t offset)
@@ -260,7 +291,9 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
     int move_next = !strcmp(assembly_method_name(a, method), "MoveNext") && at && at->generated;
     struct context c = {.a = a, .b = b, .plan = out,
                         .async_move_next = move_next && (at->machine & ASSEMBLY_MACHINE_ASYNC),
-                        .iterator_move_next = move_next && (at->machine & ASSEMBLY_MACHINE_ITERATOR)};
+                        .iterator_move_next = move_next && (at->machine & ASSEMBLY_MACHINE_ITERATOR),
+                        .async_iterator_move_next =
+                            move_next && (at->machine & ASSEMBLY_MACHINE_ASYNC_ITERATOR)};
     /* int num = <>1__state; */
     if (c.async_move_next && b->count >= 3) {
         const struct il_instr *in = b->instrs;
@@ -286,7 +319,9 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
             continue;
         }
         if ((c.state_prologue && (state_dispatch(&c, i) || awaiter_test(&c, i))) ||
-            (i > 0 && is_ldc1(&b->instrs[i - 1]) && (in->op == 0x2d || in->op == 0x3a)) ||
+            (i > 0 && is_ldc1(&b->instrs[i - 1]) && (in->op == 0x2d || in->op == 0x3a) &&
+             b->instrs[i + 1].op == 0x00) ||
+            (c.async_iterator_move_next && async_iterator_machinery(&c, i)) ||
             cached_delegate(&c, i) || (c.async_move_next && async_rethrow(&c, i)) ||
             in_generated_handler(&c, in->offset))
             continue;

@@ -16,7 +16,8 @@
  *             MoveNext, the awaiter's IsCompleted test, the test of a
  *             cached lambda or method-group delegate, the branches of a
  *             filter or of a finally block with no source line, the
- *             `isinst Exception` of an async rethrow;
+ *             `isinst Exception` of an async rethrow, an async
+ *             iterator's state switch and disposal tests;
  *   entry     an assembly without PDB, when asked for: one probe at entry.
  */
 #ifndef CORSCOPE_COVPLAN_H

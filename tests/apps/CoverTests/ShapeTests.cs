@@ -1,0 +1,137 @@
+using System.Diagnostics;
+using CoverLib;
+using Xunit;
+
+namespace CoverTests;
+
+public class BranchTests
+{
+    [Fact]
+    public void Signs()
+    {
+        Assert.Equal("positive", Branches.Sign(3));
+        Assert.Equal("zero", Branches.Sign(0));
+        // negative never asked: its line stays uncovered
+    }
+
+    [Fact]
+    public void OnlyIfNeverTaken() => Assert.Equal(5, Branches.OnlyIf(5));
+
+    [Fact]
+    public void Days()
+    {
+        Assert.Equal("mon", Branches.Day(1));
+        Assert.Equal("?", Branches.Day(9));
+    }
+
+    [Fact]
+    public void Sizes()
+    {
+        Assert.Equal("small", Branches.Size(3));
+        Assert.Equal("large", Branches.Size(500));
+    }
+
+    [Fact]
+    public void Others()
+    {
+        Assert.Equal(1, Branches.Ternary(true));
+        Assert.Null(Branches.Length(null));
+        Assert.Equal("big int", Branches.Kind(9));
+        Assert.Equal("other", Branches.Kind(1.5));
+    }
+}
+
+public class LoopTests
+{
+    [Fact]
+    public void Sums()
+    {
+        Assert.Equal(10, Loops.SumFor(5));
+        Assert.Equal(6, Loops.SumForeach(new List<int> { 1, 2, 3 }));
+        Assert.Equal(3, Loops.CountDown(0));
+    }
+}
+
+public class ErrorTests
+{
+    [Fact]
+    public void Parses()
+    {
+        Assert.Equal(12, Errors.Parse("12"));
+        Assert.Equal(-1, Errors.Parse("x"));
+        Assert.Throws<InvalidOperationException>(() => Errors.Throw(true));
+        Assert.Equal("one", Errors.Filtered(1));
+        Assert.Equal(2, Errors.Using("a\nb"));
+    }
+}
+
+public class AsyncTests
+{
+    [Fact]
+    public async Task Awaits()
+    {
+        Assert.Equal(4, await Asyncs.Twice(2));
+        Assert.Equal("caught", await Asyncs.Catching(true));
+        int n = 0;
+        await foreach (int i in Asyncs.Stream(3))
+            n += i;
+        Assert.Equal(3, n);
+    }
+}
+
+public class IteratorLambdaTests
+{
+    [Fact]
+    public void Iterates()
+    {
+        Assert.Equal(new[] { 0, 2, 4 }, Iterators.Evens(5).ToArray());
+        Assert.Equal(2, Lambdas.CountBig(new[] { 1, 5, 9 }, 4));
+        Assert.Equal(new List<int> { 2, 4 }, Lambdas.Doubled(new List<int> { 1, 2 }));
+        Assert.Equal(13, Lambdas.Local(2));
+        Assert.Equal(7, Lambdas.Adder(3)(4));
+    }
+}
+
+public class GenericPropertyTests
+{
+    [Fact]
+    public void Boxes()
+    {
+        var b = new Box<int>();
+        b.Add(3);
+        b.Add(8);
+        Assert.Equal(8, b.Max());
+        Assert.Equal(2, b.Count);
+        var s = new Box<string>();
+        s.Add("a");
+        Assert.Equal("a", s.Max());
+    }
+
+    [Fact]
+    public void Accounts()
+    {
+        var a = new Account();
+        a.Deposit(10);
+        Assert.True(a.TryWithdraw(4));
+        Assert.Equal(6, a.Balance);
+        Assert.Equal(2, PartlyExcluded.Kept(1));
+        Assert.Equal(0, PartlyExcluded.Dropped(3));
+        Assert.Equal(4, Excluded.Hidden(4));
+    }
+}
+
+public class KillTests
+{
+    // The early-killed host: with COVER_KILL set, runs some of CoverLib and
+    // then kills its own test host with SIGKILL, mid-run (no exit, no
+    // flush): the lines it ran must still be reported.
+    [Fact]
+    public void KilledMidRun()
+    {
+        if (Environment.GetEnvironmentVariable("COVER_KILL") != "1")
+            return;
+        Assert.Equal(42, Busy.AfterSpin());
+        Busy.Spin(1000);
+        Process.GetCurrentProcess().Kill();
+    }
+}
