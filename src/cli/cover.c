@@ -35,7 +35,6 @@ HIDDEN int launch_find_agent(char *out, size_t size);
 HIDDEN int launch_run(char **cmd, const struct config *c, const char *agent, const char *output,
                       int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet);
 HIDDEN int launch_exit_status(int status);
-HIDDEN int process_tree_runs_an_application(char **cmd);
 
 static const char cover_usage[] =
     "usage: corscope cover [options] [--] COMMAND [ARGS...]\n"
@@ -320,7 +319,9 @@ int cmd_cover(int argc, char **argv)
             remove_dir(dir);
         return EXIT_WORK_FAILED;
     }
-    cfg.children = process_tree_runs_an_application(cmd) ? CONFIG_CHILDREN_APP : CONFIG_CHILDREN_ALL;
+    /* every process the command starts but the SDK's own (whatever the
+     * command: `sh -c "dotnet test ..."` as well as `dotnet test`) */
+    cfg.children = CONFIG_CHILDREN_APP;
 
     struct session sess;
     if (session_open(&sess, 0, err, sizeof err) < 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cover_out.h"
+#include "format/covfile.h"
 
 static const struct cover_format formats[] = {
     {"cobertura", ".xml", cover_write_cobertura},
@@ -71,9 +72,21 @@ void cover_write_summary(const struct covdata *d, FILE *out)
         rule(out, width);
     row(out, width, "Total", &d->total);
     rule(out, width);
+    /* assemblies without a PDB: one line (third-party libraries beside
+     * the application); other notes one each */
+    uint32_t no_pdb = 0;
     for (uint32_t a = 0; a < d->assembly_count; a++) {
         const struct covdata_assembly *da = &d->assemblies[a];
-        if (da->note)
+        if (da->state == COVFILE_NO_PDB && da->note && !strcmp(da->note, "no PDB")) {
+            fprintf(out, "%s%s", no_pdb++ ? ", " : "not covered, no PDB: ", da->name);
+            continue;
+        }
+    }
+    if (no_pdb)
+        fprintf(out, " (--include NAME counts their methods' calls)\n");
+    for (uint32_t a = 0; a < d->assembly_count; a++) {
+        const struct covdata_assembly *da = &d->assemblies[a];
+        if (da->note && !(da->state == COVFILE_NO_PDB && !strcmp(da->note, "no PDB")))
             fprintf(out, "%s: %s%s\n", da->name, da->state > 1 ? "not covered: " : "", da->note);
     }
     if (d->skipped_count)

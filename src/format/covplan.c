@@ -132,11 +132,17 @@ static int awaiter_test(const struct context *c, uint32_t i)
         return 0;
     char type[256];
     const char *name = assembly_member(c->a, (uint32_t)prev->value, type, sizeof type);
-    return !strcmp(name, "get_IsCompleted") &&
-           (!strncmp(type, "System.Runtime.CompilerServices.TaskAwaiter", 43) ||
-            !strncmp(type, "System.Runtime.CompilerServices.ValueTaskAwaiter", 48) ||
-            !strncmp(type, "System.Runtime.CompilerServices.ConfiguredTaskAwaitable", 55) ||
-            !strncmp(type, "System.Runtime.CompilerServices.ConfiguredValueTaskAwaitable", 60));
+    if (strcmp(name, "get_IsCompleted") != 0)
+        return 0;
+    /* coverlet's list (Task, ValueTask and their configured awaitables),
+     * and any other awaiter (Task.Yield's YieldAwaiter) */
+    size_t n = strlen(type);
+    return !strncmp(type, "System.Runtime.CompilerServices.TaskAwaiter", 43) ||
+           !strncmp(type, "System.Runtime.CompilerServices.ValueTaskAwaiter", 48) ||
+           !strncmp(type, "System.Runtime.CompilerServices.ConfiguredTaskAwaitable", 55) ||
+           !strncmp(type, "System.Runtime.CompilerServices.ConfiguredValueTaskAwaitable", 60) ||
+           (n >= 7 && !strcmp(type + n - 7, "Awaiter")) ||
+           (n >= 9 && strstr(type, "Awaiter`"));
 }
 
 /* `ldsfld` of a cached delegate (a lambda's "<>9__..." or a method
@@ -214,6 +220,147 @@ static int async_iterator_machinery(const struct context *c, uint32_t i)
     if (in->op == 0x2c || in->op == 0x39) /* brfalse */
         return loads_generated_field(c, i, 1, "__disposeMode") ||
                loads_generated_field(c, i, 1, "x__combinedTokens");
+    return 0;
+}
+
+static int is_ldloc(const struct il_instr *in)
+{
+    return (in->op >= 0x06 && in->op <= 0x09) || in->op == 0x11 || in->op == 0xfe0c;
+}
+
+static int is_ldc_i4(const struct il_instr *in)
+{
+    return (in->op >= 0x15 && in->op <= 0x1e) || in->op == 0x1f || in->op == 0x20;
+}
+
+static int is_ldarg0(const struct il_instr *in)
+{
+    return in->op == 0x02 || ((in->op == 0x0e || in->op == 0xfe09) && in->value == 0);
+}
+
+/* Is instruction k a `call`/`callvirt` of type::name (type by prefix and
+ * substring when `contains` is given)? */
+static int calls(const struct context *c, uint32_t k, const char *type_prefix, const char *contains,
+                 const char *name)
+{
+    const struct il_instr *in = &c->b->instrs[k];
+    if (in->op != 0x28 && in->op != 0x6f)
+        return 0;
+    char type[256];
+    const char *n = assembly_member(c->a, (uint32_t)in->value, type, sizeof type);
+    return !strcmp(n, name) && !strncmp(type, type_prefix, strlen(type_prefix)) &&
+           (!contains || strstr(type, contains));
+}
+
+/* A `ldfld` of a field of a compiler-generated type. */
+static int ldfld_generated(const struct context *c, uint32_t k)
+{
+    const struct il_instr *in = &c->b->instrs[k];
+    return in->op == 0x7b && assembly_field_generated(c->a, (uint32_t)in->value);
+}
+
+static int field_type_is(const struct context *c, uint32_t k, const char *prefix)
+{
+    char type[256];
+    assembly_field_type(c->a, (uint32_t)c->b->instrs[k].value, type, sizeof type);
+    return !strncmp(type, prefix, strlen(prefix));
+}
+
+/* An async MoveNext's dispatch after a catch block: `ldloc; ldc.i4 N;
+ * beq/bne.un` within five instructions after each handler's end (the
+ * catch sets a local or field to say which handler ran). */
+static int catch_dispatch(const struct context *c, uint32_t i)
+{
+    const struct il_body *b = c->b;
+    const struct il_instr *in = &b->instrs[i];
+    if (in->op != 0x3b && in->op != 0x2e && in->op != 0x40 && in->op != 0x33)
+        return 0;
+    if (i < 2 || !is_ldc_i4(&b->instrs[i - 1]) || !is_ldloc(&b->instrs[i - 2]))
+        return 0;
+    for (uint32_t k = 0; k < b->clause_count; k++) {
+        long end = il_index_at(b, b->clauses[k].handler_offset + b->clauses[k].handler_length);
+        if (end >= 0 && (long)i > end && (long)i <= end + 5 + 4 * (long)b->clause_count)
+            return 1;
+    }
+    return 0;
+}
+
+/* An async MoveNext's `await foreach`: the enumerator's null test, the
+ * test of an exception caught while disposing it, and its type test. */
+static int await_foreach(const struct context *c, uint32_t i)
+{
+    const struct il_body *b = c->b;
+    uint16_t op = b->instrs[i].op;
+    if (op == 0x2c || op == 0x39) { /* brfalse */
+        if (i >= 2 && is_ldarg0(&b->instrs[i - 2]) && ldfld_generated(c, i - 1) &&
+            field_type_is(c, i - 1, "System.Collections.Generic.IAsyncEnumerator"))
+            return 1;
+        for (uint32_t k = 1; k <= 3 && k <= i; k++) {
+            uint32_t f = i - k;
+            if (!ldfld_generated(c, f) || !field_type_is(c, f, "System.Object"))
+                continue;
+            for (uint32_t j = 1; j <= 4 && j <= f; j++)
+                if (calls(c, f - j, "System.Runtime.CompilerServices", "TaskAwait", "GetResult"))
+                    return 1;
+        }
+    }
+    if (op == 0x2d || op == 0x3a) { /* brtrue */
+        for (uint32_t k = 1; k <= 3 && k + 1 <= i; k++) {
+            const struct il_instr *t = &b->instrs[i - k];
+            if (t->op == 0x75 && is_ldloc(&b->instrs[i - k - 1])) {
+                char type[256];
+                type[0] = '\0';
+                if (((uint32_t)t->value >> 24) == MD_TYPEREF) {
+                    const struct md *md = &c->a->md;
+                    snprintf(type, sizeof type, "%s.%s",
+                             md_string(md, md_get(md, MD_TYPEREF, (uint32_t)t->value & 0xffffff,
+                                                  MD_TYPEREF_NAMESPACE)),
+                             md_string(md, md_get(md, MD_TYPEREF, (uint32_t)t->value & 0xffffff,
+                                                  MD_TYPEREF_NAME)));
+                }
+                if (!strcmp(type, "System.Exception"))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* An async MoveNext's `await using`: the test whether there is something
+ * to dispose, and the rethrow after disposing. */
+static int await_using(const struct context *c, uint32_t i)
+{
+    const struct il_body *b = c->b;
+    uint16_t op = b->instrs[i].op;
+    if ((op == 0x2c || op == 0x39) && i >= 1 && i + 2 < b->count) {
+        int disposes = 0;
+        if (ldfld_generated(c, i - 1)) {
+            for (uint32_t k = i + 1; k <= i + 2 && k + 1 < b->count; k++)
+                if (b->instrs[k].op == 0x7b && b->instrs[k].value == b->instrs[i - 1].value &&
+                    calls(c, k + 1, "", NULL, "DisposeAsync"))
+                    disposes = 1;
+        } else if (is_ldloc(&b->instrs[i - 1]) && is_ldloc(&b->instrs[i + 1]) &&
+                   calls(c, i + 2, "", NULL, "DisposeAsync")) {
+            disposes = 1;
+        }
+        /* coverlet also wants a `stfld; leave` before it, which release
+         * builds do not always have: the disposal test is the compiler's
+         * either way */
+        if (disposes)
+            return 1;
+    }
+    if ((op == 0x3b || op == 0x2e || op == 0x40 || op == 0x33) && i >= 2 &&
+        is_ldc_i4(&b->instrs[i - 1])) {
+        for (uint32_t k = 2; k <= 5 && k <= i; k++) {
+            uint32_t f = i - k;
+            if (!ldfld_generated(c, f))
+                continue;
+            for (uint32_t j = 1; j <= 4 && j <= f; j++)
+                if (calls(c, f - j, "System.Runtime.ExceptionServices.ExceptionDispatchInfo", NULL,
+                          "Throw"))
+                    return 1;
+        }
+    }
     return 0;
 }
 
@@ -322,7 +469,9 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
             (i > 0 && is_ldc1(&b->instrs[i - 1]) && (in->op == 0x2d || in->op == 0x3a) &&
              b->instrs[i + 1].op == 0x00) ||
             (c.async_iterator_move_next && async_iterator_machinery(&c, i)) ||
-            cached_delegate(&c, i) || (c.async_move_next && async_rethrow(&c, i)) ||
+            cached_delegate(&c, i) ||
+            (c.async_move_next && (async_rethrow(&c, i) || catch_dispatch(&c, i) ||
+                                   await_foreach(&c, i) || await_using(&c, i))) ||
             in_generated_handler(&c, in->offset))
             continue;
         long point = reporting_point(out, in->offset);

@@ -17,7 +17,9 @@
  *             cached lambda or method-group delegate, the branches of a
  *             filter or of a finally block with no source line, the
  *             `isinst Exception` of an async rethrow, an async
- *             iterator's state switch and disposal tests;
+ *             iterator's state switch and disposal tests, the dispatch
+ *             after an async method's catch, `await foreach` and
+ *             `await using`'s tests;
  *   entry     an assembly without PDB, when asked for: one probe at entry.
  */
 #ifndef CORSCOPE_COVPLAN_H

@@ -3,8 +3,8 @@
  *
  * Modules.  At ModuleLoadFinished the assembly is read from its file with
  * its portable PDB (common/pdb/assembly.h), on the loading thread, with no
- * lock held.  It is covered unless it is the framework (under the shared
- * directory System.Private.CoreLib came from), a NuGet package, test
+ * lock held.  It is covered unless it is the framework or the SDK (under
+ * the .NET installation System.Private.CoreLib came from), a NuGet package, test
  * infrastructure (xunit, the test platform ...), a test assembly (it
  * references a test framework), or left out by --exclude -- each of which
  * an --include naming the assembly overrides.  An assembly without a
@@ -76,7 +76,7 @@ struct cover_module {
 struct cover {
     ICorProfilerInfo15 *info;
     struct covfile file;
-    char shared_root[PATH_MAX]; /* ".../dotnet/shared/": the framework */
+    char dotnet_root[PATH_MAX]; /* ".../dotnet/": the framework and the SDK */
     struct covplan_filters include, exclude;
     pthread_mutex_t modules_lock;
     struct cover_module *modules[MAX_MODULES];
@@ -162,10 +162,12 @@ static void module_loaded(struct cover *c, ModuleID id)
     utf16_to_utf8(wname, len, path, sizeof path);
     if (path[0] != '/')
         return;
-    /* the framework: where System.Private.CoreLib came from (it loads first) */
+    /* the .NET installation (shared frameworks, the SDK and its tools):
+     * the directory above the shared framework System.Private.CoreLib came
+     * from (it loads first) */
     const char *shared = strstr(path, "/shared/Microsoft.NETCore.App/");
-    if (!c->shared_root[0] && shared && strstr(path, "/System.Private.CoreLib.dll"))
-        snprintf(c->shared_root, sizeof c->shared_root, "%.*s/shared/", (int)(shared - path), path);
+    if (!c->dotnet_root[0] && shared && strstr(path, "/System.Private.CoreLib.dll"))
+        snprintf(c->dotnet_root, sizeof c->dotnet_root, "%.*s/", (int)(shared - path), path);
     const char *file = strrchr(path, '/') + 1;
     char name[256];
     snprintf(name, sizeof name, "%s", file);
@@ -175,7 +177,7 @@ static void module_loaded(struct cover *c, ModuleID id)
     int explicit = covplan_filters_match(&c->include, name);
     if (covplan_filters_match(&c->exclude, name))
         return;
-    int framework = c->shared_root[0] ? !strncmp(path, c->shared_root, strlen(c->shared_root))
+    int framework = c->dotnet_root[0] ? !strncmp(path, c->dotnet_root, strlen(c->dotnet_root))
                                       : shared != NULL;
     if (!explicit && (framework || in_package_cache(path) || infrastructure(name)))
         return;

@@ -318,6 +318,44 @@ const char *assembly_member(const struct assembly *a, uint32_t token, char *type
     }
 }
 
+void assembly_field_type(const struct assembly *a, uint32_t token, char *out, size_t size)
+{
+    out[0] = '\0';
+    uint32_t row = token & 0xffffff, blob = 0;
+    if ((token >> 24) == MD_FIELD)
+        blob = md_get(&a->md, MD_FIELD, row, MD_FIELD_SIGNATURE);
+    else if ((token >> 24) == MD_MEMBERREF)
+        blob = md_get(&a->md, MD_MEMBERREF, row, MD_MEMBERREF_SIGNATURE);
+    const uint8_t *sig;
+    uint32_t len;
+    if (!blob || md_blob(&a->md, blob, &sig, &len) < 0 || len < 2 || sig[0] != 0x06)
+        return;
+    const uint8_t *p = sig + 1, *end = sig + len;
+    while (p < end && (*p == 0x1f || *p == 0x20)) { /* custom modifiers */
+        uint32_t skip;
+        p++;
+        if (md_uncompress(&p, end, &skip) < 0)
+            return;
+    }
+    if (p >= end)
+        return;
+    if (*p == 0x1c) {
+        snprintf(out, size, "System.Object");
+        return;
+    }
+    if (*p == 0x15 && end - p >= 2)
+        p++;
+    if (*p != 0x11 && *p != 0x12)
+        return;
+    p++;
+    uint32_t encoded;
+    if (md_uncompress(&p, end, &encoded) < 0)
+        return;
+    static const enum md_table tables[] = {MD_TYPEDEF, MD_TYPEREF, MD_TYPESPEC};
+    if ((encoded & 3) < 2)
+        plain_type_name(a, tables[encoded & 3], encoded >> 2, out, size);
+}
+
 int assembly_field_generated(const struct assembly *a, uint32_t token)
 {
     uint32_t row = token & 0xffffff;

@@ -138,6 +138,10 @@ HIDDEN const uint8_t *assembly_method_body(const struct assembly *a, uint32_t me
  * instances by their generic type's name) into type; "" when unknown. */
 HIDDEN const char *assembly_member(const struct assembly *a, uint32_t token, char *type,
                                    size_t type_size);
+/* The type of a field (Field or MemberRef token) into out: "Namespace.Name",
+ * a generic instance by its generic type ("...IAsyncEnumerator`1"),
+ * "System.Object" for object; "" when not a class or value type. */
+HIDDEN void assembly_field_type(const struct assembly *a, uint32_t token, char *out, size_t size);
 /* Whether a Field or MemberRef token is a field whose declaring type the
  * compiler generated. */
 HIDDEN int assembly_field_generated(const struct assembly *a, uint32_t token);

@@ -135,7 +135,7 @@ public static class Errors
         }
         catch (ArgumentException)
         {
-            return "other";
+            return "another code";
         }
     }
 

@@ -135,3 +135,62 @@ public class KillTests
         Process.GetCurrentProcess().Kill();
     }
 }
+
+public class MoreTests
+{
+    [Fact]
+    public void Records()
+    {
+        var p = new Point(2, -3);
+        Assert.Equal(5, p.Manhattan);
+        Assert.Equal(new Point(4, -6), p.Scale(2));
+        Assert.Equal("3.50", (new Money(150) + new Money(200)).ToString());
+    }
+
+    [Fact]
+    public void ShapeNames()
+    {
+        Assert.Equal("square", Shapes.Name(new Square { Side = 2 }));
+        Assert.Equal("dot", Shapes.Name(new Circle { Radius = 0.5 }));
+        Assert.Equal("shape of area 4.0", ((IShape)new Square { Side = 2 }).Describe());
+        Shapes.Count("a");
+        Shapes.Count("a");
+        Assert.Equal(2, Shapes.CountOf("a"));
+        Assert.Equal(1, Shapes.Created);
+    }
+
+    [Fact]
+    public void QueriesRun()
+    {
+        Assert.Equal(new List<int> { 4, 16 }, Queries.EvenSquares(new[] { 1, 2, 3, 4 }));
+        Assert.Equal(int.MaxValue, Queries.Checked(int.MaxValue, 2));
+    }
+
+    [Fact]
+    public async Task MoreAwaits()
+    {
+        Assert.Equal(3, await MoreAsync.SumStream(3));
+        Assert.Equal(5, await MoreAsync.Disposing());
+        Assert.Equal(5, await MoreAsync.WithLocal(2));
+        Assert.Equal(new List<int> { 11 }, await MoreAsync.Mapped(new List<int> { 1 }));
+    }
+
+    [Fact]
+    public void GuardedIterators()
+    {
+        Assert.Equal(new[] { 0, 1 }, Guarded.Counted(2).ToArray());
+        Assert.Equal(1, Guarded.Finished);
+        Assert.Equal("b", Guarded.Pick(false, "a", "b"));
+    }
+
+    // The line of a stack trace's frame is the source's, instrumented or not
+    // (the agent gives the runtime the map of new offsets to old).
+    [Fact]
+    public void StackTraceLines()
+    {
+        var e = Assert.Throws<InvalidOperationException>(() => Guarded.Line());
+        var frame = new StackTrace(e, true).GetFrame(0);
+        Assert.Equal("Line", frame.GetMethod().Name);
+        Assert.Equal(154, frame.GetFileLineNumber());
+    }
+}
