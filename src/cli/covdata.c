@@ -782,7 +782,12 @@ int covdata_load(struct covdata *d, const char *dir, const char *include, const 
         rc = take_counters(&l, path);
     }
     closedir(dd);
-    if (rc == 0 && d->processes == 0) {
+    if (rc == 0 && d->processes == 0 && d->damaged) {
+        snprintf(why, why_size, "%u counter file%s in %s, none of them readable (damaged, or of "
+                                "another version of corscope)", d->damaged, d->damaged == 1 ? "" : "s",
+                 dir);
+        rc = -1;
+    } else if (rc == 0 && d->processes == 0) {
         snprintf(why, why_size, "no counter file in %s: the agent did not start in any process "
                                 "(is it a .NET program?)", dir);
         rc = -1;

@@ -137,12 +137,16 @@ static int some_type_included(const struct cover *c, const struct assembly *a)
     return 0;
 }
 
-static const char *pdb_words(const struct assembly *a)
+/* Why an assembly's PDB cannot be used, into buf. */
+static const char *pdb_words(const struct assembly *a, char *buf, size_t size)
 {
     switch (a->pdb_state) {
     case ASSEMBLY_PDB_WINDOWS: return "only a Windows PDB (not portable)";
     case ASSEMBLY_PDB_MISMATCH: return "its PDB is from another build";
-    case ASSEMBLY_PDB_BAD: return a->pdb_problem ? a->pdb_problem : "its PDB could not be read";
+    case ASSEMBLY_PDB_BAD:
+        snprintf(buf, size, "its PDB could not be read (%s)",
+                 a->pdb_problem ? a->pdb_problem : "malformed");
+        return buf;
     default: return "no PDB";
     }
 }
@@ -185,7 +189,7 @@ static void module_loaded(struct cover *c, ModuleID id)
     struct cover_module *m = mem_calloc(1, sizeof *m);
     if (!m)
         return;
-    char why[256];
+    char why[256], words[300];
     if (assembly_open(&m->assembly, path, why, sizeof why) < 0) {
         log_debug("cover: %s: %s", path, why);
         mem_free(m);
@@ -203,7 +207,7 @@ static void module_loaded(struct cover *c, ModuleID id)
     if (m->mode == COVFILE_METHODS_ONLY && !explicit) {
         /* listed, not covered */
         covfile_module(&c->file, a->mvid, COVFILE_NO_PDB, (uint32_t)a->pdb_state, path, a->name,
-                       pdb_words(a));
+                       pdb_words(a, words, sizeof words));
         goto drop;
     }
     m->candidate = mem_calloc(a->method_count + 1, 1);
@@ -217,7 +221,7 @@ static void module_loaded(struct cover *c, ModuleID id)
         candidates += m->candidate[row];
     }
     long index = covfile_module(&c->file, a->mvid, m->mode, (uint32_t)a->pdb_state, path, a->name,
-                                m->mode == COVFILE_METHODS_ONLY ? pdb_words(a) : "");
+                                m->mode == COVFILE_METHODS_ONLY ? pdb_words(a, words, sizeof words) : "");
     if (index < 0)
         goto drop;
     m->index = (uint32_t)index;
