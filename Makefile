@@ -178,6 +178,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # `make fuzz` runs libFuzzer over each harness.
 FUZZERS := reader cfi elfsym leaf config il pdb
 FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c

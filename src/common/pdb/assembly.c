@@ -513,6 +513,18 @@ static int analyse(struct assembly *a)
             am->generated = 1;
         am->excluded |= a->types[am->type - 1].excluded;
     }
+    /* an owner may itself be generated (a local function's state machine
+     * belongs to the local function, which belongs to its method): follow
+     * to the user's method (bounded: names may point in circles) */
+    for (uint32_t m = 1; m <= a->method_count; m++) {
+        struct assembly_method *am = &a->methods[m - 1];
+        for (int depth = 0; depth < 8 && am->owner != m; depth++) {
+            uint32_t next = a->methods[am->owner - 1].owner;
+            if (next == am->owner || next == m)
+                break;
+            am->owner = next;
+        }
+    }
     /* what the user method excludes, its generated parts are out with it */
     for (uint32_t m = 1; m <= a->method_count; m++) {
         struct assembly_method *am = &a->methods[m - 1];

@@ -196,6 +196,21 @@ int md_open(struct md *m, const uint8_t *data, size_t size, const char **why)
     size_t at = 16 + vlen;
     unsigned streams = rd16(data + at + 2);
     at += 4;
+    /* every stream inside the metadata (a file cut short is not read) */
+    for (unsigned i = 0, h = (unsigned)(16 + vlen + 4); i < streams; i++) {
+        if (size - h < 8 || rd32(data + h) > size || size - rd32(data + h) < rd32(data + h + 4)) {
+            *why = "a stream outside the metadata (cut short?)";
+            return -1;
+        }
+        size_t nlen = 0;
+        while (h + 8 + nlen < size && nlen < 32 && data[h + 8 + nlen])
+            nlen++;
+        h += 8 + (unsigned)((nlen + 4) & ~(size_t)3);
+        if (h > size) {
+            *why = "a malformed stream header";
+            return -1;
+        }
+    }
     struct md_heap tables = {0}, pdb = {0};
     if (!find_stream(data, size, at, streams, "#~", &tables)) {
         if (!find_stream(data, size, at, streams, "#-", &tables)) {
