@@ -248,8 +248,9 @@ static int disasm(const char *path, const char *want)
             }
             for (uint32_t k = 0; k < plan.count; k++)
                 if (plan.probes[k].instr == i && plan.probes[k].kind == COVFILE_PROBE_BRANCH)
-                    printf("  [branch path %u, line %u]", plan.probes[k].path,
-                           plan.points[plan.probes[k].point].start_line);
+                    printf("  [branch path %u, line %u%s]", plan.probes[k].path,
+                           plan.points[plan.probes[k].point].start_line,
+                           plan.probes[k].same_as >= 0 ? ", counted by a line" : "");
             printf("\n");
         }
         covplan_free(&plan);

@@ -481,7 +481,9 @@ static int plan_method(struct asm_build *b, uint32_t row, size_t *branch_caps)
     int rc = 0, seen = 0;
     for (uint32_t k = 0; rc == 0 && k < plan.count; k++) {
         const struct covplan_probe *p = &plan.probes[k];
-        uint64_t hits = hits_of(w, token, p, &seen);
+        /* a branch probe sharing a line's count reads that line's counter */
+        const struct covplan_probe *counted = p->same_as >= 0 ? &plan.probes[p->same_as] : p;
+        uint64_t hits = hits_of(w, token, counted, &seen);
         if (p->kind == COVFILE_PROBE_ENTRY) {
             uint32_t m;
             if (method_of(b, owner, UINT32_MAX, &m) < 0) {

@@ -389,6 +389,127 @@ static int in_generated_handler(const struct context *c, uint32_t offset)
     return 0;
 }
 
+/* How many ways control reaches each instruction other than by falling
+ * into it: branch and switch targets, leave targets, handler and filter
+ * starts (and the method's entry, for instruction 0). */
+static uint32_t *ways_in(const struct il_body *b)
+{
+    uint32_t *n = mem_calloc((size_t)b->count + 1, sizeof *n);
+    if (!n)
+        return NULL;
+    if (b->count)
+        n[0]++;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct il_instr *in = &b->instrs[i];
+        for (uint32_t k = 1; k <= in->target_count; k++) {
+            long t = il_index_at(b, il_target(b, in, k));
+            if (t >= 0)
+                n[t]++;
+        }
+    }
+    for (uint32_t c = 0; c < b->clause_count; c++) {
+        long h = il_index_at(b, b->clauses[c].handler_offset);
+        if (h >= 0)
+            n[h]++;
+        long f = (b->clauses[c].flags & IL_CLAUSE_FILTER) ? il_index_at(b, b->clauses[c].token_or_filter) : -1;
+        if (f >= 0)
+            n[f]++;
+    }
+    return n;
+}
+
+/* Instructions that cannot throw (nor leave): an out-of-memory aside,
+ * control goes on to the next one. */
+static int cannot_throw(uint16_t op)
+{
+    if (op <= 0x1e) /* nop, break, ldarg/ldloc/stloc short forms, ldnull, ldc.i4.* */
+        return op != 0x01;
+    switch (op) {
+    case 0x1f: case 0x20: case 0x21: case 0x22: case 0x23: /* ldc */
+    case 0x25: case 0x26:                                   /* dup, pop */
+    case 0x58: case 0x59: case 0x5a:                        /* add, sub, mul */
+    case 0x5f: case 0x60: case 0x61: case 0x62: case 0x63: case 0x64: case 0x65: case 0x66:
+    case 0x67: case 0x68: case 0x69: case 0x6a: case 0x6b: case 0x6c: case 0x6d: case 0x6e:
+    case 0x76: case 0xd1: case 0xd2: case 0xd3: case 0xe0: /* and..not, conv without checks */
+    case 0x72:                                              /* ldstr */
+    case 0xfe01: case 0xfe02: case 0xfe03: case 0xfe04: case 0xfe05: /* ceq, cgt, clt */
+    case 0xfe09: case 0xfe0a: case 0xfe0b: case 0xfe0c: case 0xfe0d: case 0xfe0e: /* long args, locals */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Gives each probe whose count is exactly another's that other probe's
+ * count (same_as), so that it needs no counter of its own:
+ *   - a line probe reached only by falling from the previous line probe
+ *     through instructions that can neither branch nor throw (`i++;` after
+ *     `s += i;`);
+ *   - a branch's way out that is the only way into an instruction with a
+ *     line probe. */
+static int share_counts(struct covplan *p, const struct il_body *b)
+{
+    uint32_t *in = ways_in(b);
+    long *line_at = mem_alloc(((size_t)b->count + 1) * sizeof *line_at);
+    if (!in || !line_at) {
+        mem_free(in);
+        mem_free(line_at);
+        return -1;
+    }
+    for (uint32_t i = 0; i < b->count; i++)
+        line_at[i] = -1;
+    for (uint32_t k = 0; k < p->count; k++)
+        if (p->probes[k].kind == COVFILE_PROBE_LINE)
+            line_at[p->probes[k].instr] = (long)k;
+    /* lines, in IL order (each one's root already known when it is met) */
+    long last_line = -1;
+    int straight = 0;
+    for (uint32_t i = 0; i < b->count; i++) {
+        if (in[i])
+            straight = 0;
+        if (line_at[i] >= 0) {
+            struct covplan_probe *pr = &p->probes[line_at[i]];
+            if (straight && last_line >= 0) {
+                long root = last_line;
+                if (p->probes[root].same_as >= 0)
+                    root = p->probes[root].same_as;
+                pr->same_as = (int32_t)root;
+            }
+            last_line = line_at[i];
+            straight = 1;
+        }
+        if (!cannot_throw(b->instrs[i].op))
+            straight = 0;
+    }
+    for (uint32_t k = 0; k < p->count; k++) {
+        struct covplan_probe *pr = &p->probes[k];
+        if (pr->kind != COVFILE_PROBE_BRANCH)
+            continue;
+        const struct il_instr *br = &b->instrs[pr->instr];
+        long target;
+        int only_way;
+        if (pr->path == 0) { /* falling through: nothing else may jump there */
+            target = (long)pr->instr + 1;
+            only_way = target < (long)b->count && in[target] == 0;
+        } else {
+            target = il_index_at(b, il_target(b, br, pr->path));
+            uint8_t flow = target > 0 ? il_opcode(b->instrs[target - 1].op)->flow : IL_FLOW_NEXT;
+            /* reached by this path alone, never by falling into it */
+            only_way = target > 0 && in[target] == 1 && flow != IL_FLOW_NEXT &&
+                       flow != IL_FLOW_COND && flow != IL_FLOW_PREFIX;
+        }
+        if (only_way && target >= 0 && line_at[target] >= 0) {
+            long root = line_at[target];
+            if (p->probes[root].same_as >= 0)
+                root = p->probes[root].same_as;
+            pr->same_as = (int32_t)root;
+        }
+    }
+    mem_free(in);
+    mem_free(line_at);
+    return 0;
+}
+
 /* The closest visible sequence point at or before offset (the first
  * visible one when none is before): the line a branch is reported on.
  * Returns its index, or -1 when the method has none. */
@@ -413,7 +534,8 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
     size_t cap = 0;
     if (methods_only) {
         if (b->count && add(out, &cap, (struct covplan_probe){.il_offset = 0, .instr = 0,
-                                                             .kind = COVFILE_PROBE_ENTRY}) < 0)
+                                                             .kind = COVFILE_PROBE_ENTRY,
+                                                             .same_as = -1}) < 0)
             return fail(why, why_size, "out of memory");
         return 0;
     }
@@ -429,7 +551,8 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
         if (i < 0 || (b->instrs[i].flags & (IL_INSTR_PREFIXED | IL_INSTR_TAIL_RET)))
             continue;
         if (add(out, &cap, (struct covplan_probe){.il_offset = pt->il_offset, .instr = (uint32_t)i,
-                                                  .kind = COVFILE_PROBE_LINE, .point = k}) < 0)
+                                                  .kind = COVFILE_PROBE_LINE, .point = k,
+                                                  .same_as = -1}) < 0)
             goto oom;
     }
     /* branches */
@@ -482,9 +605,12 @@ int covplan_method(const struct assembly *a, uint32_t method, const struct il_bo
             if (add(out, &cap, (struct covplan_probe){.il_offset = in->offset, .instr = i,
                                                       .kind = COVFILE_PROBE_BRANCH,
                                                       .path = (uint16_t)k,
-                                                      .point = (uint32_t)point}) < 0)
+                                                      .point = (uint32_t)point,
+                                                      .same_as = -1}) < 0)
                 goto oom;
     }
+    if (share_counts(out, b) < 0)
+        goto oom;
     return 0;
 oom:
     covplan_free(out);

@@ -21,6 +21,15 @@
  *             after an async method's catch, `await foreach` and
  *             `await using`'s tests;
  *   entry     an assembly without PDB, when asked for: one probe at entry.
+ *
+ * A probe whose count is exactly another's gets no counter of its own
+ * (same_as names the probe that counts for it; the agent does not insert
+ * it, the CLI reads that probe's counter): a line reached only by falling
+ * from the line before through instructions that can neither branch nor
+ * throw (`i++;` after `s += i;`), and a branch's way out that is the only
+ * way into a line (the body a loop's condition jumps back to, the
+ * statement after an `if` that nothing else reaches).  A loop then runs a
+ * probe or two per iteration, not one per statement and edge.
  */
 #ifndef CORSCOPE_COVPLAN_H
 #define CORSCOPE_COVPLAN_H
@@ -40,6 +49,8 @@ struct covplan_probe {
     uint16_t path;
     uint32_t point;       /* LINE: index of its sequence point; BRANCH: of the point it is
                            * reported on */
+    int32_t same_as;      /* -1, or the index of the LINE probe whose count this branch
+                           * probe's is (no probe of its own: see below) */
 };
 
 struct covplan {

@@ -287,23 +287,28 @@ static int instrument(struct cover *c, struct cover_module *m, FunctionID f, uin
     memset(&out, 0, sizeof out);
     if (!plan.count)
         goto done; /* nothing to count (no visible point left) */
+    /* the probes that count (a branch probe sharing a line's count has none) */
     descs = mem_alloc(plan.count * sizeof *descs);
     if (!descs) {
         leave_alone(c, m, token, COVFILE_SKIP_ENGINE, "out of memory");
         goto done;
     }
+    uint32_t n = 0;
     for (uint32_t k = 0; k < plan.count; k++)
-        descs[k] = (struct covfile_probe_desc){plan.probes[k].il_offset, plan.probes[k].kind,
-                                               plan.probes[k].path};
+        if (plan.probes[k].same_as < 0)
+            descs[n++] = (struct covfile_probe_desc){plan.probes[k].il_offset, plan.probes[k].kind,
+                                                     plan.probes[k].path};
     uint64_t *counters;
-    if (covfile_method(&c->file, m->index, token, descs, plan.count, &counters) < 0) {
+    if (covfile_method(&c->file, m->index, token, descs, n, &counters) < 0) {
         leave_alone(c, m, token, COVFILE_SKIP_FULL, "the counter file is full");
         goto done;
     }
-    for (uint32_t k = 0; k < plan.count; k++) {
+    for (uint32_t k = 0, counter = 0; k < plan.count; k++) {
         const struct covplan_probe *p = &plan.probes[k];
+        if (p->same_as >= 0)
+            continue;
         uint8_t snippet[IL_COUNTER_PROBE_SIZE];
-        il_counter_probe(snippet, (uint64_t)(uintptr_t)&counters[k]);
+        il_counter_probe(snippet, (uint64_t)(uintptr_t)&counters[counter++]);
         enum il_where where = p->kind == COVFILE_PROBE_LINE     ? IL_BEFORE
                               : p->kind == COVFILE_PROBE_BRANCH ? IL_EDGE
                                                                 : IL_ENTRY;

@@ -194,3 +194,87 @@ public class MoreTests
         Assert.Equal(154, frame.GetFileLineNumber());
     }
 }
+
+// The coverage benchmark's tests (bench/cover.sh sets COVER_BENCH=1): CPU
+// bound, a few seconds each run plain; without COVER_BENCH they return at once.
+public class BenchTests : IDisposable
+{
+    private static bool On => Environment.GetEnvironmentVariable("COVER_BENCH") == "1";
+    private readonly Stopwatch watch = Stopwatch.StartNew();
+    private readonly TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime;
+
+    // each test's own wall and CPU time (the process's, JIT and GC threads
+    // included: what a busy machine disturbs least), for bench/cover.sh:
+    // "wall-ms cpu-ms" lines appended to $COVER_BENCH_TIMES
+    public void Dispose()
+    {
+        string path = Environment.GetEnvironmentVariable("COVER_BENCH_TIMES");
+        if (!On || string.IsNullOrEmpty(path))
+            return;
+        var inv = System.Globalization.CultureInfo.InvariantCulture;
+        double used = (Process.GetCurrentProcess().TotalProcessorTime - cpu).TotalMilliseconds;
+        File.AppendAllText(path, watch.Elapsed.TotalMilliseconds.ToString("F1", inv) + " " +
+                                 used.ToString("F1", inv) + "\n");
+    }
+
+    [Fact]
+    public void Parsing()
+    {
+        if (!On)
+            return;
+        string text = string.Concat(Enumerable.Repeat("let x1 = 42 + foo(bar, 7) * baz; ", 2000));
+        int total = 0;
+        for (int i = 0; i < 60; i++)
+            total += Work.Tokens(text);
+        Assert.True(total > 0);
+    }
+
+    [Fact]
+    public void Sorting()
+    {
+        if (!On)
+            return;
+        var rng = new Random(1);
+        for (int k = 0; k < 6; k++)
+        {
+            int[] a = Enumerable.Range(0, 6000).Select(_ => rng.Next()).ToArray();
+            Work.InsertionSort(a);
+            Assert.True(a[0] <= a[^1]);
+        }
+    }
+
+    [Fact]
+    public void Recursion()
+    {
+        if (!On)
+            return;
+        Assert.Equal(9227465, Work.Fib(35));
+    }
+
+    [Fact]
+    public void Dictionaries()
+    {
+        if (!On)
+            return;
+        string[] words = Enumerable.Range(0, 200000).Select(i => "w" + (i % 5000)).ToArray();
+        for (int k = 0; k < 10; k++)
+            Assert.Equal(5000, Work.WordCounts(words));
+    }
+
+    [Fact]
+    public void Strings()
+    {
+        if (!On)
+            return;
+        for (int k = 0; k < 40; k++)
+            Assert.True(Work.Build(50000).Length > 0);
+    }
+
+    [Fact]
+    public void Numbers()
+    {
+        if (!On)
+            return;
+        Assert.True(Work.Collatz(300000) > 100);
+    }
+}
