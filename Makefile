@@ -261,6 +261,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
+	bench/cover.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh

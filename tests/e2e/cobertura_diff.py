@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Compares two Cobertura reports line by line: which lines are covered,
-which are not, and each line's branches (covered/total).
+which are not, how many hits each has, and each line's branches
+(covered/total).
 
     cobertura_diff.py OURS.xml THEIRS.xml [--expect FILE]
 
 Lines are keyed by the source file's name and the line number (the two
 tools may root paths differently).  Prints every difference; with
 --expect, the differences listed in FILE (lines of "file:line kind",
-kind one of: ours-only, theirs-only, covered, branches) are allowed and
+kind one of: ours-only, theirs-only, covered, hits, branches) are allowed and
 each must still occur (a documented difference that went away is news
 too).  Exit status 0 when the reports agree but for those."""
 import os
@@ -58,6 +59,8 @@ def main():
         else:
             if (o[0] > 0) != (t[0] > 0):
                 found.add('%s covered' % key)
+            elif o[0] != t[0]:
+                found.add('%s hits' % key)
             if (o[1], o[2]) != (t[1], t[2]):
                 found.add('%s branches' % key)
     bad = 0
