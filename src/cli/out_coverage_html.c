@@ -31,7 +31,8 @@ static const char style[] =
     "tr.c td.t{background:#dff3df}tr.u td.t{background:#f8d6d6}tr.p td.t{background:#f9eebd}"
     "tr.c td.h{color:#2a7a2a}tr.u td.h{color:#b03030}tr.p td.h{color:#8a6d00}"
     "h2{font-size:16px;margin:20px 0 4px}h3{font-size:14px;margin:16px 0 4px;word-break:break-all}"
-    ".note{color:#8a4b00}.file{display:none}.file.on{display:block}a{color:#1a5fb4}";
+    ".note{color:#8a4b00}.file{display:none}.file.on{display:block}a{color:#1a5fb4}"
+    ".b{font-size:10px;border:1px solid currentColor;border-radius:3px;padding:0 2px;margin-left:3px}";
 
 static const char script[] =
     "function show(id){document.querySelectorAll('.file').forEach(function(e){"
@@ -103,8 +104,8 @@ static void source_row(FILE *out, uint32_t number, const struct covdata_line *ln
     if (ln) {
         cls = ln->hits == 0 ? " class=\"u\"" : ln->branches_covered < ln->branches ? " class=\"p\"" : " class=\"c\"";
         if (ln->branches)
-            snprintf(hits, sizeof hits, "%llu &#x2442; %u/%u", (unsigned long long)ln->hits,
-                     ln->branches_covered, ln->branches);
+            snprintf(hits, sizeof hits, "%llu <span class=\"b\" title=\"branches taken\">br %u/%u</span>",
+                     (unsigned long long)ln->hits, ln->branches_covered, ln->branches);
         else
             snprintf(hits, sizeof hits, "%llu", (unsigned long long)ln->hits);
     }
@@ -128,8 +129,8 @@ static void source_file(FILE *out, const struct covdata *d, uint32_t fi, const c
     const char *rel = strncmp(f->path, root, strlen(root)) == 0 ? f->path + strlen(root) : f->path;
     fprintf(out, "<section class=\"file\" id=\"f%u\"><h3>", fi);
     cover_markup_text(out, rel);
-    fprintf(out, "</h3><p>lines %u/%u, branches %u/%u", f->counts.lines_covered, f->counts.lines,
-            f->counts.branches_covered, f->counts.branches);
+    fprintf(out, "</h3><p><a href=\"#top\">&uarr; summary</a> &middot; lines %u/%u, branches %u/%u",
+            f->counts.lines_covered, f->counts.lines, f->counts.branches_covered, f->counts.branches);
     size_t size = 0;
     char *text = read_source(f->path, &size);
     if (!text)
@@ -168,7 +169,7 @@ int cover_write_html(const struct covdata *d, FILE *out)
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                  "<title>Coverage</title><style>%s</style></head><body>\n",
             style);
-    fprintf(out, "<header><h1>Coverage</h1>%s &middot; %u process%s &middot; lines %u/%u "
+    fprintf(out, "<header id=\"top\"><h1>Coverage</h1>%s &middot; %u process%s &middot; lines %u/%u "
                  "&middot; branches %u/%u &middot; methods %u/%u</header><main>\n",
             when, d->processes, d->processes == 1 ? "" : "es", d->total.lines_covered,
             d->total.lines, d->total.branches_covered, d->total.branches,
