@@ -27,14 +27,10 @@
 #include "cli/cli.h"
 #include "cli/cover_out.h"
 #include "cli/covdata.h"
+#include "cli/launch.h"
 #include "cli/session.h"
 #include "common/config.h"
 
-/* The launcher (record.c's, until it is a module of its own). */
-HIDDEN int launch_find_agent(char *out, size_t size);
-HIDDEN int launch_run(char **cmd, const struct config *c, const char *agent, const char *output,
-                      int *exec_errno, struct session *sess, uint64_t duration_ns, int quiet);
-HIDDEN int launch_exit_status(int status);
 
 static const char cover_usage[] =
     "usage: corscope cover [options] [--] COMMAND [ARGS...]\n"
