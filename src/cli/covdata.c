@@ -203,7 +203,8 @@ static int cmp_hit(const void *x, const void *y)
 /* Sorts and sums the same probe from several processes. */
 static void merge_hits(struct asm_work *w)
 {
-    qsort(w->hits, w->hit_count, sizeof *w->hits, cmp_hit);
+    if (w->hit_count > 1)
+        qsort(w->hits, w->hit_count, sizeof *w->hits, cmp_hit);
     size_t out = 0;
     for (size_t i = 0; i < w->hit_count; i++) {
         if (out && !cmp_hit(&w->hits[out - 1], &w->hits[i]))
@@ -577,7 +578,8 @@ static int lines_of(struct covdata_file *f, struct file_work *fw)
             n++;
         }
     }
-    qsort(v, n, sizeof *v, cmp_line_hit);
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_line_hit);
     f->lines = mem_calloc(n + 1, sizeof *f->lines);
     if (!f->lines) {
         mem_free(v);
@@ -592,7 +594,8 @@ static int lines_of(struct covdata_file *f, struct file_work *fw)
                                                           .method = v[i].method};
     }
     mem_free(v);
-    qsort(f->branches, f->branch_count, sizeof *f->branches, cmp_branch);
+    if (f->branch_count > 1)
+        qsort(f->branches, f->branch_count, sizeof *f->branches, cmp_branch);
     /* branches onto their lines (a line without a point of its own gets one) */
     for (uint32_t i = 0, k = 0; i < f->branch_count; i++) {
         while (k < f->line_count && f->lines[k].line < f->branches[i].line)
@@ -795,7 +798,8 @@ int covdata_load(struct covdata *d, const char *dir, const char *include, const 
         rc = -1;
     }
     if (rc == 0)
-        qsort(l.work, l.work_count, sizeof *l.work, cmp_assembly);
+        if (l.work_count > 1)
+            qsort(l.work, l.work_count, sizeof *l.work, cmp_assembly);
     for (size_t i = 0; rc == 0 && i < l.work_count; i++)
         rc = build_assembly(&l, &l.work[i]);
     if (rc < 0 && !why[0])

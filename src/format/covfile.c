@@ -176,7 +176,8 @@ int covfile_method(struct covfile *f, uint32_t module, uint32_t token,
     put32(p + 8, module);
     put32(p + 12, token);
     put32(p + 16, n);
-    memcpy(p + 24, probes, 8ull * n);
+    if (n)
+        memcpy(p + 24, probes, 8ull * n);
     *counters = (uint64_t *)(p + 24 + 8ull * n);
     publish(f);
     pthread_mutex_unlock(&f->lock);

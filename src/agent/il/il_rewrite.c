@@ -319,7 +319,8 @@ static int plan(struct layout *l, const struct il_body *b, const struct il_edit 
         if (c->flags & IL_CLAUSE_FILTER)
             add_region(l->regions, &l->region_count, c->token_or_filter, c->handler_offset);
     }
-    qsort(l->regions, l->region_count, sizeof *l->regions, cmp_region);
+    if (l->region_count > 1)
+        qsort(l->regions, l->region_count, sizeof *l->regions, cmp_region);
     l->regions[l->region_count++] = (struct region){.start = 0, .end = b->code_size};
 
     /* inserts: inline ones in layout order, edges taken by a branch into
@@ -345,7 +346,8 @@ static int plan(struct layout *l, const struct il_body *b, const struct il_edit 
         else
             l->entry_len[anchor] += in->len;
     }
-    qsort(keys, inline_count, sizeof *keys, cmp_insert);
+    if (inline_count > 1)
+        qsort(keys, inline_count, sizeof *keys, cmp_insert);
     for (uint32_t k = 0; k < inline_count; k++)
         l->order[k] = keys[k].index;
     mem_free(keys);
@@ -355,7 +357,8 @@ static int plan(struct layout *l, const struct il_body *b, const struct il_edit 
             k++;
     }
     l->first_insert[n + 1] = inline_count;
-    qsort(l->tramps, l->tramp_count, sizeof *l->tramps, cmp_tramp);
+    if (l->tramp_count > 1)
+        qsort(l->tramps, l->tramp_count, sizeof *l->tramps, cmp_tramp);
     for (uint32_t t = 0; t < l->tramp_count; t++) {
         struct region *r = &l->regions[l->tramps[t].region];
         if (!r->tramp_count)
