@@ -104,13 +104,7 @@ static int parse_args(int argc, char **argv, struct cover_run *run, int commands
     int c, longindex = -1;
     while ((c = getopt_long(argc, argv, commands ? "+:o:qh" : ":o:qh", longopts, &longindex)) != -1) {
         char opt[64];
-        if (longindex >= 0)
-            snprintf(opt, sizeof opt, "--%s", longopts[longindex].name);
-        else if (c == ':' || c == '?')
-            snprintf(opt, sizeof opt, "%s", argv[optind - 1]);
-        else
-            snprintf(opt, sizeof opt, "-%c", c);
-        longindex = -1;
+        cli_spelled_option(opt, sizeof opt, longopts, &longindex, c, argv);
         switch (c) {
         case 'o':
             if (run->output_count == MAX_OUTPUTS)

@@ -235,6 +235,10 @@ HIDDEN void il_rewritten_free(struct il_rewritten *r);
 HIDDEN int il_check(const struct il_body *b, const struct il_edit *e, const struct il_rewritten *r,
                     char *why, size_t why_size);
 
+/* The engine's way of saying why: formats into why (when not NULL) and
+ * returns -1. */
+HIDDEN int il_why(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* ---- snippets ---------------------------------------------------------------------- */
 
 #define IL_COUNTER_PROBE_SIZE 16

@@ -39,7 +39,7 @@ static uint32_t rd32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-__attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t size, const char *fmt, ...)
+int il_why(char *why, size_t size, const char *fmt, ...)
 {
     if (why && size) {
         va_list ap;
@@ -70,7 +70,7 @@ static int parse_sections(struct il_body *b, const uint8_t *bytes, size_t size, 
     for (int more = 1, n = 0; more; n++) {
         at = (at + 3) & ~(size_t)3;
         if (n > 64 || at > size || size - at < 4)
-            return refuse(why, why_size, "exception sections past the end of the body (at %u)",
+            return il_why(why, why_size, "exception sections past the end of the body (at %u)",
                           (unsigned)at);
         uint8_t kind = bytes[at];
         int fat = kind & 0x40;
@@ -79,7 +79,7 @@ static int parse_sections(struct il_body *b, const uint8_t *bytes, size_t size, 
                                   (uint32_t)bytes[at + 3] << 16
                             : bytes[at + 1];
         if (data < 4 || size - at < data)
-            return refuse(why, why_size, "a malformed section (data size %u)", data);
+            return il_why(why, why_size, "a malformed section (data size %u)", data);
         if ((kind & 0x3f) != 1) { /* not an EH table: skip it */
             at += data;
             continue;
@@ -96,7 +96,7 @@ static int parse_sections(struct il_body *b, const uint8_t *bytes, size_t size, 
                 cl = (struct il_clause){rd16(c), rd16(c + 2), c[4], rd16(c + 5), c[7], rd32(c + 8)};
             }
             if (add_clause(b, &cap, &cl) < 0)
-                return refuse(why, why_size, "out of memory");
+                return il_why(why, why_size, "out of memory");
         }
         at += data;
     }
@@ -124,7 +124,7 @@ static int decode(struct il_body *b, char *why, size_t why_size)
     /* at most one instruction per byte */
     b->instrs = mem_alloc((size_t)(size ? size : 1) * sizeof *b->instrs);
     if (!b->instrs)
-        return refuse(why, why_size, "out of memory");
+        return il_why(why, why_size, "out of memory");
     size_t target_cap = 0;
     uint32_t pc = 0;
     int prefixed = 0, tail_prefix = 0, after_tail_call = 0;
@@ -136,13 +136,13 @@ static int decode(struct il_body *b, char *why, size_t why_size)
         uint32_t len = 1;
         if (op == 0xfe) {
             if (size - pc < 2)
-                return refuse(why, why_size, "a two-byte opcode cut at the end (at IL_%04x)", pc);
+                return il_why(why, why_size, "a two-byte opcode cut at the end (at IL_%04x)", pc);
             op = (uint16_t)(0xfe00 | code[pc + 1]);
             len = 2;
         }
         const struct il_opcode *o = il_opcode(op);
         if (!o)
-            return refuse(why, why_size, "an unknown opcode (at IL_%04x)", pc);
+            return il_why(why, why_size, "an unknown opcode (at IL_%04x)", pc);
         in->op = op;
         in->operand = o->operand;
         uint32_t left = size - pc - len;
@@ -159,15 +159,15 @@ static int decode(struct il_body *b, char *why, size_t why_size)
         case IL_OPERAND_I64: case IL_OPERAND_R64: need = 8; break;
         case IL_OPERAND_SWITCH:
             if (left < 4)
-                return refuse(why, why_size, "a switch cut at the end (at IL_%04x)", pc);
+                return il_why(why, why_size, "a switch cut at the end (at IL_%04x)", pc);
             uint32_t n = rd32(arg);
             if (n > (left - 4) / 4)
-                return refuse(why, why_size, "a switch with more cases than bytes (at IL_%04x)", pc);
+                return il_why(why, why_size, "a switch with more cases than bytes (at IL_%04x)", pc);
             need = 4 + 4 * n;
             break;
         }
         if (left < need)
-            return refuse(why, why_size, "an operand cut at the end (at IL_%04x)", pc);
+            return il_why(why, why_size, "an operand cut at the end (at IL_%04x)", pc);
         len += need;
         in->size = len;
         switch (o->operand) {
@@ -194,7 +194,7 @@ static int decode(struct il_body *b, char *why, size_t why_size)
             in->target_count = n;
             for (uint32_t k = 0; k < n; k++)
                 if (add_target(b, &target_cap, (uint32_t)((int64_t)pc + len + (int32_t)rd32(arg + 4 + 4 * k))) < 0)
-                    return refuse(why, why_size, "out of memory");
+                    return il_why(why, why_size, "out of memory");
             break;
         }
         default: break;
@@ -213,7 +213,7 @@ static int decode(struct il_body *b, char *why, size_t why_size)
         b->count++;
     }
     if (prefixed)
-        return refuse(why, why_size, "a prefix with no instruction after it");
+        return il_why(why, why_size, "a prefix with no instruction after it");
     return 0;
 }
 
@@ -260,18 +260,18 @@ static int check(struct il_body *b, char *why, size_t why_size)
     /* control never falls off the end of a method or out of a region: the
      * runtime rejects such code, and the rewrite puts code there */
     if (b->count && falls_into(b, b->code_size))
-        return refuse(why, why_size, "the last instruction falls off the end of the method "
+        return il_why(why, why_size, "the last instruction falls off the end of the method "
                                      "(at IL_%04x)", b->instrs[b->count - 1].offset);
     for (uint32_t i = 0; i < b->count; i++) {
         const struct il_instr *in = &b->instrs[i];
         if (in->operand == IL_OPERAND_BR8 || in->operand == IL_OPERAND_BR32) {
             if (in->value < 0 || !boundary(b, (uint64_t)in->value, 0))
-                return refuse(why, why_size, "a branch into the middle of an instruction or out "
+                return il_why(why, why_size, "a branch into the middle of an instruction or out "
                                              "of the code (at IL_%04x)", in->offset);
         }
         for (uint32_t k = 0; in->operand == IL_OPERAND_SWITCH && k < in->target_count; k++)
             if (!boundary(b, b->targets[in->first_target + k], 0))
-                return refuse(why, why_size, "a switch case into the middle of an instruction or "
+                return il_why(why, why_size, "a switch case into the middle of an instruction or "
                                              "out of the code (at IL_%04x)", in->offset);
     }
     for (uint32_t i = 0; i < b->clause_count; i++) {
@@ -281,18 +281,18 @@ static int check(struct il_body *b, char *why, size_t why_size)
         if (!c->try_length || !c->handler_length || !boundary(b, c->try_offset, 0) ||
             !boundary(b, try_end, 1) || !boundary(b, c->handler_offset, 0) ||
             !boundary(b, handler_end, 1))
-            return refuse(why, why_size, "exception clause %u is empty or not on instruction "
+            return il_why(why, why_size, "exception clause %u is empty or not on instruction "
                                          "boundaries", i);
         if (c->flags & IL_CLAUSE_FILTER) {
             if (!boundary(b, c->token_or_filter, 0) || c->token_or_filter >= c->handler_offset)
-                return refuse(why, why_size, "exception clause %u has a filter not before its "
+                return il_why(why, why_size, "exception clause %u has a filter not before its "
                                              "handler", i);
             if (falls_into(b, c->handler_offset))
-                return refuse(why, why_size, "the filter of exception clause %u falls into its "
+                return il_why(why, why_size, "the filter of exception clause %u falls into its "
                                              "handler", i);
         }
         if (falls_into(b, try_end) || falls_into(b, handler_end))
-            return refuse(why, why_size, "control falls out of a block of exception clause %u", i);
+            return il_why(why, why_size, "control falls out of a block of exception clause %u", i);
     }
     return 0;
 }
@@ -301,7 +301,7 @@ int il_parse(const uint8_t *bytes, size_t size, struct il_body *out, char *why, 
 {
     memset(out, 0, sizeof *out);
     if (size < 1)
-        return refuse(why, why_size, "an empty body");
+        return il_why(why, why_size, "an empty body");
     size_t at;
     int more = 0;
     if ((bytes[0] & 3) == 2) {
@@ -312,11 +312,11 @@ int il_parse(const uint8_t *bytes, size_t size, struct il_body *out, char *why, 
         at = 1;
     } else if ((bytes[0] & 3) == 3) {
         if (size < 12)
-            return refuse(why, why_size, "a fat header cut short (%u bytes)", (unsigned)size);
+            return il_why(why, why_size, "a fat header cut short (%u bytes)", (unsigned)size);
         uint16_t flags = rd16(bytes);
         out->header_size = 4u * (flags >> 12);
         if (out->header_size < 12 || out->header_size > size)
-            return refuse(why, why_size, "a fat header of a bad size (%u)", out->header_size);
+            return il_why(why, why_size, "a fat header of a bad size (%u)", out->header_size);
         more = flags & 0x8;
         out->init_locals = !!(flags & 0x10);
         out->max_stack = rd16(bytes + 2);
@@ -324,10 +324,10 @@ int il_parse(const uint8_t *bytes, size_t size, struct il_body *out, char *why, 
         out->local_sig = rd32(bytes + 8);
         at = out->header_size;
     } else {
-        return refuse(why, why_size, "not a method header (0x%02x)", bytes[0]);
+        return il_why(why, why_size, "not a method header (0x%02x)", bytes[0]);
     }
     if (out->code_size > IL_CODE_MAX || out->code_size > size - at)
-        return refuse(why, why_size, "code past the end of the body (%u bytes)", out->code_size);
+        return il_why(why, why_size, "code past the end of the body (%u bytes)", out->code_size);
     out->code = bytes + at;
     at += out->code_size;
     out->total_size = at;

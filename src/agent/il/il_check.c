@@ -13,23 +13,12 @@
  * must cover the same original instructions, starting where branches to
  * their first instruction land.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/il/il.h"
 #include "common/mem.h"
 
-__attribute__((format(printf, 3, 4))) static int bad(char *why, size_t size, const char *fmt, ...)
-{
-    if (why && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 struct checker {
     const struct il_body *b;
@@ -158,17 +147,17 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
     int rc = -1;
     c.orig_of = mem_calloc((size_t)c.nb.count + 1, sizeof *c.orig_of);
     if (!c.orig_of || expected_sums(&x, b, e) < 0) {
-        bad(why, why_size, "out of memory");
+        il_why(why, why_size, "out of memory");
         goto out;
     }
     if (c.nb.max_stack < b->max_stack + e->stack) {
-        bad(why, why_size, "max stack %u, less than %u", c.nb.max_stack, b->max_stack + e->stack);
+        il_why(why, why_size, "max stack %u, less than %u", c.nb.max_stack, b->max_stack + e->stack);
         goto out;
     }
     for (uint32_t i = 0; i < b->count; i++) {
         long j = il_index_at(&c.nb, r->placed[i]);
         if (j < 0 || !same_instruction(b, &b->instrs[i], &c.nb, &c.nb.instrs[j])) {
-            bad(why, why_size, "IL_%04x is not at its place (IL_%04x)", b->instrs[i].offset,
+            il_why(why, why_size, "IL_%04x is not at its place (IL_%04x)", b->instrs[i].offset,
                 r->placed[i]);
             goto out;
         }
@@ -179,7 +168,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
         const struct il_instr *n = &c.nb.instrs[il_index_at(&c.nb, r->placed[i])];
         uint64_t bytes = 0;
         if (follow(&c, r->landing[i], &bytes) != (long)i || bytes != x.before[i]) {
-            bad(why, why_size, "a branch to IL_%04x does not reach it through its own "
+            il_why(why, why_size, "a branch to IL_%04x does not reach it through its own "
                                "snippets", o->offset);
             goto out;
         }
@@ -189,7 +178,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
             bytes = 0;
             if (follow(&c, r->placed[i] + n->size, &bytes) != (long)i + 1 ||
                 bytes != x.falling[i + 1]) {
-                bad(why, why_size, "falling through from IL_%04x does not reach IL_%04x as it "
+                il_why(why, why_size, "falling through from IL_%04x does not reach IL_%04x as it "
                                    "should", o->offset, b->instrs[i + 1].offset);
                 goto out;
             }
@@ -200,14 +189,14 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
             bytes = 0;
             if (want < 0 || follow(&c, at, &bytes) != want ||
                 bytes != x.edge[x.first_edge[i] + k] + x.before[want]) {
-                bad(why, why_size, "path %u of IL_%04x does not reach its target as it should",
+                il_why(why, why_size, "path %u of IL_%04x does not reach its target as it should",
                     k, o->offset);
                 goto out;
             }
         }
     }
     if (c.nb.clause_count != b->clause_count) {
-        bad(why, why_size, "%u exception clauses, not %u", c.nb.clause_count, b->clause_count);
+        il_why(why, why_size, "%u exception clauses, not %u", c.nb.clause_count, b->clause_count);
         goto out;
     }
     for (uint32_t i = 0; i < b->clause_count; i++) {
@@ -220,7 +209,7 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
                         n->handler_offset, n->handler_offset + n->handler_length) < 0 ||
             (filter && check_block(&c, o->token_or_filter, o->handler_offset, n->token_or_filter,
                                    n->handler_offset) < 0)) {
-            bad(why, why_size, "exception clause %u does not cover what it did", i);
+            il_why(why, why_size, "exception clause %u does not cover what it did", i);
             goto out;
         }
     }

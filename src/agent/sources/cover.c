@@ -40,7 +40,6 @@
  * in preemptive mode.  No lock of ours is held across a runtime call.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,6 +51,7 @@
 #include "agent/agent.h"
 #include "agent/il/il.h"
 #include "agent/log.h"
+#include "agent/recorder.h"
 #include "common/mem.h"
 #include "common/pdb/assembly.h"
 #include "common/utf.h"
@@ -464,24 +464,6 @@ static const struct source_hooks hooks = {
 
 /* ---- life ------------------------------------------------------------------------- */
 
-static void read_command(char *out, size_t size)
-{
-    out[0] = '\0';
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, size - 1);
-    close(fd);
-    if (n <= 0)
-        n = 0;
-    for (ssize_t i = 0; i < n; i++)
-        if (!out[i])
-            out[i] = ' ';
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = '\0';
-}
-
 static int cover_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
     (void)high;
@@ -499,7 +481,7 @@ static int cover_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
         return -1;
     }
     char command[256];
-    read_command(command, sizeof command);
+    recorder_command_line(command, sizeof command);
     if (covfile_open(&c->file, a->cfg.cover, (long)getpid(), command) < 0) {
         log_error("coverage: cannot create a counter file in %s: %s", a->cfg.cover, strerror(errno));
         covplan_filters_free(&c->include);
