@@ -15,25 +15,8 @@
 #include "common/mem.h"
 #include "common/pdb/assembly.h"
 #include "format/covplan.h"
+#include "fixture.h"
 #include "test.h"
-
-static uint8_t *load(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return p;
-}
 
 static void test_compressed_integers(void)
 {
@@ -194,8 +177,8 @@ static void test_assembly_embedded_pdb(void)
 static void test_assembly_damaged(void)
 {
     size_t size, pdb_size;
-    uint8_t *image = load("tests/unit/data/CoverLib.dll", &size);
-    uint8_t *pdb = load("tests/unit/data/CoverLib.pdb", &pdb_size);
+    uint8_t *image = fixture_read_file("tests/unit/data/CoverLib.dll", &size);
+    uint8_t *pdb = fixture_read_file("tests/unit/data/CoverLib.pdb", &pdb_size);
     REQUIRE(image && pdb);
     struct assembly a;
     char why[256];

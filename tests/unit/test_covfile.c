@@ -9,25 +9,8 @@
 #include <unistd.h>
 
 #include "format/covfile.h"
+#include "fixture.h"
 #include "test.h"
-
-static uint8_t *load(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return p;
-}
 
 static void test_covfile_round_trip(void)
 {
@@ -56,7 +39,7 @@ static void test_covfile_round_trip(void)
     char path[128];
     snprintf(path, sizeof path, "%s/cover-4242.bin", dir);
     size_t size;
-    uint8_t *data = load(path, &size);
+    uint8_t *data = fixture_read_file(path, &size);
     REQUIRE(data);
     struct covfile_view v;
     char why[160];

@@ -13,6 +13,7 @@
 
 #include "agent/il/il.h"
 #include "common/mem.h"
+#include "fixture.h"
 #include "test.h"
 
 static uint8_t probe[IL_COUNTER_PROBE_SIZE];
@@ -66,28 +67,10 @@ static int rewrite_checked(const struct il_body *b, int before, int entry, int e
     return rc;
 }
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return p;
-}
-
 static void test_il_corpus(void)
 {
     size_t size;
-    uint8_t *data = read_file("tests/unit/data/il_corpus.bin", &size);
+    uint8_t *data = fixture_read_file("tests/unit/data/il_corpus.bin", &size);
     REQUIRE(data);
     unsigned bodies = 0, with_clauses = 0, with_switch = 0, tiny = 0;
     for (size_t at = 0; at + 4 <= size;) {
