@@ -75,6 +75,8 @@ cs cover -o "$R/c.xml" -o "$R/c.info" -o "$R/c.json" -o "$R/c.html" --counters "
     -- dotnet test "$TESTS" > "$R/out" 2> "$R/err" || fail "cover of dotnet test failed: $(tail -5 "$R/out" "$R/err")"
 grep -q "Passed!  - Failed:     0" "$R/out" || fail "the tests did not all pass under cover: $(tail -20 "$R/out")"
 grep -q "^| CoverLib " "$R/err" || fail "no summary row for CoverLib: $(cat "$R/err")"
+! grep -Eq "^\| (CoverTests|xunit|Microsoft|System)" "$R/err" || fail "the test assembly, xunit or the framework was covered: $(cat "$R/err")"
+! grep -q 'package name="CoverTests"' "$R/c.xml" || fail "the test assembly is in the report"
 assert_eq "counter files (one test host; vstest.console is the SDK's)" "$(ls "$R/counters" | grep -c '^cover-')" 1
 expect_hit "Sign: positive" Shapes.cs 'return "positive";'
 expect_miss "Sign: negative never asked" Shapes.cs 'return "negative";'

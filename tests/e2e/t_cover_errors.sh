@@ -69,6 +69,14 @@ run_demo() { # NAME PDB-SETUP [cover options]
 }
 run_demo good ":"
 grep -q "^| Demo " "$T/good.err" || fail "good: Demo not covered: $(cat "$T/good.err")"
+grep -q 'class name="Demo.Parser"' "$T/good.xml" || fail "good: no Demo.Parser class"
+run_demo excluded ":" --exclude 'Demo.Pars*'
+grep -q "^| Demo " "$T/excluded.err" || fail "--exclude Demo.Pars*: Demo not covered: $(cat "$T/excluded.err")"
+! grep -q 'class name="Demo.Parser"' "$T/excluded.xml" || fail "--exclude Demo.Pars*: Demo.Parser is still there"
+run_demo included ":" --include 'Demo.Parser'
+[ "$(grep -c '<class name=' "$T/included.xml")" = 1 ] && grep -q 'class name="Demo.Parser"' "$T/included.xml" ||
+    fail "--include Demo.Parser: not Demo.Parser alone: $(grep '<class name=' "$T/included.xml")"
+note "--exclude and --include of a type: Demo.Parser out, then alone"
 run_demo nopdb 'rm "$T/nopdb/Demo.pdb"'
 grep -q "not covered, no PDB: Demo" "$T/nopdb.err" || fail "no PDB: not listed: $(cat "$T/nopdb.err")"
 run_demo nopdb_included 'rm "$T/nopdb_included/Demo.pdb"' --include Demo
