@@ -4,14 +4,25 @@
  * library unloaded during a lookup, a queue nothing drains.  Each test
  * failed before its fix.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent/evq.h"
+#include "agent/remote.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/slots.h"
+#include "cli/session.h"
+#include "cli/termsafe.h"
+#include "common/control.h"
 #include "common/mem.h"
 #include "test.h"
 
@@ -120,8 +131,337 @@ static void test_no_wait_once_paused(void)
     evq_shutdown();
 }
 
+/* ---- 2 and 5: record's control socket ------------------------------------ */
+
+static int connect_to(const char *address)
+{
+    struct sockaddr_un sa;
+    socklen_t len;
+    if (control_sockaddr(address, &sa, &len) < 0)
+        return -1;
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct timeval bound = {2, 0}; /* a backlog nobody empties fails the test, not hangs it */
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound) < 0 ||
+                    connect(fd, (struct sockaddr *)&sa, len) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The program record waits for: a child that lives until `until` is
+ * written to (or closed), then ms milliseconds more. */
+static pid_t child_until(int until, int ms)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        ssize_t n = read(until, &c, 1);
+        (void)n;
+        struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+        nanosleep(&t, NULL);
+        _exit(0);
+    }
+    return pid;
+}
+
+/* Agents that connect while record runs: n of them, one after the other,
+ * from a thread; then the program is let go. */
+struct connector {
+    const char *address;
+    int *clients, n, made, release;
+};
+
+static void *connect_all(void *arg)
+{
+    struct connector *c = arg;
+    for (c->made = 0; c->made < c->n; c->made++)
+        if ((c->clients[c->made] = connect_to(c->address)) < 0)
+            break;
+    ssize_t w = write(c->release, "x", 1);
+    (void)w;
+    return NULL;
+}
+
+/* Runs record's wait for a program while n agents connect; returns how
+ * many could. */
+static int record_while_connecting(struct session *s, int *clients, int n)
+{
+    int go[2];
+    if (pipe(go) < 0)
+        return -1;
+    struct connector c = {s->address, clients, n, 0, go[1]};
+    pid_t program = child_until(go[0], 50);
+    pthread_t t;
+    if (pthread_create(&t, NULL, connect_all, &c) != 0) {
+        kill(program, SIGKILL);
+        c.made = -1;
+    }
+    session_wait_child(s, program, 0, 1);
+    if (c.made >= 0)
+        pthread_join(t, NULL);
+    close(go[0]);
+    close(go[1]);
+    return c.made;
+}
+
+/* What a client got from record: "alone" then the hang-up (2), the
+ * hang-up alone (1), nothing (0), waiting up to wait_ms for the hang-up. */
+static int heard(int fd, int wait_ms)
+{
+    char buf[64];
+    int got_alone = 0;
+    for (int waited = 0;; waited += 10) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 5 && !memcmp(buf, "alone", 5)) {
+            got_alone = 1;
+            continue;
+        }
+        if (n == 0)
+            return got_alone ? 2 : 1;
+        if (n < 0 && errno != EAGAIN)
+            return -1;
+        if (waited >= wait_ms)
+            return got_alone ? 3 : 0;
+        usleep(10000);
+    }
+}
+
+static int connected_peers(const struct session *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->peer_count; i++)
+        n += s->peers[i].fd >= 0;
+    return n;
+}
+
+/* More agents than slots: the slot of one that hung up is taken again,
+ * and one that finds none is told it records on its own ("alone") before
+ * the hang-up, which it would take for a stop.  (Before: 64 slots, never
+ * reused; the 65th agent of a run was hung up on at once.) */
+static void test_session_slots(void)
+{
+    struct session s;
+    char err[256];
+    REQUIRE(session_open(&s, 0, err, sizeof err) == 0);
+    static int clients[SESSION_MAX_PEERS + 1];
+    int fd2 = dup(2), devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    dup2(devnull, 2); /* the warning */
+    int made = record_while_connecting(&s, clients, SESSION_MAX_PEERS + 1);
+    CHECK_EQ(made, SESSION_MAX_PEERS + 1);
+    CHECK_EQ(connected_peers(&s), SESSION_MAX_PEERS);
+    CHECK_EQ(s.unfollowed, 1);
+    if (made == SESSION_MAX_PEERS + 1) {
+        CHECK_EQ(heard(clients[SESSION_MAX_PEERS], 500), 2); /* the last in: alone, hang-up */
+        CHECK_EQ(heard(clients[0], 0), 0);                   /* the others: followed */
+    }
+    /* all hang up; as many again find a slot each */
+    for (int i = 0; i < made; i++)
+        close(clients[i]);
+    made = record_while_connecting(&s, clients, SESSION_MAX_PEERS);
+    CHECK_EQ(made, SESSION_MAX_PEERS);
+    CHECK_EQ(connected_peers(&s), SESSION_MAX_PEERS);
+    CHECK_EQ(s.unfollowed, 1);
+    int followed = 0;
+    for (int i = 0; i < made; i++)
+        followed += heard(clients[i], 0) == 0;
+    CHECK_EQ(followed, SESSION_MAX_PEERS);
+    dup2(fd2, 2);
+    close(fd2);
+    close(devnull);
+    session_close(&s);
+    for (int i = 0; i < made; i++)
+        close(clients[i]);
+}
+
+/* A process that becomes `nobody`, connects as an agent does, says `line`
+ * (a log line), writes 1 to `ready`, and waits: it exits 2 when told to
+ * record on its own, 1 when told to stop (or hung up on), 3 after 5 s. */
+static void nobody_says(const char *address, const char *line, int ready)
+{
+    if (setgid(65534) < 0 || setuid(65534) < 0)
+        _exit(9);
+    if (remote_connect(address) < 0)
+        _exit(8);
+    remote_send("log %s", line);
+    ssize_t w = write(ready, "1", 1);
+    (void)w;
+    for (int i = 0; i < 500; i++) {
+        if (remote_stop_wanted())
+            _exit(1);
+        if (!remote_connected())
+            _exit(2);
+        usleep(10000);
+    }
+    _exit(3);
+}
+
+static int wait_ready(int fd)
+{
+    char c;
+    ssize_t n;
+    do
+        n = read(fd, &c, 1);
+    while (n < 0 && errno == EINTR);
+    return n == 1 ? 0 : -1;
+}
+
+/* As root, record took any local user's connection and printed what it
+ * said, escape sequences and all.  Now: a process of the program's tree
+ * is taken whatever user it became (its line printed, escaped); another
+ * user's process outside the tree is refused (told to record on its own),
+ * its line never printed. */
+static void test_session_strangers(void)
+{
+    if (geteuid() != 0) {
+        printf("  (not root: the other-user cases of the control socket are not tried)\n");
+        return;
+    }
+    struct session s;
+    char err[256];
+    REQUIRE(session_open(&s, 0, err, sizeof err) == 0);
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
+    /* the stranger: a child of this test, not of the program */
+    pid_t stranger = fork();
+    if (stranger == 0)
+        nobody_says(s.address, "a stranger's words \x1b]0;owned\x07", ready[1]);
+    REQUIRE(stranger > 0 && wait_ready(ready[0]) == 0);
+    /* the program: its child becomes nobody and connects */
+    pid_t program = fork();
+    if (program == 0) {
+        pid_t child = fork();
+        if (child == 0)
+            nobody_says(s.address, "from the tree \x1b[2J\xc2\x9b" "31m", ready[1]);
+        struct timespec t = {0, 600000000};
+        nanosleep(&t, NULL);
+        _exit(0);
+    }
+    REQUIRE(program > 0 && wait_ready(ready[0]) == 0);
+    char path[] = "/tmp/corscope-unit-XXXXXX";
+    int out = mkstemp(path);
+    REQUIRE(out >= 0);
+    unlink(path);
+    int fd2 = dup(2);
+    dup2(out, 2);
+    session_wait_child(&s, program, 0, 1);
+    dup2(fd2, 2);
+    close(fd2);
+    CHECK_EQ(s.refused, 1);
+    int tree_peer = 0;
+    for (int i = 0; i < s.peer_count; i++) {
+        CHECK(s.peers[i].pid != stranger);
+        tree_peer += s.peers[i].fd >= 0;
+    }
+    CHECK_EQ(tree_peer, 1);
+    session_close(&s);
+    int status = 0;
+    CHECK(waitpid(stranger, &status, 0) == stranger);
+    CHECK_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), 2);
+    char printed[4096];
+    ssize_t n = pread(out, printed, sizeof printed - 1, 0);
+    close(out);
+    printed[n > 0 ? n : 0] = '\0';
+    CHECK(strstr(printed, "corscope: from the tree \\x1b[2J\\u009b31m\n") != NULL);
+    CHECK(strstr(printed, "stranger's words") == NULL);
+    char want[128];
+    snprintf(want, sizeof want, "refused the control connection of process %d (uid 65534)",
+             (int)stranger);
+    CHECK(strstr(printed, want) != NULL);
+    CHECK(strchr(printed, '\x1b') == NULL);
+    close(ready[0]);
+    close(ready[1]);
+}
+
+static void test_termsafe(void)
+{
+    char out[64];
+    CHECK_STR(termsafe("plain text, été, 名前", out, sizeof out), "plain text, été, 名前");
+    CHECK_STR(termsafe("a\x1b[31mb\x07\x7f", out, sizeof out), "a\\x1b[31mb\\x07\\x7f");
+    CHECK_STR(termsafe("\xc2\x9b" "2J \xe2\x80\xae" "abc", out, sizeof out), "\\u009b2J \\u202eabc");
+    CHECK_STR(termsafe("bad \xff\xc3 \xe0\x80\x80 end", out, sizeof out),
+              "bad \\xff\\xc3 \\xe0\\x80\\x80 end");
+    CHECK_STR(termsafe("line\nnext\r", out, sizeof out), "line\\x0anext\\x0d");
+    /* cut whole: never half an escape or a character */
+    CHECK_STR(termsafe("abc\x1b", out, 7), "abc");
+    CHECK_STR(termsafe("ab\xc3\xa9", out, 4), "ab");
+    CHECK_STR(termsafe("ab\xc3\xa9", out, 5), "ab\xc3\xa9");
+}
+
+/* The agent's side: told "alone", it stops talking and takes the hang-up
+ * that follows for no stop (before, every hang-up was a stop). */
+static void test_agent_told_alone(void)
+{
+    struct session s;
+    char err[256];
+    REQUIRE(session_open(&s, getpid(), err, sizeof err) == 0);
+    REQUIRE(remote_connect(s.address) == 0);
+    REQUIRE(session_accept_agent(&s, 2000) == 0);
+    CHECK(send(s.peers[0].fd, "alone", 5, 0) == 5);
+    session_close(&s);
+    usleep(10000);
+    CHECK(!remote_stop_wanted());
+    CHECK(!remote_connected());
+    CHECK(!remote_stop_wanted());
+    remote_close();
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+/* The agent's connect when record's backlog is full (another user filling
+ * it, or record held up): bounded, so Initialize and InitializeForAttach go
+ * on.  Before, it waited as long as the backlog stayed full (an alarm
+ * after 5 s ends the wait here). */
+static void test_agent_connect_bounded(void)
+{
+    char address[64];
+    snprintf(address, sizeof address, "@corscope-unit-%d-full", (int)getpid());
+    struct sockaddr_un sa;
+    socklen_t len;
+    REQUIRE(control_sockaddr(address, &sa, &len) == 0);
+    int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    REQUIRE(listener >= 0 && bind(listener, (struct sockaddr *)&sa, len) == 0 &&
+            listen(listener, 0) == 0);
+    int fillers[16], filled = 0;
+    for (; filled < 16; filled++) {
+        fillers[filled] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (connect(fillers[filled], (struct sockaddr *)&sa, len) < 0) {
+            close(fillers[filled]);
+            break;
+        }
+    }
+    REQUIRE(filled < 16); /* the backlog is full */
+    struct sigaction sa_alarm, saved;
+    memset(&sa_alarm, 0, sizeof sa_alarm);
+    sa_alarm.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa_alarm, &saved);
+    alarm(5);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int r = remote_connect(address);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    alarm(0);
+    sigaction(SIGALRM, &saved, NULL);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK_EQ(r, -1);
+    CHECK(ms < REMOTE_CONNECT_TIMEOUT_MS + 1500);
+    if (r == 0)
+        remote_close();
+    for (int i = 0; i < filled; i++)
+        close(fillers[i]);
+    close(listener);
+}
+
 void suite_review(void)
 {
     RUN(test_mcode_publish_out_of_memory);
     RUN(test_no_wait_once_paused);
+    RUN(test_session_slots);
+    RUN(test_session_strangers);
+    RUN(test_termsafe);
+    RUN(test_agent_told_alone);
+    RUN(test_agent_connect_bounded);
 }
