@@ -183,8 +183,8 @@ static void default_output(char **cmd, char *out, size_t size)
     snprintf(out, size, "%s-%s.corscope", stem[0] ? stem : "corscope", stamp);
 }
 
-/* Creates the recording file (see the top of this file).  Returns 0 or -1
- * after printing the reason. */
+/* Creates the recording file (see the top of this file).  Returns its
+ * descriptor, or -1 after printing the reason. */
 static int create_output(const char *path, int force)
 {
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
@@ -206,8 +206,7 @@ static int create_output(const char *path, int force)
         close(fd);
         return -1;
     }
-    close(fd);
-    return 0;
+    return fd;
 }
 
 static void set_child_env(const struct config *c, const char *agent, const char *output)
@@ -694,7 +693,8 @@ int cmd_record(int argc, char **argv)
         path[n] = '/';
         memcpy(path + n + 1, output, strlen(output) + 1);
     }
-    if (create_output(path, force) < 0)
+    int created = create_output(path, force);
+    if (created < 0)
         return EXIT_WORK_FAILED;
     /* recordings beside it from an earlier run are not this run's */
     static char before[MAX_RECORDINGS][PATH_MAX], after[MAX_RECORDINGS][PATH_MAX];
@@ -703,15 +703,20 @@ int cmd_record(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (attach_pid) {
-        if (attach_prepare_output(&target, path) < 0 ||
+        if (attach_prepare_output(&target, created) < 0 ||
             attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
-            struct stat st;
-            if (stat(path, &st) == 0 && st.st_size == 0)
-                unlink(path);
-            else if (!quiet)
+            /* nothing written: the file goes, if the path still names it */
+            struct stat st, now;
+            if (fstat(created, &st) == 0 && st.st_size == 0) {
+                if (lstat(path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+                    unlink(path);
+            } else if (!quiet) {
                 summarize(path, 0, quiet, 0);
+            }
+            close(created);
             return EXIT_WORK_FAILED;
         }
+        close(created);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         if (summarize(path, seconds, quiet, 0) < 0) {
@@ -721,6 +726,7 @@ int cmd_record(int argc, char **argv)
         const char *one[1] = {path};
         return report_path ? render_report(one, 1, render, report_path, quiet, 0) : 0;
     }
+    close(created);
     struct session sess;
     if (session_open(&sess, 0, err, sizeof err) < 0) {
         cli_error("%s", err);

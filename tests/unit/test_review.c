@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "agent/remote.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/slots.h"
+#include "cli/attach.h"
 #include "cli/session.h"
 #include "cli/termsafe.h"
 #include "common/control.h"
@@ -455,6 +457,50 @@ static void test_agent_connect_bounded(void)
     close(listener);
 }
 
+/* ---- 4: root gives the recording to the service's user ------------------- */
+
+/* Root attaching to another user's process creates the recording, then
+ * gives it to that user.  Between the two, that user (who may write in the
+ * directory) swaps the file for a symbolic link to a file of root's: the
+ * link is made here before the hand-over.  Only the file record created may
+ * change owner (before, chown(path) followed the link: /etc/shadow would
+ * have been the service user's). */
+static void test_output_handed_over_by_descriptor(void)
+{
+    if (geteuid() != 0) {
+        printf("  (not root: the hand-over of a recording is not tried)\n");
+        return;
+    }
+    char dir[] = "/tmp/corscope-unit-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char path[256], victim[256], moved[256];
+    snprintf(path, sizeof path, "%s/service.corscope", dir);
+    snprintf(victim, sizeof victim, "%s/roots-secret", dir);
+    snprintf(moved, sizeof moved, "%s/created", dir);
+    int secret = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    REQUIRE(secret >= 0 && created >= 0);
+    close(secret);
+    /* the swap */
+    REQUIRE(rename(path, moved) == 0 && symlink(victim, path) == 0);
+    struct attach_target t;
+    memset(&t, 0, sizeof t);
+    t.proc.uid = 65534;
+    t.gid = 65534;
+    int rc = attach_prepare_output(&t, created);
+    struct stat st_victim, st_created;
+    REQUIRE(stat(victim, &st_victim) == 0 && fstat(created, &st_created) == 0);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(st_victim.st_uid, 0); /* root's file stays root's */
+    CHECK_EQ(st_created.st_uid, 65534);
+    CHECK_EQ(st_created.st_gid, 65534);
+    close(created);
+    unlink(path);
+    unlink(moved);
+    unlink(victim);
+    rmdir(dir);
+}
+
 void suite_review(void)
 {
     RUN(test_mcode_publish_out_of_memory);
@@ -464,4 +510,5 @@ void suite_review(void)
     RUN(test_termsafe);
     RUN(test_agent_told_alone);
     RUN(test_agent_connect_bounded);
+    RUN(test_output_handed_over_by_descriptor);
 }
