@@ -2,7 +2,7 @@
 #
 #   make                 build build/libcorscope.so and build/corscope
 #   make demo            install what is missing, build, profile the demo app
-#   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
+#   make test            every test: unit (plain, ASan+UBSan, TSan for a few), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
@@ -67,7 +67,7 @@ AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
+.PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
 	replay fuzz asan-programs stress reliability
 
 all: $(AGENT) $(CLI)
@@ -135,7 +135,7 @@ $(UNIT): $(UNIT_OBJ)
 
 # ---- tests ---------------------------------------------------------------
 
-unit: unit-plain unit-asan
+unit: unit-plain unit-asan unit-tsan
 
 unit-plain: $(UNIT)
 	$(UNIT)
@@ -143,6 +143,12 @@ unit-plain: $(UNIT)
 unit-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
+
+# the unit tests named tsan_ (lock-free publication between threads) under
+# the thread sanitizer: a race no plain build shows fails them
+unit-tsan:
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN='$(TSAN_FLAGS)' build/tsan/unit-tests
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests tsan_
 
 apps:
 	tests/apps/build.sh
@@ -160,6 +166,7 @@ test: deps
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -fsanitize=thread
 
 # The fuzz harnesses: tests/fuzz/fuzz_NAME.c over the sources FUZZ_SRC_NAME,
 # its corpus in tests/fuzz/corpus/NAME (seeds from tests/fuzz/seeds.sh and
