@@ -38,7 +38,7 @@ AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(wildcard src/agent/trace/*.S)
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -127,9 +127,14 @@ $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz
 
-$(UNIT): $(UNIT_OBJ)
+$(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+
+# a library the unit tests load and unload, beside them (stripped, no sanitizer)
+$(BUILD)/unloadable.so: tests/unit/unloadable.c
+	$(say) LINK $@
+	$(Q)$(CC) -shared -fPIC -O1 -s -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -4,23 +4,31 @@
  * library unloaded during a lookup, a queue nothing drains.  Each test
  * failed before its fix.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/dynsym.h"
 #include "agent/evq.h"
+#include "agent/recorder.h"
 #include "agent/remote.h"
+#include "agent/resolve.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/slots.h"
@@ -28,6 +36,7 @@
 #include "cli/ipc.h"
 #include "cli/session.h"
 #include "cli/termsafe.h"
+#include "common/config.h"
 #include "common/control.h"
 #include "common/mem.h"
 #include "test.h"
@@ -677,6 +686,117 @@ static void test_runtimes_asked_together(void)
     rmdir(dir);
 }
 
+/* ---- 6: a library unloaded while its address is named --------------------- */
+
+static void *unloadable;
+
+static void unload_it(void)
+{
+    if (unloadable)
+        dlclose(unloadable);
+    unloadable = NULL;
+}
+
+/* The collector names an address in a library the program unloads at that
+ * moment (NativeLibrary.Free on another thread): the loader's answer must
+ * not be read after the loader let go of the library.  Here it is unloaded
+ * between the lookup and the use of its answer (before: the names and the
+ * symbol entry dladdr1 pointed at were read there, unmapped: a crash). */
+static void test_native_name_of_unloaded_library(void)
+{
+    char lib[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
+    REQUIRE(n > 0);
+    lib[n] = '\0';
+    strcpy(strrchr(lib, '/') + 1, "unloadable.so");
+    unloadable = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(unloadable != NULL);
+    int (*work)(int) = (int (*)(int))dlsym(unloadable, "unloadable_work");
+    REQUIRE(work != NULL);
+    uintptr_t at = (uintptr_t)work + 4;
+    char path[] = "/tmp/corscope-unit-unload.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    struct resolver r;
+    resolve_init(&r, NULL, NULL, &rec);
+    resolve_test_after_lookup(unload_it);
+    uint32_t frame = resolve_ip(&r, at, 0, 0);
+    resolve_test_after_lookup(NULL);
+    CHECK(unloadable == NULL); /* it was unloaded in between */
+    Dl_info info;
+    CHECK(!dladdr((void *)at, &info)); /* and is gone */
+    CHECK(frame != 0);
+    /* named from what was copied while it was there */
+    int named = 0;
+    for (size_t i = 1; i < r.native_keys.count; i++) {
+        const char *key = r.native_keys.strs[i];
+        const char *nl = strchr(key, '\n');
+        named += nl && !strcmp(nl + 1, "unloadable_work") && nl - key == (ptrdiff_t)strlen(lib) &&
+                 !strncmp(key, lib, strlen(lib));
+    }
+    CHECK_EQ(named, 1);
+    resolve_free(&r);
+    recorder_close(&rec);
+    unlink(path);
+}
+
+/* What the copy says is what dladdr1 says (the object, where it is
+ * mapped, the exported symbol covering the address), across libc's code
+ * around qsort, the vDSO (whose dynamic section the loader does not
+ * relocate) and this program; while nothing is unloaded. */
+static int agrees_with_dladdr(uintptr_t at)
+{
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    struct dynsym_hit hit;
+    int known = dladdr1((void *)at, &info, (void **)&sym, RTLD_DL_SYMENT) != 0;
+    if (dynsym_lookup(at, &hit) != known)
+        return 0;
+    if (!known)
+        return 1;
+    const char *want = info.dli_sname && sym && (uintptr_t)info.dli_saddr <= at ? info.dli_sname : "";
+    return !strcmp(hit.module, info.dli_fname) && hit.base == (uintptr_t)info.dli_fbase &&
+           !strcmp(hit.symbol, want) && (!want[0] || hit.symbol_start == (uintptr_t)info.dli_saddr);
+}
+
+static void test_dynsym_agrees_with_the_loader(void)
+{
+    uintptr_t around[3] = {(uintptr_t)(void *)qsort, (uintptr_t)getauxval(AT_SYSINFO_EHDR),
+                           (uintptr_t)(void *)test_dynsym_agrees_with_the_loader};
+    uintptr_t span[3] = {1 << 18, 1 << 13, 1 << 12};
+    for (int k = 0; k < 3; k++) {
+        if (!around[k])
+            continue;
+        size_t tried = 0, differ = 0, named = 0;
+        for (uintptr_t at = around[k] - span[k] / 2; at < around[k] + span[k] / 2; at += 7) {
+            Dl_info info;
+            if (!dladdr((void *)at, &info))
+                continue;
+            tried++;
+            named += info.dli_sname != NULL;
+            if (!agrees_with_dladdr(at)) {
+                if (differ++ < 3) {
+                    struct dynsym_hit hit;
+                    dynsym_lookup(at, &hit);
+                    printf("  differ at %#lx: dladdr %s %s, dynsym %s %s\n", (unsigned long)at,
+                           info.dli_fname, info.dli_sname ? info.dli_sname : "-", hit.module,
+                           hit.symbol);
+                }
+            }
+        }
+        CHECK(tried > 100);
+        CHECK_EQ(differ, 0);
+        if (k < 2)
+            CHECK(named > 10);
+    }
+}
+
 void suite_review(void)
 {
     RUN(test_mcode_publish_out_of_memory);
@@ -689,4 +809,6 @@ void suite_review(void)
     RUN(test_output_handed_over_by_descriptor);
     RUN(test_tsan_tables_published);
     RUN(test_runtimes_asked_together);
+    RUN(test_native_name_of_unloaded_library);
+    RUN(test_dynsym_agrees_with_the_loader);
 }
