@@ -247,7 +247,7 @@ stress: all apps
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
-reliability: all apps asan-programs replay
+reliability: all apps asan-programs replay $(UNIT) unit-tsan
 	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------
