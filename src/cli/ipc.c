@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/utf.h"
 
@@ -233,9 +234,7 @@ int ipc_decode_info(const uint8_t *p, size_t len, int version2, struct ipc_info 
 
 static long long now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(clock_now_ns() / 1000000);
 }
 
 /* One command on a connection of its own, driven without blocking, so that

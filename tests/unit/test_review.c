@@ -27,11 +27,11 @@
 #include "agent/dynsym.h"
 #include "agent/evq.h"
 #include "agent/recorder.h"
-#include "agent/remote.h"
+#include "agent/control_client.h"
 #include "agent/resolve.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/mcode.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "cli/attach.h"
 #include "cli/fold.h"
 #include "cli/frame_name.h"
@@ -81,7 +81,7 @@ static int table_intact(size_t removed, int and_next)
  * crashes in the plain build too, not only under ASan. */
 static void test_mcode_publish_out_of_memory(void)
 {
-    REQUIRE(slots_init() == 0);
+    REQUIRE(thread_rings_init() == 0);
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     for (size_t i = 0; i < MANY_RANGES; i++) {
         struct mcode_entry e = range_at(i);
@@ -101,17 +101,17 @@ static void test_mcode_publish_out_of_memory(void)
         mem_fail_after(n, 0);
         mcode_publish();
         mem_fail_after(0, 0);
-        slots_reclaim();
+        thread_rings_reclaim();
         /* earlier removals are visible; this one may or may not be */
         CHECK(table_intact(gone, 0) || table_intact(gone, 1));
         mcode_publish(); /* whatever failed is published now */
-        slots_reclaim();
+        thread_rings_reclaim();
         CHECK(table_intact(gone, 1));
     }
     CHECK_EQ(mcode_ranges(), MANY_RANGES - gone);
     mcode_shutdown();
-    slots_reclaim();
-    slots_shutdown();
+    thread_rings_reclaim();
+    thread_rings_shutdown();
 }
 
 /* ---- 3: --alloc exact waiting on a queue nothing drains -------------------- */
@@ -300,15 +300,15 @@ static void nobody_says(const char *address, const char *line, int ready)
 {
     if (setgid(65534) < 0 || setuid(65534) < 0)
         _exit(9);
-    if (remote_connect(address) < 0)
+    if (control_client_connect(address) < 0)
         _exit(8);
-    remote_send("log %s", line);
+    control_client_send("log %s", line);
     ssize_t w = write(ready, "1", 1);
     (void)w;
     for (int i = 0; i < 500; i++) {
-        if (remote_stop_wanted())
+        if (control_client_stop_wanted())
             _exit(1);
-        if (!remote_connected())
+        if (!control_client_connected())
             _exit(2);
         usleep(10000);
     }
@@ -414,15 +414,15 @@ static void test_agent_told_alone(void)
     struct session s;
     char err[256];
     REQUIRE(session_open(&s, getpid(), err, sizeof err) == 0);
-    REQUIRE(remote_connect(s.address) == 0);
+    REQUIRE(control_client_connect(s.address) == 0);
     REQUIRE(session_accept_agent(&s, 2000) == 0);
     CHECK(send(s.peers[0].fd, "alone", 5, 0) == 5);
     session_close(&s);
     usleep(10000);
-    CHECK(!remote_stop_wanted());
-    CHECK(!remote_connected());
-    CHECK(!remote_stop_wanted());
-    remote_close();
+    CHECK(!control_client_stop_wanted());
+    CHECK(!control_client_connected());
+    CHECK(!control_client_stop_wanted());
+    control_client_close();
 }
 
 static void on_alarm(int sig)
@@ -460,15 +460,15 @@ static void test_agent_connect_bounded(void)
     alarm(5);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int r = remote_connect(address);
+    int r = control_client_connect(address);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     alarm(0);
     sigaction(SIGALRM, &saved, NULL);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     CHECK_EQ(r, -1);
-    CHECK(ms < REMOTE_CONNECT_TIMEOUT_MS + 1500);
+    CHECK(ms < CONTROL_CLIENT_CONNECT_TIMEOUT_MS + 1500);
     if (r == 0)
-        remote_close();
+        control_client_close();
     for (int i = 0; i < filled; i++)
         close(fillers[i]);
     close(listener);
@@ -538,7 +538,7 @@ static void *read_tables(void *arg)
 
 static void test_tsan_tables_published(void)
 {
-    REQUIRE(slots_init() == 0);
+    REQUIRE(thread_rings_init() == 0);
     nativeunwind_list(); /* every library known, no table parsed */
     uintptr_t in_libc = (uintptr_t)(void *)getppid + 1;
     atomic_store(&stop_reading, 0);
@@ -551,7 +551,7 @@ static void test_tsan_tables_published(void)
     pthread_join(t, NULL);
     CHECK(nativeunwind_covers(in_libc));
     nativeunwind_shutdown();
-    slots_reclaim();
+    thread_rings_reclaim();
 }
 
 /* ---- 7: asking runtimes that do not answer ---------------------------------- */
@@ -853,7 +853,7 @@ static void test_fold_failed_start_with_labels(void)
         text[i][0] = 0;
         for (uint32_t k = st.depth; k > 0; k--) {
             char name[256];
-            fname_format(&r, r.stack_frames[st.offset + k - 1], name, sizeof name);
+            frame_name_format(&r, r.stack_frames[st.offset + k - 1], name, sizeof name);
             used += (size_t)snprintf(text[i] + used, sizeof text[i] - used, "%s%s",
                                      k == st.depth ? "" : ";", name);
         }
