@@ -2,7 +2,7 @@
 #
 #   make                 build build/libcorscope.so and build/corscope
 #   make demo            install what is missing, build, profile the demo app
-#   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
+#   make test            every test: unit (plain, ASan+UBSan, TSan for a few), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
@@ -60,7 +60,7 @@ AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/a
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
 	src/format/covplan.c $(wildcard src/agent/il/*.c)
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -89,7 +89,7 @@ AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
+.PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
 	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
 	events-doc
 
@@ -157,15 +157,20 @@ $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
 
-$(UNIT): $(UNIT_OBJ)
+$(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+
+# a library the unit tests load and unload, beside them (stripped, no sanitizer)
+$(BUILD)/unloadable.so: tests/unit/unloadable.c
+	$(say) LINK $@
+	$(Q)$(CC) -shared -fPIC -O1 -s -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---- tests ---------------------------------------------------------------
 
-unit: unit-plain unit-asan
+unit: unit-plain unit-asan unit-tsan
 
 unit-plain: $(UNIT)
 	$(UNIT)
@@ -173,6 +178,12 @@ unit-plain: $(UNIT)
 unit-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
+
+# the unit tests named tsan_ (lock-free publication between threads) under
+# the thread sanitizer: a race no plain build shows fails them
+unit-tsan:
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN='$(TSAN_FLAGS)' build/tsan/unit-tests
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests tsan_
 
 apps:
 	tests/apps/build.sh
@@ -196,6 +207,7 @@ test: deps
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -fsanitize=thread
 
 # The fuzz harnesses: tests/fuzz/fuzz_NAME.c over the sources FUZZ_SRC_NAME,
 # its corpus in tests/fuzz/corpus/NAME (seeds from tests/fuzz/seeds.sh and
@@ -275,7 +287,7 @@ stress: all apps
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
-reliability: all apps asan-programs replay
+reliability: all apps asan-programs replay $(UNIT) unit-tsan
 	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------
