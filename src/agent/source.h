@@ -103,6 +103,10 @@ struct source_hooks {
                                 ICorProfilerFunctionControl *control);
     /* ReJITError */
     void (*rejit_error)(struct source *s, ModuleID module, mdMethodDef method, HRESULT status);
+    /* JITCachedFunctionSearchStarted: a source may refuse the method's
+     * ReadyToRun code (set *use_cached to FALSE: it is compiled), never
+     * grant it */
+    void (*r2r_lookup)(struct source *s, FunctionID f, BOOL *use_cached);
 };
 
 struct source_ops {
@@ -137,5 +141,6 @@ HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pa
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
 HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
 HIDDEN extern const struct source_ops source_async_snapshots; /* --async=snapshots: pending ops */
+HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */
 
 #endif

@@ -2,9 +2,9 @@
  * clr_interfaces: our own C declarations of the COM interfaces corscope
  * uses or implements: IUnknown, IClassFactory, ICorProfilerCallback..11,
  * ICorProfilerInfo..15, the ICorProfiler*Enum interfaces,
- * IMetaDataImport/IMetaDataImport2, ICorProfilerFunctionControl and the
- * first slots of IMetaDataEmit.  Each interface is written once, as an
- * X-macro list of its methods in vtable slot order, transcribed from
+ * IMetaDataImport/IMetaDataImport2, IMethodMalloc, ICorProfilerFunctionControl
+ * and the first slots of IMetaDataEmit.  Each interface is written once, as
+ * an X-macro list of its methods in vtable slot order, transcribed from
  * corprof.idl and cor.h in dotnet/runtime.  The vtable structs at the end
  * are generated from those lists, as can be anything else that needs the
  * slots (default callback bodies, slot-name tables for logging).
@@ -36,10 +36,10 @@ typedef struct ICorProfilerMethodEnum ICorProfilerMethodEnum;
 typedef struct IMetaDataImport IMetaDataImport;
 typedef struct IMetaDataImport2 IMetaDataImport2;
 typedef struct IMetaDataEmit IMetaDataEmit;
+typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerFunctionControl ICorProfilerFunctionControl;
 
 /* Interfaces that only appear behind pointers; we never call them. */
-typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerAssemblyReferenceProvider ICorProfilerAssemblyReferenceProvider;
 typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
 
@@ -653,7 +653,14 @@ typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
         mdString *pstk)) \
     X(1, HRESULT, DeleteToken, (T *This, mdToken tkObj))
 
-/* ICorProfilerFunctionControl (corprof.idl): handed to GetReJITParameters. */
+/* IMethodMalloc (corprof.idl): the allocator of new IL bodies
+ * (GetILFunctionBodyAllocator, SetILFunctionBody). */
+#define CLR_METHODMALLOC_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, PVOID, Alloc, (T *This, ULONG cb))
+
+/* ICorProfilerFunctionControl (corprof.idl): what GetReJITParameters
+ * hands a profiler to give a rejitted method its IL (live probes). */
 #define CLR_FUNCTIONCONTROL_METHODS(X, T) \
     CLR_IUNKNOWN_METHODS(X, T) \
     X(1, HRESULT, SetCodegenFlags, (T *This, DWORD flags)) \
@@ -683,6 +690,7 @@ CLR_DECLARE_INTERFACE(ICorProfilerMethodEnum, CLR_METHODENUM_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport, CLR_METADATAIMPORT_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport2, CLR_METADATAIMPORT2_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataEmit, CLR_METADATAEMIT_METHODS)
+CLR_DECLARE_INTERFACE(IMethodMalloc, CLR_METHODMALLOC_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerFunctionControl, CLR_FUNCTIONCONTROL_METHODS)
 
 #endif
