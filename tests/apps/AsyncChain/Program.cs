@@ -263,12 +263,14 @@ static class Pending
         for (int i = 0; i < 3; i++)
             roots.Add(Root(never.Task));
         roots.Add(Fan(never.Task));
-        var blocked = new Thread(() => Root(never.Task).Wait(TimeSpan.FromSeconds(seconds)));
+        // blocked until the program ends, so that a snapshot taken at any
+        // time of the run (the last one too) finds it blocked
+        var blocked = new Thread(() => Root(never.Task).Wait()) { IsBackground = true };
         blocked.Start();
         Thread.Sleep(200); // the branches past their first await, the thread blocked
         Console.WriteLine("ready");
         Console.Out.Flush();
-        blocked.Join();
+        Thread.Sleep(TimeSpan.FromSeconds(seconds));
         GC.KeepAlive(roots);
         return 0;
     }
