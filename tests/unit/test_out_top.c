@@ -13,7 +13,7 @@ static void test_top(void)
     struct prof_filter f = {0};
     REQUIRE(fixture_profiles(&ps, &f) == 0);
     p = prof_current(&ps);
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text = fixture_render(report_top, p, &o);
     REQUIRE(text);
     /* Hot: self 6 of 12, total 9 of 12; Main total 100% */

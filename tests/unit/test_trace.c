@@ -468,7 +468,7 @@ static void test_trace_calls_table(void)
     f.event = "calls";
     struct profiles ps;
     REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
-    struct report_options o = {0, 0, NULL, &f, 0, 0};
+    struct report_options o = {.filter = &f};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
