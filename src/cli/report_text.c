@@ -29,8 +29,10 @@ void report_format_value(const struct profile *p, uint64_t weight, char *out, si
             snprintf(out, size, "%.2f s", v / 1e9);
         else if (v >= 1e6)
             snprintf(out, size, "%.1f ms", v / 1e6);
-        else
+        else if (v >= 1e3)
             snprintf(out, size, "%.0f us", v / 1e3);
+        else /* a traced call's times */
+            snprintf(out, size, "%.0f ns", v);
     } else if (strcmp(unit, "bytes") == 0) {
         if (v >= 1024.0 * 1024 * 1024)
             snprintf(out, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
