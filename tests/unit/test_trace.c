@@ -455,19 +455,21 @@ static int calls_recording(struct buf *out)
     return rc < 0 || w.error ? -1 : 0;
 }
 
+/* Does the calls table have this row? */
+static int has_row(const char *text, unsigned calls, const char *incl, const char *self,
+                   const char *mean, const char *max, const char *what)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", calls, incl, self, mean, max, what);
+    return strstr(text, want) != NULL;
+}
+
 static void test_trace_calls_table(void)
 {
-    struct buf b;
-    buf_init(&b);
-    REQUIRE(calls_recording(&b) == 0);
-    struct recording r;
-    char err[256];
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    buf_free(&b);
     struct prof_filter f = {0};
     f.event = "calls";
     struct profiles ps;
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
     struct report_options o = {.filter = &f};
     char *text = NULL;
     size_t len = 0;
@@ -478,16 +480,9 @@ static void test_trace_calls_table(void)
     REQUIRE(text);
     /* Rec: calls 2+2+1; inclusive of its outermost paths only (800+100),
      * over its 3 outermost calls; self everywhere; the longest call */
-    char want[256];
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 5, "900 ns", "510 ns", "300 ns",
-             "600 ns", "Demo.Rec");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 15, "150 ns", "150 ns", "10 ns",
-             "20 ns", "Demo.Leaf");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 1, "1.00 us", "100 ns",
-             "1.00 us", "1.00 us", "Demo.Main");
-    CHECK(strstr(text, want) != NULL);
+    CHECK(has_row(text, 5, "900 ns", "510 ns", "300 ns", "600 ns", "Demo.Rec"));
+    CHECK(has_row(text, 15, "150 ns", "150 ns", "10 ns", "20 ns", "Demo.Leaf"));
+    CHECK(has_row(text, 1, "1.00 us", "100 ns", "1.00 us", "1.00 us", "Demo.Main"));
     CHECK(strstr(text, "# calls: 21 calls of 3 methods on 2 threads") != NULL);
     CHECK(strstr(text, "# traced: calls and times of every method; inlining was off") != NULL);
     /* sorted by self, then by calls */
@@ -511,17 +506,10 @@ static void test_trace_calls_table(void)
  * times, collapsed stacks by calls, the table of paths. */
 static void test_trace_calls_tree_and_paths(void)
 {
-    struct buf b;
-    buf_init(&b);
-    REQUIRE(calls_recording(&b) == 0);
-    struct recording r;
-    char err[256];
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    buf_free(&b);
     struct prof_filter f = {0};
     f.event = "calls";
     struct profiles ps;
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
     const struct profile *p = prof_current(&ps);
     struct report_options o = {.filter = &f};
 
@@ -563,16 +551,9 @@ static void test_trace_calls_tree_and_paths(void)
     text = fixture_render(report_calls, p, &o);
     REQUIRE(text);
     CHECK(strstr(text, "# 5 call paths, by self; each path root first, its method last\n") != NULL);
-    char want[256];
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 2, "500 ns", "300 ns", "250 ns",
-             "300 ns", "Demo.Main;Demo.Rec;Demo.Rec");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 10, "100 ns", "100 ns", "10 ns",
-             "20 ns", "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 3, "900 ns", "210 ns", "300 ns",
-             "600 ns", "Demo.Main;Demo.Rec");
-    CHECK(strstr(text, want) != NULL);
+    CHECK(has_row(text, 2, "500 ns", "300 ns", "250 ns", "300 ns", "Demo.Main;Demo.Rec;Demo.Rec"));
+    CHECK(has_row(text, 10, "100 ns", "100 ns", "10 ns", "20 ns", "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf"));
+    CHECK(has_row(text, 3, "900 ns", "210 ns", "300 ns", "600 ns", "Demo.Main;Demo.Rec"));
     const char *order[] = {"Demo.Main;Demo.Rec;Demo.Rec\n", "Demo.Main;Demo.Rec\n",
                            "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf\n", "Demo.Main\n",
                            "Demo.Main;Demo.Leaf\n"};
@@ -587,11 +568,7 @@ static void test_trace_calls_tree_and_paths(void)
     /* per thread with --threads: Main;Leaf is thread 2's */
     f.thread_roots = 1;
     prof_free(&ps);
-    buf_init(&b);
-    REQUIRE(calls_recording(&b) == 0);
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    buf_free(&b);
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
     text = fixture_render(report_calls, prof_current(&ps), &o);
     CHECK(text && strstr(text, "  [tid=101];Demo.Main;Demo.Leaf\n") != NULL);
     free(text);
