@@ -64,8 +64,9 @@ static int explains(const struct profile *p, uint32_t name)
 }
 
 /* The frame (index, leaf first) a path's self belongs to: the leaf, or the
- * innermost label between the leaf and the innermost managed frame; *in_runtime
- * says whether the sample ended in the runtime. */
+ * innermost label between the leaf and the innermost managed frame;
+ * *in_runtime says whether the sample ended in the runtime (a runtime
+ * frame or a label on that way). */
 static uint32_t self_frame(const struct profile *p, struct rec_stack s, uint8_t *memo,
                            int *in_runtime)
 {
@@ -79,6 +80,10 @@ static uint32_t self_frame(const struct profile *p, struct rec_stack s, uint8_t 
         uint32_t name = p->frame_name[frame];
         if (kind == FMT_FRAME_RUNTIME)
             *in_runtime = 1;
+        /* a label as the leaf is what an event was ("[alloc] T"): the
+         * event's own row, wherever it happened */
+        if (kind == FMT_FRAME_LABEL && k == 0)
+            return 0;
         if (kind == FMT_FRAME_LABEL) {
             if (!memo[name])
                 memo[name] = explains(p, name) ? 2 : 1;
