@@ -139,19 +139,19 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The spans of one recorded event: a record's time is its end, its first
- * value its duration (none for an instant). */
-static int event_spans(const struct profile *p, const char *event, int instant, struct spans *s)
+/* The spans of one recorded event: a record's time is its end, its value
+ * `duration` its duration (an instant when duration < 0).  A lock record
+ * that counts short waits (below_min) is not a wait and is skipped. */
+static int event_spans(const struct profile *p, enum fmt_ev ev, int duration, struct spans *s)
 {
     struct event_table e;
-    if (event_table_open(&e, p, NULL, event) < 0)
+    if (event_table_open(&e, p, NULL, ev) < 0)
         return -1;
     if (e.event >= 0) {
-        long below = event_table_field(&e, "below_min");
         for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-            if (below >= 0 && event_table_get(&e, x, below))
-                continue; /* a count of short waits, not a wait */
-            uint64_t ns = instant ? 0 : event_table_value(&e, x, 0);
+            if (ev == FMT_EV_LOCK && event_table_get(&e, x, FMT_LOCK_BELOW_MIN))
+                continue;
+            uint64_t ns = duration < 0 ? 0 : event_table_value(&e, x, (unsigned)duration);
             add(s, ns < x->time ? x->time - ns : 0, x->time);
         }
     }
@@ -207,16 +207,17 @@ int flame_timeline_marks(FILE *out, const struct profile *p)
         gc_table_free(&gc);
     }
     static const struct {
-        const char *event, *kind, *name;
-        int instant;
+        enum fmt_ev ev;
+        const char *kind, *name;
+        int duration;
     } kinds[] = {
-        {"jit", "jit", "compilations", 0},
-        {"lock", "lock", "lock waits", 0},
-        {"exceptions", "exception", "throws", 1},
+        {FMT_EV_JIT, "jit", "compilations", FMT_JIT_COMPILE},
+        {FMT_EV_LOCK, "lock", "lock waits", FMT_LOCK_WAIT},
+        {FMT_EV_EXCEPTIONS, "exception", "throws", -1},
     };
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
         struct spans s = {NULL, 0, 0, 0};
-        rc = event_spans(p, kinds[k].event, kinds[k].instant, &s);
+        rc = event_spans(p, kinds[k].ev, kinds[k].duration, &s);
         if (rc == 0)
             write_kind(out, kinds[k].kind, kinds[k].name, &s, quantum, &first);
         mem_free(s.v);

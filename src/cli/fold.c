@@ -80,33 +80,15 @@ struct folder {
     size_t buf_cap;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    void *p = mem_grow(*arr, cap, need, elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    return 0;
-}
-
 static uint32_t add_string(struct recording *r, const char *s)
 {
-    if (grow((void **)&r->strings, &r->string_cap, r->string_count + 1, sizeof *r->strings))
-        return 0;
-    struct rec_str str = {s, (uint32_t)strlen(s)};
-    r->strings[r->string_count] = str;
-    return (uint32_t)r->string_count++;
+    return rec_add_string(r, (struct rec_str){s, (uint32_t)strlen(s)});
 }
 
 static uint32_t add_frame(struct recording *r, uint8_t kind, uint32_t module, uint32_t name,
                           uint64_t extra)
 {
-    if (r->frame_count >= UINT32_MAX - 1 ||
-        grow((void **)&r->frames, &r->frame_cap, r->frame_count + 1, sizeof *r->frames))
-        return 0;
-    struct rec_frame f = {kind, module, 0, name, extra};
-    r->frames[r->frame_count] = f;
-    return (uint32_t)r->frame_count++;
+    return rec_add_frame(r, (struct rec_frame){kind, module, 0, name, extra});
 }
 
 /* A label frame at the root, named by string `name` ([start], [.NET BGC]). */
@@ -137,7 +119,7 @@ static uint32_t run_frame(struct folder *fd, uint32_t old)
 
 static int push(struct folder *fd, size_t *n, uint32_t frame)
 {
-    if (!frame || grow((void **)&fd->buf, &fd->buf_cap, *n + 1, sizeof *fd->buf))
+    if (!frame || mem_grow_array((void **)&fd->buf, &fd->buf_cap, *n + 1, sizeof *fd->buf))
         return -1;
     fd->buf[(*n)++] = frame;
     return 0;
@@ -200,16 +182,10 @@ static uint32_t intern_stack(struct folder *fd, size_t n)
     if (map64_get(&fd->by_hash, h, &id) && r->stacks[id].depth == n &&
         memcmp(r->stack_frames + r->stacks[id].offset, fd->buf, n * sizeof *fd->buf) == 0)
         return id;
-    if (r->stack_count >= UINT32_MAX - 1 || r->stack_frame_count + n >= UINT32_MAX ||
-        grow((void **)&r->stacks, &r->stack_cap, r->stack_count + 1, sizeof *r->stacks) ||
-        grow((void **)&r->stack_frames, &r->stack_frame_cap, r->stack_frame_count + n,
-             sizeof *r->stack_frames))
+    uint32_t *frames = rec_add_stack(r, (uint32_t)n, &id);
+    if (!frames)
         return 0;
-    memcpy(r->stack_frames + r->stack_frame_count, fd->buf, n * sizeof *fd->buf);
-    struct rec_stack s = {(uint32_t)r->stack_frame_count, (uint32_t)n};
-    r->stack_frame_count += n;
-    id = (uint32_t)r->stack_count++;
-    r->stacks[id] = s;
+    memcpy(frames, fd->buf, n * sizeof *fd->buf);
     if (map64_put(&fd->by_hash, h, id) < 0)
         return 0;
     return id;

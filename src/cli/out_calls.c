@@ -89,12 +89,10 @@ static void duration(uint64_t ns, char *out, size_t size)
 
 static const struct profile *calls_view(const struct profile *p)
 {
-    for (size_t i = 0; i < p->view_count; i++) {
-        const struct profile *v = &p->views[i];
-        if (v->event >= 0 && !strcmp(prof_event_name(v), "calls") &&
-            p->rec->events[v->event].recorded)
-            return v;
-    }
+    long calls = rec_event_of(p->rec, FMT_EV_CALLS);
+    for (size_t i = 0; i < p->view_count && calls >= 0; i++)
+        if (p->views[i].event == calls)
+            return &p->views[i];
     return NULL;
 }
 
@@ -171,7 +169,7 @@ static void path_text(const struct profile *v, uint32_t path, int by_thread, FIL
 
 /* --paths: one row per path of the view. */
 static int paths_table(const struct profile *v, const struct report_options *o, int timed,
-                       long incl_field, long max_field, const uint32_t *record_of, FILE *out)
+                       const uint32_t *record_of, FILE *out)
 {
     const struct recording *r = v->rec;
     struct row *rows = mem_calloc(v->path_count ? v->path_count : 1, sizeof *rows);
@@ -184,20 +182,19 @@ static int paths_table(const struct profile *v, const struct report_options *o, 
         if (record_of[si] >= r->record_count)
             continue;
         const struct rec_record *x = &r->records[record_of[si]];
-        const uint64_t *values = rec_values(r, x), *fields = rec_fields(r, x);
         struct row *row = &rows[v->selected[i].path];
-        uint64_t calls = timed ? values[1] : values[0];
+        uint64_t calls = rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_CALLS);
         row->calls += calls;
         if (!timed)
             continue;
         /* every call of a path is outermost on it: a recursive call has a
          * path of its own */
         row->outer_calls += calls;
-        row->self += values[0];
-        if (incl_field >= 0)
-            row->incl += fields[incl_field];
-        if (max_field >= 0 && fields[max_field] > row->max)
-            row->max = fields[max_field];
+        row->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
+        row->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
+        uint64_t max = rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_MAX);
+        if (max > row->max)
+            row->max = max;
     }
     qsort(rows, v->path_count, sizeof *rows, by_key);
     size_t paths = 0;
@@ -228,9 +225,8 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         cli_error("the recording has no calls: record with --trace to count calls");
         return -1;
     }
-    const struct rec_event *e = &r->events[v->event];
-    int timed = e->value_count >= 2;
-    long incl_field = rec_field_index(e, "inclusive"), max_field = rec_field_index(e, "max");
+    /* --trace=counts: the calls alone */
+    int timed = rec_value_of(r, FMT_EV_CALLS, FMT_CALLS_SELF) >= 0;
 
     uint32_t *record_of = records_of_samples(r, v->event);
     struct row *rows = mem_calloc(p->names->count ? p->names->count : 1, sizeof *rows);
@@ -252,7 +248,6 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         if (record_of[si] >= r->record_count)
             continue;
         const struct rec_record *x = &r->records[record_of[si]];
-        const uint64_t *values = rec_values(r, x), *fields = rec_fields(r, x);
         struct rec_stack st = r->stacks[sm->stack];
         if (!st.depth)
             continue;
@@ -261,7 +256,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         for (uint32_t k = 1; k < st.depth && !nested; k++)
             nested = p->frame_name[r->stack_frames[st.offset + k]] == leaf;
         struct row *row = &rows[leaf];
-        uint64_t calls = timed ? values[1] : values[0];
+        uint64_t calls = rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_CALLS);
         row->calls += calls;
         all_calls += calls;
         if (threads && !threads[sm->thread]) {
@@ -270,14 +265,14 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         }
         if (!timed)
             continue;
-        row->self += values[0];
+        row->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
         if (!nested) {
             row->outer_calls += calls;
-            if (incl_field >= 0)
-                row->incl += fields[incl_field];
+            row->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
         }
-        if (max_field >= 0 && fields[max_field] > row->max)
-            row->max = fields[max_field];
+        uint64_t max = rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_MAX);
+        if (max > row->max)
+            row->max = max;
     }
     mem_free(threads);
     size_t methods = 0;
@@ -294,7 +289,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
     report_losses(v, losses, sizeof losses);
     if (losses[0])
         fprintf(out, "# lost: %s\n", losses);
-    uint64_t open = report_counter(r, FMT_COUNTER_OPEN_AT_END);
+    uint64_t open = rec_counter(r, FMT_COUNTER_OPEN_AT_END);
     if (open)
         fprintf(out, "# %llu calls were still running when their thread or the recording ended; "
                 "their times run to that moment\n", (unsigned long long)open);
@@ -302,7 +297,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         fprintf(out, "# recording %s: %s\n", rec_status_name(r->status), r->problem);
     if (o->paths) {
         mem_free(rows);
-        int rc = paths_table(v, o, timed, incl_field, max_field, record_of, out);
+        int rc = paths_table(v, o, timed, record_of, out);
         mem_free(record_of);
         if (rc < 0)
             cli_error("out of memory while writing the calls table");

@@ -40,8 +40,9 @@ int summary_print(const char *path, double seconds, int quiet, int many)
         if (k > 0)
             used += (size_t)k;
     }
-    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
-    uint64_t failed = rec_stat(&r, "failed_walks");
+    uint64_t dropped =
+        rec_counter(&r, FMT_COUNTER_DROPPED) + rec_counter(&r, FMT_COUNTER_DROPPED_EVENTS);
+    uint64_t failed = rec_counter(&r, FMT_COUNTER_FAILED_WALKS);
     if (!quiet) {
         char extra[160] = "";
         if (failed)

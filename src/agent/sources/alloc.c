@@ -159,16 +159,7 @@ static int alloc_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
 static int alloc_start(struct agent *a, struct source *s)
 {
     struct alloc_state *st = s->state;
-    struct writer_event_def d = {
-        .name = "alloc",
-        .value_count = 2,
-        .value_names = {"alloc_space", "alloc_objects"},
-        .value_units = {"bytes", "objects"},
-        .field_count = 4,
-        .field_names = {"type", "size", "heap", "object"},
-        .field_types = {FMT_FIELD_STRING, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT},
-    };
-    st->event = recorder_define(&a->out, &d);
+    st->event = recorder_define_event(&a->out, FMT_EV_ALLOC);
     char text[256];
     if (st->how == HOW_SAMPLED)
         snprintf(text, sizeof text,
@@ -470,12 +461,18 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
         live_seen(e->time);
     if (w[P_HANDLE])
         id = live_add((ObjectHandleID)(uintptr_t)w[P_HANDLE], e->time);
-    uint64_t values[2] = {round_random(st, bytes), round_random(st, objects)};
-    if (!values[1])
-        values[1] = 1; /* fewer than one object is not a thing to show */
-    uint64_t fields[4] = {recorder_string(&a->out, type_name, strlen(type_name)), size, kind, id};
+    uint64_t values[FMT_ALLOC_VALUE_COUNT] = {[FMT_ALLOC_SPACE] = round_random(st, bytes)};
+    values[FMT_ALLOC_OBJECTS] = round_random(st, objects);
+    if (!values[FMT_ALLOC_OBJECTS])
+        values[FMT_ALLOC_OBJECTS] = 1; /* fewer than one object is not a thing to show */
+    uint64_t fields[FMT_ALLOC_FIELD_COUNT] = {
+        [FMT_ALLOC_TYPE] = recorder_string(&a->out, type_name, strlen(type_name)),
+        [FMT_ALLOC_SIZE] = size,
+        [FMT_ALLOC_HEAP] = kind,
+        [FMT_ALLOC_OBJECT] = id};
     uint32_t thread = thread_ids_get(&a->thread_ids, &a->out, e->tid);
-    recorder_record(&a->out, st->event, thread, e->time, stack, values, 2, fields, 4);
+    recorder_record(&a->out, st->event, thread, e->time, stack, values, FMT_ALLOC_VALUE_COUNT,
+                    fields, FMT_ALLOC_FIELD_COUNT);
 }
 
 static uint64_t alloc_cycle(struct agent *a, struct source *s, uint64_t now)
