@@ -74,6 +74,8 @@ int eventpipe_start(ICorProfilerInfo15 *info, int info_version)
 
 void eventpipe_stop(ICorProfilerInfo15 *info)
 {
+    /* needs ICorProfilerInfo12: a session runs only once eventpipe_start
+     * found it */
     if (!running)
         return;
     info->lpVtbl->EventPipeStopSession(info, session);
@@ -84,6 +86,8 @@ void eventpipe_stop(ICorProfilerInfo15 *info)
 
 int eventpipe_is_runtime(ICorProfilerInfo15 *info, EVENTPIPE_PROVIDER provider)
 {
+    /* needs ICorProfilerInfo12: only the session eventpipe_start opened
+     * delivers events */
     EVENTPIPE_PROVIDER known = atomic_load_explicit(&runtime_provider, memory_order_relaxed);
     if (known)
         return provider == known;

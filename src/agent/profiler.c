@@ -414,9 +414,13 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
         log_warn("cannot reach the corscope command (%s); the recording goes on without its "
                  "status line and duration", a->cfg.control);
     }
-    if (acquire_info(a, unk) < 0 || a->info_version < 10) {
-        log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
-                  "profiling is off for this run");
+    if (acquire_info(a, unk) < 0 || a->info_version < AGENT_INFO_MIN) {
+        char offers[32] = "none";
+        if (a->info)
+            snprintf(offers, sizeof offers, "ICorProfilerInfo%d", a->info_version);
+        log_error("this runtime is too old for corscope, which needs ICorProfilerInfo%d (.NET Core "
+                  "3.1 or later; it offers %s): the program runs without the profiler",
+                  AGENT_INFO_MIN, offers);
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
