@@ -94,6 +94,9 @@ static inline struct profiler *impl_from_ICorProfilerCallback11(ICorProfilerCall
 /* ---- what each thread is doing (activity.h) ------------------------------ */
 
 #define ACTIVITY_DEPTH 16
+/* Attached: how long InitializeForAttach waits for corscope to send the
+ * recording's file (it does so the moment the agent connects). */
+#define ATTACH_RECORDING_WAIT_MS 10000
 
 /* A thread's activities, outermost first, each with the address of the
  * callback frame that began it.  The runtime does not always report an
@@ -441,7 +444,20 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+    if (a->attached) {
+        /* corscope created the file where it was asked, and sends it open:
+         * no path of ours is opened in the process's mount namespace, as
+         * its user (control.h) */
+        int fd = remote_receive_recording(ATTACH_RECORDING_WAIT_MS);
+        if (fd < 0) {
+            log_error("corscope did not send the recording's file; profiling is off");
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off", err);
+            goto decline;
+        }
+    } else if (a->cfg.children == CONFIG_CHILDREN_NONE) {
         /* the first process only, and never over another's recording */
         int fd = proctree_claim_first(a->output);
         if (fd < 0 && errno == EEXIST) {

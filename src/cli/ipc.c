@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/container.h"
 #include "common/utf.h"
 
 static const char magic[14] = "DOTNET_IPC_V1";
@@ -57,9 +58,7 @@ static int start_key(pid_t pid, unsigned long long *key)
     return -1;
 }
 
-/* The process's TMPDIR as the runtime sees it (its initial environment),
- * with a trailing slash; /tmp/ when unset or unreadable. */
-static void target_tmpdir(pid_t pid, char *out, size_t size)
+void ipc_tmpdir(pid_t pid, char *out, size_t size)
 {
     snprintf(out, size, "/tmp/");
     char path[64];
@@ -82,24 +81,43 @@ static void target_tmpdir(pid_t pid, char *out, size_t size)
     fclose(f);
 }
 
+/* A socket file at path (under /proc/PID/root/: inside that root)? */
+static int is_socket(const char *path)
+{
+    int fd = container_open(path, O_PATH | O_NOFOLLOW);
+    struct stat st;
+    int yes = fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    return yes;
+}
+
 int ipc_socket_path(pid_t pid, char *out, size_t size)
 {
-    char dir[PATH_MAX];
-    target_tmpdir(pid, dir, sizeof dir);
+    /* in a container: its /tmp (or TMPDIR), and the pid it knows itself by */
+    char root[64], tmp[PATH_MAX], dir[PATH_MAX + 64];
+    container_root(pid, root, sizeof root);
+    ipc_tmpdir(pid, tmp, sizeof tmp);
+    snprintf(dir, sizeof dir, "%s%s", root, tmp);
+    pid_t inner = container_inner_pid(pid);
     unsigned long long key;
     struct stat st;
     if (start_key(pid, &key) == 0) {
-        int n = snprintf(out, size, "%sdotnet-diagnostic-%d-%llu-socket", dir, (int)pid, key);
-        if (n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISSOCK(st.st_mode))
+        int n = snprintf(out, size, "%sdotnet-diagnostic-%d-%llu-socket", dir, (int)inner, key);
+        if (n > 0 && (size_t)n < size && is_socket(out))
             return 0;
     }
     /* the start time could not be read, or differs (a runtime that put the
-     * socket elsewhere): the newest socket named for the pid */
-    DIR *d = opendir(dir);
-    if (!d)
+     * socket elsewhere, a time namespace): the newest socket named for the pid */
+    int dfd = container_open(dir, O_RDONLY | O_DIRECTORY);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return -1;
+    }
     char prefix[64];
-    int plen = snprintf(prefix, sizeof prefix, "dotnet-diagnostic-%d-", (int)pid);
+    int plen = snprintf(prefix, sizeof prefix, "dotnet-diagnostic-%d-", (int)inner);
     time_t newest = 0;
     int found = -1;
     struct dirent *e;
@@ -108,11 +126,10 @@ int ipc_socket_path(pid_t pid, char *out, size_t size)
         if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || len < 7 ||
             strcmp(e->d_name + len - 7, "-socket") != 0)
             continue;
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s%s", dir, e->d_name);
-        if (stat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || (found == 0 && st.st_mtime < newest))
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
+            (found == 0 && st.st_mtime < newest))
             continue;
-        if ((size_t)snprintf(out, size, "%s", path) >= size)
+        if ((size_t)snprintf(out, size, "%s%s", dir, e->d_name) >= size)
             continue;
         newest = st.st_mtime;
         found = 0;
@@ -236,27 +253,31 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. */
-static int wait_fd(int fd, short events, long long deadline)
+/* Waits until fd is ready for `events` or the deadline passes; meanwhile
+ * the waiter's descriptor, when readable, gets its call. */
+static int wait_fd(int fd, short events, long long deadline, const struct ipc_waiter *w)
 {
     for (;;) {
         long long left = deadline - now_ms();
         if (left <= 0)
             return -1;
-        struct pollfd p = {fd, events, 0};
-        int r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
-        if (r > 0)
+        struct pollfd p[2] = {{fd, events, 0}, {w ? w->fd : -1, POLLIN, 0}};
+        int r = poll(p, w ? 2 : 1, (int)(left > 60000 ? 60000 : left));
+        if (r > 0 && w && (p[1].revents & POLLIN))
+            w->ready(w->ctx);
+        if (r > 0 && p[0].revents)
             return 0;
         if (r < 0 && errno != EINTR)
             return -1;
     }
 }
 
-static int read_full(int fd, uint8_t *buf, size_t n, long long deadline)
+static int read_full(int fd, uint8_t *buf, size_t n, long long deadline,
+                     const struct ipc_waiter *w)
 {
     size_t got = 0;
     while (got < n) {
-        if (wait_fd(fd, POLLIN, deadline) < 0) {
+        if (wait_fd(fd, POLLIN, deadline, w) < 0) {
             errno = ETIMEDOUT;
             return -1;
         }
@@ -277,17 +298,18 @@ int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int
                 uint8_t *reply_set, uint8_t *reply_id, uint8_t *payload, size_t cap,
                 size_t *payload_len, char *err, size_t err_size)
 {
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    if (strlen(socket_path) >= sizeof sa.sun_path) {
-        snprintf(err, err_size, "the socket's path is too long: %s", socket_path);
-        return -1;
-    }
-    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+    return ipc_request_waiting(socket_path, msg, msg_len, timeout_ms, NULL, reply_set, reply_id,
+                               payload, cap, payload_len, err, err_size);
+}
+
+int ipc_request_waiting(const char *socket_path, const uint8_t *msg, size_t msg_len,
+                        int timeout_ms, const struct ipc_waiter *w, uint8_t *reply_set,
+                        uint8_t *reply_id, uint8_t *payload, size_t cap, size_t *payload_len,
+                        char *err, size_t err_size)
+{
     long long deadline = now_ms() + timeout_ms;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    if (fd < 0 || container_connect(fd, socket_path) < 0) {
         snprintf(err, err_size, "cannot connect to %s: %s", socket_path, strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -295,18 +317,18 @@ int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int
     }
     size_t sent = 0;
     while (sent < msg_len) {
-        ssize_t w = send(fd, msg + sent, msg_len - sent, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        ssize_t n = send(fd, msg + sent, msg_len - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
             continue;
-        if (w <= 0) {
+        if (n <= 0) {
             snprintf(err, err_size, "cannot send to %s: %s", socket_path, strerror(errno));
             close(fd);
             return -1;
         }
-        sent += (size_t)w;
+        sent += (size_t)n;
     }
     uint8_t header[IPC_HEADER_SIZE];
-    if (read_full(fd, header, sizeof header, deadline) < 0) {
+    if (read_full(fd, header, sizeof header, deadline, w) < 0) {
         snprintf(err, err_size, "no answer from the runtime: %s",
                  errno == ETIMEDOUT ? "timed out" : strerror(errno));
         close(fd);
@@ -320,7 +342,7 @@ int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int
     }
     size_t want = size - IPC_HEADER_SIZE;
     uint8_t scratch[IPC_MESSAGE_MAX];
-    if (read_full(fd, scratch, want, deadline) < 0) {
+    if (read_full(fd, scratch, want, deadline, w) < 0) {
         snprintf(err, err_size, "the runtime's answer was cut short: %s", strerror(errno));
         close(fd);
         return -1;
@@ -360,8 +382,8 @@ int ipc_process_info(const char *socket_path, struct ipc_info *out, char *err, s
 }
 
 int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const char *library,
-                        const void *data, size_t data_len, int timeout_ms, uint32_t *hresult,
-                        char *err, size_t err_size)
+                        const void *data, size_t data_len, int timeout_ms,
+                        const struct ipc_waiter *w, uint32_t *hresult, char *err, size_t err_size)
 {
     static uint8_t msg[IPC_MESSAGE_MAX];
     /* the timeout field bounds only the wait for a background GC when the
@@ -374,8 +396,8 @@ int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const 
     }
     uint8_t reply[64], set, id;
     size_t len;
-    if (ipc_request(socket_path, msg, (size_t)n, timeout_ms, &set, &id, reply, sizeof reply, &len,
-                    err, err_size) < 0)
+    if (ipc_request_waiting(socket_path, msg, (size_t)n, timeout_ms, w, &set, &id, reply,
+                            sizeof reply, &len, err, err_size) < 0)
         return -1;
     if (set != IPC_SET_SERVER || len < 4) {
         snprintf(err, err_size, "unexpected answer to AttachProfiler (%02x %02x, %zu bytes)", set,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/container.h"
 #include "cli/ipc.h"
 
 /* Profiler libraries known by name: the file name seen in maps, and what
@@ -198,6 +199,7 @@ int ps_inspect(pid_t pid, struct dotnet_process *p, int ask_runtime)
     if (!p->runtime_mapped && !p->socket[0])
         return 0;
     p->other_namespace = !same_namespace(pid, "pid") || !same_namespace(pid, "mnt");
+    p->inner_pid = container_inner_pid(pid);
 
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     ssize_t n = read_all(path, p->command, sizeof p->command);
@@ -265,9 +267,11 @@ int cmd_ps(int argc, char **argv)
             continue;
         if (!shown++)
             printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
-        const char *note = !p.socket[0] ? "  (no diagnostics socket: cannot attach)"
-                           : p.other_namespace ? "  (in a container: attach from inside it)"
-                                               : "";
+        char note[96] = "";
+        if (!p.socket[0])
+            snprintf(note, sizeof note, "  (no diagnostics socket: cannot attach)");
+        else if (p.inner_pid != p.pid)
+            snprintf(note, sizeof note, "  (in a container, as pid %d)", (int)p.inner_pid);
         printf("%7ld  %-9s  %-12s  %s%s\n", pid, p.version[0] ? p.version : "?",
                p.profiler[0] ? p.profiler : "-", p.command, note);
     }

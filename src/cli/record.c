@@ -698,8 +698,7 @@ int cmd_record(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (attach_pid) {
-        if (attach_prepare_output(&target, path) < 0 ||
-            attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
+        if (attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
             struct stat st;
             if (stat(path, &st) == 0 && st.st_size == 0)
                 unlink(path);
