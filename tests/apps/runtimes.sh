@@ -6,8 +6,9 @@
 #                               Microsoft.AspNetCore.App and the host), laid
 #                               out from the runtime packs NuGet serves, in
 #                               the versions the SDK picks for net V.0;
-#   build/rtV/apps/NAME/NAME    the programs of tests/apps/runtimes.slnx,
-#                               framework-dependent, for net V.0.
+#   build/rtV/apps/NAME/NAME    the programs of tests/apps/runtimes.slnx
+#                               (with --all: of apps.slnx), framework-
+#                               dependent, for net V.0.
 # A program runs there as it does on a machine with that runtime installed:
 #   DOTNET_ROOT=build/dotnet-V build/rtV/apps/NAME/NAME
 # (tests/e2e/lib.sh does so when CORSCOPE_TEST_RUNTIME=V).  Incremental: a
@@ -17,6 +18,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 packages=${NUGET_PACKAGES:-$HOME/.nuget/packages}
+solution=runtimes
+if [ "${1:-}" = --all ]; then
+    solution=apps
+    shift
+fi
 
 # newest FILE under DIR newer than STAMP? (find prints the first one)
 newer() { [ ! -f "$2" ] || [ -n "$(find "$1" -newer "$2" -type f -print -quit)" ]; }
@@ -29,6 +35,7 @@ for v in "$@"; do
     # ones the SDK picks, and its assets file names their versions
     if newer "$here/runtimes" "$dotnet_root/.ready" || [ "$0" -nt "$dotnet_root/.ready" ]; then
         echo "runtimes: .NET $v: runtime packs"
+        mkdir -p "$out"
         dotnet restore "$here/runtimes/Packs.csproj" -v quiet -p:CorscopeTargetFramework=net$v.0 \
             -p:CorscopeBuild="$out" > "$out.restore.log" 2>&1 ||
             { tail -5 "$out.restore.log" >&2; exit 1; }
@@ -56,11 +63,12 @@ for v in "$@"; do
         touch "$dotnet_root/.ready"
         echo "runtimes: .NET $v: $core (ASP.NET Core $web) in build/dotnet-$v"
     fi
-    if newer "$here" "$out.built" || [ "$0" -nt "$out.built" ]; then
-        echo "runtimes: .NET $v: building tests/apps/runtimes.slnx"
-        dotnet build "$here/runtimes.slnx" -c Release -nologo -v quiet -clp:ErrorsOnly \
+    mkdir -p "$out"
+    if newer "$here" "$out.built-$solution" || [ "$0" -nt "$out.built-$solution" ]; then
+        echo "runtimes: .NET $v: building tests/apps/$solution.slnx"
+        dotnet build "$here/$solution.slnx" -c Release -nologo -v quiet -clp:ErrorsOnly \
             -p:CorscopeTargetFramework=net$v.0 -p:CorscopeBuild="$out" > "$out.build.log" 2>&1 ||
             { tail -20 "$out.build.log" >&2; exit 1; }
-        touch "$out.built"
+        touch "$out.built-$solution"
     fi
 done

@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
 # Runs the end-to-end tests (tests/e2e/t_*.sh), one after another (they
 # measure CPU shares, so they must not compete for the two cores), each with
-# a time limit. `run.sh NAME` runs the tests whose file name contains NAME.
+# a time limit. `run.sh NAME...` runs the tests whose file name contains one
+# of the NAMEs.  CORSCOPE_TEST_RUNTIME=8 (or 9) runs them on that runtime
+# (lib.sh; the programs built by tests/apps/runtimes.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 failed=()
 start=$(date +%s)
+on=""
+[ -n "${CORSCOPE_TEST_RUNTIME:-}" ] && on=" (.NET $CORSCOPE_TEST_RUNTIME)"
+wanted() {
+    [ $# -eq 1 ] && return 0
+    local name=$1 n
+    shift
+    for n in "$@"; do [[ "$name" == *"$n"* ]] && return 0; done
+    return 1
+}
 for t in "$here"/t_*.sh; do
     name=$(basename "$t" .sh)
-    [ $# -gt 0 ] && [[ "$name" != *"$1"* ]] && continue
+    wanted "$name" "$@" || continue
     t0=$(date +%s)
-    echo "== $name"
+    echo "== $name$on"
     if timeout -k 10 600 bash "$t"; then
         pass=$((pass + 1))
-        echo "ok $name ($(( $(date +%s) - t0 )) s)"
+        echo "ok $name$on ($(( $(date +%s) - t0 )) s)"
     else
-        failed+=("$name")
-        echo "FAILED $name ($(( $(date +%s) - t0 )) s)"
+        failed+=("$name$on")
+        echo "FAILED $name$on ($(( $(date +%s) - t0 )) s)"
     fi
 done
 echo "e2e: $pass passed, ${#failed[@]} failed in $(( $(date +%s) - start )) s ${failed[*]:-}"
