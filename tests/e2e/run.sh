@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Runs the end-to-end tests (tests/e2e/t_*.sh), one after another (they
 # measure CPU shares, so they must not compete for the two cores), each with
-# a time limit. `run.sh NAME...` runs the tests whose file name contains one
-# of the NAMEs.  CORSCOPE_TEST_RUNTIME=8 (or 9) runs them on that runtime
-# (lib.sh; the programs built by tests/apps/runtimes.sh).
+# a time limit. `run.sh NAME...` runs the tests the NAMEs pick (below).
+# CORSCOPE_TEST_RUNTIME=8 (or 9) runs them on that runtime (lib.sh; the
+# programs built by tests/apps/runtimes.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 failed=()
 start=$(date +%s)
 on=""
 [ -n "${CORSCOPE_TEST_RUNTIME:-}" ] && on=" (.NET $CORSCOPE_TEST_RUNTIME)"
+# a NAME that is a test's whole name (t_trace, or trace) picks that test
+# alone; any other, the tests whose name contains it
 wanted() {
     [ $# -eq 1 ] && return 0
     local name=$1 n
     shift
-    for n in "$@"; do [[ "$name" == *"$n"* ]] && return 0; done
+    for n in "$@"; do
+        if [ -f "$here/$n.sh" ] || [ -f "$here/t_$n.sh" ]; then
+            [ "$name" = "$n" ] || [ "$name" = "t_$n" ] && return 0
+        elif [[ "$name" == *"$n"* ]]; then
+            return 0
+        fi
+    done
     return 1
 }
 for t in "$here"/t_*.sh; do
