@@ -165,7 +165,7 @@ runtimes:
 
 e2e-runtimes: all apps runtimes
 	@failed=; for v in $(OLDER_RUNTIMES); do \
-		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
+		ATTACH_CYCLES=3 CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
 	done; [ -z "$$failed" ] || { echo "e2e-runtimes: failed on .NET$$failed"; exit 1; }
 
 test-runtimes: all apps asan-programs nupkg dist

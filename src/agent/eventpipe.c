@@ -52,8 +52,9 @@ int eventpipe_start(ICorProfilerInfo15 *info, int info_version)
     if (!want_count || running)
         return 0;
     if (info_version < 12) {
-        log_error("this runtime has no in-process EventPipe (ICorProfilerInfo12, .NET 5): the "
-                  "events asked for cannot be recorded");
+        log_error("the runtime's events asked for (-e gc, lock, alloc) need .NET 5 or later "
+                  "(in-process EventPipe, ICorProfilerInfo12; this runtime has "
+                  "ICorProfilerInfo%d): the program runs without the profiler", info_version);
         return -1;
     }
     COR_PRF_EVENTPIPE_PROVIDER_CONFIG configs[MAX_PROVIDERS];

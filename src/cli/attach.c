@@ -114,9 +114,10 @@ int attach_check(pid_t pid, struct attach_target *t)
                   "the runtime cannot take a profiler after it started", (int)pid, name);
         return -1;
     }
+    /* the agent needs ICorProfilerInfo11: .NET Core 3.1 */
     int major = ps_major_version(t->proc.version);
-    if (major && major < 5) {
-        cli_error("process %d (%s) runs .NET %s; corscope attaches to .NET 5 or later",
+    if (major && (major < 3 || (major == 3 && strncmp(t->proc.version, "3.0", 3) == 0))) {
+        cli_error("process %d (%s) runs .NET %s; corscope attaches to .NET Core 3.1 or later",
                   (int)pid, name, t->proc.version);
         return -1;
     }

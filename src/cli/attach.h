@@ -4,7 +4,7 @@
  *
  *   1. attach_check looks at the process (ps.h) and refuses, in one line,
  *      one that is gone, not .NET, another user's, without a diagnostics
- *      socket, on a runtime before .NET 5, that already has a profiler, or
+ *      socket, on a runtime before .NET Core 3.1, that already has a profiler, or
  *      in another network namespace when corscope is not root.
  *   2. attach_run listens on a control socket (session.h), sends the
  *      runtime AttachProfiler (ipc.h) with the agent's path and the

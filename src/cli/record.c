@@ -52,7 +52,7 @@ static const char record_usage[] =
     "profiler loaded and writes a recording; or attaches to the running .NET\n"
     "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
-    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "  -p, --pid PID           attach to a running process (.NET Core 3.1 on) until\n"
     "                          -d or Ctrl-C\n"
     "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
     "                          corscope started then gets SIGTERM\n"
@@ -757,8 +757,11 @@ int cmd_record(int argc, char **argv)
     }
     if (!count) {
         unlink(path);
-        cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
-                  "a bad CORSCOPE_* setting is reported above)", cmd[0]);
+        if (sess.peer_count)
+            cli_error("no recording: the profiler declined, for the reason above");
+        else
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
     if (!first_written)
