@@ -134,14 +134,11 @@ int container_connect(int sock, const char *path)
     return r;
 }
 
-/* The agent the process has loaded already (an earlier attach), as the
- * process names it, and whether that file was deleted since.  Returns 1
- * when there is one, 0 when not. */
-static int loaded_agent(pid_t pid, char *out, size_t size, int *deleted)
+int container_mapped(pid_t pid, const char *base, char *path, size_t size, int *deleted)
 {
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
+    char maps[64], line[PATH_MAX + 128];
+    snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(maps, "re");
     if (!f)
         return 0;
     int found = 0;
@@ -152,14 +149,16 @@ static int loaded_agent(pid_t pid, char *out, size_t size, int *deleted)
         file[strcspn(file, "\n")] = '\0';
         static const char gone[] = " (deleted)";
         size_t n = strlen(file);
-        *deleted = n > sizeof gone - 1 && !strcmp(file + n - (sizeof gone - 1), gone);
-        if (*deleted)
+        int was_deleted = n > sizeof gone - 1 && !strcmp(file + n - (sizeof gone - 1), gone);
+        if (was_deleted)
             file[n - (sizeof gone - 1)] = '\0';
-        const char *base = strrchr(file, '/') + 1;
-        if (!strcmp(base, "libcorscope.so") && strlen(file) < size) {
-            snprintf(out, size, "%s", file);
-            found = 1;
-        }
+        if (strcmp(strrchr(file, '/') + 1, base) != 0)
+            continue;
+        found = 1;
+        if (path)
+            snprintf(path, size, "%s", file);
+        if (deleted)
+            *deleted = was_deleted;
     }
     fclose(f);
     return found;
@@ -284,7 +283,7 @@ int container_agent(pid_t pid, const char *agent, const char *tmpdir, char *out,
      * attach's agent must be loaded again by its own path */
     char loaded[PATH_MAX], there[PATH_MAX + 64];
     int deleted = 0;
-    if (loaded_agent(pid, loaded, sizeof loaded, &deleted)) {
+    if (container_mapped(pid, "libcorscope.so", loaded, sizeof loaded, &deleted)) {
         snprintf(there, sizeof there, "%s%s", root, loaded);
         if (!deleted && same_content(there, agent)) {
             snprintf(out, size, "%s", loaded);

@@ -40,6 +40,11 @@ HIDDEN pid_t container_inner_pid(pid_t pid);
  * than corscope? 0 when it cannot be told. */
 HIDDEN int container_other(pid_t pid, const char *ns);
 
+/* Is a file named base (its last component) mapped in the process?  Its
+ * path as the process names it goes to path (when not NULL), and whether
+ * it was deleted since to *deleted (when not NULL).  Returns 1 or 0. */
+HIDDEN int container_mapped(pid_t pid, const char *base, char *path, size_t size, int *deleted);
+
 /* open(2) of a path that may start with "/proc/PID/root/": that part is
  * resolved inside the process's root (above).  Returns a descriptor or -1
  * with errno. */

@@ -129,26 +129,6 @@ static int scan_maps(pid_t pid, struct dotnet_process *p, const char **mapped_pr
     return 0;
 }
 
-/* Is a file of that name mapped in the process? */
-static int mapped_file(pid_t pid, const char *base)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *file = strchr(line, '/');
-        if (file) {
-            file[strcspn(file, "\n")] = '\0';
-            found = !strcmp(base_name(file), base);
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 /* The startup profiler the process was started with, from its environment,
  * when its library is loaded (one the runtime could not load is none). */
 static void startup_profiler(pid_t pid, char *out, size_t size)
@@ -173,7 +153,7 @@ static void startup_profiler(pid_t pid, char *out, size_t size)
     if (!enabled)
         return;
     const char *which = lib64 && *lib64 ? lib64 : lib;
-    if (!which || !*which || !mapped_file(pid, base_name(which)))
+    if (!which || !*which || !container_mapped(pid, base_name(which), NULL, 0, NULL))
         return;
     snprintf(out, size, "%s", base_name(which));
 }
