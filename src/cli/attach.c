@@ -24,6 +24,10 @@
  * agent and runs InitializeForAttach on its diagnostics thread, which
  * also answers every other diagnostics client one at a time. */
 #define ATTACH_TIMEOUT_MS 30000
+/* A process that is still starting (its socket is there before its runtime
+ * takes a profiler) is asked again, every RETRY_MS, for this long. */
+#define STARTING_WAIT_NS 10000000000ull
+#define RETRY_MS 100
 
 int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_size)
 {
@@ -175,6 +179,11 @@ static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr,
         cli_error("a profiler is detaching from process %d (%s); try again in a few seconds",
                   (int)pid, name);
         break;
+    case IPC_E_NOT_YET_AVAILABLE:
+    case IPC_E_RUNTIME_UNINITIALIZED:
+        cli_error("process %d (%s) is still starting: its runtime took no profiler for %llu s",
+                  (int)pid, name, STARTING_WAIT_NS / 1000000000ull);
+        break;
     case IPC_E_FILE_NOT_FOUND:
         cli_error("process %d (%s) could not load %s (is it, and each directory above it, "
                   "readable by the process's user?)", (int)pid, name, agent);
@@ -270,8 +279,16 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
     uint64_t t0 = session_now_ns();
     uint32_t hr = 0;
     struct ipc_waiter w = {s.listen_fd, give_recording, &g};
-    int asked = ipc_attach_profiler(t->proc.socket, clsid, loadable, text, (size_t)len,
+    int asked;
+    for (;;) {
+        asked = ipc_attach_profiler(t->proc.socket, clsid, loadable, text, (size_t)len,
                                     ATTACH_TIMEOUT_MS, &w, &hr, err, sizeof err);
+        if (asked < 0 || (hr != IPC_E_NOT_YET_AVAILABLE && hr != IPC_E_RUNTIME_UNINITIALIZED) ||
+            session_now_ns() - t0 > STARTING_WAIT_NS)
+            break;
+        struct timespec pause = {0, RETRY_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
     if (asked < 0) {
         cli_error("attaching to process %d (%s): %s", (int)pid, name, err);
         session_print_pending(&s, 200);

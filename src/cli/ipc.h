@@ -47,6 +47,9 @@ enum {
 #define IPC_E_PROFILER_ALREADY_ACTIVE 0x8013136Au
 #define IPC_E_PROFILER_NOT_ATTACHABLE 0x80131368u
 #define IPC_E_FILE_NOT_FOUND 0x8007007Eu
+/* the runtime is still starting: it takes no profiler yet */
+#define IPC_E_NOT_YET_AVAILABLE 0x8013135Bu
+#define IPC_E_RUNTIME_UNINITIALIZED 0x80131371u
 
 struct ipc_info {
     uint64_t pid;
