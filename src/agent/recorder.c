@@ -13,6 +13,7 @@
 
 #include "agent/fds.h"
 #include "agent/log.h"
+#include "common/clock.h"
 #include "common/hash.h"
 #include "common/mem.h"
 
@@ -31,13 +32,6 @@ static const char *const counter_keys[FMT_COUNTER_COUNT] = {
 #undef KEY
 };
 
-uint64_t recorder_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int file_write(void *ctx, const void *data, size_t n)
 {
     struct recorder *r = ctx;
@@ -46,7 +40,7 @@ static int file_write(void *ctx, const void *data, size_t n)
         return -1;
     }
     const char *p = data;
-    atomic_store(&r->write_since_ns, recorder_now_ns());
+    atomic_store(&r->write_since_ns, clock_now_ns());
     while (n) {
         ssize_t w = write(r->fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -127,7 +121,7 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
     }
     r->fd = fd; /* moved high by the loop's thread (recorder_move_high) */
     struct writer_sink sink = {file_write, r};
-    r->start_ns = r->last_flush_ns = recorder_now_ns();
+    r->start_ns = r->last_flush_ns = clock_now_ns();
     r->open = 1;
     if (writer_begin(&r->w, sink) < 0) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
@@ -386,7 +380,7 @@ void recorder_flush(struct recorder *r)
             writer_stat(&r->w, counter_keys[i], r->counters[i]);
     writer_flush(&r->w);
     check_failed(r);
-    r->last_flush_ns = recorder_now_ns();
+    r->last_flush_ns = clock_now_ns();
 }
 
 void recorder_hold(struct recorder *r)

@@ -17,6 +17,7 @@
 #include "cli/container.h"
 #include "cli/ipc.h"
 #include "cli/session.h"
+#include "common/clock.h"
 #include "common/product.h"
 #include "common/units.h"
 
@@ -276,7 +277,7 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
     }
     uint8_t clsid[16];
     clsid_bytes(clsid);
-    uint64_t t0 = session_now_ns();
+    uint64_t t0 = clock_now_ns();
     uint32_t hr = 0;
     struct ipc_waiter w = {s.listen_fd, give_recording, &g};
     int asked;
@@ -284,7 +285,7 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
         asked = ipc_attach_profiler(t->proc.socket, clsid, loadable, text, (size_t)len,
                                     ATTACH_TIMEOUT_MS, &w, &hr, err, sizeof err);
         if (asked < 0 || (hr != IPC_E_NOT_YET_AVAILABLE && hr != IPC_E_RUNTIME_UNINITIALIZED) ||
-            session_now_ns() - t0 > STARTING_WAIT_NS)
+            clock_now_ns() - t0 > STARTING_WAIT_NS)
             break;
         struct timespec pause = {0, RETRY_MS * 1000000L};
         nanosleep(&pause, NULL);
@@ -320,7 +321,7 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
             snprintf(inner, sizeof inner, ", pid %d in its container", (int)in);
         fprintf(stderr, "corscope: attached to process %d (%s, .NET %s%s) in %.0f ms; recording "
                 "until %s\n", (int)pid, name, t->proc.version[0] ? t->proc.version : "?", inner,
-                (double)(session_now_ns() - t0) / 1e6, until);
+                (double)(clock_now_ns() - t0) / 1e6, until);
     }
     rc = session_attached(&s, pid, duration_ns, quiet) == 0 ? 0 : EXIT_WORK_FAILED;
     if (!quiet && s.peers[0].detached)

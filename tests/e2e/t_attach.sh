@@ -233,6 +233,9 @@ kill "$NODIAG" "$OTHER"; wait "$NODIAG" "$OTHER" 2> /dev/null || true
 
 # launched with -d: the recording ends on time, the program gets SIGTERM and
 # ends as it does on its own; corscope exits 0.  No status line without a terminal.
+# (-d 3s: the service must have installed its SIGTERM handler by then; at 1s a
+# loaded machine -- load average 25 -- sometimes had not started it yet, and
+# the default action ended it before it could print "stopped")
 t0=$(now_ms)
 rc=0; cs record -d 3s -o "$T/launch.corscope" -- $SVC serve > "$T/launch.out" 2> "$T/launch.err" || rc=$?
 took=$(( $(now_ms) - t0 ))

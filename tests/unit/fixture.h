@@ -6,6 +6,9 @@
 #ifndef CORSCOPE_TEST_FIXTURE_H
 #define CORSCOPE_TEST_FIXTURE_H
 
+#include "agent/recorder.h"
+#include "agent/signal/mcode.h"
+#include "cli/report.h"
 #include "common/buf.h"
 
 /* Fills `out` with a recording; finished (with trailer) when `close` is
@@ -21,5 +24,35 @@ enum {
     FIXTURE_THREADS = 2,
     FIXTURE_STACKS = 3,
 };
+
+/* The recording write() makes, loaded through filter f into profiles; the
+ * fixture recording so.  Return 0 or -1. */
+int fixture_profiles_of(int (*write)(struct buf *out), struct profiles *ps, struct prof_filter *f);
+int fixture_profiles(struct profiles *p, struct prof_filter *f);
+/* Runs a report writer into a string (caller frees), or NULL when it
+ * failed. */
+char *fixture_render(report_writer w, const struct profile *p, const struct report_options *o);
+/* The view of one event of profiles, or NULL. */
+const struct profile *fixture_view(const struct profiles *ps, const char *event);
+
+/* A recording of memory events (fixture.c says what it holds), and it
+ * loaded into profiles. */
+int fixture_memory_recording(struct buf *out);
+int fixture_memory_profiles(struct profiles *ps, struct prof_filter *f);
+/* Its times are in milliseconds. */
+#define MS 1000000ull
+
+/* The handler's table entry for len bytes of code at `code`, its shape
+ * decoded from them, permanent. */
+struct mcode_entry fixture_mcode_entry(const uint8_t *code, size_t len);
+
+/* Sends stderr to /dev/null (the one-line messages of failures a test
+ * provokes on purpose) and back: off returns what on takes. */
+int fixture_stderr_off(void);
+void fixture_stderr_on(int saved);
+
+/* Opens a recorder (default settings) on a new file made from the mkstemp
+ * template path.  Returns 0 or -1. */
+int fixture_recorder(struct recorder *rec, char *path);
 
 #endif
