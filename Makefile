@@ -8,6 +8,8 @@
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
 #   make reliability     regenerates docs/reliability.md
 #   make bench           the benchmarks of docs/performance.md
+#   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
+#   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make nupkg           build/corscope.VERSION.nupkg, the .NET tool (linux-x64,
 #                        and linux-arm64 when build/aarch64/ holds a build)
@@ -24,6 +26,7 @@ VERSION := 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
+HOSTCC ?= cc
 BUILD ?= build
 SAN ?=
 
@@ -31,17 +34,33 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wvla
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
 	-fno-omit-frame-pointer -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
-	$(WARN) $(CFLAGS) $(SAN)
+	$(WARN) $(CFLAGS) $(ZLIB_CFLAGS) $(SAN)
 LDFLAGS ?=
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS := -lm
+ZLIB ?= -lz
+ZLIB_CFLAGS ?=
+
+# The machine the compiler builds for (x86_64, aarch64): files named
+# *_x64.c/.S or *_arm64.c/.S are that machine's only (the walker's step,
+# the tracing hooks), except the arm64 frame decoder, pure code whose unit
+# tests run on every machine.
+ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+ifeq ($(ARCH),aarch64)
+OTHER_ARCH := x64
+PORTABLE_SRC :=
+else
+OTHER_ARCH := arm64
+PORTABLE_SRC := src/agent/signal/mshape_arm64.c
+endif
+for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c) \
-	src/format/writer.c
+AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
+	src/agent/trace/*.c)) src/format/writer.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
-AGENT_ASM := $(wildcard src/agent/trace/*.S)
+AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_ASM := $(wildcard tests/unit/*.S)
@@ -64,8 +83,8 @@ GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
-	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c))) \
+	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	$(filter-out src/format/writer.c,$(AGENT_SRC)) $(PORTABLE_SRC)) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
@@ -73,7 +92,8 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes
+	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
+	arm64 apps-arm64 test-arm64 test-arm64-quick
 
 all: $(AGENT) $(CLI)
 
@@ -90,7 +110,7 @@ $(BUILD)/obj/%.o: %.S
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(HOSTCC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/gen/flamegraph_html.c: src/cli/flamegraph.html $(BUILD)/tools/embed
 	@mkdir -p $(dir $@)
@@ -130,7 +150,7 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
 
 $(UNIT): $(UNIT_OBJ)
 	$(say) LINK $@
@@ -181,6 +201,7 @@ test: deps
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory e2e-runtimes
 	$(MAKE) --no-print-directory stress
+	$(MAKE) --no-print-directory test-arm64-quick
 
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
@@ -196,7 +217,7 @@ FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
-FUZZ_SRC_leaf := src/agent/signal/mshape.c
+FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_LIBS := -lm -lz
 
@@ -288,6 +309,30 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/startup.sh
 	bench/codemap.sh
 	bench/tool.sh
+
+# ---- arm64 ---------------------------------------------------------------
+
+# The agent and the CLI for linux-arm64, cross-built under build/aarch64
+# (scripts/install-deps.sh installs the cross compiler, and zlib for arm64
+# into CROSS_ZLIB; the CLI links it statically).  The tests run self-contained
+# arm64 test programs under qemu-user (tests/arm64/run.sh): a representative
+# set in make test, every one in make test-arm64.
+CROSS ?= aarch64-linux-gnu-
+CROSS_ZLIB ?= /usr/local/aarch64-linux-gnu
+
+arm64:
+	$(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
+		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a \
+		build/aarch64/libcorscope.so build/aarch64/corscope
+
+apps-arm64:
+	tests/arm64/apps.sh
+
+test-arm64-quick: all apps arm64 apps-arm64 $(UNIT)
+	tests/arm64/run.sh quick
+
+test-arm64: all apps arm64 apps-arm64 $(UNIT)
+	tests/arm64/run.sh
 
 # ---- install -------------------------------------------------------------
 

@@ -4,8 +4,12 @@
 # a time limit. `run.sh NAME...` runs the tests the NAMEs pick (below).
 # CORSCOPE_TEST_RUNTIME=8 (or 9) runs them on that runtime (lib.sh; the
 # programs built by tests/apps/runtimes.sh).
+# tests/arm64/run.sh runs its own tests through this file: E2E_DIR names
+# the folder, E2E_LABEL the summary's word, E2E_QUICK the first line that
+# marks the tests `run.sh quick` runs.
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=${E2E_DIR:-$(cd "$(dirname "$0")" && pwd)}
+label=${E2E_LABEL:-e2e}
 pass=0 failed=()
 start=$(date +%s)
 on=""
@@ -27,10 +31,14 @@ wanted() {
 }
 for t in "$here"/t_*.sh; do
     name=$(basename "$t" .sh)
-    wanted "$name" "$@" || continue
+    if [ -n "${E2E_QUICK:-}" ] && [ "${1:-}" = quick ]; then
+        [ "$(head -1 "$t")" = "$E2E_QUICK" ] || continue
+    else
+        wanted "$name" "$@" || continue
+    fi
     t0=$(date +%s)
-    echo "== $name$on"
-    if timeout -k 10 600 bash "$t"; then
+    echo "== $label $name$on"
+    if timeout -k 10 "${E2E_TIMEOUT:-600}" bash "$t"; then
         pass=$((pass + 1))
         echo "ok $name$on ($(( $(date +%s) - t0 )) s)"
     else
@@ -38,5 +46,5 @@ for t in "$here"/t_*.sh; do
         echo "FAILED $name$on ($(( $(date +%s) - t0 )) s)"
     fi
 done
-echo "e2e: $pass passed, ${#failed[@]} failed in $(( $(date +%s) - start )) s ${failed[*]:-}"
+echo "$label: $pass passed, ${#failed[@]} failed in $(( $(date +%s) - start )) s ${failed[*]:-}"
 [ ${#failed[@]} -eq 0 ]
