@@ -24,6 +24,18 @@ unzip -p "$NUPKG" tools/net10.0/linux-x64/corscope | cmp -s - "$CORSCOPE" ||
 tar -xzOf "$TARBALL" "corscope-$VERSION-linux-x64/bin/corscope" | cmp -s - "$CORSCOPE" ||
     fail "$TARBALL does not hold build/corscope (make dist)"
 
+# with an arm64 build (make arm64), both carry it too: the package a folder
+# per runtime identifier (the SDK takes the machine's), and a second tarball
+if [ -x "$ROOT/build/aarch64/corscope" ]; then
+    unzip -p "$NUPKG" tools/net10.0/linux-arm64/corscope | cmp -s - "$ROOT/build/aarch64/corscope" ||
+        fail "$NUPKG does not hold build/aarch64/corscope (make nupkg after make arm64)"
+    unzip -l "$NUPKG" | grep -q "tools/net10.0/linux-arm64/DotnetToolSettings.xml" ||
+        fail "no linux-arm64 DotnetToolSettings.xml in $NUPKG"
+    tar -xzOf "$ROOT/build/corscope-$VERSION-linux-arm64.tar.gz" "corscope-$VERSION-linux-arm64/bin/corscope" |
+        cmp -s - "$ROOT/build/aarch64/corscope" || fail "no arm64 tarball of build/aarch64/corscope (make dist)"
+    note "the package and a tarball carry the arm64 build too"
+fi
+
 FEED=$T/feed
 mkdir -p "$FEED" "$T/home"
 cp "$NUPKG" "$FEED/"
