@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/container.h"
 #include "cli/ipc.h"
+#include "cli/termsafe.h"
+#include "common/mem.h"
 
 /* Profiler libraries known by name: the file name seen in maps, and what
  * to call it. */
@@ -128,26 +131,6 @@ static int scan_maps(pid_t pid, struct dotnet_process *p, const char **mapped_pr
     return 0;
 }
 
-/* Is a file of that name mapped in the process? */
-static int mapped_file(pid_t pid, const char *base)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *file = strchr(line, '/');
-        if (file) {
-            file[strcspn(file, "\n")] = '\0';
-            found = !strcmp(base_name(file), base);
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 /* The startup profiler the process was started with, from its environment,
  * when its library is loaded (one the runtime could not load is none). */
 static void startup_profiler(pid_t pid, char *out, size_t size)
@@ -172,7 +155,7 @@ static void startup_profiler(pid_t pid, char *out, size_t size)
     if (!enabled)
         return;
     const char *which = lib64 && *lib64 ? lib64 : lib;
-    if (!which || !*which || !mapped_file(pid, base_name(which)))
+    if (!which || !*which || !container_mapped(pid, base_name(which), NULL, 0, NULL))
         return;
     snprintf(out, size, "%s", base_name(which));
 }
@@ -198,6 +181,7 @@ int ps_inspect(pid_t pid, struct dotnet_process *p, int ask_runtime)
     if (!p->runtime_mapped && !p->socket[0])
         return 0;
     p->other_namespace = !same_namespace(pid, "pid") || !same_namespace(pid, "mnt");
+    p->inner_pid = container_inner_pid(pid);
 
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     ssize_t n = read_all(path, p->command, sizeof p->command);
@@ -237,6 +221,11 @@ static const char ps_usage[] =
     "runtime version, the profiler already loaded in it if any, and the\n"
     "command line.  `corscope record -p PID` attaches to one.\n";
 
+/* How long `ps` waits for the runtimes' answers, all of them together:
+ * one that accepts and never answers (held up, or not a runtime at all)
+ * costs no more than that, and its row shows what /proc says. */
+#define PS_ASK_MS 2000
+
 int cmd_ps(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -251,28 +240,61 @@ int cmd_ps(int argc, char **argv)
         cli_error("cannot read /proc");
         return EXIT_WORK_FAILED;
     }
+    /* the processes first, from /proc; then every runtime asked at once */
     uid_t me = geteuid();
     pid_t self = getpid();
-    int shown = 0;
+    struct dotnet_process *procs = NULL;
+    size_t count = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 0 || pid == self)
             continue;
-        struct dotnet_process p;
-        if (ps_inspect((pid_t)pid, &p, 1) != 1 || (me != 0 && p.uid != me))
-            continue;
-        if (!shown++)
-            printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
-        const char *note = !p.socket[0] ? "  (no diagnostics socket: cannot attach)"
-                           : p.other_namespace ? "  (in a container: attach from inside it)"
-                                               : "";
-        printf("%7ld  %-9s  %-12s  %s%s\n", pid, p.version[0] ? p.version : "?",
-               p.profiler[0] ? p.profiler : "-", p.command, note);
+        struct dotnet_process *grown = mem_grow(procs, &cap, count + 1, sizeof *procs);
+        if (!grown) {
+            cli_error("out of memory");
+            break;
+        }
+        procs = grown;
+        if (ps_inspect((pid_t)pid, &procs[count], 0) == 1 && (me == 0 || procs[count].uid == me))
+            count++;
     }
     closedir(d);
-    if (!shown)
+    struct ipc_query *q = mem_calloc(count ? count : 1, sizeof *q);
+    struct ipc_info *info = mem_calloc(count ? count : 1, sizeof *info);
+    size_t asked = 0;
+    for (size_t i = 0; q && info && i < count; i++)
+        if (procs[i].socket[0])
+            q[asked++] = (struct ipc_query){.socket_path = procs[i].socket, .info = &info[i]};
+    ipc_process_info_many(q, asked, PS_ASK_MS);
+    for (size_t j = 0; j < asked; j++)
+        if (q[j].ok && q[j].info->version[0]) {
+            struct dotnet_process *p = &procs[q[j].info - info];
+            snprintf(p->version, sizeof p->version, "%s", q[j].info->version);
+        }
+    for (size_t i = 0; i < count; i++) {
+        const struct dotnet_process *p = &procs[i];
+        if (!i)
+            printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
+        char note[96] = "";
+        if (!p->socket[0])
+            snprintf(note, sizeof note, "  (no diagnostics socket: cannot attach)");
+        else if (p->inner_pid != p->pid)
+            snprintf(note, sizeof note, "  (in a container, as pid %d)", (int)p->inner_pid);
+        /* what the processes say of themselves (other users' among them),
+         * escaped */
+        char version[4 * sizeof p->version], profiler[4 * sizeof p->profiler],
+            command[4 * sizeof p->command];
+        printf("%7ld  %-9s  %-12s  %s%s\n", (long)p->pid,
+               p->version[0] ? termsafe(p->version, version, sizeof version) : "?",
+               p->profiler[0] ? termsafe(p->profiler, profiler, sizeof profiler) : "-",
+               termsafe(p->command, command, sizeof command), note);
+    }
+    if (!count)
         fprintf(stderr, "corscope: no .NET process of yours is running\n");
+    mem_free(q);
+    mem_free(info);
+    mem_free(procs);
     return 0;
 }
