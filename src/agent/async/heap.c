@@ -1,5 +1,7 @@
 /*
- * heap: see heap.h.
+ * heap: see heap.h.  The walk needs ICorProfilerInfo15
+ * (EnumerateGCHeapObjects): its one caller, sources/async_snapshots.c,
+ * runs it only when the runtime's info_version is 15 or more.
  */
 #include "agent/async/heap.h"
 

@@ -17,8 +17,9 @@
  * The first snapshot walks the heap twice: the first walk meets every type
  * for the first time (types are classified outside the suspension), the
  * second reads.  Each snapshot's pause is recorded ("async-snapshot").
- * Needs ICorProfilerInfo15 (.NET 9 and later); before that the recording
- * says why it has none.
+ * The source needs ICorProfilerInfo15 (.NET 9 and later: snap_init
+ * checks info_version, and nothing else runs without it); before that the
+ * recording says why it has none.
  */
 #include <stdio.h>
 #include <string.h>
