@@ -33,6 +33,11 @@
 
 static _Atomic ModuleID corelib;
 static int requested;
+/* Runtimes before .NET 8 (ICorProfilerInfo14) are not rewritten: .NET
+ * Core 3.1 crashed with the rewrite (tests/e2e/t_core31.sh), and 5 to 7
+ * were never tried; their samples keep their real stacks. */
+#define ASYNC_INFO_MIN 14
+static int too_old;
 
 static void request(struct agent *a)
 {
@@ -40,6 +45,12 @@ static void request(struct agent *a)
     if (requested || !m)
         return;
     requested = 1;
+    if (too_old) {
+        recorder_info(&a->out, FMT_INFO_ASYNC,
+                      "off (logical async stacks need .NET 8 or later: ICorProfilerInfo14)");
+        log_info("logical async stacks need .NET 8 or later: samples keep their real stacks");
+        return;
+    }
     int n = rewrite_request(a->info, m);
     char text[96];
     if (n)
@@ -53,16 +64,19 @@ static int async_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
 {
     (void)s;
     (void)high;
-    *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS | COR_PRF_MONITOR_MODULE_LOADS;
+    atomic_store(&corelib, 0);
+    requested = 0;
+    too_old = a->info_version < ASYNC_INFO_MIN;
+    *mask |= COR_PRF_MONITOR_MODULE_LOADS;
+    if (too_old)
+        return 0;
+    *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS;
     struct clrdesc_frames layout;
     clrdesc_read_frames(&layout);
     achain_set_coop_offset(layout.thread_coop);
     if (layout.thread_coop < 0)
         log_debug("async: the runtime does not say where a thread's GC mode is: every async "
                   "chain is read through the kernel");
-    atomic_store(&corelib, 0);
-    requested = 0;
-    (void)a;
     return achain_init();
 }
 
@@ -98,7 +112,7 @@ static uint64_t async_cycle(struct agent *a, struct source *s, uint64_t now)
 static void async_stop(struct agent *a, struct source *s)
 {
     (void)s;
-    if (atomic_load(&a->detaching))
+    if (atomic_load(&a->detaching) && !too_old)
         rewrite_revert(a->info);
 }
 
