@@ -16,6 +16,14 @@ grep -q ready "$T/app.out" || fail "AsyncChain pending did not start: $(cat "$T/
 
 cs async -p "$pid" -d 2s -o "$T/ops.corscope" > "$T/ops.txt" 2> "$T/err.txt" ||
     fail "corscope async: $(cat "$T/err.txt")"
+# before .NET 9 the runtime cannot enumerate its heap: the command says so
+if [ "$RUNTIME" -lt 9 ]; then
+    grep -q "^# no snapshot of pending async operations: async off (snapshots of pending operations need ICorProfilerInfo15: .NET 9 or later)$" "$T/ops.txt" ||
+        fail ".NET $RUNTIME: $(cat "$T/ops.txt" "$T/err.txt")"
+    kill -0 "$pid" 2> /dev/null || fail "the process did not survive the attach"
+    note ".NET $RUNTIME: $(head -1 "$T/ops.txt")"
+    exit 0
+fi
 cat "$T/ops.txt" | sed 's/^/    /'
 kill -0 "$pid" 2> /dev/null || fail "the process did not survive the snapshots"
 
