@@ -30,6 +30,9 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
 LDFLAGS ?=
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS := -lm
+# the CLI's uploads over https (cli/http.c): OpenSSL, which the .NET runtime
+# needs on Linux anyway (docs/push.md says why not libcurl)
+TLS_LIBS := -lssl -lcrypto
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
@@ -37,7 +40,8 @@ AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c
 	src/format/writer.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(wildcard src/agent/trace/*.S)
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c
+# the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/writer.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -125,11 +129,11 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz $(TLS_LIBS)
 
 $(UNIT): $(UNIT_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz $(TLS_LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -167,13 +171,13 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
 FUZZERS := reader cfi elfsym leaf config
-FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+FUZZ_SRC_reader := src/format/recording.c src/format/writer.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
-FUZZ_LIBS := -lm -lz
+FUZZ_LIBS := -lm -lz -lssl -lcrypto
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
 define replay_rule

@@ -153,6 +153,8 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
     snprintf(text, sizeof text, "%llu",
              (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
     writer_info(&r->w, FMT_INFO_START_REALTIME_NS, text);
+    snprintf(text, sizeof text, "%llu", (unsigned long long)r->start_ns);
+    writer_info(&r->w, FMT_INFO_START_MONOTONIC_NS, text);
     recorder_flush(r);
     if (r->w.error) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));

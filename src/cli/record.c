@@ -41,6 +41,8 @@
 #include "common/product.h"
 #include "common/units.h"
 #include "cli/merge.h"
+#include "cli/record_push.h"
+#include "common/pushcfg.h"
 #include "format/recording.h"
 
 
@@ -222,6 +224,13 @@ static void set_child_env(const struct config *c, const char *agent, const char 
     setenv(env, value, 1);
     CONFIG_KEYS(EXPORT_SETTING)
 #undef EXPORT_SETTING
+    /* never the agent's own uploads under record: record pushes, with
+     * --push (and no secret reaches the program) */
+#define NO_PUSH(k, env) unsetenv(env);
+    PUSH_KEYS(NO_PUSH)
+#undef NO_PUSH
+    unsetenv(PUSH_PASSWORD_ENV);
+    unsetenv(PUSH_TOKEN_ENV);
     /* a tree of processes is recorded: no compiler server or MSBuild node
      * may outlive the recording (they would go on profiling into a
      * finished file); the build runs its compiler as a process of its own
@@ -529,9 +538,16 @@ int cmd_record(int argc, char **argv)
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},           PUSH_LONGOPTS,
+        {NULL, 0, NULL, 0},
     };
     char err[256];
+    /* --push's settings: the CORSCOPE_PUSH* variables (but the URL: only
+     * --push sends), then the options */
+    struct push_config pcfg;
+    if (push_config_from_env(&pcfg, err, sizeof err) < 0)
+        return cli_usage_error("record", "%s", err);
+    pcfg.url_text[0] = '\0';
     struct config cfg;
     config_defaults(&cfg);
     /* the agent's log level is the one setting taken from our environment */
@@ -588,9 +604,19 @@ int cmd_record(int argc, char **argv)
             if (parse_duration(optarg, &duration_ns, err, sizeof err) < 0)
                 return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
             break;
-        case 'h': fputs(record_usage, stdout); return 0;
+        case 'h':
+            fputs(record_usage, stdout);
+            printf("\nContinuous profiling to Grafana Pyroscope (docs/push.md):\n%s",
+                   push_usage_options);
+            return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
-        default: return cli_usage_error("record", "unknown option '%s'", opt);
+        default:
+            if (c >= PUSH_OPT_URL && c < PUSH_OPT_END) {
+                if (push_option(&pcfg, c, optarg, err, sizeof err) < 0)
+                    return cli_usage_error("record", "%s: %s", opt, err);
+                break;
+            }
+            return cli_usage_error("record", "unknown option '%s'", opt);
         }
         if (key && config_set(&cfg, key, optarg, err, sizeof err) < 0)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
@@ -620,6 +646,11 @@ int cmd_record(int argc, char **argv)
     if (!attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;
+    int pushing = pcfg.url_text[0] != '\0';
+    if (!pushing && (pcfg.service[0] || pcfg.label_count))
+        return cli_usage_error("record", "--service and --label name what --push sends; add --push URL");
+    if (pushing && push_config_check(&pcfg, err, sizeof err) < 0)
+        return cli_usage_error("record", "--push: %s", err);
     if (no_children && all_processes)
         return cli_usage_error("record", "--no-children and --all-processes contradict each other");
     if (attach_pid && (no_children || all_processes))
@@ -647,6 +678,7 @@ int cmd_record(int argc, char **argv)
     }
 
     char name[PATH_MAX], path[PATH_MAX];
+    int keep = !pushing || output; /* --push without -o keeps no recording */
     if (!output) {
         if (attach_pid)
             attach_default_output(&target, name, sizeof name);
@@ -689,8 +721,20 @@ int cmd_record(int argc, char **argv)
         path[n] = '/';
         memcpy(path + n + 1, output, strlen(output) + 1);
     }
-    if (create_output(path, force) < 0)
+    if (keep && create_output(path, force) < 0)
         return EXIT_WORK_FAILED;
+    /* --push: the agent writes into record's FIFO; the recording kept
+     * (path) is record's copy of the stream */
+    struct record_push rp;
+    const char *agent_output = path;
+    if (pushing) {
+        if (record_push_begin(&rp, &pcfg, keep ? path : NULL, quiet) < 0) {
+            if (keep)
+                unlink(path);
+            return EXIT_WORK_FAILED;
+        }
+        agent_output = rp.fifo;
+    }
     /* recordings beside it from an earlier run are not this run's */
     static char before[MAX_RECORDINGS][PATH_MAX], after[MAX_RECORDINGS][PATH_MAX];
     size_t before_count = list_beside(path, before, MAX_RECORDINGS);
@@ -698,8 +742,20 @@ int cmd_record(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (attach_pid) {
-        if (attach_prepare_output(&target, path) < 0 ||
-            attach_run(&target, &cfg, agent, path, duration_ns, quiet) != 0) {
+        /* the agent in that process (maybe another user's, as root) writes
+         * the recording, or record's FIFO */
+        int given = !pushing ? attach_prepare_output(&target, path)
+                    : geteuid() == 0 && target.proc.uid != 0
+                        ? record_push_give(&rp, target.proc.uid, target.gid)
+                        : 0;
+        int attached = given == 0 &&
+                       attach_run(&target, &cfg, agent, agent_output, duration_ns, quiet) == 0;
+        int recorded = 1;
+        if (pushing)
+            record_push_end(&rp, &recorded); /* its summary says what was not sent */
+        if (!keep)
+            return attached && recorded ? 0 : EXIT_WORK_FAILED;
+        if (!attached) {
             struct stat st;
             if (stat(path, &st) == 0 && st.st_size == 0)
                 unlink(path);
@@ -723,13 +779,17 @@ int cmd_record(int argc, char **argv)
     }
     snprintf(cfg.control, sizeof cfg.control, "%s", sess.address);
     int exec_errno = 0;
-    int status = run_child(cmd, &cfg, agent, path, &exec_errno, &sess, duration_ns, quiet);
+    int status = run_child(cmd, &cfg, agent, agent_output, &exec_errno, &sess, duration_ns, quiet);
     session_close(&sess);
+    int recorded = 1;
+    if (pushing)
+        record_push_end(&rp, &recorded); /* its summary says what was not sent */
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
     if (status < 0) {
-        unlink(path);
+        if (keep)
+            unlink(path);
         if (exec_errno) {
             cli_error("cannot run '%s': %s", cmd[0], strerror(exec_errno));
             return exec_errno == ENOENT ? 127 : 126;
@@ -740,6 +800,12 @@ int cmd_record(int argc, char **argv)
     /* the program ended because -d did: that is no failure */
     if (sess.ended_by_deadline)
         code = 0;
+    if (!keep) {
+        if (!recorded)
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", cmd[0]);
+        return code ? code : recorded ? 0 : EXIT_WORK_FAILED;
+    }
     /* what was written: the output, and a recording beside it for every
      * other process of the tree */
     const char *written[MAX_RECORDINGS + 1];
