@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "agent/codemap.h"
+#include "agent/companion.h"
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/osthread.h"
@@ -252,6 +253,7 @@ static void *loop_main(void *arg)
             if (recorder_failed(&a->out))
                 halt(a);
         }
+        companion_reap();
         if (remote_stop_wanted()) {
             atomic_store(&a->detaching, 1);
             break;

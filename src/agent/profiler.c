@@ -46,6 +46,8 @@
 #include "agent/agent.h"
 #include "agent/clrdesc.h"
 #include "agent/codemap.h"
+#include "agent/companion.h"
+#include "common/pushcfg.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
@@ -313,7 +315,10 @@ static void hide_environment(struct agent *a)
         hide_variable(a, ours[i]);
 #define HIDE(key, env) hide_variable(a, env);
     CONFIG_KEYS(HIDE)
+    PUSH_KEYS(HIDE)
 #undef HIDE
+    hide_variable(a, PUSH_PASSWORD_ENV);
+    hide_variable(a, PUSH_TOKEN_ENV);
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */
@@ -437,7 +442,11 @@ static HRESULT begin(struct profiler *p, IUnknown *unk)
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+    int pushing = companion_open(a); /* CORSCOPE_PUSH: to the uploader's pipe */
+    if (pushing < 0)
+        goto decline;
+    if (pushing) {
+    } else if (a->cfg.children == CONFIG_CHILDREN_NONE) {
         /* the first process only, and never over another's recording */
         int fd = proctree_claim_first(a->output);
         if (fd < 0 && errno == EEXIST) {
@@ -623,6 +632,7 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
     }
     int was_open = a->out.open;
     free_core(a);
+    companion_finish(); /* its pipe is closed: it sends the last profiles */
     evq_shutdown();
     log_info("recording closed: %s", a->output);
     if (was_open) {

@@ -607,7 +607,11 @@ int cmd_push(int argc, char **argv)
         file_mode = 1;
     }
     if (agent) {
-        /* beside the program, never in its way */
+        /* beside the program, never in its way; the agent started it with
+         * every signal blocked */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         if (setpriority(PRIO_PROCESS, 0, 10) < 0) {
             /* already lower, or not allowed: fine */
         }
@@ -638,6 +642,18 @@ int cmd_push(int argc, char **argv)
     }
     ps.file_mode = file_mode;
     int bad = push_read(&ps, fd) < 0;
+    if (agent) {
+        /* the program has ended: whoever reads its standard error (a
+         * pipe, $(...)) must not wait for our last sends */
+        int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null_fd >= 0) {
+            dup2(null_fd, 2);
+            close(null_fd);
+        }
+        pthread_mutex_lock(&ps.lock);
+        ps.quiet = 1;
+        pthread_mutex_unlock(&ps.lock);
+    }
     int rc = push_finish(&ps);
     if (tee_fd >= 0)
         close(tee_fd);
