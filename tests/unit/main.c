@@ -36,7 +36,7 @@ void test_run(const char *name, void (*fn)(void))
 
 #define SUITES(X) \
     X(buf) X(units) X(utf) X(tables) X(format) X(reader_damage) X(clr) X(agent) X(report) X(unwind) X(elfsym) X(fold) \
-    X(slots) X(events) X(memory) X(attach) X(trace) X(frames)
+    X(slots) X(events) X(memory) X(attach) X(trace) X(frames) X(push)
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)
