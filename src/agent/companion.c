@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@
 #define PIPE_SIZE (1 << 20)
 
 static pid_t companion_pid;
+static int companion_ours;   /* our child (the program is process 1): we reap it */
+static int companion_pidfd = -1; /* else a pidfd that says when it ends, -1 when none */
 
 /* The corscope executable beside this library (the build tree, a tarball,
  * a container's /opt/corscope), or PREFIX/bin for PREFIX/lib/corscope. */
@@ -74,6 +77,19 @@ static int child_main(void *arg)
     /* every signal stays blocked across execve; the uploader unblocks them */
     execve(sp->path, sp->argv, sp->envp);
     _exit(127);
+}
+
+/* Has the uploader ended (reaped, when it is ours)?  1 or 0. */
+static int companion_ended(void)
+{
+    if (companion_ours) {
+        int status;
+        return waitpid(companion_pid, &status, WNOHANG | __WALL) == companion_pid;
+    }
+    if (companion_pidfd < 0)
+        return 0; /* no pidfd (before Linux 5.3): its end shows as a write error */
+    struct pollfd p = {companion_pidfd, POLLIN, 0};
+    return poll(&p, 1, 0) == 1;
 }
 
 /* Starts the uploader reading the pipe; returns the pipe's writing end, or
@@ -125,9 +141,19 @@ static int spawn(const char *path, const char *tee, int quiet, char *err, size_t
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    /* no exit signal: the program gets no SIGCHLD for it */
-    pid_t pid = clone(child_main, (char *)stack + CHILD_STACK, CLONE_VM | CLONE_VFORK, &sp);
+    /* the program's sibling: its parent (the shell, the service manager,
+     * the container's shim) is the uploader's, and gets the SIGCHLD that
+     * execve makes of any exit signal (fs/exec.c); the program gets none.
+     * A program that is process 1 of its namespace has no parent to share:
+     * then the uploader is its child, reaped by the agent. */
+    pid_t pid = clone(child_main, (char *)stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | CLONE_PARENT,
+                      &sp);
     int e = errno;
+    companion_ours = pid < 0 && e == EINVAL;
+    if (companion_ours) {
+        pid = clone(child_main, (char *)stack + CHILD_STACK, CLONE_VM | CLONE_VFORK, &sp);
+        e = errno;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, CHILD_STACK);
     close(in_fd);
@@ -137,14 +163,15 @@ static int spawn(const char *path, const char *tee, int quiet, char *err, size_t
         close(fds[1]);
         return -1;
     }
-    int status;
-    if (waitpid(pid, &status, WNOHANG | __WALL) == pid) {
-        snprintf(err, err_size, "the uploader %.300s did not start (status %d)", path,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    companion_pid = pid;
+    companion_pidfd = companion_ours ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+    if (companion_pidfd >= 0)
+        fcntl(companion_pidfd, F_SETFD, FD_CLOEXEC);
+    if (companion_ended()) {
+        snprintf(err, err_size, "the uploader %.300s did not start", path);
         close(fds[1]);
         return -1;
     }
-    companion_pid = pid;
     return fds[1];
 }
 
@@ -185,35 +212,33 @@ int companion_open(struct agent *a)
     return 1;
 }
 
+static void forget(void)
+{
+    if (companion_pidfd >= 0)
+        close(companion_pidfd);
+    companion_pidfd = -1;
+    companion_pid = 0;
+}
+
 void companion_reap(void)
 {
-    if (companion_pid <= 0)
+    if (companion_pid <= 0 || !companion_ended())
         return;
-    int status;
-    if (waitpid(companion_pid, &status, WNOHANG | __WALL) != companion_pid)
-        return;
-    if (WIFSIGNALED(status))
-        log_warn("the uploader (process %ld) was killed by signal %d; no more profiles are "
-                 "pushed in this run", (long)companion_pid, WTERMSIG(status));
-    else
-        log_warn("the uploader (process %ld) ended (status %d); no more profiles are pushed in "
-                 "this run", (long)companion_pid, WEXITSTATUS(status));
-    companion_pid = 0;
+    log_warn("the uploader (process %ld) ended before the program; no more profiles are pushed "
+             "in this run", (long)companion_pid);
+    forget();
 }
 
 void companion_finish(void)
 {
     if (companion_pid <= 0)
         return;
-    /* process 1 of a container: its end ends the uploader too */
-    int wait_ms = getpid() == 1 ? 1000 : 0;
-    for (int waited = 0;; waited += 10) {
-        int status;
-        pid_t r = waitpid(companion_pid, &status, WNOHANG | __WALL);
-        if (r == companion_pid || r < 0 || waited >= wait_ms)
-            break;
+    /* process 1 of a container: its end ends the uploader too; it has a
+     * moment to send the last profile */
+    int wait_ms = companion_ours ? 1000 : 0;
+    for (int waited = 0; !companion_ended() && waited < wait_ms; waited += 10) {
         struct timespec ms = {0, 10000000};
         nanosleep(&ms, NULL);
     }
-    companion_pid = 0;
+    forget();
 }

@@ -8,9 +8,15 @@
  * `record --push` and `report -f pprof`.
  *
  * The program must not notice it:
- *   - the uploader is started by clone() with no exit signal (the program
- *     gets no SIGCHLD, and its waitpid(-1) never sees it: only __WALL
- *     does) and reaped by the agent's own thread;
+ *   - the uploader is the program's sibling, not its child (clone with
+ *     CLONE_PARENT): the program gets no SIGCHLD for it and its
+ *     waitpid(-1) never sees it; the program's parent (a shell, systemd,
+ *     a container's shim) reaps it.  An exit signal of 0 would not do:
+ *     execve resets it to SIGCHLD.  A program that is process 1 of its PID
+ *     namespace has no parent to share (CLONE_PARENT is refused): the
+ *     uploader is then its child, reaped by the agent's own thread
+ *     (__WALL), and its end, if it comes before the program's, is a
+ *     SIGCHLD the program gets;
  *   - it starts in a session of its own (the terminal's Ctrl-C and the
  *     program's kill(0, ...) do not reach it), with every descriptor of the
  *     program closed but the pipe (as its standard input) and standard
