@@ -22,7 +22,7 @@ source "$(dirname "$0")/lib.sh"
 
 PUSH=$ROOT/tests/push
 STANDINS=()
-trap 'for p in "${STANDINS[@]:-}"; do [ -n "$p" ] && kill "$p" 2> /dev/null; done; rm -rf "$T" || true' EXIT
+trap 'for p in "${STANDINS[@]:-}"; do [ -z "$p" ] || kill "$p" 2> /dev/null || true; done; rm -rf "$T" || true' EXIT
 
 # standin DIR [PORT] [OPTIONS...] -> starts the stand-in; sets SPID, PORT
 standin() {
