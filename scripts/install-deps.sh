@@ -19,6 +19,9 @@ pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }
 if command -v dpkg > /dev/null 2>&1; then
     pkg libc6-dbg
     pkg zlib1g-dev   # the pprof report is gzip-compressed
+    pkg libssl-dev   # record --push over https (OpenSSL, which .NET needs anyway)
+    need openssl openssl              # t_push: a certificate of the test's own
+    need protoc protobuf-compiler     # t_push: the push requests checked on the wire
     # the report tests: Node.js runs the consumers, Chromium shows the flame graph
     need node nodejs
     need npm npm

@@ -193,6 +193,9 @@ int companion_open(struct agent *a)
     }
     /* CORSCOPE_OUTPUT given too: the uploader keeps the recording there */
     const char *tee = getenv("CORSCOPE_OUTPUT") ? a->output : NULL;
+    /* the uploader says what it sent at the end only when asked
+     * (CORSCOPE_LOG=info): the program's standard error is not kept open
+     * for it */
     int fd = spawn(uploader, tee, !log_enabled(CONFIG_LOG_WARN), err, sizeof err);
     if (fd < 0) {
         log_error("CORSCOPE_PUSH: %s; profiling is off for this run", err);

@@ -642,7 +642,9 @@ int cmd_push(int argc, char **argv)
     }
     ps.file_mode = file_mode;
     int bad = push_read(&ps, fd) < 0;
-    if (agent) {
+    const char *level = getenv("CORSCOPE_LOG");
+    int verbose = level && (!strcmp(level, "info") || !strcmp(level, "debug"));
+    if (agent && !verbose) {
         /* the program has ended: whoever reads its standard error (a
          * pipe, $(...)) must not wait for our last sends */
         int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -655,6 +657,13 @@ int cmd_push(int argc, char **argv)
         pthread_mutex_unlock(&ps.lock);
     }
     int rc = push_finish(&ps);
+    if (agent && verbose) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "corscope: push: the uploader used %.3f s of CPU in all\n",
+                (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+    }
     if (tee_fd >= 0)
         close(tee_fd);
     if (fd > 0)
