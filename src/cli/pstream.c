@@ -13,7 +13,6 @@
 #include "common/crc32.h"
 #include "common/hash.h"
 #include "common/mem.h"
-#include "format/writer.h"
 
 #define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
@@ -31,20 +30,12 @@ int pstream_init(struct pstream *s, uint64_t every_ns)
     memset(s, 0, sizeof *s);
     s->every_ns = every_ns;
     buf_init(&s->in);
-    map64_init(&s->stack_by_content);
-    map64_init(&s->thread_index);
     map64_init(&s->live_by_object);
     s->alloc_event = s->scan_event = s->collected_event = -1;
-    /* id 0 of strings, frames and stacks is "none" */
-    if (strtab_init(&s->texts) < 0 || GROW(s->strings, s->string_cap, 1) ||
-        GROW(s->frames, s->frame_cap, 1) || GROW(s->stacks, s->stack_cap, 1)) {
+    if (pdefs_init(&s->defs, PDEFS_BUDGET_DEFAULT) < 0) {
         pstream_free(s);
         return -1;
     }
-    s->strings[0] = 0;
-    memset(&s->frames[0], 0, sizeof s->frames[0]);
-    memset(&s->stacks[0], 0, sizeof s->stacks[0]);
-    s->string_count = s->frame_count = s->stack_count = 1;
     return 0;
 }
 
@@ -64,17 +55,11 @@ void pstream_free(struct pstream *s)
     }
     mem_free(s->info);
     mem_free(s->events);
-    strtab_free(&s->texts);
-    mem_free(s->strings);
-    mem_free(s->frames);
-    mem_free(s->pool);
-    mem_free(s->stacks);
-    map64_free(&s->stack_by_content);
-    mem_free(s->threads);
-    map64_free(&s->thread_index);
+    pdefs_free(&s->defs);
     for (size_t i = 0; i < s->stat_count; i++)
         mem_free(s->stats[i].key);
     mem_free(s->stats);
+    mem_free(s->frame_ids);
     for (size_t i = 0; i < s->open_count; i++)
         window_data_free(&s->open[i]);
     window_data_free(&s->live);
@@ -277,13 +262,9 @@ static const char *decode_strings(struct pstream *s, struct cur *c, uint64_t *re
         const uint8_t *p = cur_bytes(c, &n);
         if (c->err)
             return c->err;
-        if (id != s->string_count)
-            return "string ids out of sequence";
-        int is_new;
-        uint32_t text = strtab_intern(&s->texts, (const char *)p, n, &is_new);
-        if (text == UINT32_MAX || GROW(s->strings, s->string_cap, s->string_count + 1))
-            return oom;
-        s->strings[s->string_count++] = text;
+        const char *bad = pdefs_string(&s->defs, id, p, n);
+        if (bad)
+            return bad;
     }
     return NULL;
 }
@@ -298,19 +279,9 @@ static const char *decode_frames(struct pstream *s, struct cur *c, uint64_t *rec
         uint64_t extra = cur_varint(c);
         if (c->err)
             return c->err;
-        if (id != s->frame_count)
-            return "frame ids out of sequence";
-        if (kind < 1 || kind > FMT_FRAME_KIND_MAX)
-            return "unknown frame kind";
-        if (module >= s->string_count || type >= s->string_count || name >= s->string_count)
-            return "frame refers to an undefined string";
-        if (kind == FMT_FRAME_LABEL && extra >= s->frame_count)
-            return "label frame refers to an undefined frame";
-        if (GROW(s->frames, s->frame_cap, s->frame_count + 1))
-            return oom;
-        struct pstream_frame f = {s->strings[module], s->strings[type], s->strings[name], extra,
-                                  kind};
-        s->frames[s->frame_count++] = f;
+        const char *bad = pdefs_frame(&s->defs, id, kind, module, type, name, extra);
+        if (bad)
+            return bad;
     }
     return NULL;
 }
@@ -323,53 +294,23 @@ static const char *decode_stacks(struct pstream *s, struct cur *c, uint64_t *rec
         uint64_t depth = cur_varint(c);
         if (c->err)
             return c->err;
-        if (id != s->stack_count)
-            return "stack ids out of sequence";
         if (depth > FMT_MAX_STACK_DEPTH || depth > cur_left(c))
             return "stack deeper than its chunk or the format allows";
-        if (GROW(s->pool, s->pool_cap, s->pool_count + depth))
+        if (GROW(s->frame_ids, s->frame_id_cap, depth ? depth : 1))
             return oom;
-        uint32_t *frames = s->pool + s->pool_count;
         for (uint64_t i = 0; i < depth; i++) {
             uint64_t f = cur_varint(c);
             if (c->err)
                 return c->err;
-            if (f == 0 || f >= s->frame_count)
+            if (f > UINT32_MAX)
                 return "stack refers to an undefined frame";
-            frames[i] = (uint32_t)f;
+            s->frame_ids[i] = (uint32_t)f;
         }
-        if (GROW(s->stacks, s->stack_cap, s->stack_count + 1))
-            return oom;
-        /* the agent writes a stack again after forgetting its table: its
-         * frames are kept once */
-        uint32_t off = (uint32_t)s->pool_count;
-        uint64_t key = hash_bytes(frames, depth * sizeof *frames, 0x5eed);
-        for (;; key++) {
-            uint32_t other;
-            if (!map64_get(&s->stack_by_content, key, &other)) {
-                if (map64_put(&s->stack_by_content, key, (uint32_t)id) < 0)
-                    return oom;
-                s->pool_count += depth;
-                break;
-            }
-            if (s->stacks[other].depth == depth &&
-                !memcmp(s->pool + s->stacks[other].off, frames, depth * sizeof *frames)) {
-                off = s->stacks[other].off;
-                break;
-            }
-        }
-        struct pstream_stack st = {off, (uint32_t)depth};
-        s->stacks[s->stack_count++] = st;
+        const char *bad = pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
+        if (bad)
+            return bad;
     }
     return NULL;
-}
-
-static long thread_at(const struct pstream *s, uint64_t id)
-{
-    uint32_t at;
-    if (id == 0 || id > UINT32_MAX || !map64_get(&s->thread_index, id, &at))
-        return -1;
-    return at;
 }
 
 static const char *decode_threads(struct pstream *s, struct cur *c, uint64_t *records)
@@ -379,19 +320,9 @@ static const char *decode_threads(struct pstream *s, struct cur *c, uint64_t *re
         uint64_t id = cur_varint(c), tid = cur_varint(c), name = cur_varint(c);
         if (c->err)
             return c->err;
-        if (id == 0 || id > UINT32_MAX)
-            return "thread id out of range";
-        if (name >= s->string_count)
-            return "thread refers to an undefined string";
-        long at = thread_at(s, id);
-        if (at < 0) {
-            if (GROW(s->threads, s->thread_cap, s->thread_count + 1) ||
-                map64_put(&s->thread_index, id, (uint32_t)s->thread_count) < 0)
-                return oom;
-            at = (long)s->thread_count++;
-        }
-        struct pstream_thread t = {(uint32_t)id, s->strings[name], tid};
-        s->threads[at] = t;
+        const char *bad = pdefs_thread(&s->defs, id, tid, name);
+        if (bad)
+            return bad;
     }
     return NULL;
 }
@@ -599,6 +530,16 @@ static long event_at(const struct pstream *s, uint64_t id)
     return -1;
 }
 
+/* Is a reference defined (it may have been forgotten since: that is no
+ * error)?  The definition it names is needed now. */
+static int refers(struct pstream *s, struct ptable *t, uint64_t id)
+{
+    if (!pdefs_defined(t, id))
+        return 0;
+    pdefs_find(&s->defs, t, id);
+    return 1;
+}
+
 static const char *decode_samples(struct pstream *s, struct cur *c, uint64_t *records)
 {
     uint64_t time = cur_varint(c);
@@ -613,9 +554,9 @@ static const char *decode_samples(struct pstream *s, struct cur *c, uint64_t *re
         long ev = event_at(s, event);
         if (ev < 0 || s->events[ev].recorded)
             return "sample of an undefined event";
-        if (thread_at(s, thread) < 0)
+        if (!refers(s, &s->defs.threads, thread))
             return "sample on an undefined thread";
-        if (stack == 0 || stack >= s->stack_count)
+        if (!refers(s, &s->defs.stacks, stack))
             return "sample refers to an undefined stack";
         if (delta > UINT64_MAX - time)
             return "sample time overflows";
@@ -628,13 +569,13 @@ static const char *decode_samples(struct pstream *s, struct cur *c, uint64_t *re
     return NULL;
 }
 
-static int valid_field(const struct pstream *s, uint8_t type, uint64_t v)
+static int valid_field(struct pstream *s, uint8_t type, uint64_t v)
 {
     switch (type) {
-    case FMT_FIELD_STRING: return v < s->string_count;
-    case FMT_FIELD_FRAME: return v < s->frame_count;
-    case FMT_FIELD_STACK: return v < s->stack_count;
-    case FMT_FIELD_THREAD: return v == 0 || thread_at(s, v) >= 0;
+    case FMT_FIELD_STRING: return !v || refers(s, &s->defs.strings, v);
+    case FMT_FIELD_FRAME: return !v || refers(s, &s->defs.frames, v);
+    case FMT_FIELD_STACK: return !v || refers(s, &s->defs.stacks, v);
+    case FMT_FIELD_THREAD: return !v || refers(s, &s->defs.threads, v);
     default: return 1;
     }
 }
@@ -654,9 +595,9 @@ static const char *decode_records(struct pstream *s, struct cur *c, uint64_t *re
         if (ev < 0 || !s->events[ev].recorded)
             return "record of an undefined event";
         const struct pstream_event *e = &s->events[ev];
-        if (thread && thread_at(s, thread) < 0)
+        if (thread && !refers(s, &s->defs.threads, thread))
             return "record on an undefined thread";
-        if (stack >= s->stack_count || (stack && !thread))
+        if ((stack && !refers(s, &s->defs.stacks, stack)) || (stack && !thread))
             return "record refers to an undefined stack, or has a stack but no thread";
         uint64_t back = delta & 1, step = (delta >> 1) + back;
         if (back ? step > time : step > UINT64_MAX - time)
@@ -812,176 +753,42 @@ uint64_t pstream_next_due(const struct pstream *s)
     return s->start_mono_ns + s->open[0].end + PSTREAM_GRACE_NS;
 }
 
-/* A window's recording as it is built: the stream's ids written as they
- * are first used. */
-struct builder {
-    const struct pstream *s;
-    struct writer w;
-    struct buf *out;
-    struct map64 text_id, frame_id, stack_id, thread_done;
-    uint32_t frames[FMT_MAX_STACK_DEPTH];
-};
-
-static int mem_sink(void *ctx, const void *data, size_t n)
+/* Marks what the items still waiting refer to as needed now. */
+static void touch_items(struct pstream *s, const struct pstream_window_data *w)
 {
-    struct buf *b = ctx;
-    buf_put(b, data, n);
-    return b->failed ? -1 : 0;
-}
-
-static uint32_t b_text(struct builder *b, uint32_t text)
-{
-    uint32_t id;
-    if (!text)
-        return 0;
-    if (map64_get(&b->text_id, text, &id))
-        return id;
-    id = writer_string(&b->w, b->s->texts.strs[text], b->s->texts.lens[text]);
-    map64_put(&b->text_id, text, id);
-    return id;
-}
-
-static uint32_t b_frame(struct builder *b, uint32_t frame)
-{
-    uint32_t id;
-    if (!frame)
-        return 0;
-    if (map64_get(&b->frame_id, frame, &id))
-        return id;
-    const struct pstream_frame *f = &b->s->frames[frame];
-    uint64_t extra = f->kind == FMT_FRAME_LABEL ? b_frame(b, (uint32_t)f->extra) : f->extra;
-    id = writer_frame(&b->w, f->kind, b_text(b, f->module), b_text(b, f->type), b_text(b, f->name),
-                      extra);
-    map64_put(&b->frame_id, frame, id);
-    return id;
-}
-
-static uint32_t b_stack(struct builder *b, uint32_t stack)
-{
-    uint32_t id;
-    if (!stack)
-        return 0;
-    if (map64_get(&b->stack_id, stack, &id))
-        return id;
-    const uint32_t *frames = b->s->pool + b->s->stacks[stack].off;
-    uint32_t depth = b->s->stacks[stack].depth;
-    for (uint32_t i = 0; i < depth; i++)
-        b->frames[i] = b_frame(b, frames[i]);
-    id = writer_stack(&b->w, b->frames, depth);
-    map64_put(&b->stack_id, stack, id);
-    return id;
-}
-
-static void b_thread(struct builder *b, uint32_t thread)
-{
-    uint32_t done;
-    if (!thread || map64_get(&b->thread_done, thread, &done))
-        return;
-    long at = thread_at(b->s, thread);
-    const struct pstream_thread *t = &b->s->threads[at];
-    writer_thread(&b->w, thread, t->os_tid, b_text(b, t->name));
-    map64_put(&b->thread_done, thread, 1);
-}
-
-static void b_item(struct builder *b, const struct pstream_item *x, const uint64_t *data)
-{
-    const struct pstream_event *e = &b->s->events[x->event];
-    b_thread(b, x->thread);
-    uint32_t stack = b_stack(b, x->stack);
-    if (x->sampled) {
-        writer_sample(&b->w, e->id, x->thread, x->time, stack, x->weight);
-        return;
-    }
-    uint64_t fields[FMT_MAX_FIELDS];
-    for (uint32_t i = 0; i < e->field_count; i++) {
-        uint64_t v = data[e->value_count + i];
-        switch (e->field_types[i]) {
-        case FMT_FIELD_STRING: v = b_text(b, b->s->strings[v]); break;
-        case FMT_FIELD_FRAME: v = b_frame(b, (uint32_t)v); break;
-        case FMT_FIELD_STACK: v = b_stack(b, (uint32_t)v); break;
-        case FMT_FIELD_THREAD: b_thread(b, (uint32_t)v); break;
-        default: break;
-        }
-        fields[i] = v;
-    }
-    writer_record(&b->w, e->id, x->thread, x->time, stack, data, e->value_count, fields,
-                  e->field_count);
-}
-
-static int by_time(const void *a, const void *b)
-{
-    const struct pstream_item *x = a, *y = b;
-    return x->time < y->time ? -1 : x->time > y->time;
-}
-
-/* Writes a recording of the definitions and the items of `parts` into
- * out.  Returns 0 or -1 (out of memory). */
-static int build(const struct pstream *s, struct pstream_window_data *const *parts, size_t nparts,
-                 struct buf *out)
-{
-    struct builder *b = mem_calloc(1, sizeof *b);
-    if (!b)
-        return -1;
-    b->s = s;
-    b->out = out;
-    map64_init(&b->text_id);
-    map64_init(&b->frame_id);
-    map64_init(&b->stack_id);
-    map64_init(&b->thread_done);
-    struct writer_sink sink = {mem_sink, out};
-    int rc = writer_begin(&b->w, sink);
-    for (size_t i = 0; rc == 0 && i < s->info_count; i++)
-        writer_info(&b->w, s->info[i].key, s->info[i].value);
-    for (size_t i = 0; rc == 0 && i < s->event_count; i++) {
-        const struct pstream_event *e = &s->events[i];
-        if (!e->recorded) {
-            writer_event(&b->w, e->id, e->name, e->unit, e->period);
+    struct pdefs *d = &s->defs;
+    for (size_t i = 0; i < w->item_count; i++) {
+        const struct pstream_item *x = &w->items[i];
+        pdefs_find(d, &d->threads, x->thread);
+        pdefs_find(d, &d->stacks, x->stack);
+        if (x->sampled)
             continue;
-        }
-        struct writer_event_def d;
-        memset(&d, 0, sizeof d);
-        d.id = e->id;
-        d.name = e->name;
-        d.value_count = e->value_count;
-        for (uint32_t k = 0; k < e->value_count; k++) {
-            d.value_names[k] = e->value_names[k];
-            d.value_units[k] = e->value_units[k];
-        }
-        d.field_count = e->field_count;
+        const struct pstream_event *e = &s->events[x->event];
+        const uint64_t *fields = w->data + x->data + e->value_count;
         for (uint32_t k = 0; k < e->field_count; k++) {
-            d.field_names[k] = e->field_names[k];
-            d.field_types[k] = e->field_types[k];
+            uint8_t type = e->field_types[k];
+            struct ptable *t = type == FMT_FIELD_STRING  ? &d->strings
+                               : type == FMT_FIELD_FRAME ? &d->frames
+                               : type == FMT_FIELD_STACK ? &d->stacks
+                               : type == FMT_FIELD_THREAD ? &d->threads
+                                                          : NULL;
+            if (t)
+                pdefs_find(d, t, fields[k]);
         }
-        writer_event_def(&b->w, &d);
     }
-    for (size_t p = 0; rc == 0 && p < nparts; p++) {
-        struct pstream_window_data *w = parts[p];
-        /* samples in time order within a chunk (the writer's deltas) */
-        qsort(w->items, w->item_count, sizeof *w->items, by_time);
-        for (size_t i = 0; i < w->item_count; i++)
-            b_item(b, &w->items[i], w->data + w->items[i].data);
-    }
-    const char **keys = mem_calloc(s->stat_count + 1, sizeof *keys);
-    uint64_t *values = mem_calloc(s->stat_count + 1, sizeof *values);
-    if (!keys || !values)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < s->stat_count; i++) {
-        keys[i] = s->stats[i].key;
-        values[i] = s->stats[i].value_u64;
-    }
-    if (rc == 0 && writer_finish(&b->w, keys, values, s->stat_count) < 0)
-        rc = -1;
-    if (b->w.error || out->failed)
-        rc = -1;
-    mem_free(keys);
-    mem_free(values);
-    writer_free(&b->w);
-    map64_free(&b->text_id);
-    map64_free(&b->frame_id);
-    map64_free(&b->stack_id);
-    map64_free(&b->thread_done);
-    mem_free(b);
-    return rc;
+}
+
+/* Over the budget: what no window needed lately is forgotten, but what the
+ * windows still open and the live heap refer to. */
+static int forget_unused(struct pstream *s)
+{
+    for (size_t i = 0; i < s->open_count; i++)
+        touch_items(s, &s->open[i]);
+    touch_items(s, &s->live);
+    touch_items(s, &s->pending);
+    touch_items(s, &s->last_scan);
+    uint32_t now = s->defs.now;
+    return pdefs_compact(&s->defs, now > PDEFS_KEEP_WINDOWS ? now - PDEFS_KEEP_WINDOWS : 0);
 }
 
 void pstream_window_free(struct pstream_window *w)
@@ -1015,10 +822,10 @@ int pstream_next_window(struct pstream *s, uint64_t now_mono_ns, int at_end,
     w->end_ns = s->start_realtime_ns + end;
     w->items = d->item_count;
     struct pstream_window_data *parts[1] = {d};
-    int rc = build(s, parts, 1, &w->recording);
+    int rc = pwindow_build(s, parts, 1, &w->recording);
     if (rc == 0 && s->scan_event >= 0 && s->last_scan.item_count) {
         struct pstream_window_data *live[3] = {&s->live, &s->pending, &s->last_scan};
-        rc = build(s, live, 3, &w->live);
+        rc = pwindow_build(s, live, 3, &w->live);
         /* build sorted the followed allocations: their index moved */
         for (size_t i = 0; rc == 0 && i < s->live.item_count; i++) {
             const uint64_t *f = s->live.data + s->live.items[i].data +
@@ -1033,6 +840,9 @@ int pstream_next_window(struct pstream *s, uint64_t now_mono_ns, int at_end,
     memmove(&s->open[0], &s->open[1], (s->open_count - 1) * sizeof s->open[0]);
     s->open_count--;
     memset(&s->open[s->open_count], 0, sizeof s->open[0]);
+    s->defs.now = (uint32_t)s->windows_made;
+    if (rc == 0 && pdefs_bytes(&s->defs) > s->defs.threshold)
+        rc = forget_unused(s);
     if (rc < 0) {
         pstream_window_free(w);
         return -1;

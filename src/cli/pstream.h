@@ -6,10 +6,9 @@
  *
  * Bytes come in any pieces (pstream_feed); whole chunks are checked (CRC,
  * references) and decoded as they complete.  Definitions (strings, frames,
- * stacks, threads, events) are kept for the life of the stream, compactly:
- * each string's text once however often the agent writes it again after
- * forgetting its tables, each stack's frames once; samples and recorded
- * events are kept only until their window is made.
+ * stacks, threads) are kept compactly, and those no recent window needed
+ * are forgotten when a budget is passed (pdefs.h); samples and recorded
+ * events are kept only until their window is made (pwindow.h).
  *
  * Windows are aligned to multiples of `every` in wall-clock time, so the
  * windows of every process of a fleet line up (the first and last are
@@ -32,9 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/pdefs.h"
 #include "common/buf.h"
 #include "common/map.h"
-#include "common/strtab.h"
 #include "common/visibility.h"
 #include "format/format.h"
 
@@ -62,16 +61,6 @@ struct pstream_frame {
 struct pstream_kv {
     char *key, *value;
     uint64_t value_u64;
-};
-
-struct pstream_stack {
-    uint32_t off, depth; /* into pool */
-};
-
-struct pstream_thread {
-    uint32_t id;
-    uint32_t name; /* text id */
-    uint64_t os_tid;
 };
 
 /* A sample or a recorded event waiting for its window. */
@@ -115,19 +104,9 @@ struct pstream {
     size_t info_count, info_cap;
     struct pstream_event *events;
     size_t event_count, event_cap;
-    struct strtab texts;
-    uint32_t *strings; /* stream string id -> text id */
-    size_t string_count, string_cap;
-    struct pstream_frame *frames; /* by stream frame id */
-    size_t frame_count, frame_cap;
-    uint32_t *pool; /* stacks' frames (stream frame ids), leaf first */
-    size_t pool_count, pool_cap;
-    struct pstream_stack *stacks; /* by stream stack id */
-    size_t stack_count, stack_cap;
-    struct map64 stack_by_content; /* hash -> stream stack id of the first with it */
-    struct pstream_thread *threads;
-    size_t thread_count, thread_cap;
-    struct map64 thread_index; /* stream thread id -> index */
+    struct pdefs defs;        /* strings, frames, stacks, threads */
+    uint32_t *frame_ids;      /* a stack being read */
+    size_t frame_id_cap;
     struct pstream_kv *stats; /* the latest value of each counter (value_u64) */
     size_t stat_count, stat_cap;
     /* windows not made yet, oldest first */
@@ -174,5 +153,9 @@ HIDDEN void pstream_window_free(struct pstream_window *w);
 /* The latest value of a counter of the recording (0 when absent). */
 HIDDEN uint64_t pstream_stat(const struct pstream *s, const char *key);
 HIDDEN const char *pstream_info(const struct pstream *s, const char *key);
+/* A window's items (and the live heap's) made into a recording of their
+ * own (pwindow.c).  Returns 0 or -1 (out of memory). */
+HIDDEN int pwindow_build(struct pstream *s, struct pstream_window_data *const *parts, size_t nparts,
+                         struct buf *out);
 
 #endif

@@ -72,14 +72,17 @@ const char push_usage_options[] =
     "      --push-tenant ID    X-Scope-OrgID, for a multi-tenant server\n"
     "      --push-header 'NAME: VALUE'  another header (repeatable); secret ones in\n"
     "      --push-headers-file FILE\n"
-    "      --push-ca FILE      trust this CA besides the system's bundle\n";
+    "      --push-ca FILE      trust this CA besides the system's bundle\n"
+    "      --push-memory SIZE  the most the recording's names and stacks take in memory;\n"
+    "                          beyond, those unused for a while are forgotten\n"
+    "                          (default 64MiB)\n";
 
 int push_option(struct push_config *c, int opt, const char *arg, char *err, size_t err_size)
 {
     static const char *const keys[PUSH_OPT_END - PUSH_OPT_URL] = {
         "push", "service", "label", "push_every", "push_timeout", "push_linger", "push_spool",
         "push_spool_max", "push_user", "push_password_file", "push_token_file", "push_tenant",
-        "push_header", "push_headers_file", "push_ca"};
+        "push_header", "push_headers_file", "push_ca", "push_memory"};
     if (opt < PUSH_OPT_URL || opt >= PUSH_OPT_END) {
         snprintf(err, err_size, "not a push option");
         return -1;
@@ -349,6 +352,7 @@ int push_start(struct push_session *ps, const struct push_config *cfg, int tee_f
         return -1;
     }
     ps->stream.start_mono_ns = mono_ns(); /* until the recording says */
+    ps->stream.defs.budget = ps->stream.defs.threshold = cfg->memory;
     if (http_client_init(&ps->http, &cfg->url, cfg->ca_file, err, err_size) < 0) {
         pstream_free(&ps->stream);
         return -1;
@@ -514,6 +518,11 @@ int push_finish(struct push_session *ps)
                                      (unsigned long long)ps->left,
                                      ps->last_error[0] ? ps->last_error : "the server was away",
                                      ps->spool.dir[0] ? ps->spool.dir : "memory: lost");
+        if (ps->stream.defs.forgotten_refs && used < sizeof extra)
+            used += (size_t)snprintf(extra + used, sizeof extra - used,
+                                     "; %llu references to names forgotten to stay under "
+                                     "--push-memory, shown as [forgotten]",
+                                     (unsigned long long)ps->stream.defs.forgotten_refs);
         if (late && used < sizeof extra)
             snprintf(extra + used, sizeof extra - used,
                      "; %llu late samples went into a later profile", (unsigned long long)late);

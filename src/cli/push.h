@@ -85,6 +85,7 @@ enum {
     PUSH_OPT_HEADER,
     PUSH_OPT_HEADERS_FILE,
     PUSH_OPT_CA,
+    PUSH_OPT_MEMORY,
     PUSH_OPT_END
 };
 #define PUSH_LONGOPTS                                                     \
@@ -102,7 +103,8 @@ enum {
     {"push-tenant", required_argument, NULL, PUSH_OPT_TENANT},            \
     {"push-header", required_argument, NULL, PUSH_OPT_HEADER},            \
     {"push-headers-file", required_argument, NULL, PUSH_OPT_HEADERS_FILE}, \
-    {"push-ca", required_argument, NULL, PUSH_OPT_CA}
+    {"push-ca", required_argument, NULL, PUSH_OPT_CA},                    \
+    {"push-memory", required_argument, NULL, PUSH_OPT_MEMORY}
 /* The usage lines of those options. */
 HIDDEN extern const char push_usage_options[];
 /* Sets the push setting of option code opt (PUSH_OPT_*).  Returns 0, or -1

@@ -18,6 +18,7 @@ void push_config_defaults(struct push_config *c)
     c->timeout_ns = PUSH_TIMEOUT_DEFAULT_NS;
     c->linger_ns = PUSH_LINGER_DEFAULT_NS;
     c->spool_max = PUSH_SPOOL_MAX_DEFAULT;
+    c->memory = PUSH_MEMORY_DEFAULT;
 }
 
 /* Copies text into out (size bytes); -1 when it does not fit. */
@@ -351,6 +352,18 @@ int push_config_set(struct push_config *c, const char *key, const char *value, c
         }
         if (c->spool_max < PUSH_SPOOL_MAX_MIN) {
             snprintf(err, err_size, "at least 4KiB");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(key, "push_memory")) {
+        const char *why = NULL;
+        if (units_parse_size(value, 1ull << 40, &c->memory, &why) < 0) {
+            snprintf(err, err_size, "%s", why ? why : "not a size");
+            return -1;
+        }
+        if (c->memory < PUSH_MEMORY_MIN) {
+            snprintf(err, err_size, "at least 1MiB");
             return -1;
         }
         return 0;

@@ -32,6 +32,8 @@
 #define PUSH_EVERY_DEFAULT_NS 15000000000ull   /* 15 s, as Pyroscope's own agents */
 #define PUSH_SPOOL_MAX_DEFAULT (64ull << 20)
 #define PUSH_SPOOL_MAX_MIN (4ull << 10)
+#define PUSH_MEMORY_DEFAULT (64ull << 20)
+#define PUSH_MEMORY_MIN (1ull << 20)
 #define PUSH_TIMEOUT_DEFAULT_NS 10000000000ull /* one request */
 #define PUSH_LINGER_DEFAULT_NS 10000000000ull  /* at the end, for what waits */
 #define PUSH_HEADERS_MAX 4096
@@ -56,6 +58,7 @@ struct push_config {
     uint64_t timeout_ns;
     uint64_t linger_ns;
     uint64_t spool_max;
+    uint64_t memory; /* the stream's definitions kept in memory (cli/pdefs.h) */
     char spool[PATH_MAX]; /* "" = $TMPDIR/corscope-push-UID */
     char user[256];       /* basic auth; its password from the environment or a file */
     char password_file[PATH_MAX];
@@ -77,6 +80,7 @@ struct push_config {
     X(push_linger, "CORSCOPE_PUSH_LINGER")            \
     X(push_spool, "CORSCOPE_PUSH_SPOOL")              \
     X(push_spool_max, "CORSCOPE_PUSH_SPOOL_MAX")      \
+    X(push_memory, "CORSCOPE_PUSH_MEMORY")            \
     X(push_user, "CORSCOPE_PUSH_USER")                \
     X(push_password_file, "CORSCOPE_PUSH_PASSWORD_FILE") \
     X(push_token_file, "CORSCOPE_PUSH_TOKEN_FILE")    \

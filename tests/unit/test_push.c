@@ -285,8 +285,8 @@ static void test_pstream_dedupe_and_damage(void)
     struct pstream s;
     REQUIRE(pstream_init(&s, EVERY) == 0);
     REQUIRE(feed(&s, &r.out, r.out.len) == 0);
-    CHECK_EQ(s.pool_count, 3); /* stack_a's two frames and stack_b's one, kept once */
-    CHECK_EQ(s.stacks[s3].off, s.stacks[r.stack_a].off);
+    CHECK_EQ(s.defs.pool_count, 3); /* stack_a's two frames and stack_b's one, kept once */
+    CHECK_EQ(pdefs_find(&s.defs, &s.defs.stacks, s3)->a, pdefs_find(&s.defs, &s.defs.stacks, r.stack_a)->a);
     pstream_free(&s);
 
     /* a bit flipped in a chunk: the stream stops, saying where */
@@ -300,6 +300,84 @@ static void test_pstream_dedupe_and_damage(void)
     REQUIRE(pstream_init(&s, EVERY) == 0);
     const char *http = "GET / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n";
     CHECK(pstream_feed(&s, http, strlen(http)) < 0);
+    pstream_free(&s);
+    buf_free(&r.out);
+}
+
+/* Does a window's recording name a frame "[forgotten]"? */
+static int has_forgotten(const struct pstream_window *w)
+{
+    struct recording r;
+    char err[200];
+    if (rec_load_memory(w->recording.data, w->recording.len, &r, err, sizeof err) < 0)
+        return -1;
+    int found = 0;
+    for (size_t i = 1; i < r.frame_count; i++)
+        found |= rec_str_eq(r.strings[r.frames[i].name], "[forgotten]");
+    rec_free(&r);
+    return found;
+}
+
+static void test_pstream_forgets(void)
+{
+    /* a program that names new code for ever: one new method per window,
+     * each sampled in its window only; Main is sampled in every window */
+    struct rec r;
+    rec_begin(&r);
+    uint32_t mod = writer_string(&r.w, "Dyn.dll", 7);
+    uint32_t main_ = writer_frame(&r.w, FMT_FRAME_MANAGED, mod, 0, writer_string(&r.w, "Main", 4), 0);
+    uint32_t main_stack = writer_stack(&r.w, &main_, 1);
+    uint32_t first_stack = 0;
+    const int windows = 200;
+    for (int k = 0; k < windows; k++) {
+        char name[64];
+        int n = snprintf(name, sizeof name, "lambda_method%d_with_a_long_generated_name", k);
+        uint32_t f = writer_frame(&r.w, FMT_FRAME_MANAGED, mod, 0, writer_string(&r.w, name, (size_t)n), 0);
+        uint32_t frames[2] = {f, main_};
+        uint32_t st = writer_stack(&r.w, frames, 2);
+        if (!first_stack)
+            first_stack = st;
+        uint64_t t = 800000000ull + (uint64_t)k * EVERY;
+        writer_sample(&r.w, FMT_EVENT_CPU, 1, t, st, 1);
+        writer_sample(&r.w, FMT_EVENT_CPU, 1, t + 1, main_stack, 1);
+        writer_flush(&r.w);
+    }
+    /* at the end, the first method's stack again (the agent cached it) */
+    writer_sample(&r.w, FMT_EVENT_CPU, 1, 800000000ull + (uint64_t)windows * EVERY, first_stack, 1);
+    writer_flush(&r.w);
+    writer_free(&r.w);
+
+    struct pstream s;
+    REQUIRE(pstream_init(&s, EVERY) == 0);
+    s.defs.budget = s.defs.threshold = 16u << 10; /* 16 KiB */
+    size_t at = 0;
+    int made = 0, forgotten_shown = 0, main_forgotten = 0;
+    uint64_t most = 0;
+    while (at < r.out.len) {
+        size_t n = r.out.len - at < 512 ? r.out.len - at : 512;
+        REQUIRE(pstream_feed(&s, r.out.data + at, n) == 0);
+        at += n;
+        struct pstream_window w;
+        int got;
+        while ((got = pstream_next_window(&s, START_MONO + s.last_time, at == r.out.len, &w)) == 1) {
+            made++;
+            int f = has_forgotten(&w);
+            if (f && made < windows)
+                main_forgotten = 1; /* a stack in use was forgotten */
+            forgotten_shown += f > 0;
+            pstream_window_free(&w);
+        }
+        REQUIRE(got == 0);
+        if (pdefs_bytes(&s.defs) > most)
+            most = pdefs_bytes(&s.defs);
+    }
+    CHECK(made >= windows);
+    CHECK(s.defs.compactions > 0);
+    CHECK(s.defs.forgotten > (uint64_t)windows); /* most methods, their names and stacks */
+    CHECK(most < 64u << 10);                      /* bounded by the budget (and its doubling) */
+    CHECK(!main_forgotten);
+    CHECK_EQ(forgotten_shown, 1); /* the first method's stack, shown as [forgotten] */
+    CHECK(s.defs.forgotten_refs >= 1);
     pstream_free(&s);
     buf_free(&r.out);
 }
@@ -633,6 +711,7 @@ void suite_push(void)
     RUN(test_pstream_windows);
     RUN(test_pstream_late);
     RUN(test_pstream_dedupe_and_damage);
+    RUN(test_pstream_forgets);
     RUN(test_pushreq);
     RUN(test_pushreq_service);
     RUN(test_http_head);
