@@ -170,13 +170,14 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config
+FUZZERS := reader cfi elfsym leaf config push
 FUZZ_SRC_reader := src/format/recording.c src/format/writer.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_SRC_push := $(FUZZ_SRC_reader)
 FUZZ_LIBS := -lm -lz -lssl -lcrypto
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
