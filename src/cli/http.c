@@ -507,29 +507,30 @@ struct reader {
     uint64_t deadline;
 };
 
+/* Something left to read in the buffer (waiting for it).  0 or -1. */
+static int rd_fill(struct reader *r)
+{
+    if (r->pos < r->len)
+        return 0;
+    ssize_t k = recv_some(r->c, r->data, sizeof r->data, r->deadline);
+    if (k <= 0)
+        return -1;
+    r->pos = 0;
+    r->len = (size_t)k;
+    return 0;
+}
+
 static int rd_byte(struct reader *r)
 {
-    if (r->pos == r->len) {
-        ssize_t k = recv_some(r->c, r->data, sizeof r->data, r->deadline);
-        if (k <= 0)
-            return -1;
-        r->pos = 0;
-        r->len = (size_t)k;
-    }
-    return (unsigned char)r->data[r->pos++];
+    return rd_fill(r) < 0 ? -1 : (unsigned char)r->data[r->pos++];
 }
 
 /* n bytes of body (kept up to the cap).  0 or -1. */
 static int rd_body(struct reader *r, uint64_t n, struct buf *body)
 {
     while (n) {
-        if (r->pos == r->len) {
-            ssize_t k = recv_some(r->c, r->data, sizeof r->data, r->deadline);
-            if (k <= 0)
-                return -1;
-            r->pos = 0;
-            r->len = (size_t)k;
-        }
+        if (rd_fill(r) < 0)
+            return -1;
         size_t take = r->len - r->pos < n ? r->len - r->pos : (size_t)n;
         if (body->len + take <= HTTP_BODY_MAX)
             buf_put(body, r->data + r->pos, take);

@@ -35,7 +35,8 @@ static void table_free(struct ptable *t)
     memset(t, 0, sizeof *t);
 }
 
-void pdefs_free(struct pdefs *d)
+/* The tables, texts and pool (not the budget and the counters). */
+static void release(struct pdefs *d)
 {
     strtab_free(&d->texts);
     table_free(&d->strings);
@@ -44,6 +45,11 @@ void pdefs_free(struct pdefs *d)
     table_free(&d->threads);
     mem_free(d->pool);
     map64_free(&d->stack_by_content);
+}
+
+void pdefs_free(struct pdefs *d)
+{
+    release(d);
     memset(d, 0, sizeof *d);
 }
 
@@ -302,13 +308,7 @@ int pdefs_compact(struct pdefs *d, uint32_t since)
     }
     uint64_t before = d->strings.count + d->frames.count + d->stacks.count + d->threads.count;
     uint64_t after = strings.count + frames.count + stacks.count + threads.count;
-    strtab_free(&d->texts);
-    table_free(&d->strings);
-    table_free(&d->frames);
-    table_free(&d->stacks);
-    table_free(&d->threads);
-    mem_free(d->pool);
-    map64_free(&d->stack_by_content);
+    release(d);
     d->texts = texts;
     d->text_bytes = 0;
     for (size_t i = 1; i < texts.count; i++)

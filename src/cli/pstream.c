@@ -98,29 +98,40 @@ uint64_t pstream_stat(const struct pstream *s, const char *key)
     return 0;
 }
 
-static const char *decode_info(struct pstream *s, struct cur *c, uint64_t *records)
+/* Decodes a chunk's records one by one; NULL or what is wrong with the
+ * first bad one. */
+static const char *each(struct pstream *s, struct cur *c, uint64_t *records,
+                        const char *(*one)(struct pstream *s, struct cur *c))
 {
     while (cur_left(c)) {
         ++*records;
-        size_t kn, vn;
-        const uint8_t *k = cur_bytes(c, &kn);
-        const uint8_t *v = cur_bytes(c, &vn);
-        if (c->err)
-            return c->err;
-        char *key = mem_strndup((const char *)k, kn), *value = mem_strndup((const char *)v, vn);
-        if (!key || !value || GROW(s->info, s->info_cap, s->info_count + 1)) {
-            mem_free(key);
-            mem_free(value);
-            return oom;
-        }
-        struct pstream_kv kv = {key, value, 0};
-        s->info[s->info_count++] = kv;
-        if (!strcmp(key, FMT_INFO_START_REALTIME_NS)) {
-            s->start_realtime_ns = strtoull(value, NULL, 10);
-            s->have_start = 1;
-        } else if (!strcmp(key, FMT_INFO_START_MONOTONIC_NS)) {
-            s->start_mono_ns = strtoull(value, NULL, 10);
-        }
+        const char *bad = one(s, c);
+        if (bad)
+            return bad;
+    }
+    return NULL;
+}
+
+static const char *one_info(struct pstream *s, struct cur *c)
+{
+    size_t kn, vn;
+    const uint8_t *k = cur_bytes(c, &kn);
+    const uint8_t *v = cur_bytes(c, &vn);
+    if (c->err)
+        return c->err;
+    char *key = mem_strndup((const char *)k, kn), *value = mem_strndup((const char *)v, vn);
+    if (!key || !value || GROW(s->info, s->info_cap, s->info_count + 1)) {
+        mem_free(key);
+        mem_free(value);
+        return oom;
+    }
+    struct pstream_kv kv = {key, value, 0};
+    s->info[s->info_count++] = kv;
+    if (!strcmp(key, FMT_INFO_START_REALTIME_NS)) {
+        s->start_realtime_ns = strtoull(value, NULL, 10);
+        s->have_start = 1;
+    } else if (!strcmp(key, FMT_INFO_START_MONOTONIC_NS)) {
+        s->start_mono_ns = strtoull(value, NULL, 10);
     }
     return NULL;
 }
@@ -178,152 +189,134 @@ static const char *add_event(struct pstream *s, const struct pstream_event *e)
     return NULL;
 }
 
-static const char *decode_events(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_event(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        struct pstream_event e;
-        memset(&e, 0, sizeof e);
-        size_t nn, un;
-        uint64_t id = cur_varint(c);
-        const uint8_t *name = cur_bytes(c, &nn);
-        const uint8_t *unit = cur_bytes(c, &un);
-        e.period = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (id == 0 || id > UINT32_MAX || e.period == 0)
-            return "bad event definition";
-        e.id = (uint32_t)id;
-        copy_text(e.name, sizeof e.name, name, nn);
-        copy_text(e.unit, sizeof e.unit, unit, un);
-        e.value_count = 1;
-        const char *bad = add_event(s, &e);
-        if (bad)
-            return bad;
-    }
+    struct pstream_event e;
+    memset(&e, 0, sizeof e);
+    size_t nn, un;
+    uint64_t id = cur_varint(c);
+    const uint8_t *name = cur_bytes(c, &nn);
+    const uint8_t *unit = cur_bytes(c, &un);
+    e.period = cur_varint(c);
+    if (c->err)
+        return c->err;
+    if (id == 0 || id > UINT32_MAX || e.period == 0)
+        return "bad event definition";
+    e.id = (uint32_t)id;
+    copy_text(e.name, sizeof e.name, name, nn);
+    copy_text(e.unit, sizeof e.unit, unit, un);
+    e.value_count = 1;
+    const char *bad = add_event(s, &e);
+    if (bad)
+        return bad;
     return NULL;
 }
 
-static const char *decode_event_defs(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_event_def(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        struct pstream_event e;
-        memset(&e, 0, sizeof e);
-        size_t n;
-        uint64_t id = cur_varint(c);
-        const uint8_t *name = cur_bytes(c, &n);
-        copy_text(e.name, sizeof e.name, name, n);
-        uint64_t values = cur_varint(c);
-        if (c->err || values < 1 || values > FMT_MAX_VALUES)
-            return c->err ? c->err : "event has too many or no values";
-        e.value_count = (uint32_t)values;
-        for (uint32_t i = 0; i < e.value_count; i++) {
-            const uint8_t *vn = cur_bytes(c, &n);
-            if (vn)
-                copy_text(e.value_names[i], sizeof e.value_names[i], vn, n);
-            const uint8_t *vu = cur_bytes(c, &n);
-            if (vu)
-                copy_text(e.value_units[i], sizeof e.value_units[i], vu, n);
-        }
-        uint64_t fields = cur_varint(c);
-        if (c->err || fields > FMT_MAX_FIELDS)
-            return c->err ? c->err : "event has too many fields";
-        e.field_count = (uint32_t)fields;
-        for (uint32_t i = 0; i < e.field_count; i++) {
-            const uint8_t *fn = cur_bytes(c, &n);
-            if (fn)
-                copy_text(e.field_names[i], sizeof e.field_names[i], fn, n);
-            e.field_types[i] = cur_u8(c);
-            if (!c->err && (e.field_types[i] < 1 || e.field_types[i] > FMT_FIELD_TYPE_MAX))
-                return "unknown field type";
-        }
-        if (c->err)
-            return c->err;
-        if (id == 0 || id > UINT32_MAX)
-            return "event id out of range";
-        e.id = (uint32_t)id;
-        e.recorded = 1;
-        e.period = 1;
-        snprintf(e.unit, sizeof e.unit, "%s", e.value_units[0]);
-        const char *bad = add_event(s, &e);
-        if (bad)
-            return bad;
+    struct pstream_event e;
+    memset(&e, 0, sizeof e);
+    size_t n;
+    uint64_t id = cur_varint(c);
+    const uint8_t *name = cur_bytes(c, &n);
+    copy_text(e.name, sizeof e.name, name, n);
+    uint64_t values = cur_varint(c);
+    if (c->err || values < 1 || values > FMT_MAX_VALUES)
+        return c->err ? c->err : "event has too many or no values";
+    e.value_count = (uint32_t)values;
+    for (uint32_t i = 0; i < e.value_count; i++) {
+        const uint8_t *vn = cur_bytes(c, &n);
+        if (vn)
+            copy_text(e.value_names[i], sizeof e.value_names[i], vn, n);
+        const uint8_t *vu = cur_bytes(c, &n);
+        if (vu)
+            copy_text(e.value_units[i], sizeof e.value_units[i], vu, n);
     }
+    uint64_t fields = cur_varint(c);
+    if (c->err || fields > FMT_MAX_FIELDS)
+        return c->err ? c->err : "event has too many fields";
+    e.field_count = (uint32_t)fields;
+    for (uint32_t i = 0; i < e.field_count; i++) {
+        const uint8_t *fn = cur_bytes(c, &n);
+        if (fn)
+            copy_text(e.field_names[i], sizeof e.field_names[i], fn, n);
+        e.field_types[i] = cur_u8(c);
+        if (!c->err && (e.field_types[i] < 1 || e.field_types[i] > FMT_FIELD_TYPE_MAX))
+            return "unknown field type";
+    }
+    if (c->err)
+        return c->err;
+    if (id == 0 || id > UINT32_MAX)
+        return "event id out of range";
+    e.id = (uint32_t)id;
+    e.recorded = 1;
+    e.period = 1;
+    snprintf(e.unit, sizeof e.unit, "%s", e.value_units[0]);
+    const char *bad = add_event(s, &e);
+    if (bad)
+        return bad;
     return NULL;
 }
 
-static const char *decode_strings(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_string(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t id = cur_varint(c);
-        size_t n;
-        const uint8_t *p = cur_bytes(c, &n);
-        if (c->err)
-            return c->err;
-        const char *bad = pdefs_string(&s->defs, id, p, n);
-        if (bad)
-            return bad;
-    }
+    uint64_t id = cur_varint(c);
+    size_t n;
+    const uint8_t *p = cur_bytes(c, &n);
+    if (c->err)
+        return c->err;
+    const char *bad = pdefs_string(&s->defs, id, p, n);
+    if (bad)
+        return bad;
     return NULL;
 }
 
-static const char *decode_frames(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_frame(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t id = cur_varint(c);
-        uint8_t kind = cur_u8(c);
-        uint64_t module = cur_varint(c), type = cur_varint(c), name = cur_varint(c);
-        uint64_t extra = cur_varint(c);
-        if (c->err)
-            return c->err;
-        const char *bad = pdefs_frame(&s->defs, id, kind, module, type, name, extra);
-        if (bad)
-            return bad;
-    }
+    uint64_t id = cur_varint(c);
+    uint8_t kind = cur_u8(c);
+    uint64_t module = cur_varint(c), type = cur_varint(c), name = cur_varint(c);
+    uint64_t extra = cur_varint(c);
+    if (c->err)
+        return c->err;
+    const char *bad = pdefs_frame(&s->defs, id, kind, module, type, name, extra);
+    if (bad)
+        return bad;
     return NULL;
 }
 
-static const char *decode_stacks(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_stack(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t id = cur_varint(c);
-        uint64_t depth = cur_varint(c);
+    uint64_t id = cur_varint(c);
+    uint64_t depth = cur_varint(c);
+    if (c->err)
+        return c->err;
+    if (depth > FMT_MAX_STACK_DEPTH || depth > cur_left(c))
+        return "stack deeper than its chunk or the format allows";
+    if (GROW(s->frame_ids, s->frame_id_cap, depth ? depth : 1))
+        return oom;
+    for (uint64_t i = 0; i < depth; i++) {
+        uint64_t f = cur_varint(c);
         if (c->err)
             return c->err;
-        if (depth > FMT_MAX_STACK_DEPTH || depth > cur_left(c))
-            return "stack deeper than its chunk or the format allows";
-        if (GROW(s->frame_ids, s->frame_id_cap, depth ? depth : 1))
-            return oom;
-        for (uint64_t i = 0; i < depth; i++) {
-            uint64_t f = cur_varint(c);
-            if (c->err)
-                return c->err;
-            if (f > UINT32_MAX)
-                return "stack refers to an undefined frame";
-            s->frame_ids[i] = (uint32_t)f;
-        }
-        const char *bad = pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
-        if (bad)
-            return bad;
+        if (f > UINT32_MAX)
+            return "stack refers to an undefined frame";
+        s->frame_ids[i] = (uint32_t)f;
     }
+    const char *bad = pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
+    if (bad)
+        return bad;
     return NULL;
 }
 
-static const char *decode_threads(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_thread(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t id = cur_varint(c), tid = cur_varint(c), name = cur_varint(c);
-        if (c->err)
-            return c->err;
-        const char *bad = pdefs_thread(&s->defs, id, tid, name);
-        if (bad)
-            return bad;
-    }
+    uint64_t id = cur_varint(c), tid = cur_varint(c), name = cur_varint(c);
+    if (c->err)
+        return c->err;
+    const char *bad = pdefs_thread(&s->defs, id, tid, name);
+    if (bad)
+        return bad;
     return NULL;
 }
 
@@ -345,19 +338,16 @@ static const char *set_stat(struct pstream *s, const uint8_t *k, size_t kn, uint
     return NULL;
 }
 
-static const char *decode_stats(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *one_stat(struct pstream *s, struct cur *c)
 {
-    while (cur_left(c)) {
-        ++*records;
-        size_t kn;
-        const uint8_t *k = cur_bytes(c, &kn);
-        uint64_t v = cur_varint(c);
-        if (c->err)
-            return c->err;
-        const char *bad = set_stat(s, k, kn, v);
-        if (bad)
-            return bad;
-    }
+    size_t kn;
+    const uint8_t *k = cur_bytes(c, &kn);
+    uint64_t v = cur_varint(c);
+    if (c->err)
+        return c->err;
+    const char *bad = set_stat(s, k, kn, v);
+    if (bad)
+        return bad;
     return NULL;
 }
 
@@ -658,19 +648,19 @@ static int decode_chunk(struct pstream *s, uint32_t tag, uint32_t count, const u
     uint64_t records = 0;
     const char *bad = NULL;
     switch (tag) {
-    case FMT_TAG_INFO: bad = decode_info(s, &c, &records); break;
-    case FMT_TAG_EVENTS: bad = decode_events(s, &c, &records); break;
-    case FMT_TAG_EVENT_DEFS: bad = decode_event_defs(s, &c, &records); break;
-    case FMT_TAG_STRINGS: bad = decode_strings(s, &c, &records); break;
-    case FMT_TAG_FRAMES: bad = decode_frames(s, &c, &records); break;
-    case FMT_TAG_STACKS: bad = decode_stacks(s, &c, &records); break;
-    case FMT_TAG_THREADS: bad = decode_threads(s, &c, &records); break;
+    case FMT_TAG_INFO: bad = each(s, &c, &records, one_info); break;
+    case FMT_TAG_EVENTS: bad = each(s, &c, &records, one_event); break;
+    case FMT_TAG_EVENT_DEFS: bad = each(s, &c, &records, one_event_def); break;
+    case FMT_TAG_STRINGS: bad = each(s, &c, &records, one_string); break;
+    case FMT_TAG_FRAMES: bad = each(s, &c, &records, one_frame); break;
+    case FMT_TAG_STACKS: bad = each(s, &c, &records, one_stack); break;
+    case FMT_TAG_THREADS: bad = each(s, &c, &records, one_thread); break;
     case FMT_TAG_SAMPLES: bad = decode_samples(s, &c, &records); break;
     case FMT_TAG_RECORDS: bad = decode_records(s, &c, &records); break;
-    case FMT_TAG_STATS: bad = decode_stats(s, &c, &records); break;
+    case FMT_TAG_STATS: bad = each(s, &c, &records, one_stat); break;
     case FMT_TAG_TRAILER:
         cur_varint(&c);
-        bad = c.err ? c.err : decode_stats(s, &c, &records);
+        bad = c.err ? c.err : each(s, &c, &records, one_stat);
         records = count;
         s->ended = 1;
         break;

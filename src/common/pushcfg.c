@@ -294,6 +294,23 @@ static int set_duration(uint64_t *out, const char *value, uint64_t min, uint64_t
     return 0;
 }
 
+static int set_size(uint64_t *out, const char *value, uint64_t min, const char *range, char *err,
+                    size_t err_size)
+{
+    const char *why = NULL;
+    uint64_t n;
+    if (units_parse_size(value, 1ull << 40, &n, &why) < 0) {
+        snprintf(err, err_size, "%s", why ? why : "not a size");
+        return -1;
+    }
+    if (n < min) {
+        snprintf(err, err_size, "%s", range);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
 static int set_path(char *out, size_t size, const char *value, char *err, size_t err_size)
 {
     if (!value[0] || copy(out, size, value, strlen(value)) < 0) {
@@ -344,30 +361,10 @@ int push_config_set(struct push_config *c, const char *key, const char *value, c
                             err_size);
     if (!strcmp(key, "push_spool"))
         return set_path(c->spool, sizeof c->spool, value, err, err_size);
-    if (!strcmp(key, "push_spool_max")) {
-        const char *why = NULL;
-        if (units_parse_size(value, 1ull << 40, &c->spool_max, &why) < 0) {
-            snprintf(err, err_size, "%s", why ? why : "not a size");
-            return -1;
-        }
-        if (c->spool_max < PUSH_SPOOL_MAX_MIN) {
-            snprintf(err, err_size, "at least 4KiB");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(key, "push_memory")) {
-        const char *why = NULL;
-        if (units_parse_size(value, 1ull << 40, &c->memory, &why) < 0) {
-            snprintf(err, err_size, "%s", why ? why : "not a size");
-            return -1;
-        }
-        if (c->memory < PUSH_MEMORY_MIN) {
-            snprintf(err, err_size, "at least 1MiB");
-            return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(key, "push_spool_max"))
+        return set_size(&c->spool_max, value, PUSH_SPOOL_MAX_MIN, "at least 4KiB", err, err_size);
+    if (!strcmp(key, "push_memory"))
+        return set_size(&c->memory, value, PUSH_MEMORY_MIN, "at least 1MiB", err, err_size);
     if (!strcmp(key, "push_user")) {
         if (!value[0] || strchr(value, ':') || !printable_utf8(value, strlen(value)) ||
             copy(c->user, sizeof c->user, value, strlen(value)) < 0) {
