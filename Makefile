@@ -267,6 +267,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/startup.sh
 	bench/codemap.sh
+	bench/push.sh
 
 # ---- install -------------------------------------------------------------
 

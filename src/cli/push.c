@@ -501,7 +501,9 @@ int push_finish(struct push_session *ps)
     ps->left = spool_waiting(&ps->spool);
     uint64_t late = ps->stream.late_items;
     int rc = ps->left || ps->spool.dropped || ps->refused ? 1 : 0;
-    if (!ps->quiet) {
+    /* nothing came (the program was no .NET program): the caller says so */
+    int said = ps->stream.header_seen || ps->pushed || ps->left || ps->spool.adopted;
+    if (!ps->quiet && said) {
         char extra[512] = "";
         size_t used = 0;
         if (ps->spool.dropped)

@@ -11,7 +11,8 @@
 #   - the spool's cap: the server away for the whole run, a small cap: the
 #     oldest profiles are dropped and counted, the newest arrive, in a row;
 #   - https with a certificate the test makes, basic auth from a file, a
-#     bearer token, the tenant header, an extra header; a refused password
+#     bearer token, the tenant header, an extra header, https and http
+#     through a proxy of the environment with credentials; a refused password
 #     leaves the profiles for the next run, which sends them first; the
 #     secrets are in no recording, no message and no body;
 #   - the agent alone: plain `dotnet Fleet.dll` with CORSCOPE_PUSH in its
@@ -171,7 +172,29 @@ CORSCOPE_PUSH_TOKEN=tok-123 cs push -q --push "http://127.0.0.1:$PORT" --push-sp
     "$T/a/rec.corscope" 2> "$T/d/err5" || fail "bearer: $(cat "$T/d/err5")"
 check "$T/d/srv3" '{"headers": {"authorization": "Bearer tok-123"}}' > /dev/null || fail "bearer token"
 stop_standin "$SPID"
-note "https (own CA), basic auth from a file, tenant, headers, bearer token: taken; untrusted and 401 said"
+# through the environment's proxies, with their credentials: a CONNECT
+# tunnel for https, an absolute URI for http
+mkdir -p "$T/d/proxy"
+node "$PUSH/proxy.mjs" "$T/d/proxy" --auth pu:pp > "$T/d/proxy.out" 2>&1 &
+STANDINS+=("$!")
+for _ in $(seq 100); do [ -s "$T/d/proxy/port" ] && break; sleep 0.05; done
+pport=$(cat "$T/d/proxy/port")
+standin "$T/d/srv4" 0 --tls "$T/d/cert.pem" "$T/d/key.pem"
+env -u NO_PROXY -u no_proxy https_proxy="http://pu:pp@127.0.0.1:$pport" "$CORSCOPE" push -q \
+    --push "https://127.0.0.1:$PORT" --push-ca "$T/d/cert.pem" --push-spool "$T/d/spool5" \
+    "$T/a/rec.corscope" 2> "$T/d/err6" || fail "https through a proxy: $(cat "$T/d/err6")"
+grep -q "^CONNECT 127.0.0.1:$PORT auth=yes" "$T/d/proxy/proxy.log" || fail "no tunnel: $(cat "$T/d/proxy/proxy.log")"
+check "$T/d/srv4" '{}' > /dev/null || fail "https through a proxy: nothing arrived"
+stop_standin "$SPID"
+standin "$T/d/srv5"
+env -u NO_PROXY -u no_proxy http_proxy="http://pu:pp@127.0.0.1:$pport" "$CORSCOPE" push -q \
+    --push "http://127.0.0.1:$PORT" --push-spool "$T/d/spool6" "$T/a/rec.corscope" 2> "$T/d/err7" ||
+    fail "http through a proxy: $(cat "$T/d/err7")"
+grep -q "^POST http://127.0.0.1:$PORT/push.v1.PusherService/Push auth=yes" "$T/d/proxy/proxy.log" ||
+    fail "no proxied POST: $(cat "$T/d/proxy/proxy.log")"
+check "$T/d/srv5" '{}' > /dev/null || fail "http through a proxy: nothing arrived"
+stop_standin "$SPID"
+note "https (own CA), basic auth from a file, tenant, headers, bearer token, proxies: taken; untrusted and 401 said"
 
 # ---- the agent alone ---------------------------------------------------------------------
 mkdir -p "$T/e"
