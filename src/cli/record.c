@@ -542,12 +542,13 @@ int cmd_record(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     char err[256];
-    /* --push's settings: the CORSCOPE_PUSH* variables (but the URL: only
-     * --push sends), then the options */
+    /* --push's options, checked as they come and applied after the
+     * CORSCOPE_PUSH* variables (read only when there is one) */
     struct push_config pcfg;
-    if (push_config_from_env(&pcfg, err, sizeof err) < 0)
-        return cli_usage_error("record", "%s", err);
-    pcfg.url_text[0] = '\0';
+    push_config_defaults(&pcfg);
+    int push_opts[64];
+    const char *push_args[64];
+    size_t push_count = 0;
     struct config cfg;
     config_defaults(&cfg);
     /* the agent's log level is the one setting taken from our environment */
@@ -614,6 +615,10 @@ int cmd_record(int argc, char **argv)
             if (c >= PUSH_OPT_URL && c < PUSH_OPT_END) {
                 if (push_option(&pcfg, c, optarg, err, sizeof err) < 0)
                     return cli_usage_error("record", "%s: %s", opt, err);
+                if (push_count == sizeof push_opts / sizeof push_opts[0])
+                    return cli_usage_error("record", "too many push options");
+                push_opts[push_count] = c;
+                push_args[push_count++] = optarg;
                 break;
             }
             return cli_usage_error("record", "unknown option '%s'", opt);
@@ -646,6 +651,12 @@ int cmd_record(int argc, char **argv)
     if (!attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     char **cmd = argv + optind;
+    if (push_count) {
+        if (push_config_settings_from_env(&pcfg, err, sizeof err) < 0)
+            return cli_usage_error("record", "%s", err);
+        for (size_t i = 0; i < push_count; i++)
+            push_option(&pcfg, push_opts[i], push_args[i], err, sizeof err);
+    }
     int pushing = pcfg.url_text[0] != '\0';
     if (!pushing && (pcfg.service[0] || pcfg.label_count))
         return cli_usage_error("record", "--service and --label name what --push sends; add --push URL");

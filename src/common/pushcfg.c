@@ -422,21 +422,36 @@ int push_config_check(const struct push_config *c, char *err, size_t err_size)
     return 0;
 }
 
-int push_config_from_env(struct push_config *c, char *err, size_t err_size)
+/* Every variable (but CORSCOPE_PUSH when with_url is 0).  0 or -1. */
+static int read_env(struct push_config *c, int with_url, char *err, size_t err_size)
 {
     push_config_defaults(c);
     char why[256];
-#define READ(k, env)                                                          \
-    do {                                                                      \
-        const char *v = getenv(env);                                          \
-        if (v && v[0] && push_config_set(c, #k, v, why, sizeof why) < 0) {    \
-            /* never a value back: it may be a secret */                      \
-            snprintf(err, err_size, "%s: %s", env, why);                      \
-            return -1;                                                        \
-        }                                                                     \
+#define READ(k, env)                                                                     \
+    do {                                                                                 \
+        const char *v = getenv(env);                                                     \
+        if ((with_url || strcmp(#k, "push")) && v && v[0] &&                             \
+            push_config_set(c, #k, v, why, sizeof why) < 0) {                            \
+            /* never a value back: it may be a secret */                                 \
+            snprintf(err, err_size, "%s: %s", env, why);                                 \
+            return -1;                                                                   \
+        }                                                                                \
     } while (0);
     PUSH_KEYS(READ)
 #undef READ
+    return 0;
+}
+
+int push_config_settings_from_env(struct push_config *c, char *err, size_t err_size)
+{
+    return read_env(c, 0, err, err_size);
+}
+
+int push_config_from_env(struct push_config *c, char *err, size_t err_size)
+{
+    if (read_env(c, 1, err, err_size) < 0)
+        return -1;
+    char why[256];
     if (!c->url_text[0])
         return 0;
     if (push_config_check(c, why, sizeof why) < 0) {

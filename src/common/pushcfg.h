@@ -103,6 +103,9 @@ HIDDEN int push_config_set(struct push_config *c, const char *key, const char *v
  * Returns 0 (c->url_text empty when CORSCOPE_PUSH is not set) or -1 with
  * the reason for the first bad one. */
 HIDDEN int push_config_from_env(struct push_config *c, char *err, size_t err_size);
+/* The same but CORSCOPE_PUSH: the settings `record --push URL` takes from
+ * the environment (only --push sends). */
+HIDDEN int push_config_settings_from_env(struct push_config *c, char *err, size_t err_size);
 /* What no single setting can say: a password without a user ... Returns 0
  * or -1 with the reason. */
 HIDDEN int push_config_check(const struct push_config *c, char *err, size_t err_size);

@@ -103,6 +103,13 @@ static void test_push_settings_env(void)
     CHECK(push_config_in_env());
     CHECK_EQ(c.every_ns, 2000000000ull);
     CHECK_EQ(c.url.port, 4040);
+    /* record --push reads the settings, never the URL (a bad one is no
+     * business of a record that does not push) */
+    setenv("CORSCOPE_PUSH", "ftp://nowhere", 1);
+    CHECK(push_config_from_env(&c, err, sizeof err) < 0);
+    REQUIRE(push_config_settings_from_env(&c, err, sizeof err) == 0);
+    CHECK(!c.url_text[0]);
+    CHECK_EQ(c.every_ns, 2000000000ull);
     unsetenv("CORSCOPE_PUSH");
     unsetenv("CORSCOPE_LABELS");
     unsetenv("CORSCOPE_PUSH_EVERY");
