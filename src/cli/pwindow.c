@@ -194,7 +194,8 @@ int pwindow_build(struct pstream *s, struct pstream_window_data *const *parts, s
     for (size_t p = 0; rc == 0 && p < nparts; p++) {
         struct pstream_window_data *w = parts[p];
         /* samples in time order within a chunk (the writer's deltas) */
-        qsort(w->items, w->item_count, sizeof *w->items, by_time);
+        if (w->item_count)
+            qsort(w->items, w->item_count, sizeof *w->items, by_time);
         for (size_t i = 0; i < w->item_count; i++)
             b_item(b, &w->items[i], w->data + w->items[i].data);
     }

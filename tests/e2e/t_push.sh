@@ -45,7 +45,8 @@ CPU_TYPES='"process_cpu": ["cpu/nanoseconds", "cpu_samples/count"]'
 MEM_TYPES='"memory": ["alloc_samples/count", "alloc_size/bytes"]'
 EX_TYPES='"exception": ["exception/count"]'
 LOCK_TYPES='"lock": ["lock_count/count", "lock_time/nanoseconds"]'
-EVENTS=cpu,alloc,exceptions,lock
+LIVE_TYPES='"memory/inuse": ["inuse_objects/count", "inuse_space/bytes"]'
+EVENTS=cpu,alloc,live,exceptions,lock
 
 # ---- record --push, with -o -------------------------------------------------
 mkdir -p "$T/a"
@@ -58,17 +59,19 @@ cpu=$(collapsed_total_of "$T/a/rec.corscope" cpu)
 alloc=$(collapsed_total_of "$T/a/rec.corscope" alloc)
 throws=$(collapsed_total_of "$T/a/rec.corscope" exceptions)
 waits=$(collapsed_total_of "$T/a/rec.corscope" lock)
+live=$(collapsed_total_of "$T/a/rec.corscope" live)
 truth=$(awk '/^truth exceptions/ { print $3 }' "$T/a/out")
 assert_eq "the recording's throws, as the program counted them" "$throws" "$truth"
 check "$T/a/srv" "{\"service\": \"fleet-e2e\",
     \"labels\": {\"env\": \"e2e\", \"team\": \"core\", \"spy_name\": \"dotnetspy\", \"otel.scope.name\": \"corscope\",
                 \"process.runtime.name\": \".NET\", \"process.runtime.version\": \"*\", \"hostname\": \"*\", \"pid\": \"*\"},
-    \"names\": [\"process_cpu\", \"memory\", \"exception\", \"lock\"],
-    \"types\": {$CPU_TYPES, $MEM_TYPES, $EX_TYPES, $LOCK_TYPES},
+    \"names\": [\"process_cpu\", \"memory\", \"memory/inuse\", \"exception\", \"lock\"],
+    \"types\": {$CPU_TYPES, $MEM_TYPES, $LIVE_TYPES, $EX_TYPES, $LOCK_TYPES},
     \"periods\": {\"process_cpu\": \"cpu/nanoseconds\", \"memory\": \"space/bytes\", \"exception\": \"cpu/nanoseconds\"},
     \"contiguous\": [\"process_cpu\"], \"aligned\": 1000000000, \"min_windows\": {\"process_cpu\": 4},
     \"totals\": {\"process_cpu:cpu\": $((cpu * 1000)), \"memory:alloc_size\": $alloc,
                  \"exception:exception\": $throws, \"lock:lock_time\": $waits},
+    \"last\": {\"memory/inuse:inuse_space\": $live},
     \"headers\": {\"content-type\": \"application/proto\", \"connect-protocol-version\": \"1\"}}" ||
     fail "record --push: what arrived"
 first=$(ls "$T/a/srv"/req-*.bin | head -1)
@@ -76,7 +79,7 @@ protoc --decode=push.v1.PushRequest -I "$PUSH/proto" "$PUSH/proto/push.proto" < 
     fail "protoc cannot decode a push request"
 grep -q 'name: "__name__"' "$T/a/decoded" && grep -q 'raw_profile: "\\037\\213' "$T/a/decoded" ||
     fail "protoc's reading: $(head -20 "$T/a/decoded")"
-note "record --push: cpu $cpu us, alloc $alloc bytes, $throws throws, $waits ns of lock waits, all pushed"
+note "record --push: cpu $cpu us, alloc $alloc bytes, $throws throws, $waits ns of lock waits, all pushed; the live heap ($live bytes) as of the end"
 stop_standin "$SPID"
 
 # ---- an outage: the server comes up in the middle ------------------------------

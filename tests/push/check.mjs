@@ -14,6 +14,10 @@
 //   aligned        every profile but the first of a series starts on a multiple of
 //                  this many ns (the wall-clock windows)
 //   totals         {"__name__:type": N} the sum over every profile of that value
+//   last           {"__name__:type": N} that value in the last profile (a state:
+//                  the live heap)
+// The live heap's profiles (memory, inuse_*) go by the name "memory/inuse",
+// apart from the allocations' (memory, alloc_*).
 //   min_windows    {__name__: N}
 //   refused        how many requests the stand-in refused (default 0)
 //   headers        {name: value} every request carries (lower-case names)
@@ -55,7 +59,7 @@ for (const r of requests) {
       }
     }
     for (const p of s.profiles)
-      (byName[l.__name__] ||= []).push({ ...p.profile, labels: l, start: BigInt(p.profile.timeNanos),
+      (byName[l.__name__ + (p.profile.types[0]?.type.startsWith("inuse") ? "/inuse" : "")] ||= []).push({ ...p.profile, labels: l, start: BigInt(p.profile.timeNanos),
         end: BigInt(p.profile.timeNanos) + BigInt(p.profile.durationNanos) });
   }
 }
@@ -93,6 +97,13 @@ const totals = {};
 for (const [name, ps] of Object.entries(byName))
   for (const p of ps)
     p.types.forEach((t, k) => { totals[`${name}:${t.type}`] = (totals[`${name}:${t.type}`] || 0) + p.totals[k]; });
+for (const [key, want] of Object.entries(expect.last || {})) {
+  const [name, type] = key.split(":");
+  const ps = (byName[name] || []).slice().sort((a, b) => (a.start < b.start ? -1 : 1));
+  const p = ps[ps.length - 1];
+  const k = p ? p.types.findIndex((t) => t.type === type) : -1;
+  check(`last ${key}`, k >= 0 && p.totals[k] === want, `${k >= 0 ? p.totals[k] : "none"} vs ${want}`);
+}
 for (const [key, want] of Object.entries(expect.totals || {}))
   check(`total ${key}`, totals[key] === want, `${totals[key]} vs ${want}`);
 for (const [name, n] of Object.entries(expect.min_windows || {}))
