@@ -75,19 +75,19 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < n; i++) {
             uintptr_t start = BASE + order[i] * SLOT;
             struct code_range r = {start, start + 0x200, start, 0x1000 + order[i], 1, 0, 1};
-            codemap_insert(&r);
-            sink += (uintptr_t)codemap_find(start + 0x10);
+            code_index_insert(&r);
+            sink += (uintptr_t)code_index_find(start + 0x10);
         }
         ins[run] = (double)(now_ns() - t0) / n;
-        if (codemap_count() != n) {
-            fprintf(stderr, "codemap: %zu ranges, expected %u\n", codemap_count(), n);
+        if (code_index_count() != n) {
+            fprintf(stderr, "codemap: %zu ranges, expected %u\n", code_index_count(), n);
             return 1;
         }
 
         uint32_t lookups = 5000000;
         t0 = now_ns();
         for (uint32_t i = 0; i < lookups; i++)
-            sink += (uintptr_t)codemap_find(BASE + next_random() % ((uint64_t)n * SLOT));
+            sink += (uintptr_t)code_index_find(BASE + next_random() % ((uint64_t)n * SLOT));
         look[run] = (double)(now_ns() - t0) / lookups;
 
         /* collectible modules above the permanent code, each loaded,
@@ -100,15 +100,15 @@ int main(int argc, char **argv)
             for (uint32_t k = 0; k < 50; k++) {
                 uintptr_t start = at + k * SLOT;
                 struct code_range r = {start, start + 0x200, start, 0x900000 + m * 64 + k, module, 0, 0};
-                codemap_insert(&r);
+                code_index_insert(&r);
             }
             for (uint32_t k = 0; k < 200; k++)
-                sink += (uintptr_t)codemap_find(at + (next_random() % 50) * SLOT + 8);
+                sink += (uintptr_t)code_index_find(at + (next_random() % 50) * SLOT + 8);
             codemap_remove(module, 0);
         }
         churn[run] = (double)(now_ns() - t0) / 1000.0 / modules;
-        if (codemap_count() != n) {
-            fprintf(stderr, "codemap: %zu ranges after the churn, expected %u\n", codemap_count(), n);
+        if (code_index_count() != n) {
+            fprintf(stderr, "codemap: %zu ranges after the churn, expected %u\n", code_index_count(), n);
             return 1;
         }
         codemap_shutdown();

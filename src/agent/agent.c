@@ -10,21 +10,23 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "agent/attach.h"
 #include "agent/codemap.h"
 #include "agent/companion.h"
+#include "agent/control_client.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/osthread.h"
-#include "agent/remote.h"
-#include "agent/stacks.h"
+#include "agent/os_thread.h"
+#include "agent/signal/fatal_signal.h"
 #include "agent/signal/hijack.h"
-#include "agent/signal/ending.h"
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/slots.h"
-#include "agent/threads.h"
-#include "agent/unwindgaps.h"
-#include "common/mem.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/stacks.h"
+#include "agent/thread_registry.h"
 #include "agent/unhandled.h"
+#include "agent/unwindgaps.h"
+#include "common/clock.h"
+#include "common/mem.h"
 
 /* The longest the loop sleeps: the recording is flushed at least every
  * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
@@ -41,11 +43,6 @@
 #define STALLED_WRITE_NS 100000000ull
 /* After the recording failed, the loop only looks for Shutdown. */
 #define HALTED_CYCLE_NS 1000000000ull
-
-uint64_t agent_now_ns(void)
-{
-    return recorder_now_ns();
-}
 
 /* ---- the sources ------------------------------------------------------------ */
 
@@ -68,7 +65,7 @@ int agent_init_sources(struct agent *a)
 {
     /* first: its last records (the threads still running) come before the
      * samplers let go of their threads */
-    if (add_source(a, &source_threads) < 0)
+    if (add_source(a, &source_thread_events) < 0)
         return -1;
     if (config_sampled(&a->cfg) &&
         add_source(a, a->cfg.sampler == CONFIG_SAMPLER_SIGNAL ? &source_cpu_signal
@@ -154,13 +151,13 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     nativeunwind_refresh();
     hijack_refresh();
     if (atomic_exchange(&a->catch_up, 0))
-        agent_catch_up(a);
+        attach_catch_up(a);
     uint64_t complete = agent_update_code(a);
-    uint64_t changes = threads_changes();
+    uint64_t changes = thread_registry_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
         ls->seen_changes = changes;
         ls->names_ns = now;
-        tids_update_names(&a->tids, &a->out);
+        thread_ids_update_names(&a->thread_ids, &a->out);
     }
     uint64_t next = now + CYCLE_NS;
     EACH_SOURCE(a, s) {
@@ -172,7 +169,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     }
     agent_drain(a, complete);
     resolve_bound(&a->resolver);
-    slots_reclaim();
+    thread_rings_reclaim();
     record_unhandled(a);
     return next;
 }
@@ -203,7 +200,7 @@ static void halt(struct agent *a)
     codemap_stop();
     evq_pause();
     unhandled_disarm();
-    ending_disarm();
+    fatal_signal_disarm();
     a->halted = 1;
     log_info("sampling stopped: the recording cannot be written");
 }
@@ -223,19 +220,19 @@ static void *loop_main(void *arg)
      * through one is counted as guessed, and a callback's waits for it */
     nativeunwind_refresh();
     recorder_move_high(&a->out);
-    ending_arm((pid_t)gettid());
+    fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
     struct loop_state ls = {0, 0};
-    while (!atomic_load(&a->stopping) && !ending_signal()) {
+    while (!atomic_load(&a->stopping) && !fatal_signal_signal()) {
         pthread_mutex_lock(&a->wake_lock);
         uint64_t sync = a->sync_asked;
         pthread_mutex_unlock(&a->wake_lock);
         atomic_store(&a->hurried, 0);
         /* after a write error (halt) nothing is collected: the loop only
          * answers syncs and waits for Shutdown */
-        uint64_t next = agent_now_ns() + HALTED_CYCLE_NS;
+        uint64_t next = clock_now_ns() + HALTED_CYCLE_NS;
         if (!a->halted)
-            next = cycle(a, &ls, agent_now_ns());
+            next = cycle(a, &ls, clock_now_ns());
         if (sync != a->sync_done) {
             /* everything queued before the ask was drained by that cycle */
             recorder_flush(&a->out);
@@ -247,19 +244,19 @@ static void *loop_main(void *arg)
         }
         if (!a->halted) {
             uint64_t flushed = a->out.last_flush_ns;
-            recorder_maybe_flush(&a->out, agent_now_ns());
+            recorder_maybe_flush(&a->out, clock_now_ns());
             if (a->out.last_flush_ns != flushed)
-                agent_send_status(a);
+                attach_send_status(a);
             if (recorder_failed(&a->out))
                 halt(a);
         }
         companion_reap();
-        if (remote_stop_wanted()) {
+        if (control_client_stop_wanted()) {
             atomic_store(&a->detaching, 1);
             break;
         }
         for (;;) {
-            uint64_t now = agent_now_ns();
+            uint64_t now = clock_now_ns();
             if (next <= now)
                 break;
             sleep_until(a, next);
@@ -292,27 +289,27 @@ static void *loop_main(void *arg)
         log_warn("%llu compiled methods were not queued (the agent's thread was held up, "
                  "by its disk most likely); their samples may be unnamed",
                  (unsigned long long)codemap_refused());
-    recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, osthread_cpu_ns((pid_t)gettid()));
+    recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     recorder_count(&a->out, FMT_COUNTER_END_AGENT_HEAP, mem_live_bytes());
     if (!a->halted)
         unwindgaps_record(&a->out);
-    int ended_by = ending_signal();
+    int ended_by = fatal_signal_signal();
     if (!ended_by && unhandled_seen())
         recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */
     recorder_flush(&a->out);
     if (ended_by) {
         /* a signal is ending the process and Shutdown will not come: the
          * recording is closed here, whole, saying why it ended */
-        recorder_info(&a->out, FMT_INFO_ENDED_BY, ending_describe(ended_by));
+        recorder_info(&a->out, FMT_INFO_ENDED_BY, fatal_signal_describe(ended_by));
         recorder_close(&a->out);
-        ending_done();
+        fatal_signal_done();
     }
-    ending_disarm();
+    fatal_signal_disarm();
     unhandled_disarm();
     stacks_shutdown();
     if (atomic_load(&a->detaching))
-        agent_detach(a);
+        attach_detach(a);
     return NULL;
 }
 
@@ -325,7 +322,7 @@ int agent_start(struct agent *a)
     pthread_cond_init(&a->wake, &attr);
     pthread_cond_init(&a->synced, &attr);
     pthread_condattr_destroy(&attr);
-    tids_init(&a->tids);
+    thread_ids_init(&a->thread_ids);
     resolve_init(&a->resolver, a->info, &a->names, &a->out);
     /* The libraries loaded by now (the host, the runtime, the C and C++
      * libraries) are on every thread's walks: the main thread's root runs
@@ -374,7 +371,7 @@ int agent_sync(struct agent *a, uint64_t timeout_ns)
 {
     if (!a->loop_started)
         return -1;
-    uint64_t deadline = agent_now_ns() + timeout_ns;
+    uint64_t deadline = clock_now_ns() + timeout_ns;
     struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
     int rc = -1;
     pthread_mutex_lock(&a->wake_lock);
@@ -403,11 +400,11 @@ int agent_stop(struct agent *a)
     pthread_cond_broadcast(&a->synced);
     pthread_mutex_unlock(&a->wake_lock);
 
-    uint64_t start = agent_now_ns();
+    uint64_t start = clock_now_ns();
     for (;;) {
         if (pthread_tryjoin_np(a->loop, NULL) == 0)
             break;
-        uint64_t now = agent_now_ns();
+        uint64_t now = clock_now_ns();
         uint64_t since = atomic_load(&a->out.write_since_ns);
         if (since && now > since && now - since >= STALLED_WRITE_NS) {
             log_error("the recording's file has not taken data for %llu ms; it is left "
@@ -425,6 +422,6 @@ int agent_stop(struct agent *a)
     }
     a->loop_started = 0;
     resolve_free(&a->resolver);
-    tids_free(&a->tids);
+    thread_ids_free(&a->thread_ids);
     return 0;
 }

@@ -28,7 +28,7 @@
 #include "agent/recorder.h"
 #include "agent/resolve.h"
 #include "agent/source.h"
-#include "agent/tids.h"
+#include "agent/thread_ids.h"
 #include "clr/clr_interfaces.h"
 #include "common/config.h"
 #include "common/visibility.h"
@@ -48,7 +48,7 @@ struct agent {
     struct recorder out;
     struct names names;
     struct resolver resolver;
-    struct tids tids;
+    struct thread_ids thread_ids;
 
     /* attach and detach (attach.c) */
     int attached;              /* InitializeForAttach: settings from its client data */
@@ -103,14 +103,5 @@ HIDDEN void agent_hurry(struct agent *a);
 HIDDEN uint64_t agent_update_code(struct agent *a);
 /* Loop: has every source record what was taken before `until` (drain). */
 HIDDEN void agent_drain(struct agent *a, uint64_t until);
-/* Loop (attach.c): lists the code compiled before an attach. */
-HIDDEN void agent_catch_up(struct agent *a);
-/* Loop (attach.c): tells the corscope command how the recording grows. */
-HIDDEN void agent_send_status(struct agent *a);
-/* Loop, last (attach.c): closes the recording and asks the runtime to
- * detach; sets detach_requested, or dormant when it refused. */
-HIDDEN void agent_detach(struct agent *a);
-/* Loop: CLOCK_MONOTONIC ns. */
-HIDDEN uint64_t agent_now_ns(void);
 
 #endif

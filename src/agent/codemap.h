@@ -15,13 +15,9 @@
  * never waiting for anything but a short lock); the loop applies the queue
  * in order, recording everything sampled so far before each forget.
  *
- * Lookups are binary searches over a large sorted array and a small sorted
- * one that takes insertions (merged into the large one when it outgrows the
- * square root of the whole), so a new method costs O(sqrt n) and a lookup
- * O(log n).  Code that can be unloaded is also listed by its owner (its
- * collectible module, or the DynamicMethod itself), so an unload finds its
- * own k ranges in O(k log n) and leaves tombstones, cleared at the next
- * merge or when they reach a quarter of the map (bench/codemap.sh).
+ * The ranges are kept in the loop's index (code_index.h) and in the
+ * signal handler's (signal/mcode.h); this module decides what goes in and
+ * when it leaves, and when the runtime may be asked about an id.
  *
  * All but codemap_jitted and codemap_unloading run on the loop thread.
  */
@@ -31,18 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/code_index.h"
 #include "agent/names.h"
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
-
-struct code_range {
-    uintptr_t start, end;   /* [start, end) */
-    uintptr_t method_start; /* first byte of the code version this part belongs to */
-    FunctionID function;
-    ModuleID module;        /* 0 when not known */
-    uint32_t frame;         /* the recording's frame for it when named at JIT time, else 0 */
-    int permanent;          /* its ids are never freed (not from a collectible module) */
-};
 
 /* out: the recording, which codemap_ids_begin holds from writing while
  * the ids lock is held (may be NULL in tests). */
@@ -97,21 +85,16 @@ HIDDEN int codemap_in_permanent_image(uintptr_t address);
  * callbacks and GetFunctionFromIP told)?  Such a function may be asked
  * about at any time, without codemap_ids_begin. */
 HIDDEN int codemap_permanent(FunctionID function);
-/* Loop: the range holding address, or NULL. */
-HIDDEN const struct code_range *codemap_find(uintptr_t address);
 /* Loop: nothing more is wanted (the recording failed): the callbacks
  * stop queuing, and what they queued is dropped.  For good. */
 HIDDEN void codemap_stop(void);
 /* Compiled methods the callbacks did not queue because the loop had not
  * taken the queue for too long (its byte budget). */
 HIDDEN uint64_t codemap_refused(void);
-/* Loop: ranges known (tests, benchmarks). */
-HIDDEN size_t codemap_count(void);
 
-/* Tests and benchmarks: a range as the runtime would have reported it. */
-HIDDEN void codemap_insert(const struct code_range *r);
 /* Removes the ranges of code that can be unloaded (not permanent): of a
- * module, or of a DynamicMethod. */
+ * module, or of a DynamicMethod (tests and benchmarks: what an unload
+ * does). */
 HIDDEN void codemap_remove(ModuleID module, FunctionID function);
 
 #endif

@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #include "agent/signal/nativeunwind.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define HEADER_WORDS 4
@@ -280,29 +281,27 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
                                  (uintptr_t)frame[0], 0};
         struct ring_cursor c = {r, at + 1};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
-        uint32_t token = slots_walker_enter();
+        uint32_t token = thread_rings_walker_enter();
         depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-        slots_walker_leave(token);
+        thread_rings_walker_leave(token);
         if ((flags & WALK_PENDING) && nativeunwind_wait_tables(PENDING_WAIT_NS)) {
             /* a library on this stack had no table yet (the program's
              * first moments): by frame pointers the walk could skip a
              * frameless helper's caller; the same stack, walked again */
             flags = 0;
             c.at = at + 1;
-            token = slots_walker_enter();
+            token = thread_rings_walker_enter();
             depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
-            slots_walker_leave(token);
+            thread_rings_walker_leave(token);
         }
         hash = stack_hash(r, at + 1, depth, flags);
         sent = q->sent[hash % STACK_SLOTS] == hash;
         r->w[at & r->mask] = hash;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t total = HEADER_WORDS + words + (max_depth ? 1 + (sent ? 0 : depth) : 0);
     r->w[head & r->mask] = total;
     r->w[(head + 1) & r->mask] = (source & 0xffff) | (kind & 0xffff) << 16 | (uint64_t)flags << 32;
-    r->w[(head + 2) & r->mask] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    r->w[(head + 2) & r->mask] = clock_now_ns();
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
     atomic_store_explicit(&q->head, head + total, memory_order_release);
     if (max_depth)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "agent/remote.h"
+#include "agent/control_client.h"
 
 static enum config_log current = CONFIG_LOG_WARN;
 static int to_remote;
@@ -45,7 +45,7 @@ void log_msg(enum config_log level, const char *fmt, ...)
     if (to_remote) {
         /* attached: never on the service's stderr; corscope prints it */
         line[len] = '\0';
-        remote_send("log %s", line + n);
+        control_client_send("log %s", line + n);
         errno = saved;
         return;
     }

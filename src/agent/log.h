@@ -3,7 +3,7 @@
  * starting with "corscope: ", written with a single write(2) so lines from
  * several threads never interleave.  The level comes from CORSCOPE_LOG
  * (default warn).  Never used from a signal handler.  An attached agent's
- * lines go to the corscope command instead (remote.h), and are dropped
+ * lines go to the corscope command instead (control_client.h), and are dropped
  * when it is gone: a service's output is never changed by us.
  */
 #ifndef CORSCOPE_AGENT_LOG_H
@@ -14,7 +14,7 @@
 
 HIDDEN void log_set_level(enum config_log level);
 HIDDEN int log_enabled(enum config_log level);
-/* Lines to the corscope command (remote.h) rather than to stderr. */
+/* Lines to the corscope command (control_client.h) rather than to stderr. */
 HIDDEN void log_set_remote(int on);
 HIDDEN void log_msg(enum config_log level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

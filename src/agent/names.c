@@ -18,6 +18,7 @@
 #include "clr/clr_guids.h"
 #include "common/hash.h"
 #include "common/mem.h"
+#include "common/path.h"
 #include "common/utf.h"
 
 #define MAX_NESTING 16
@@ -261,8 +262,7 @@ static void base_name(const WCHAR *w, ULONG len, char *out, size_t size)
 {
     char path[NAMES_CHARS];
     utf16_to_utf8(w, len, path, sizeof path);
-    const char *slash = strrchr(path, '/');
-    snprintf(out, size, "%s", slash ? slash + 1 : path);
+    snprintf(out, size, "%s", path_basename(path));
 }
 
 int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly, char *out, size_t size)

@@ -2,6 +2,7 @@
  * proctree: see proctree.h.
  */
 #include "agent/proctree.h"
+#include "common/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +77,7 @@ int proctree_is_sdk(void)
     /* the dotnet command running one of the CLI's verbs in-process (dotnet
      * run, build, test ...), not an application (dotnet App.dll, dotnet
      * exec App.dll) */
-    const char *exe = strrchr(args[0], '/') ? strrchr(args[0], '/') + 1 : args[0];
-    if (strcmp(exe, "dotnet") != 0 || argc < 2)
+    if (strcmp(path_basename(args[0]), "dotnet") != 0 || argc < 2)
         return 0;
     for (size_t i = 1; i < argc; i++) {
         if (ends_with(args[i], ".dll") || ends_with(args[i], ".exe"))

@@ -16,6 +16,7 @@
 
 #include "agent/fds.h"
 #include "agent/log.h"
+#include "common/clock.h"
 #include "common/hash.h"
 #include "common/mem.h"
 
@@ -33,13 +34,6 @@ static const char *const counter_keys[FMT_COUNTER_COUNT] = {
     FMT_COUNTERS(KEY)
 #undef KEY
 };
-
-uint64_t recorder_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* A write to a pipe whose reader is gone raises SIGPIPE on the writing
  * thread, whose default ends the program: around the agent's writes to a
@@ -73,7 +67,7 @@ static int file_write(void *ctx, const void *data, size_t n)
         return -1;
     }
     const char *p = data;
-    atomic_store(&r->write_since_ns, recorder_now_ns());
+    atomic_store(&r->write_since_ns, clock_now_ns());
     while (n) {
         ssize_t w = write_quietly(r, p, n);
         if (w < 0 && errno == EINTR)
@@ -156,7 +150,7 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
     struct stat st;
     r->pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
     struct writer_sink sink = {file_write, r};
-    r->start_ns = r->last_flush_ns = recorder_now_ns();
+    r->start_ns = r->last_flush_ns = clock_now_ns();
     r->open = 1;
     if (writer_begin(&r->w, sink) < 0) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));
@@ -417,7 +411,7 @@ void recorder_flush(struct recorder *r)
             writer_stat(&r->w, counter_keys[i], r->counters[i]);
     writer_flush(&r->w);
     check_failed(r);
-    r->last_flush_ns = recorder_now_ns();
+    r->last_flush_ns = clock_now_ns();
 }
 
 void recorder_hold(struct recorder *r)

@@ -127,6 +127,5 @@ HIDDEN void recorder_maybe_flush(struct recorder *r, uint64_t now_ns);
 HIDDEN void recorder_flush(struct recorder *r);
 /* Writes the trailer and closes the file.  Safe to call twice. */
 HIDDEN void recorder_close(struct recorder *r);
-HIDDEN uint64_t recorder_now_ns(void);
 
 #endif

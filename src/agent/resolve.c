@@ -13,6 +13,7 @@
 
 #include "agent/codemap.h"
 #include "common/mem.h"
+#include "common/path.h"
 
 void resolve_init(struct resolver *r, ICorProfilerInfo15 *info, struct names *names,
                   struct recorder *out)
@@ -56,12 +57,6 @@ int resolve_is_runtime_module(const char *base)
         if (!strcmp(base, runtime[i]))
             return 1;
     return 0;
-}
-
-static const char *basename_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
 }
 
 static void set_class(struct resolver *r, uint32_t frame, enum frame_class c)
@@ -151,7 +146,7 @@ static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame
         return 0;
     const char *module = info.dli_fname && info.dli_fname[0] ? info.dli_fname : "[main]";
     const char *file = map->l_name && map->l_name[0] ? map->l_name : "/proc/self/exe";
-    int runtime = resolve_is_runtime_module(basename_of(module));
+    int runtime = resolve_is_runtime_module(path_basename(module));
     enum fmt_frame_kind kind = runtime ? FMT_FRAME_RUNTIME : FMT_FRAME_NATIVE;
     const char *full = elfsym_find(module_symbols(r, file), (uint64_t)(address - map->l_addr));
     uintptr_t start = (uintptr_t)info.dli_saddr;
@@ -178,7 +173,7 @@ static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame
 
 const struct code_range *resolve_managed(uintptr_t address)
 {
-    return codemap_find(address);
+    return code_index_find(address);
 }
 
 uint32_t resolve_function(struct resolver *r, FunctionID function, uint64_t seen_ns)
@@ -226,7 +221,7 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64
     uint32_t frame;
     if (!map64_get(&r->native_of_ip, at, &frame) && !map64_get(&r->managed_of_ip, at, &frame)) {
         struct map64 *cache = &r->managed_of_ip;
-        const struct code_range *range = codemap_find(at);
+        const struct code_range *range = code_index_find(at);
         int asked = 1;
         frame = 0;
         if (range) {

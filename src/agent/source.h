@@ -124,7 +124,7 @@ HIDDEN extern const struct source_ops source_cpu_suspend; /* cpu or wall, stop-t
 HIDDEN extern const struct source_ops source_exceptions;  /* -e exceptions */
 HIDDEN extern const struct source_ops source_lock;        /* -e lock */
 HIDDEN extern const struct source_ops source_jit;         /* -e jit */
-HIDDEN extern const struct source_ops source_threads;     /* always: threads' lives */
+HIDDEN extern const struct source_ops source_thread_events;     /* always: threads' lives */
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */

@@ -326,7 +326,7 @@ static uint32_t machinery_frames(struct agent *a, const struct evq_entry *e)
     for (uint32_t k = 0; k < e->depth; k++) {
         uintptr_t ip = (uintptr_t)e->ips[k];
         resolve_ip(&a->resolver, ip, 1, e->time); /* learns ReadyToRun code's ranges */
-        const struct code_range *range = codemap_find(ip - 1);
+        const struct code_range *range = code_index_find(ip - 1);
         if (!range)
             continue;
         if (!is_machinery(a, range->function))

@@ -9,8 +9,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "agent/signal/ending.h"
+#include "agent/signal/fatal_signal.h"
 #include "agent/source.h"
+#include "common/clock.h"
 
 enum { NONE, SEARCHING, CAUGHT };
 
@@ -31,13 +32,6 @@ static _Atomic int seen;
 /* Between the passes the runtime printed the exception: longer than this. */
 #define UNHANDLED_GAP_NS 1000000ull
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void unwinding(void);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
@@ -47,11 +41,11 @@ void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
         current.state = SEARCHING;
         current.object = object;
         current.info = info;
-        current.pass1_ns = now_ns();
+        current.pass1_ns = clock_now_ns();
         break;
     case SOURCE_EX_SEARCH_ENTER:
         if (current.state == SEARCHING)
-            current.pass1_ns = now_ns(); /* the search goes on: the gap counts from its last step */
+            current.pass1_ns = clock_now_ns(); /* the search goes on: the gap counts from its last step */
         break;
     case SOURCE_EX_SEARCH_CATCHER:
         current.state = CAUGHT;
@@ -72,7 +66,7 @@ static void unwinding(void)
     /* pass 2 with no catch clause found in pass 1: unhandled, unless the
      * runtime went straight on (it catches it itself) */
     current.state = NONE;
-    if (!atomic_load(&armed) || !current.info || now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
+    if (!atomic_load(&armed) || !current.info || clock_now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
     if (current.info->lpVtbl->GetClassFromObject(current.info, current.object, &klass) < 0)
@@ -80,7 +74,7 @@ static void unwinding(void)
     atomic_store(&request_class, (uintptr_t)klass);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
     struct timespec step = {0, 1000000};
-    for (uint64_t waited = 0; waited < ENDING_WAIT_NS && atomic_load(&armed) &&
+    for (uint64_t waited = 0; waited < FATAL_SIGNAL_WAIT_NS && atomic_load(&armed) &&
                               atomic_load(&recorded) < mine;
          waited += 1000000)
         nanosleep(&step, NULL);

@@ -5,7 +5,7 @@
  *
  * The runtime aborts the process for an unhandled exception (SIGABRT,
  * after restoring every signal's default action: no signal handler of
- * ours runs then, see signal/ending.h) and never calls Shutdown.  Its
+ * ours runs then, see signal/fatal_signal.h) and never calls Shutdown.  Its
  * callbacks tell it earlier: an exception is thrown (ExceptionThrown),
  * pass 1 searches for a catch clause (ExceptionSearchCatcherFound when it
  * finds one), pass 2 unwinds.  Pass 2 starting with no catcher found means
@@ -18,7 +18,7 @@
  * that thread, in that callback, the agent asks
  * the loop to record everything taken so far, write ended_by ("an
  * unhandled System.InvalidOperationException") and flush, and waits for it
- * (at most ENDING_WAIT_NS).  The recording stays open: where the runtime
+ * (at most FATAL_SIGNAL_WAIT_NS).  The recording stays open: where the runtime
  * itself catches the exception after all (a static constructor's becomes
  * a TypeInitializationException) the program goes on, and so does the
  * recording, whose close then clears ended_by.

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/ipc.h"
 #include "cli/session.h"
+#include "common/clock.h"
 #include "common/product.h"
 #include "common/units.h"
 
@@ -232,7 +233,7 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
     }
     uint8_t clsid[16];
     clsid_bytes(clsid);
-    uint64_t t0 = session_now_ns();
+    uint64_t t0 = clock_now_ns();
     uint32_t hr = 0;
     if (ipc_attach_profiler(t->proc.socket, clsid, agent, text, (size_t)len, ATTACH_TIMEOUT_MS,
                             &hr, err, sizeof err) < 0) {
@@ -263,7 +264,7 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
         }
         fprintf(stderr, "corscope: attached to process %d (%s, .NET %s) in %.0f ms; recording "
                 "until %s\n", (int)pid, name, t->proc.version[0] ? t->proc.version : "?",
-                (double)(session_now_ns() - t0) / 1e6, until);
+                (double)(clock_now_ns() - t0) / 1e6, until);
     }
     int rc = session_attached(&s, pid, duration_ns, quiet);
     if (!quiet && s.peers[0].detached)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/rtshare.h"
+#include "cli/runtime_share.h"
 #include "common/units.h"
 #include "format/recording.h"
 
@@ -197,8 +197,8 @@ static int check_one(const char *path)
                (unsigned long long)samples, (unsigned long long)weight);
     }
     for (size_t i = 0; i < r.event_count; i++) {
-        struct rtshare rs;
-        if (r.events[i].recorded || rtshare_count(&r, i, &rs) < 0 || !rs.samples)
+        struct runtime_share rs;
+        if (r.events[i].recorded || runtime_share_count(&r, i, &rs) < 0 || !rs.samples)
             continue;
         printf("  runtime work %.*s: %.1f%% in the runtime's own code, "
                "%.1f%% of that named by what it did\n",

@@ -28,17 +28,6 @@ static int is_host_module(struct rec_str base)
            rec_str_eq(base, "libhostpolicy.so");
 }
 
-static struct rec_str basename_of(struct rec_str s)
-{
-    for (uint32_t i = s.len; i > 0; i--) {
-        if (s.p[i - 1] == '/') {
-            struct rec_str b = {s.p + i, s.len - i};
-            return b;
-        }
-    }
-    return s;
-}
-
 static int has_prefix(struct rec_str s, const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -61,7 +50,7 @@ static uint8_t classify(const struct recording *r, uint32_t id)
         return F_MANAGED;
     if (f->kind != FMT_FRAME_NATIVE && f->kind != FMT_FRAME_RUNTIME)
         return 0;
-    struct rec_str module = basename_of(r->strings[f->module]);
+    struct rec_str module = rec_str_basename(r->strings[f->module]);
     struct rec_str name = r->strings[f->name];
     uint8_t bits = 0;
     if (!name.len && f->extra != FOLD_RUN_EXTRA)

@@ -13,19 +13,7 @@ static struct rec_str str(const struct recording *r, uint32_t id)
     return r->strings[id];
 }
 
-/* Basename of a module path: what follows the last '/'. */
-static struct rec_str basename_of(struct rec_str s)
-{
-    for (uint32_t i = s.len; i > 0; i--) {
-        if (s.p[i - 1] == '/') {
-            struct rec_str b = {s.p + i, s.len - i};
-            return b;
-        }
-    }
-    return s;
-}
-
-size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size)
+size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size)
 {
     int n;
     if (id == 0 || id >= r->frame_count) {
@@ -34,7 +22,7 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
     }
     const struct rec_frame *f = &r->frames[id];
     struct rec_str type = str(r, f->type), name = str(r, f->name);
-    struct rec_str module = basename_of(str(r, f->module));
+    struct rec_str module = rec_str_basename(str(r, f->module));
     switch (f->kind) {
     case FMT_FRAME_MANAGED:
         if (type.len)
@@ -63,7 +51,7 @@ size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t si
          * always ends */
         char subject[768] = "";
         if (f->extra && f->extra < id)
-            fname_format(r, (uint32_t)f->extra, subject, sizeof subject);
+            frame_name_format(r, (uint32_t)f->extra, subject, sizeof subject);
         else if (type.len)
             snprintf(subject, sizeof subject, "%.*s", (int)type.len, type.p);
         n = snprintf(out, size, "[%.*s]%s%s", (int)name.len, name.p, subject[0] ? " " : "",

@@ -23,6 +23,6 @@
 
 /* Writes the display name of frame `id` into out (always NUL-terminated,
  * cut at size-1 bytes).  Returns the untruncated length. */
-HIDDEN size_t fname_format(const struct recording *r, uint32_t id, char *out, size_t size);
+HIDDEN size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size);
 
 #endif

@@ -23,14 +23,8 @@
 #include <openssl/x509v3.h>
 
 #include "common/mem.h"
+#include "common/clock.h"
 #include "common/units.h"
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int http_base64(const void *in, size_t n, char *out, size_t size)
 {
@@ -189,7 +183,7 @@ void http_client_free(struct http_client *c)
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = clock_now_ns();
         if (now >= deadline) {
             errno = ETIMEDOUT;
             return -1;
@@ -634,7 +628,7 @@ int http_post(struct http_client *c, const char *path, const char *content_type,
 {
     memset(rs, 0, sizeof *rs);
     buf_init(&rs->body);
-    uint64_t deadline = now_ns() + timeout_ns;
+    uint64_t deadline = clock_now_ns() + timeout_ns;
     struct buf req;
     buf_init(&req);
     char line[1400];

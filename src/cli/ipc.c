@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/utf.h"
 
 static const char magic[14] = "DOTNET_IPC_V1";
@@ -231,9 +232,7 @@ int ipc_decode_info(const uint8_t *p, size_t len, int version2, struct ipc_info 
 
 static long long now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(clock_now_ns() / 1000000);
 }
 
 /* Waits until fd is ready for `events` or the deadline passes. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/evtable.h"
+#include "cli/event_table.h"
 #include "cli/json.h"
 #include "cli/timeline.h"
 #include "common/mem.h"
@@ -61,32 +61,32 @@ static void add(struct items *it, uint32_t thread, enum kind kind, uint64_t star
  * first value its duration (0 for instants). */
 static void collect(const struct profile *p, struct items *it, const char *event, enum kind kind)
 {
-    struct evt e;
-    if (evt_open(&e, p, NULL, event) < 0 || e.event < 0) {
-        evt_close(&e);
+    struct event_table e;
+    if (event_table_open(&e, p, NULL, event) < 0 || e.event < 0) {
+        event_table_close(&e);
         return;
     }
-    long f_below = evt_field(&e, "below_min");
-    for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
-        if (!x->thread || x->thread > p->rec->thread_count || evt_get(&e, x, f_below))
+    long f_below = event_table_field(&e, "below_min");
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
+        if (!x->thread || x->thread > p->rec->thread_count || event_table_get(&e, x, f_below))
             continue;
-        uint64_t ns = kind == THROW ? 0 : evt_value(&e, x, 0);
+        uint64_t ns = kind == THROW ? 0 : event_table_value(&e, x, 0);
         add(it, x->thread - 1, kind, ns < x->time ? x->time - ns : 0, x->time, x);
     }
-    evt_close(&e);
+    event_table_close(&e);
 }
 
 /* The events, opened once, by kind. */
 static const char *const event_of[] = {"thread", "lock", "jit", "loads", "exceptions", "thread"};
 #define KINDS (sizeof event_of / sizeof event_of[0])
 
-static void name_of(struct evt *events, const struct item *i, char *out, size_t size)
+static void name_of(struct event_table *events, const struct item *i, char *out, size_t size)
 {
-    struct evt *ev = &events[i->kind];
+    struct event_table *ev = &events[i->kind];
     out[0] = '\0';
     if (ev->event < 0)
         return;
-    struct evt e = *ev;
+    struct event_table e = *ev;
     char text[256];
     switch (i->kind) {
     case LIFE:
@@ -94,7 +94,7 @@ static void name_of(struct evt *events, const struct item *i, char *out, size_t 
         break;
     case LOCK: {
         char owner[160];
-        evt_thread_id_name(&e, evt_get(&e, i->record, evt_field(&e, "owner")), owner,
+        event_table_thread_id_name(&e, event_table_get(&e, i->record, event_table_field(&e, "owner")), owner,
                            sizeof owner);
         snprintf(out, size, "lock wait (held by %s)", owner);
         break;
@@ -103,23 +103,23 @@ static void name_of(struct evt *events, const struct item *i, char *out, size_t 
         static const char *const tiers[] = {"", "", " minopts", " optimized", " tier0", " tier1",
                                             " OSR", " tier0 instrumented",
                                             " tier1 instrumented"};
-        uint64_t tier = evt_get(&e, i->record, evt_field(&e, "tier"));
+        uint64_t tier = event_table_get(&e, i->record, event_table_field(&e, "tier"));
         snprintf(out, size, "JIT%s %s", tier < sizeof tiers / sizeof tiers[0] ? tiers[tier] : "",
-                 evt_frame_name(&e, evt_get(&e, i->record, evt_field(&e, "method"))));
+                 event_table_frame_name(&e, event_table_get(&e, i->record, event_table_field(&e, "method"))));
         break;
     }
     case LOAD:
         snprintf(out, size, "load %s %s",
-                 evt_get(&e, i->record, evt_field(&e, "kind")) == 1 ? "assembly" : "module",
-                 evt_string(&e, evt_get(&e, i->record, evt_field(&e, "name")), text, sizeof text));
+                 event_table_get(&e, i->record, event_table_field(&e, "kind")) == 1 ? "assembly" : "module",
+                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "name")), text, sizeof text));
         break;
     case THROW:
         snprintf(out, size, "throw %s",
-                 evt_string(&e, evt_get(&e, i->record, evt_field(&e, "type")), text, sizeof text));
+                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "type")), text, sizeof text));
         break;
     case NAME:
         snprintf(out, size, "named %s",
-                 evt_string(&e, evt_get(&e, i->record, evt_field(&e, "name")), text, sizeof text));
+                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "name")), text, sizeof text));
         break;
     }
 }
@@ -130,22 +130,22 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
 {
     const struct recording *r = p->rec;
     struct items it = {NULL, 0, 0, 0};
-    uint64_t end_of_recording = evt_duration(r);
+    uint64_t end_of_recording = event_table_duration(r);
     /* the threads' lives */
-    struct evt life;
-    if (evt_open(&life, p, NULL, "thread") < 0)
+    struct event_table life;
+    if (event_table_open(&life, p, NULL, "thread") < 0)
         return -1;
     if (life.event >= 0) {
         uint64_t *start = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *start);
         uint64_t *end = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *end);
-        long f_what = evt_field(&life, "what");
+        long f_what = event_table_field(&life, "what");
         for (size_t t = 0; start && end && t < r->thread_count; t++)
             start[t] = end[t] = UINT64_MAX;
-        for (const struct rec_record *x = evt_next(&life, NULL); start && end && x;
-             x = evt_next(&life, x)) {
+        for (const struct rec_record *x = event_table_next(&life, NULL); start && end && x;
+             x = event_table_next(&life, x)) {
             if (!x->thread || x->thread > r->thread_count)
                 continue;
-            uint64_t what = evt_get(&life, x, f_what);
+            uint64_t what = event_table_get(&life, x, f_what);
             if (what == 1)
                 start[x->thread - 1] = x->time;
             else if (what == 3)
@@ -165,7 +165,7 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
         mem_free(start);
         mem_free(end);
     }
-    evt_close(&life);
+    event_table_close(&life);
     collect(p, &it, "lock", LOCK);
     collect(p, &it, "jit", JIT);
     collect(p, &it, "loads", LOAD);
@@ -178,14 +178,14 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
         return 0;
     qsort(it.v, it.n, sizeof *it.v, by_thread_then_time);
 
-    struct evt events[KINDS];
+    struct event_table events[KINDS];
     int opened = 0;
     for (size_t k = 0; k < KINDS; k++)
-        if (evt_open(&events[k], p, NULL, event_of[k]) == 0)
+        if (event_table_open(&events[k], p, NULL, event_of[k]) == 0)
             opened++;
     if (opened < (int)KINDS) {
         for (size_t k = 0; k < KINDS; k++)
-            evt_close(&events[k]);
+            event_table_close(&events[k]);
         mem_free(it.v);
         return -1;
     }
@@ -234,7 +234,7 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
         fputs("}", out);
     }
     for (size_t k = 0; k < KINDS; k++)
-        evt_close(&events[k]);
+        event_table_close(&events[k]);
     mem_free(it.v);
     return 0;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/evtable.h"
+#include "cli/event_table.h"
 #include "common/mem.h"
 
 /* Tiers as the agent records them (src/agent/sources/jit.c). */
@@ -41,95 +41,95 @@ static int slower(const void *a, const void *b)
     return x->time < y->time ? -1 : x->time > y->time;
 }
 
-static void print_loads(struct evt *e, FILE *out)
+static void print_loads(struct event_table *e, FILE *out)
 {
-    struct evt loads;
-    if (evt_open(&loads, e->p, e->o, "loads") < 0 || loads.event < 0) {
-        evt_close(&loads);
+    struct event_table loads;
+    if (event_table_open(&loads, e->p, e->o, "loads") < 0 || loads.event < 0) {
+        event_table_close(&loads);
         return;
     }
-    long f_kind = evt_field(&loads, "kind"), f_name = evt_field(&loads, "name");
-    struct evt_rows rows;
-    evt_rows_init(&rows);
+    long f_kind = event_table_field(&loads, "kind"), f_name = event_table_field(&loads, "name");
+    struct event_table_rows rows;
+    event_table_rows_init(&rows);
     uint64_t count[3] = {0}, ns[3] = {0};
     size_t i = 0;
-    for (const struct rec_record *x = evt_next(&loads, NULL); x; x = evt_next(&loads, x), i++) {
-        uint64_t kind = evt_get(&loads, x, f_kind);
-        uint64_t t = evt_value(&loads, x, 0);
+    for (const struct rec_record *x = event_table_next(&loads, NULL); x; x = event_table_next(&loads, x), i++) {
+        uint64_t kind = event_table_get(&loads, x, f_kind);
+        uint64_t t = event_table_value(&loads, x, 0);
         if (kind > 2)
             kind = 0;
         count[kind]++;
         ns[kind] += t;
-        struct evt_row *r = evt_row(&rows, i);
+        struct event_table_row *r = event_table_row(&rows, i);
         if (r) {
             r->sum = t;
             r->a = kind;
-            r->b = evt_get(&loads, x, f_name);
+            r->b = event_table_get(&loads, x, f_name);
         }
     }
     char a[32], m[32];
-    evt_duration_text(ns[1], a, sizeof a);
-    evt_duration_text(ns[2], m, sizeof m);
+    event_table_duration_text(ns[1], a, sizeof a);
+    event_table_duration_text(ns[2], m, sizeof m);
     fprintf(out, "\nloads: %llu assemblies in %s, %llu modules in %s (timed on the loading "
                  "thread; a module's load is part of its assembly's)\n",
             (unsigned long long)count[1], a, (unsigned long long)count[2], m);
-    evt_rows_sort(&rows, 1);
+    event_table_rows_sort(&rows, 1);
     fprintf(out, "%12s  %-8s  %s\n", "time", "kind", "name");
-    for (size_t k = 0; k < evt_limit(e, rows.count) && k < 20; k++) {
-        const struct evt_row *r = &rows.rows[k];
+    for (size_t k = 0; k < event_table_limit(e, rows.count) && k < 20; k++) {
+        const struct event_table_row *r = &rows.rows[k];
         char t[32], name[512];
-        evt_duration_text(r->sum, t, sizeof t);
+        event_table_duration_text(r->sum, t, sizeof t);
         fprintf(out, "%12s  %-8s  %s\n", t, r->a == 1 ? "assembly" : r->a == 2 ? "module" : "?",
-                evt_string(&loads, r->b, name, sizeof name));
+                event_table_string(&loads, r->b, name, sizeof name));
     }
-    evt_rows_free(&rows);
-    evt_close(&loads);
+    event_table_rows_free(&rows);
+    event_table_close(&loads);
 }
 
 /* The counts the agent records now and then (classes, R2R methods). */
-static void counts(struct evt *e, uint64_t *classes, uint64_t *r2r)
+static void counts(struct event_table *e, uint64_t *classes, uint64_t *r2r)
 {
-    struct evt c;
+    struct event_table c;
     *classes = *r2r = 0;
-    if (evt_open(&c, e->p, NULL, "jit_counts") < 0 || c.event < 0) {
-        evt_close(&c);
+    if (event_table_open(&c, e->p, NULL, "jit_counts") < 0 || c.event < 0) {
+        event_table_close(&c);
         return;
     }
-    for (const struct rec_record *x = evt_next(&c, NULL); x; x = evt_next(&c, x)) {
-        *classes += evt_value(&c, x, 0);
-        *r2r += evt_value(&c, x, 1);
+    for (const struct rec_record *x = event_table_next(&c, NULL); x; x = event_table_next(&c, x)) {
+        *classes += event_table_value(&c, x, 0);
+        *r2r += event_table_value(&c, x, 1);
     }
-    evt_close(&c);
+    event_table_close(&c);
 }
 
 int report_jit(const struct profile *p, const struct report_options *o, FILE *out)
 {
-    struct evt e;
-    if (evt_open(&e, p, o, "jit") < 0) {
+    struct event_table e;
+    if (event_table_open(&e, p, o, "jit") < 0) {
         cli_error("out of memory while writing the jit table");
         return -1;
     }
     if (e.event < 0) {
         fputs("# no compilations in this recording (record with -e jit)\n", out);
-        evt_close(&e);
+        event_table_close(&e);
         return 0;
     }
-    long f_method = evt_field(&e, "method"), f_tier = evt_field(&e, "tier");
-    long f_r2r = evt_field(&e, "had_r2r");
+    long f_method = event_table_field(&e, "method"), f_tier = event_table_field(&e, "tier");
+    long f_r2r = event_table_field(&e, "had_r2r");
     struct compile *all = NULL;
     size_t n = 0, cap = 0;
     uint64_t total = 0, tier_count[TIERS] = {0}, tier_ns[TIERS] = {0}, replaced_r2r = 0;
-    uint64_t span = evt_duration(p->rec);
+    uint64_t span = event_table_duration(p->rec);
     /* a day of seconds at most: a longer run's later compiles go in the last */
     size_t seconds = span / 1000000000ull < 86400 ? (size_t)(span / 1000000000ull) + 1 : 86400;
-    uint64_t *per_second = calloc(seconds, sizeof *per_second);
-    uint64_t *ns_second = calloc(seconds, sizeof *ns_second);
+    uint64_t *per_second = mem_calloc(seconds, sizeof *per_second);
+    uint64_t *ns_second = mem_calloc(seconds, sizeof *ns_second);
     int rc = 0;
     if (!per_second || !ns_second)
         goto oom;
-    for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
-        struct compile c = {evt_value(&e, x, 0), x->time, evt_get(&e, x, f_method),
-                            evt_get(&e, x, f_tier), evt_get(&e, x, f_r2r)};
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
+        struct compile c = {event_table_value(&e, x, 0), x->time, event_table_get(&e, x, f_method),
+                            event_table_get(&e, x, f_tier), event_table_get(&e, x, f_r2r)};
         struct compile *grown = mem_grow(all, &cap, n + 1, sizeof *grown);
         if (!grown)
             goto oom;
@@ -148,8 +148,8 @@ int report_jit(const struct profile *p, const struct report_options *o, FILE *ou
     uint64_t classes, r2r;
     counts(&e, &classes, &r2r);
     char t_total[32], t_span[32];
-    evt_duration_text(total, t_total, sizeof t_total);
-    evt_duration_text(span, t_span, sizeof t_span);
+    event_table_duration_text(total, t_total, sizeof t_total);
+    event_table_duration_text(span, t_span, sizeof t_span);
     fprintf(out, "# JIT: %zu compiles, %s compiling (%.1f%% of the %s run's wall time, all "
                  "threads together)\n",
             n, t_total, span ? 100.0 * (double)total / (double)span : 0.0, t_span);
@@ -164,27 +164,27 @@ int report_jit(const struct profile *p, const struct report_options *o, FILE *ou
         if (!tier_count[t])
             continue;
         char a[32], b[32];
-        evt_duration_text(tier_ns[t], a, sizeof a);
-        evt_duration_text(tier_ns[t] / tier_count[t], b, sizeof b);
+        event_table_duration_text(tier_ns[t], a, sizeof a);
+        event_table_duration_text(tier_ns[t] / tier_count[t], b, sizeof b);
         fprintf(out, "%10llu %12s %12s  %s\n", (unsigned long long)tier_count[t], a, b,
                 tier_name(t));
     }
     if (n)
         qsort(all, n, sizeof *all, slower);
     fprintf(out, "\nslowest compiles\n%12s %10s  %-18s  %s\n", "time", "at", "tier", "method");
-    for (size_t i = 0; i < evt_limit(&e, n); i++) {
+    for (size_t i = 0; i < event_table_limit(&e, n); i++) {
         char a[32], at[32];
-        evt_duration_text(all[i].ns, a, sizeof a);
+        event_table_duration_text(all[i].ns, a, sizeof a);
         snprintf(at, sizeof at, "%.3f s", (double)all[i].time / 1e9);
         fprintf(out, "%12s %10s  %-18s  %s%s\n", a, at, tier_name(all[i].tier),
-                evt_frame_name(&e, all[i].method), all[i].r2r ? " (had R2R code)" : "");
+                event_table_frame_name(&e, all[i].method), all[i].r2r ? " (had R2R code)" : "");
     }
     fprintf(out, "\ncompiles per second\n%10s %10s %12s\n", "second", "compiles", "time");
     for (size_t s = 0; s < seconds; s++) {
         if (!per_second[s])
             continue;
         char a[32];
-        evt_duration_text(ns_second[s], a, sizeof a);
+        event_table_duration_text(ns_second[s], a, sizeof a);
         fprintf(out, "%10zu %10llu %12s\n", s, (unsigned long long)per_second[s], a);
     }
     print_loads(&e, out);
@@ -194,8 +194,8 @@ oom:
     rc = -1;
 out:
     mem_free(all);
-    free(per_second);
-    free(ns_second);
-    evt_close(&e);
+    mem_free(per_second);
+    mem_free(ns_second);
+    event_table_close(&e);
     return rc;
 }

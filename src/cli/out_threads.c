@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/evtable.h"
+#include "cli/event_table.h"
 #include "common/mem.h"
 
 enum { WHAT_START = 1, WHAT_NAME = 2, WHAT_END = 3, WHAT_RUNNING = 4 };
@@ -48,41 +48,41 @@ static void time_text(uint64_t t, char *out, size_t size)
 static void add_event(const struct profile *p, const struct report_options *o,
                       struct thread_row *rows, const char *event, int what)
 {
-    struct evt e;
-    if (evt_open(&e, p, o, event) < 0 || e.event < 0) {
-        evt_close(&e);
+    struct event_table e;
+    if (event_table_open(&e, p, o, event) < 0 || e.event < 0) {
+        event_table_close(&e);
         return;
     }
-    long f_below = evt_field(&e, "below_min");
-    for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
+    long f_below = event_table_field(&e, "below_min");
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
         if (!x->thread || x->thread > p->rec->thread_count)
             continue;
         struct thread_row *r = &rows[x->thread - 1];
         if (what == 0) {
             r->throws++;
-        } else if (what == 1 && !evt_get(&e, x, f_below)) {
+        } else if (what == 1 && !event_table_get(&e, x, f_below)) {
             r->waits++;
-            r->waited += evt_value(&e, x, 0);
+            r->waited += event_table_value(&e, x, 0);
         } else if (what == 2) {
             r->compiles++;
-            r->jit_ns += evt_value(&e, x, 0);
+            r->jit_ns += event_table_value(&e, x, 0);
         }
     }
-    evt_close(&e);
+    event_table_close(&e);
 }
 
 int report_threads(const struct profile *p, const struct report_options *o, FILE *out)
 {
     const struct recording *r = p->rec;
-    struct evt e;
-    if (evt_open(&e, p, o, "thread") < 0) {
+    struct event_table e;
+    if (event_table_open(&e, p, o, "thread") < 0) {
         cli_error("out of memory while writing the threads table");
         return -1;
     }
     size_t n = r->thread_count;
     struct thread_row *rows = mem_calloc(n ? n : 1, sizeof *rows);
     if (!rows) {
-        evt_close(&e);
+        event_table_close(&e);
         cli_error("out of memory while writing the threads table");
         return -1;
     }
@@ -90,13 +90,13 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
         rows[t].thread = (uint32_t)t;
         rows[t].start = rows[t].end = UINT64_MAX;
     }
-    long f_what = evt_field(&e, "what"), f_name = evt_field(&e, "name");
+    long f_what = event_table_field(&e, "what"), f_name = event_table_field(&e, "name");
     size_t renames = 0;
-    for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
+    for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
         if (!x->thread || x->thread > n)
             continue;
         struct thread_row *row = &rows[x->thread - 1];
-        uint64_t what = evt_get(&e, x, f_what);
+        uint64_t what = event_table_get(&e, x, f_what);
         if (what == WHAT_START) {
             row->start = x->time;
         } else if (what == WHAT_NAME) {
@@ -106,7 +106,7 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
             if (what == WHAT_END)
                 row->end = x->time;
             if (!row->has_cpu || what == WHAT_END) {
-                row->cpu = evt_value(&e, x, 0);
+                row->cpu = event_table_value(&e, x, 0);
                 row->has_cpu = 1;
             }
         }
@@ -134,7 +134,7 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
     }
     qsort(rows, n, sizeof *rows, by_cpu);
     char span[32];
-    evt_duration_text(evt_duration(r), span, sizeof span);
+    event_table_duration_text(event_table_duration(r), span, sizeof span);
     fprintf(out, "# threads: %zu in %s; %zu started and %zu ended while recording\n", n, span,
             started, ended);
     if (e.event < 0)
@@ -145,21 +145,21 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
         const struct thread_row *row = &rows[i];
         if (f && f->thread && !prof_thread_selected(r, row->thread, f->thread))
             continue;
-        if (shown++ >= evt_limit(&e, n))
+        if (shown++ >= event_table_limit(&e, n))
             break;
         char start[32], end[32], cpu[32], sampled[32], waited[32], jit[32], name[160];
         time_text(row->start, start, sizeof start);
         time_text(row->end, end, sizeof end);
         if (row->has_cpu)
-            evt_duration_text(row->cpu, cpu, sizeof cpu);
+            event_table_duration_text(row->cpu, cpu, sizeof cpu);
         else
             snprintf(cpu, sizeof cpu, "-");
         if (row->samples)
-            evt_duration_text(row->sampled, sampled, sizeof sampled);
+            event_table_duration_text(row->sampled, sampled, sizeof sampled);
         else
             snprintf(sampled, sizeof sampled, "-");
-        evt_duration_text(row->waited, waited, sizeof waited);
-        evt_duration_text(row->jit_ns, jit, sizeof jit);
+        event_table_duration_text(row->waited, waited, sizeof waited);
+        event_table_duration_text(row->jit_ns, jit, sizeof jit);
         struct rec_str nm = r->strings[r->threads[row->thread].name];
         snprintf(name, sizeof name, "%.*s", (int)nm.len, nm.p);
         fprintf(out, "%9llu %10s %10s %10s %10s %8llu %8llu %10s %10s  %s\n",
@@ -169,17 +169,17 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
     }
     if (renames) {
         fputs("\nnames, as threads were given them\n", out);
-        for (const struct rec_record *x = evt_next(&e, NULL); x; x = evt_next(&e, x)) {
-            if (!x->thread || x->thread > n || evt_get(&e, x, f_what) != WHAT_NAME)
+        for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
+            if (!x->thread || x->thread > n || event_table_get(&e, x, f_what) != WHAT_NAME)
                 continue;
             char at[32], name[256];
             time_text(x->time, at, sizeof at);
             fprintf(out, "%10s  tid %llu  %s\n", at,
                     (unsigned long long)r->threads[x->thread - 1].os_tid,
-                    evt_string(&e, evt_get(&e, x, f_name), name, sizeof name));
+                    event_table_string(&e, event_table_get(&e, x, f_name), name, sizeof name));
         }
     }
     mem_free(rows);
-    evt_close(&e);
+    event_table_close(&e);
     return 0;
 }

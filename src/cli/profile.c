@@ -4,8 +4,8 @@
  * are matched against regexes and inserted into the call tree, so a
  * million samples over a few thousand stacks cost a few thousand inserts.
  */
-#include "cli/profile.h"
 #include "cli/merge.h"
+#include "cli/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +134,7 @@ static int build_names(struct prof_shared *sh)
     for (uint32_t id = 1; id < r->frame_count; id++) {
         if (!used[id])
             continue;
-        size_t len = fname_format(r, id, buf, sizeof buf);
+        size_t len = frame_name_format(r, id, buf, sizeof buf);
         if (len >= sizeof buf)
             len = sizeof buf - 1;
         uint32_t name = intern_name(sh, buf, len, r->frames[id].kind);

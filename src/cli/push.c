@@ -20,22 +20,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/units.h"
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* "corscope: push: ..." on stderr, unless quiet. */
 static void say(const struct push_session *ps, const char *fmt, ...)
@@ -262,7 +249,7 @@ static void *uploader_main(void *arg)
         int ended = ps->ended;
         uint64_t until = ps->linger_until;
         pthread_mutex_unlock(&ps->lock);
-        if (ended && (mono_ns() >= until || !spool_waiting(&ps->spool)))
+        if (ended && (clock_now_ns() >= until || !spool_waiting(&ps->spool)))
             break;
         uint64_t id = spool_take(&ps->spool, &body);
         if (!id) {
@@ -277,7 +264,7 @@ static void *uploader_main(void *arg)
         struct http_response rs;
         memset(&rs, 0, sizeof rs);
         int rc = auth_headers(ps, &headers, err, sizeof err);
-        uint64_t left = ended ? (until > mono_ns() ? until - mono_ns() : 0) : ps->cfg.timeout_ns;
+        uint64_t left = ended ? (until > clock_now_ns() ? until - clock_now_ns() : 0) : ps->cfg.timeout_ns;
         if (rc == 0)
             rc = http_post(&ps->http, "/push.v1.PusherService/Push", "application/proto",
                            (const char *)headers.data, body.data, body.len,
@@ -320,7 +307,7 @@ static void *uploader_main(void *arg)
             if (rc == 0 && rs.retry_after_s && rs.retry_after_s * 1000000000ull < 300000000000ull)
                 backoff = rs.retry_after_s * 1000000000ull;
             pthread_mutex_lock(&ps->lock);
-            if (!ps->ended || mono_ns() < ps->linger_until)
+            if (!ps->ended || clock_now_ns() < ps->linger_until)
                 wait_locked(ps, ps->ended ? (backoff < 1000000000ull ? backoff : 1000000000ull)
                                           : backoff);
             pthread_mutex_unlock(&ps->lock);
@@ -332,7 +319,7 @@ static void *uploader_main(void *arg)
     buf_free(&body);
     buf_free(&headers);
     pthread_mutex_lock(&ps->lock);
-    ps->uploader_cpu_ns = thread_cpu_ns();
+    ps->uploader_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     pthread_mutex_unlock(&ps->lock);
     return NULL;
 }
@@ -351,7 +338,7 @@ int push_start(struct push_session *ps, const struct push_config *cfg, int tee_f
         snprintf(err, err_size, "out of memory");
         return -1;
     }
-    ps->stream.start_mono_ns = mono_ns(); /* until the recording says */
+    ps->stream.start_mono_ns = clock_now_ns(); /* until the recording says */
     ps->stream.defs.budget = ps->stream.defs.threshold = cfg->memory;
     if (http_client_init(&ps->http, &cfg->url, cfg->ca_file, err, err_size) < 0) {
         pstream_free(&ps->stream);
@@ -390,7 +377,7 @@ int push_start(struct push_session *ps, const struct push_config *cfg, int tee_f
 /* Makes every window that is due into the spool.  at_end: all of them. */
 static int make_windows(struct push_session *ps, int at_end)
 {
-    uint64_t now = ps->file_mode ? ps->stream.start_mono_ns + ps->stream.last_time : mono_ns();
+    uint64_t now = ps->file_mode ? ps->stream.start_mono_ns + ps->stream.last_time : clock_now_ns();
     for (;;) {
         struct pstream_window w;
         int got = pstream_next_window(&ps->stream, now, at_end, &w);
@@ -455,7 +442,7 @@ int push_read(struct push_session *ps, int fd)
     for (;;) {
         int timeout = -1;
         if (!ps->file_mode) {
-            uint64_t due = pstream_next_due(&ps->stream), now = mono_ns();
+            uint64_t due = pstream_next_due(&ps->stream), now = clock_now_ns();
             if (due != UINT64_MAX)
                 timeout = due <= now ? 0 : (int)((due - now) / 1000000 + 1);
         }
@@ -483,7 +470,7 @@ int push_read(struct push_session *ps, int fd)
             rc = -1;
     }
     mem_free(chunk);
-    ps->reader_cpu_ns += thread_cpu_ns();
+    ps->reader_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return rc;
 }
 
@@ -493,7 +480,7 @@ int push_finish(struct push_session *ps)
         make_windows(ps, 1);
     pthread_mutex_lock(&ps->lock);
     ps->ended = 1;
-    ps->linger_until = mono_ns() + ps->cfg.linger_ns;
+    ps->linger_until = clock_now_ns() + ps->cfg.linger_ns;
     pthread_cond_signal(&ps->wake);
     pthread_mutex_unlock(&ps->lock);
     if (ps->uploader_started)

@@ -65,7 +65,7 @@ HIDDEN int report_calls_sort(const char *key);
 HIDDEN int report_render(const char *const *recordings, size_t count,
                          const struct report_format *fmt, const char *output);
 
-/* Helpers the writers share. */
+/* Helpers the writers share (report_text.c). */
 /* Formats a value in the profile's unit for people: "1.52 s", "320 ms",
  * "12.0 MiB", "1234". */
 HIDDEN void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/clock.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -32,13 +33,6 @@
 /* Launched, after -d: how long the program may take to end after SIGTERM. */
 #define TERM_WAIT_NS 10000000000ull
 
-uint64_t session_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size)
 {
     memset(s, 0, sizeof *s);
@@ -48,7 +42,7 @@ int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size)
         s->peers[i].fd = -1;
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-        r = session_now_ns() ^ ((uint64_t)getpid() << 32);
+        r = clock_now_ns() ^ ((uint64_t)getpid() << 32);
     snprintf(s->address, sizeof s->address, "@corscope-%d-%016llx", (int)getpid(),
              (unsigned long long)r);
     struct sockaddr_un sa;
@@ -62,7 +56,7 @@ int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size)
         return -1;
     }
     s->listen_fd = fd;
-    s->start_ns = session_now_ns();
+    s->start_ns = clock_now_ns();
     return 0;
 }
 
@@ -132,7 +126,7 @@ static void on_message(struct session *s, struct session_peer *p, const struct c
         break;
     }
     if (!s->first_sample_ns && p->counts.samples)
-        s->first_sample_ns = session_now_ns();
+        s->first_sample_ns = clock_now_ns();
 }
 
 /* Reads everything a peer sent; marks it gone at its end. */
@@ -187,7 +181,7 @@ static void draw(struct session *s, const char *note)
 {
     struct control_counts c;
     totals(s, &c);
-    status_draw(&s->status, session_now_ns() - s->start_ns, &c, note);
+    status_draw(&s->status, clock_now_ns() - s->start_ns, &c, note);
 }
 
 /* One wait: up to timeout_ms for the control socket, the peers, and the
@@ -255,7 +249,7 @@ int session_wait_child(struct session *s, pid_t child, uint64_t duration_ns, int
                 close(pidfd);
             return -1;
         }
-        uint64_t now = session_now_ns();
+        uint64_t now = clock_now_ns();
         if (deadline && !stop_at && now >= deadline) {
             /* the recording ends now; the program is told to end after */
             send_stop(s);
@@ -307,7 +301,7 @@ static void on_interrupt(int sig)
 
 int session_accept_agent(struct session *s, int timeout_ms)
 {
-    uint64_t deadline = session_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint64_t deadline = clock_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     for (;;) {
         accept_peers(s);
         if (s->peer_count > 0) {
@@ -316,7 +310,7 @@ int session_accept_agent(struct session *s, int timeout_ms)
                 return 0;
             return -1; /* connected and gone: it declined */
         }
-        uint64_t now = session_now_ns();
+        uint64_t now = clock_now_ns();
         if (now >= deadline)
             return -1;
         struct pollfd p = {s->listen_fd, POLLIN, 0};
@@ -326,12 +320,12 @@ int session_accept_agent(struct session *s, int timeout_ms)
 
 int session_print_pending(struct session *s, int timeout_ms)
 {
-    uint64_t deadline = session_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint64_t deadline = clock_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     accept_peers(s);
     int printed = 0;
     for (int i = 0; i < s->peer_count; i++) {
         struct session_peer *p = &s->peers[i];
-        while (p->fd >= 0 && session_now_ns() < deadline) {
+        while (p->fd >= 0 && clock_now_ns() < deadline) {
             char buf[CONTROL_MESSAGE_MAX];
             ssize_t n = recv(p->fd, buf, sizeof buf, MSG_DONTWAIT);
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -357,7 +351,7 @@ int session_print_pending(struct session *s, int timeout_ms)
 int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int quiet)
 {
     struct session_peer *agent = &s->peers[0];
-    s->start_ns = session_now_ns();
+    s->start_ns = clock_now_ns();
     status_begin(&s->status, STATUS_INLINE, quiet);
     interrupts = 0;
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -376,7 +370,7 @@ int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int 
     /* recording: until the deadline, a signal, or the end of the process
      * or of the agent */
     while (!interrupts && agent->fd >= 0 && !agent->closed) {
-        uint64_t now = session_now_ns();
+        uint64_t now = clock_now_ns();
         if (deadline && now >= deadline)
             break;
         int seen = wait_once(s, timeout_until(now, deadline, REDRAW_MS), pidfd, wake_pipe[0]);
@@ -407,9 +401,9 @@ int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int 
     /* stopping: the agent closes the recording, then detaches */
     int interrupts_before = interrupts;
     send_stop(s);
-    uint64_t stop_at = session_now_ns();
+    uint64_t stop_at = clock_now_ns();
     while (!agent->closed && agent->fd >= 0 && interrupts == interrupts_before &&
-           session_now_ns() - stop_at < CLOSE_WAIT_NS) {
+           clock_now_ns() - stop_at < CLOSE_WAIT_NS) {
         int seen = wait_once(s, REDRAW_MS, pidfd, wake_pipe[0]);
         if (seen & 2)
             drain_wake();
@@ -430,9 +424,9 @@ int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int 
         rc = -1;
         goto out;
     }
-    uint64_t closed_at = session_now_ns();
+    uint64_t closed_at = clock_now_ns();
     while (!agent->detached && !agent->dormant && agent->fd >= 0 &&
-           interrupts == interrupts_before && session_now_ns() - closed_at < DETACH_WAIT_NS) {
+           interrupts == interrupts_before && clock_now_ns() - closed_at < DETACH_WAIT_NS) {
         if (wait_once(s, REDRAW_MS, -1, wake_pipe[0]) & 2)
             drain_wake();
         draw(s, "detaching");

@@ -47,7 +47,6 @@ struct session {
  * Returns 0, or -1 with the reason in err. */
 HIDDEN int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size);
 HIDDEN void session_close(struct session *s);
-HIDDEN uint64_t session_now_ns(void);
 
 /* Launched: waits for the program (child) to end, with the status line and
  * the -d deadline (0: none).  Returns its wait status, or -1 when waiting

@@ -1,5 +1,5 @@
 /*
- * reader: see reader.h.  Decoding is one loop over chunks and one function
+ * recording: see recording.h.  Decoding is one loop over chunks and one function
  * per chunk tag; each record is decoded through a bounded cursor and
  * validated before it is added, so a bad record leaves the tables as they
  * were after the last good chunk.
@@ -91,6 +91,17 @@ int rec_str_eq(struct rec_str s, const char *c)
 {
     size_t n = strlen(c);
     return s.len == n && memcmp(s.p, c, n) == 0;
+}
+
+struct rec_str rec_str_basename(struct rec_str s)
+{
+    for (uint32_t i = s.len; i > 0; i--) {
+        if (s.p[i - 1] == '/') {
+            struct rec_str b = {s.p + i, s.len - i};
+            return b;
+        }
+    }
+    return s;
 }
 
 /* ---- thread id map ---------------------------------------------------- */

@@ -153,6 +153,8 @@ HIDDEN const struct rec_str *rec_info(const struct recording *r, const char *key
 HIDDEN uint64_t rec_stat(const struct recording *r, const char *key);
 /* Index of the thread with this id, or -1. */
 HIDDEN int rec_str_eq(struct rec_str s, const char *c);
+/* What follows the last '/' of a path (the whole string when it has none). */
+HIDDEN struct rec_str rec_str_basename(struct rec_str s);
 /* Index of the event named `name`, or -1. */
 HIDDEN long rec_event_index(const struct recording *r, const char *name);
 /* Index of a recorded event's field or value named `name`, or -1. */

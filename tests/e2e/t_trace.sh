@@ -110,7 +110,9 @@ for k in 0 1 2 3; do
     cs report -f calls --thread "worker-$k" "$T/threads.corscope" > "$T/w.txt"
     assert_eq "worker-$k Unit calls" "$(calls_of "$T/w.txt" TraceApp.Work.Unit)" $(((k + 1) * 10000))
 done
-cs report -f calls "$T/threads.corscope" > "$T/all.txt"
+# every row: the default 50 by self time can leave Unit out when a busy machine
+# stretches the start-up methods' times (seen beside other load, about 700 rows)
+cs report -f calls --limit 0 "$T/threads.corscope" > "$T/all.txt"
 assert_eq "Unit calls on all threads" "$(calls_of "$T/all.txt" TraceApp.Work.Unit)" 100000
 note "threads: worker-k called Unit (k+1)*10000 times, on its own thread"
 

@@ -6,8 +6,16 @@
  */
 #include "fixture.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
 
+#include "agent/recorder.h"
+#include "cli/pstream.h"
+#include "agent/signal/mshape.h"
+#include "format/recording.h"
 #include "format/writer.h"
 
 int fixture_sink(void *ctx, const void *p, size_t n)
@@ -69,4 +77,260 @@ int fixture_recording(struct buf *out, int close)
     }
     writer_free(&w);
     return rc < 0 || w.error ? -1 : 0;
+}
+
+int fixture_profiles_of(int (*write)(struct buf *out), struct profiles *ps, struct prof_filter *f)
+{
+    struct buf b;
+    buf_init(&b);
+    if (write(&b) < 0) {
+        buf_free(&b);
+        return -1;
+    }
+    struct recording r;
+    char err[256];
+    int rc = rec_load_memory(b.data, b.len, &r, err, sizeof err);
+    buf_free(&b);
+    if (rc < 0)
+        return -1;
+    return prof_build(ps, &r, f, err, sizeof err);
+}
+
+static int closed_recording(struct buf *out)
+{
+    return fixture_recording(out, 1);
+}
+
+int fixture_profiles(struct profiles *p, struct prof_filter *f)
+{
+    return fixture_profiles_of(closed_recording, p, f);
+}
+
+/* ---- a recording with memory events ------------------------------------------------ */
+
+enum { EV_ALLOC = 16, EV_COLLECTED, EV_SCAN, EV_GC, EV_PAUSE };
+
+/* Ten allocations on two stacks, 1 MiB each, object ids 1..10 (0 for the
+ * last two: not followed); collections at 100 ms and 200 ms: the first
+ * finds 1-3 dead, the second 4-6; looks after each and at the end (300
+ * ms, no new collection).  Two collections and three pauses. */
+int fixture_memory_recording(struct buf *out)
+{
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, out};
+    if (writer_begin(&w, sink) < 0)
+        return -1;
+    writer_info(&w, "events", "alloc,gc,live");
+    writer_info(&w, "alloc", "sampled (test)");
+    struct writer_event_def alloc = {EV_ALLOC, "alloc", 2, {"alloc_space", "alloc_objects"},
+                                     {"bytes", "objects"}, 4,
+                                     {"type", "size", "heap", "object"},
+                                     {FMT_FIELD_STRING, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT}};
+    struct writer_event_def collected = {EV_COLLECTED, "collected", 1, {"objects"}, {"objects"}, 2,
+                                         {"object", "by"}, {FMT_FIELD_UINT, FMT_FIELD_TIME}};
+    struct writer_event_def scan = {EV_SCAN, "live-scan", 1, {"followed"}, {"objects"}, 3,
+                                    {"as_of", "allocated_before", "collections"},
+                                    {FMT_FIELD_TIME, FMT_FIELD_TIME, FMT_FIELD_UINT}};
+    struct writer_event_def gc = {EV_GC, "gc", 1, {"duration"}, {"ns"}, 13,
+                                  {"number", "generation", "reason", "kind", "compacting", "start",
+                                   "gen0", "gen1", "gen2", "loh", "poh", "promoted", "pinned_objects"},
+                                  {FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
+                                   FMT_FIELD_UINT, FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT,
+                                   FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
+                                   FMT_FIELD_UINT}};
+    struct writer_event_def pause = {EV_PAUSE, "gc-pause", 1, {"pause"}, {"ns"}, 3,
+                                     {"start", "reason", "gc"},
+                                     {FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT}};
+    writer_event_def(&w, &alloc);
+    writer_event_def(&w, &collected);
+    writer_event_def(&w, &scan);
+    writer_event_def(&w, &gc);
+    writer_event_def(&w, &pause);
+    uint32_t mod = writer_string(&w, "App.dll", 7);
+    uint32_t type = writer_string(&w, "App.Work", 8);
+    uint32_t keep = writer_string(&w, "Keep", 4), drop = writer_string(&w, "Drop", 4);
+    uint32_t bytes = writer_string(&w, "System.Byte[]", 13);
+    uint32_t label = writer_string(&w, "alloc", 5);
+    uint32_t f_keep = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, keep, 0);
+    uint32_t f_drop = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, drop, 0);
+    uint32_t f_label = writer_frame(&w, FMT_FRAME_LABEL, 0, bytes, label, 0);
+    uint32_t sk[] = {f_label, f_keep}, sd[] = {f_label, f_drop};
+    uint32_t s_keep = writer_stack(&w, sk, 2), s_drop = writer_stack(&w, sd, 2);
+    writer_thread(&w, 1, 100, 0);
+    /* 1-6: Drop (collected later), 7-10: Keep; the last two not followed */
+    for (uint64_t i = 1; i <= 10; i++) {
+        uint64_t v[2] = {1 << 20, 4}, f[4] = {bytes, 1000, 0, i <= 8 ? i : 0};
+        writer_record(&w, EV_ALLOC, 1, i * 15 * MS, i <= 6 ? s_drop : s_keep, v, 2, f, 4);
+        if (i == 6) {
+            /* collection 1 at 90-100 ms: 1-3 found dead at the look */
+            uint64_t d = 10 * MS, gf[13] = {1, 0, 0, 0, 1, 90 * MS, 1, 2, 3, 4, 5, 6, 7};
+            writer_record(&w, EV_GC, 0, 100 * MS, 0, &d, 1, gf, 13);
+            uint64_t p = 11 * MS, pf[3] = {89 * MS, 1, 1};
+            writer_record(&w, EV_PAUSE, 0, 100 * MS, 0, &p, 1, pf, 3);
+            for (uint64_t k = 1; k <= 3; k++) {
+                uint64_t one = 1, cf[2] = {k, 100 * MS};
+                writer_record(&w, EV_COLLECTED, 0, 100 * MS, 0, &one, 1, cf, 2);
+            }
+            uint64_t n = 5, sf[3] = {100 * MS, 90 * MS, 1};
+            writer_record(&w, EV_SCAN, 0, 100 * MS, 0, &n, 1, sf, 3);
+        }
+    }
+    /* collection 2 (gen2, background) at 180-200 ms with two pauses: 4-6 die */
+    uint64_t d = 20 * MS, gf[13] = {2, 2, 0, 1, 0, 180 * MS, 0, 0, 8, 0, 0, 9, 0};
+    writer_record(&w, EV_GC, 0, 200 * MS, 0, &d, 1, gf, 13);
+    uint64_t p1 = 1 * MS, p1f[3] = {181 * MS, 6, 2}, p2 = 2 * MS, p2f[3] = {195 * MS, 6, 2};
+    writer_record(&w, EV_PAUSE, 0, 200 * MS, 0, &p1, 1, p1f, 3);
+    writer_record(&w, EV_PAUSE, 0, 200 * MS, 0, &p2, 1, p2f, 3);
+    for (uint64_t k = 4; k <= 6; k++) {
+        uint64_t one = 1, cf[2] = {k, 200 * MS};
+        writer_record(&w, EV_COLLECTED, 0, 200 * MS, 0, &one, 1, cf, 2);
+    }
+    uint64_t n = 2, sf[3] = {200 * MS, 150 * MS, 2};
+    writer_record(&w, EV_SCAN, 0, 200 * MS, 0, &n, 1, sf, 3);
+    uint64_t n2 = 2, sf2[3] = {200 * MS, 300 * MS, 2}; /* the last look, at the end */
+    writer_record(&w, EV_SCAN, 0, 300 * MS, 0, &n2, 1, sf2, 3);
+    writer_stat(&w, "live_untracked", 2);
+    const char *keys[] = {"live_untracked"};
+    uint64_t values[] = {2};
+    int rc = writer_finish(&w, keys, values, 1);
+    writer_free(&w);
+    return rc < 0 || w.error ? -1 : 0;
+}
+
+int fixture_memory_profiles(struct profiles *ps, struct prof_filter *f)
+{
+    return fixture_profiles_of(fixture_memory_recording, ps, f);
+}
+
+char *fixture_render(report_writer w, const struct profile *p, const struct report_options *o)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int rc = w(p, o, f);
+    fclose(f);
+    if (rc < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+const struct profile *fixture_view(const struct profiles *ps, const char *event)
+{
+    for (size_t i = 0; i < ps->count; i++)
+        if (!strcmp(prof_event_name(&ps->views[i]), event))
+            return &ps->views[i];
+    return NULL;
+}
+
+/* ---- managed code for the handler's table ------------------------------------- */
+
+struct mcode_entry fixture_mcode_entry(const uint8_t *code, size_t len)
+{
+    struct mcode_entry e;
+    memset(&e, 0, sizeof e);
+    e.start = (uintptr_t)code;
+    e.fn_start = (uintptr_t)code;
+    e.len = (uint32_t)len;
+    e.known = mshape_from_code(code, len, &e.shape) == 0;
+    e.permanent = 1;
+    return e;
+}
+
+/* ---- quiet failures ------------------------------------------------------------ */
+
+int fixture_stderr_off(void)
+{
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, 2);
+    if (null >= 0)
+        close(null);
+    return saved;
+}
+
+void fixture_stderr_on(int saved)
+{
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+}
+
+/* ---- a recording file for the agent's parts ----------------------------------- */
+
+int fixture_recorder(struct recorder *rec, char *path)
+{
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    char err[256];
+    return recorder_open(rec, &cfg, path, err, sizeof err);
+}
+
+/* ---- a recording for the push tests (fixture.h) ---------------------------- */
+
+void fixture_stream_begin(struct fixture_stream *r)
+{
+    buf_init(&r->out);
+    struct writer_sink sink = {fixture_sink, &r->out};
+    writer_begin(&r->w, sink);
+    char text[32];
+    snprintf(text, sizeof text, "%llu", FIXTURE_START_REAL);
+    writer_info(&r->w, FMT_INFO_START_REALTIME_NS, text);
+    snprintf(text, sizeof text, "%llu", FIXTURE_START_MONO);
+    writer_info(&r->w, FMT_INFO_START_MONOTONIC_NS, text);
+    writer_info(&r->w, FMT_INFO_PID, "4242");
+    writer_info(&r->w, FMT_INFO_COMMAND, "dotnet /srv/Checkout.dll --port 80");
+    writer_info(&r->w, FMT_INFO_RUNTIME, "10.0.12.0 (10.0.12), ICorProfilerInfo15");
+    writer_info(&r->w, FMT_INFO_INTERVAL_NS, "10000000");
+    writer_event(&r->w, FMT_EVENT_CPU, "cpu", "ns", 1000);
+    struct writer_event_def d = {FMT_EVENT_FIRST_RECORDED, "alloc", 2, {"alloc_space", "alloc_objects"},
+                                 {"bytes", "objects"}, 1, {"type"}, {FMT_FIELD_STRING}};
+    writer_event_def(&r->w, &d);
+    r->alloc = d.id;
+    uint32_t mod = writer_string(&r->w, "App.dll", 7), type = writer_string(&r->w, "App.Work", 8);
+    uint32_t hot = writer_string(&r->w, "Hot", 3), cold = writer_string(&r->w, "Cold", 4);
+    uint32_t fh = writer_frame(&r->w, FMT_FRAME_MANAGED, mod, type, hot, 0);
+    uint32_t fc = writer_frame(&r->w, FMT_FRAME_MANAGED, mod, type, cold, 0);
+    uint32_t sa[] = {fh, fc}, sb[] = {fc};
+    r->stack_a = writer_stack(&r->w, sa, 2);
+    r->stack_b = writer_stack(&r->w, sb, 1);
+    writer_thread(&r->w, 1, 777, writer_string(&r->w, "main", 4));
+}
+
+int fixture_stream_feed(struct pstream *s, const struct buf *b, size_t piece)
+{
+    for (size_t at = 0; at < b->len; at += piece) {
+        size_t n = b->len - at < piece ? b->len - at : piece;
+        if (pstream_feed(s, b->data + at, n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+uint64_t fixture_window_weight(const struct pstream_window *w, size_t *samples)
+{
+    struct recording r;
+    char err[200];
+    *samples = 0;
+    if (rec_load_memory(w->recording.data, w->recording.len, &r, err, sizeof err) < 0)
+        return UINT64_MAX;
+    uint64_t sum = 0;
+    if (r.status != REC_COMPLETE)
+        sum = UINT64_MAX;
+    for (size_t i = 0; i < r.sample_count && sum != UINT64_MAX; i++) {
+        sum += r.samples[i].weight;
+        ++*samples;
+    }
+    rec_free(&r);
+    return sum;
 }

@@ -55,7 +55,7 @@ static void render(const struct recording *r, size_t sample, char *out, size_t s
     out[0] = 0;
     for (uint32_t k = s.depth; k > 0 && used < size; k--) {
         char name[256];
-        fname_format(r, r->stack_frames[s.offset + k - 1], name, sizeof name);
+        frame_name_format(r, r->stack_frames[s.offset + k - 1], name, sizeof name);
         used += (size_t)snprintf(out + used, size - used, "%s%s", k == s.depth ? "" : ";", name);
     }
 }

@@ -1,10 +1,28 @@
 /*
- * Tests of units: the duration, count and percent parsers that the CLI's
- * options and the agent's environment share.
+ * Tests of units (common/units.h): the duration, size, count and percent
+ * parsers that the CLI's options and the agent's environment share.
  */
+
 #include "common/units.h"
-#include "common/utf.h"
 #include "test.h"
+
+static void test_sizes(void)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+    CHECK(units_parse_size("100000", UINT64_MAX, &v, &why) == 0 && v == 100000);
+    CHECK(units_parse_size("100KiB", UINT64_MAX, &v, &why) == 0 && v == 102400);
+    CHECK(units_parse_size("4MB", UINT64_MAX, &v, &why) == 0 && v == 4u << 20);
+    CHECK(units_parse_size("1G", UINT64_MAX, &v, &why) == 0 && v == 1u << 30);
+    CHECK(units_parse_size("12B", UINT64_MAX, &v, &why) == 0 && v == 12);
+    CHECK(units_parse_size("1.5MiB", UINT64_MAX, &v, &why) < 0);
+    CHECK(units_parse_size("KiB", UINT64_MAX, &v, &why) < 0);
+    CHECK(units_parse_size("10kb", UINT64_MAX, &v, &why) < 0);
+    CHECK_STR(why, "unknown unit (use B, KiB, MiB, GiB)");
+    CHECK(units_parse_size("99999999999999999999", UINT64_MAX, &v, &why) < 0);
+    CHECK(units_parse_size("20000000000GiB", UINT64_MAX, &v, &why) < 0);
+    CHECK(units_parse_size("2GiB", 1u << 30, &v, &why) < 0);
+}
 
 static void test_durations(void)
 {
@@ -73,27 +91,5 @@ void suite_units(void)
     RUN(test_bad_durations);
     RUN(test_counts_and_percents);
     RUN(test_format_duration);
-}
-
-static void test_utf16_to_utf8(void)
-{
-    char out[32];
-    const uint16_t ascii[] = {'M', 'a', 'i', 'n', 0};
-    CHECK_EQ(utf16_to_utf8(ascii, 10, out, sizeof out), 4);
-    CHECK_STR(out, "Main");
-    const uint16_t mixed[] = {0x00E9, 0x4E2D, 0xD83D, 0xDE00, 0};
-    utf16_to_utf8(mixed, 4, out, sizeof out);
-    CHECK_STR(out, "\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80");
-    const uint16_t lone[] = {0xD800, 'x'};
-    utf16_to_utf8(lone, 2, out, sizeof out);
-    CHECK_STR(out, "\xEF\xBF\xBDx");
-    /* never splits a character when the output is short */
-    char small[3];
-    CHECK_EQ(utf16_to_utf8(mixed, 4, small, sizeof small), 2);
-    CHECK_STR(small, "\xC3\xA9");
-}
-
-void suite_utf(void)
-{
-    RUN(test_utf16_to_utf8);
+    RUN(test_sizes);
 }

@@ -15,9 +15,10 @@
 
 #include "agent/signal/activity.h"
 #include "agent/signal/ring.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
+#include "common/clock.h"
 
 static void put(struct sthread *t, uint64_t at, uint64_t word)
 {
@@ -33,14 +34,6 @@ static void put_pc(void *ctx, uint64_t index, uint64_t pc)
 {
     struct ring_cursor *c = ctx;
     put(c->t, c->at + index, pc);
-}
-
-static uint64_t now_ns(clockid_t clock)
-{
-    struct timespec ts;
-    if (clock_gettime(clock, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A period in [interval/2, 3*interval/2): its mean is the interval, and
@@ -85,7 +78,7 @@ static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
 {
     if (!t->random_periods)
         return (1 + overrun) * t->interval_ns;
-    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t weight = t->interval_ns;
     if (!atomic_exchange(&t->clock_first, 0) && cpu > t->cpu_mark_ns)
         weight = cpu - t->cpu_mark_ns;
@@ -115,12 +108,12 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
         if (w)
             weight = w;
     }
-    uint64_t time = now_ns(CLOCK_MONOTONIC);
+    uint64_t time = clock_ns(CLOCK_MONOTONIC);
 
     uintptr_t lo = 0, hi = 0;
     if (regs.sp >= t->stack_lo && regs.sp < t->stack_hi) {
         hi = t->stack_hi;
-    } else if (stackmaps_find(regs.sp, &lo, &hi, t->maps_generation) &&
+    } else if (stack_bounds_find(regs.sp, &lo, &hi, t->maps_generation) &&
                (!t->stack_hi || hi == t->stack_hi)) {
         /* the thread's own stack, placed now, or grown down (the main
          * thread's) */
@@ -165,7 +158,7 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     put(t, head + RING_FLAGS, flags);
     put(t, head + RING_TIME, time);
     put(t, head + RING_WEIGHT, weight);
-    put(t, head + RING_CPU, (flags & RING_WALL_REQUEST) ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0);
+    put(t, head + RING_CPU, (flags & RING_WALL_REQUEST) ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0);
     put(t, head + RING_ACTIVITY, inner);
     put(t, head + RING_ACTIVITY_OUTER, outer);
     put(t, head + RING_GC, activity_gc_get());
@@ -180,10 +173,10 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     (void)sig;
     int saved_errno = errno;
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    struct sthread *t = slots_handler_enter(tid);
+    struct sthread *t = thread_rings_handler_enter(tid);
     if (t) {
         sample(t, tid, si, uc);
-        slots_handler_leave(tid);
+        thread_rings_handler_leave(tid);
     }
     errno = saved_errno;
 }

@@ -1,6 +1,6 @@
 /*
  * handler: the signal handler of the signal sampler, which leaves one entry
- * (ring.h) in the interrupted thread's ring (slots.h) per signal.
+ * (ring.h) in the interrupted thread's ring (thread_rings.h) per signal.
  *
  * The handler runs on the sampled thread, wherever it was: in managed code,
  * in the runtime, in libc, in another signal handler.  It is

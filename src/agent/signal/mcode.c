@@ -10,9 +10,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "agent/signal/slots.h"
+#include "agent/signal/ranges.h"
+#include "agent/signal/thread_rings.h"
 #include "common/map.h"
 #include "common/mem.h"
+
+_Static_assert(offsetof(struct mcode_entry, start) == 0, "ranges.h searches by the first member");
 
 struct mc_array {
     size_t count;
@@ -114,14 +117,7 @@ enum mcode_found mcode_find_fresh(uintptr_t at, struct mcode_hit *h)
 
 static const struct mcode_entry *search(const struct mcode_entry *v, size_t n, uintptr_t at)
 {
-    size_t a = 0, b = n;
-    while (a < b) { /* first start > at */
-        size_t m = a + (b - a) / 2;
-        if (v[m].start <= at)
-            a = m + 1;
-        else
-            b = m;
-    }
+    size_t a = ranges_upper_bound(v, n, sizeof *v, at);
     if (a == 0)
         return NULL;
     const struct mcode_entry *e = &v[a - 1];
@@ -188,15 +184,7 @@ enum mcode_found mcode_find(uintptr_t at, struct mcode_hit *h)
 
 static size_t lower_bound(const struct mcode_entry *v, size_t n, uintptr_t start)
 {
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (v[m].start < start)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
+    return ranges_lower_bound(v, n, sizeof *v, start);
 }
 
 static void drop_recent(uintptr_t start)
@@ -445,9 +433,9 @@ void mcode_publish(void)
     if (!s) {
         /* the arrays stay as made; a later publication shows them */
         if (old_big)
-            slots_retire_object(old_big, free_snap);
+            thread_rings_retire_object(old_big, free_snap);
         if (old_images)
-            slots_retire_object(old_images, free_snap);
+            thread_rings_retire_object(old_images, free_snap);
         return;
     }
     s->big = big;
@@ -458,11 +446,11 @@ void mcode_publish(void)
     struct mc_snap *old = atomic_exchange(&current, s);
     dirty = pending_count != 0;
     if (old)
-        slots_retire_object(old, free_snap);
+        thread_rings_retire_object(old, free_snap);
     if (old_big)
-        slots_retire_object(old_big, free_snap);
+        thread_rings_retire_object(old_big, free_snap);
     if (old_images)
-        slots_retire_object(old_images, free_snap);
+        thread_rings_retire_object(old_images, free_snap);
 }
 
 size_t mcode_ranges(void)
@@ -479,11 +467,11 @@ void mcode_shutdown(void)
 {
     struct mc_snap *old = atomic_exchange(&current, NULL);
     if (old)
-        slots_retire_object(old, free_snap);
+        thread_rings_retire_object(old, free_snap);
     if (big)
-        slots_retire_object(big, free_snap);
+        thread_rings_retire_object(big, free_snap);
     if (images)
-        slots_retire_object(images, free_snap);
+        thread_rings_retire_object(images, free_snap);
     big = NULL;
     images = NULL;
     mem_free(recent);

@@ -17,7 +17,7 @@
  * The handler reads an immutable snapshot: a large sorted array, a small
  * sorted one with the latest additions (copied at each publication, so a
  * new method costs O(sqrt n)), and the images.  Replaced snapshots and
- * arrays go to the reclaimer (slots.h), so a handler never reads freed
+ * arrays go to the reclaimer (thread_rings.h), so a handler never reads freed
  * memory.
  */
 #ifndef CORSCOPE_MCODE_H
@@ -75,8 +75,8 @@ struct mcode_hit {
     struct mshape shape;
 };
 
-/* Handler (async-signal-safe, between slots_handler_enter/leave or
- * slots_walker_enter/leave): the published table. */
+/* Handler (async-signal-safe, between thread_rings_handler_enter/leave or
+ * thread_rings_walker_enter/leave): the published table. */
 HIDDEN enum mcode_found mcode_find(uintptr_t at, struct mcode_hit *hit);
 /* Handler: the ring of just-compiled code (MCODE_NONE when not there);
  * asked last, for code no other table knows. */

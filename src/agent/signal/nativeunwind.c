@@ -14,7 +14,7 @@
  * dl_iterate_phdr's callback, while the loader's lock keeps the object from
  * being unloaded under the parser, and published by a release store of the
  * module's `ready`.  Old snapshots, and the tables of unloaded objects, go
- * to the reclaimer (slots.h), so a handler never reads freed memory.
+ * to the reclaimer (thread_rings.h), so a handler never reads freed memory.
  */
 #include "agent/signal/nativeunwind.h"
 
@@ -27,7 +27,8 @@
 #include <time.h>
 
 #include "agent/signal/cfi.h"
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 struct nu_module {
@@ -340,13 +341,6 @@ static int changed(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The agent thread's CPU time: what parsing costs, whatever the load. */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* dl_iterate_phdr callback: parses the wanted tables of the objects of the
  * current snapshot (under the loader's lock, so none is unloaded meanwhile). */
 static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
@@ -359,9 +353,9 @@ static int parse_wanted(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         struct cfi_table t;
         memset(&t, 0, sizeof t);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         int rc = cfi_parse_hdr(m->hdr, m->seg_lo, m->seg_hi, m->bias, &t);
-        atomic_fetch_add(&parse_ns, now_ns() - t0);
+        atomic_fetch_add(&parse_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
         if (rc < 0) {
             atomic_store(&m->wanted, 0); /* out of memory: wanted again later */
             continue;
@@ -470,10 +464,10 @@ static void list_objects(void)
         struct nu_module *m = old->modules[i];
         if (!reuse(next, m->lo, m->hi, m->bias)) {
             keep_gaps(m);
-            slots_retire_object(m, free_module);
+            thread_rings_retire_object(m, free_module);
         }
     }
-    slots_retire_object(old, mem_free);
+    thread_rings_retire_object(old, mem_free);
 }
 
 void nativeunwind_gaps(void (*fn)(void *ctx, const char *path, const struct cfi_gaps *gaps,
@@ -530,6 +524,6 @@ void nativeunwind_shutdown(void)
     if (!old)
         return;
     for (size_t i = 0; i < old->count; i++)
-        slots_retire_object(old->modules[i], free_module);
-    slots_retire_object(old, mem_free);
+        thread_rings_retire_object(old->modules[i], free_module);
+    thread_rings_retire_object(old, mem_free);
 }

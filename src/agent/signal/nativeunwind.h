@@ -3,7 +3,7 @@
  * pointer in a loaded ELF object with DWARF CFI, step to the caller's
  * registers.  The collector keeps the table of objects and their unwind
  * tables current (nativeunwind_refresh); the handler only reads published,
- * immutable tables (reclaimed through slots.h).
+ * immutable tables (reclaimed through thread_rings.h).
  */
 #ifndef CORSCOPE_NATIVEUNWIND_H
 #define CORSCOPE_NATIVEUNWIND_H

@@ -1,5 +1,5 @@
 /*
- * ring: the layout of a sample entry in a thread's ring (slots.h), written
+ * ring: the layout of a sample entry in a thread's ring (thread_rings.h), written
  * by the signal handler and read by the signal source's collector side.
  * The only place that knows which word is which.
  *

@@ -55,8 +55,8 @@ typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc);
 /* Walks from `regs` (pc exact: an interrupted or current instruction), never
  * reading outside [regs->sp, hi); hi == 0 means the stack is unknown and only
  * the first frame is given.  Puts at most `max` pcs; returns how many, and
- * ORs enum walk_flags into *flags.  Call between slots_handler_enter/leave
- * or slots_walker_enter/leave. */
+ * ORs enum walk_flags into *flags.  Call between thread_rings_handler_enter/leave
+ * or thread_rings_walker_enter/leave. */
 HIDDEN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
                            void *ctx, uint32_t *flags);
 

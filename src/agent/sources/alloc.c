@@ -40,8 +40,9 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/stacks.h"
 #include "agent/sources/live.h"
+#include "agent/stacks.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/strtab.h"
 #include "common/utf.h"
@@ -271,13 +272,6 @@ static int keep_sample(struct alloc_state *st)
 
 #define CALLBACK_TIMED_NS 200000ull
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void take_event(struct source *s, DWORD id, DWORD version, const BYTE *p, ULONG size);
 
 static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD id,
@@ -294,9 +288,9 @@ static void alloc_eventpipe(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
     /* what corscope costs the allocating thread, for docs/performance.md:
      * a callback the scheduler interrupted (longer than CALLBACK_TIMED_NS)
      * would count the other programs' time, and is left out */
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = clock_now_ns();
     take_event(s, id, version, p, size);
-    uint64_t spent = monotonic_ns() - t0;
+    uint64_t spent = clock_now_ns() - t0;
     if (spent <= CALLBACK_TIMED_NS) {
         atomic_fetch_add_explicit(&st->callback_ns, spent, memory_order_relaxed);
         atomic_fetch_add_explicit(&st->callbacks_timed, 1, memory_order_relaxed);
@@ -480,7 +474,7 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
     if (!values[1])
         values[1] = 1; /* fewer than one object is not a thing to show */
     uint64_t fields[4] = {recorder_string(&a->out, type_name, strlen(type_name)), size, kind, id};
-    uint32_t thread = tids_get(&a->tids, &a->out, e->tid);
+    uint32_t thread = thread_ids_get(&a->thread_ids, &a->out, e->tid);
     recorder_record(&a->out, st->event, thread, e->time, stack, values, 2, fields, 4);
 }
 
@@ -498,7 +492,7 @@ static void alloc_finish(struct agent *a, struct source *s)
 {
     struct alloc_state *st = s->state;
     if (st->live) {
-        live_cycle(a, agent_now_ns(), 1);
+        live_cycle(a, clock_now_ns(), 1);
         live_finish(a);
     }
     recorder_count(&a->out, FMT_COUNTER_ALLOC_SAMPLES, atomic_load(&st->samples));

@@ -16,7 +16,7 @@
 
 #include "agent/fds.h"
 #include "agent/log.h"
-#include "agent/osthread.h"
+#include "agent/os_thread.h"
 
 void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed)
 {
@@ -132,14 +132,14 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
     uint64_t phase = first_phase(c);
     its.it_value.tv_sec = (time_t)(phase / 1000000000ull);
     its.it_value.tv_nsec = (long)(phase % 1000000000ull);
-    if (timer_create(osthread_cpu_clock(t->tid), &sev, &t->timer) < 0) {
+    if (timer_create(os_thread_cpu_clock(t->tid), &sev, &t->timer) < 0) {
         t->clock_failed = 1;
         /* the thread is gone already (ESRCH/EINVAL), or no timers are left */
         return errno == EINVAL || errno == ESRCH ? 0 : -1;
     }
     t->has_timer = 1;
     prepare(c, t);
-    t->cpu_mark_ns = osthread_cpu_ns(t->tid);
+    t->cpu_mark_ns = os_thread_cpu_ns(t->tid);
     c->posix_threads++;
     timer_settime(t->timer, 0, &its, NULL);
     return 0;

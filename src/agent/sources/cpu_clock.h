@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/signal/slots.h"
+#include "agent/signal/thread_rings.h"
 #include "common/config.h"
 #include "common/visibility.h"
 

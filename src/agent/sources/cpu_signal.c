@@ -4,7 +4,7 @@
  * handler (signal/handler.c) walks its stack, managed and native frames
  * alike, into the thread's ring.  On the loop thread this source:
  *
- *   - keeps the set of threads (thread_set.h) and, in cpu mode, gives each
+ *   - keeps the set of threads (sampled_threads.h) and, in cpu mode, gives each
  *     its CPU clock (cpu_clock.h) as soon as its stack is placed;
  *   - in wall mode sends the signal to every thread each tick (tgkill),
  *     except a thread whose CPU time has not moved since its last sample:
@@ -25,15 +25,16 @@
 #include "agent/agent.h"
 #include "agent/codemap.h"
 #include "agent/log.h"
-#include "agent/osthread.h"
-#include "agent/stacks.h"
+#include "agent/os_thread.h"
 #include "agent/signal/handler.h"
 #include "agent/signal/ring.h"
-#include "agent/signal/slots.h"
-#include "agent/signal/stackmaps.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "agent/sources/cpu_clock.h"
-#include "agent/sources/thread_set.h"
+#include "agent/sources/sampled_threads.h"
+#include "agent/stacks.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define DRAIN_NS 10000000ull /* cpu mode: empty the rings this often */
@@ -49,7 +50,7 @@ struct sigsampler {
     struct agent *a;
     uint32_t event;    /* FMT_EVENT_CPU or _WALL */
     int cpu;           /* cpu mode: per-thread clocks */
-    struct thread_set set;
+    struct sampled_threads set;
     struct cpu_clock clock;
     uint64_t next_tick; /* wall mode */
     uint64_t *entry;    /* one ring entry, unwrapped */
@@ -60,7 +61,7 @@ struct sigsampler {
 /* ---- samples --------------------------------------------------------------- */
 
 /* Turns one ring entry into a sample. */
-static void process(struct sigsampler *s, struct sthread *t, const uint64_t *e)
+static void record_ring_entry(struct sigsampler *s, struct sthread *t, const uint64_t *e)
 {
     struct agent *a = s->a;
     uint32_t depth = (uint32_t)e[RING_DEPTH];
@@ -122,7 +123,7 @@ static void drain_thread(struct sigsampler *s, struct sthread *t, uint64_t until
             for (uint64_t i = 0; i < words; i++)
                 e[i] = t->ring[(tail + i) & t->ring_mask];
             if (RING_HEADER_WORDS + e[RING_DEPTH] == words)
-                process(s, t, e);
+                record_ring_entry(s, t, e);
             else
                 recorder_count(&s->a->out, FMT_COUNTER_DROPPED, 1);
         } else {
@@ -146,7 +147,7 @@ static void wall_tick(struct sigsampler *s, uint64_t now)
     for (struct sthread *t = s->set.threads; t; t = t->next) {
         if (!t->ready)
             continue;
-        uint64_t cpu = osthread_cpu_ns(t->tid);
+        uint64_t cpu = os_thread_cpu_ns(t->tid);
         if (cpu == UINT64_MAX)
             continue; /* exiting; the next scan removes it */
         int pending = atomic_load(&t->wall_weight) != 0;
@@ -203,10 +204,10 @@ static int sig_start(struct agent *a, struct source *src)
     s->event = s->cpu ? FMT_EVENT_CPU : FMT_EVENT_WALL;
     recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
-    cpu_clock_init(&s->clock, &a->cfg, agent_now_ns() ^ ((uint64_t)gettid() << 32));
-    thread_set_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
-    uint64_t now = agent_now_ns();
-    thread_set_cycle(&s->set, now);
+    cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
+    sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
+    uint64_t now = clock_now_ns();
+    sampled_threads_cycle(&s->set, now);
     if (s->cpu)
         recorder_info(&a->out, FMT_INFO_CPU_CLOCK, cpu_clock_describe(&s->clock));
     s->next_tick = now;
@@ -219,7 +220,7 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     struct sigsampler *s = src->state;
     if (!s)
         return 0;
-    thread_set_cycle(&s->set, now);
+    sampled_threads_cycle(&s->set, now);
     uint64_t next = now + DRAIN_NS;
     if (!s->cpu) {
         if (now >= s->next_tick) {
@@ -238,8 +239,8 @@ static void sig_poked(struct agent *a, struct source *src)
     (void)a;
     struct sigsampler *s = src->state;
     if (s) {
-        thread_set_remove_ended(&s->set);
-        thread_set_add_managed(&s->set);
+        sampled_threads_remove_ended(&s->set);
+        sampled_threads_add_managed(&s->set);
     }
 }
 
@@ -268,10 +269,10 @@ static void sig_finish(struct agent *a, struct source *src)
     struct sigsampler *s = src->state;
     if (!s)
         return;
-    thread_set_clear(&s->set);
+    sampled_threads_clear(&s->set);
     if (s->cpu) /* which clock the threads really got, now that all were given one */
         recorder_info(&a->out, FMT_INFO_CPU_CLOCK, cpu_clock_describe(&s->clock));
-    recorder_count(&a->out, FMT_COUNTER_ORPHAN_SIGNALS, slots_orphan_signals());
+    recorder_count(&a->out, FMT_COUNTER_ORPHAN_SIGNALS, thread_rings_orphan_signals());
     stackb_free(&s->stack);
     mem_free(s->entry);
     mem_free(s);

@@ -41,10 +41,11 @@
 #include "agent/agent.h"
 #include "agent/codemap.h"
 #include "agent/log.h"
-#include "agent/osthread.h"
-#include "agent/stacks.h"
-#include "agent/threads.h"
+#include "agent/os_thread.h"
 #include "agent/signal/walk.h"
+#include "agent/stacks.h"
+#include "agent/thread_registry.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 /* Most frame ids the arena may hold in one tick (8 MiB). */
@@ -163,7 +164,7 @@ static size_t choose(struct sampler *s, long count)
             DWORD os = 0;
             if (a->info->lpVtbl->GetThreadInfo(a->info, v->managed, &os) >= 0 && os) {
                 v->os_tid = (pid_t)os;
-                threads_set_os_tid(v, v->os_tid);
+                thread_registry_set_os_tid(v, v->os_tid);
             }
         }
         /* a thread the runtime has not yet given an OS thread has not
@@ -172,7 +173,7 @@ static size_t choose(struct sampler *s, long count)
             continue;
         uint64_t weight = 1;
         if (config_sampled(&a->cfg) == CONFIG_EVENT_CPU) {
-            uint64_t now = osthread_cpu_ns(v->os_tid);
+            uint64_t now = os_thread_cpu_ns(v->os_tid);
             if (now == UINT64_MAX)
                 continue;
             if (t->cpu_last != UINT64_MAX && now > t->cpu_last)
@@ -181,7 +182,7 @@ static size_t choose(struct sampler *s, long count)
             /* a thread that used CPU but is blocked now would be caught in
              * its wait (Thread.Sleep, a lock), not where the CPU went: its
              * credit waits for a tick that finds it running */
-            if (t->credit < interval || !osthread_running(v->os_tid))
+            if (t->credit < interval || !os_thread_running(v->os_tid))
                 continue;
             weight = t->credit / interval;
             /* the credit is spent when the sample is taken (see tick) */
@@ -220,14 +221,14 @@ static void walk_all(struct sampler *s, size_t picked)
     struct walk w = {s->arena, 0, s->arena_cap, 0, s->a->cfg.max_depth, 0};
     for (size_t i = 0; i < picked; i++) {
         struct pick *p = &s->picks[i];
-        if (!threads_begin_walk(p->view))
+        if (!thread_registry_begin_walk(p->view))
             continue; /* died since the snapshot */
         w.depth = 0;
         w.truncated = 0;
         p->start = (uint32_t)w.used;
         p->hr = info->lpVtbl->DoStackSnapshot(info, p->view->managed, on_frame,
                                               COR_PRF_SNAPSHOT_DEFAULT, &w, NULL, 0);
-        threads_end_walk();
+        thread_registry_end_walk();
         p->depth = w.depth;
         p->truncated = w.truncated;
         p->walked = 1;
@@ -272,7 +273,7 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;
-    uint32_t thread = tids_get(&a->tids, out, p->view->os_tid);
+    uint32_t thread = thread_ids_get(&a->thread_ids, out, p->view->os_tid);
     if (thread)
         recorder_sample(out, s->event, thread, now, stack, p->weight);
 }
@@ -280,7 +281,7 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
 static void sample_once(struct sampler *s)
 {
     struct agent *a = s->a;
-    long count = threads_snapshot(&s->views, &s->views_cap);
+    long count = thread_registry_snapshot(&s->views, &s->views_cap);
     if (count < 0) {
         recorder_count(&a->out, FMT_COUNTER_SKIPPED_TICKS, 1);
         return;
@@ -291,12 +292,12 @@ static void sample_once(struct sampler *s)
     size_arena(s, picked);
     recorder_count(&a->out, FMT_COUNTER_TICKS, 1);
 
-    uint64_t t0 = recorder_now_ns(), held = 0;
+    uint64_t t0 = clock_now_ns(), held = 0;
     HRESULT hr = a->info->lpVtbl->SuspendRuntime(a->info);
     if (hr >= 0) {
         walk_all(s, picked);
         a->info->lpVtbl->ResumeRuntime(a->info);
-        held = recorder_now_ns() - t0;
+        held = clock_now_ns() - t0;
     }
     if (hr == CORPROF_E_RUNTIME_UNINITIALIZED) {
         /* the runtime is still starting: its CPU cannot be attributed, and
@@ -363,7 +364,7 @@ static int suspend_start(struct agent *a, struct source *src)
     recorder_sampled_event(&a->out, s->event, s->event == FMT_EVENT_CPU ? "cpu" : "wall", "ns",
                            a->cfg.interval_ns);
     map64_init(&s->track_of);
-    s->next_tick = recorder_now_ns() + a->cfg.interval_ns;
+    s->next_tick = clock_now_ns() + a->cfg.interval_ns;
     return 0;
 }
 
@@ -375,7 +376,7 @@ static uint64_t suspend_cycle(struct agent *a, struct source *src, uint64_t now)
     if (now >= s->next_tick) {
         tick(s);
         s->next_tick += a->cfg.interval_ns;
-        now = recorder_now_ns();
+        now = clock_now_ns();
         if (s->next_tick <= now)
             s->next_tick = now + a->cfg.interval_ns; /* fell behind: do not catch up */
     }

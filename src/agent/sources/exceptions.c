@@ -54,9 +54,10 @@
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/stacks.h"
 #include "agent/sources/exflow.h"
+#include "agent/stacks.h"
 #include "clr/clr_guids.h"
+#include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
 #include "common/utf.h"
@@ -95,13 +96,6 @@ struct ex_thread {
 };
 
 static __thread struct ex_thread mine;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int name_is(IMetaDataImport *import, mdTypeDef token, const char *want)
 {
@@ -240,7 +234,7 @@ static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_threa
     evq_push(self->index, KIND_THROW, w, words, self->agent->cfg.max_depth);
     if (evq_pressed())
         agent_hurry(self->agent);
-    t->pass1_ns = now_ns();
+    t->pass1_ns = clock_now_ns();
 }
 
 static void exception(struct source *s, enum source_exception_step step, FunctionID function,
@@ -262,14 +256,14 @@ static void exception(struct source *s, enum source_exception_step step, Functio
     struct exflow_end ends[EXFLOW_MAX_ENDS];
     uint32_t n = exflow_step(&t->flow, step, function, identity, ends);
     if (step == SOURCE_EX_FILTER_LEAVE) {
-        t->pass1_ns = now_ns();
+        t->pass1_ns = clock_now_ns();
     } else if (step == SOURCE_EX_UNWIND_ENTER) {
         for (uint32_t i = 0; i < n; i++) {
             if (ends[i].outcome != EXFLOW_UNHANDLED)
                 continue;
             /* long since the first pass: the runtime reported it unhandled,
              * and the program is about to end */
-            int unhandled = now_ns() - t->pass1_ns > UNHANDLED_GAP_NS;
+            int unhandled = clock_now_ns() - t->pass1_ns > UNHANDLED_GAP_NS;
             queue_ends(ends, n, !unhandled);
             if (unhandled && agent_sync(s->agent, SYNC_TIMEOUT_NS) < 0)
                 log_debug("the unhandled exception may not be in the recording");
@@ -421,7 +415,7 @@ static void on_throw(struct agent *a, const struct evq_entry *e)
     struct pending p;
     p.key = (uint64_t)(uint32_t)e->tid << 32 | (uint32_t)e->payload[0];
     p.time = e->time;
-    p.thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+    p.thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
     p.type = type_string(a, e);
     p.stack = stacks_of_event(a, &x->stack, e, STACKS_TRIM_RUNTIME | STACKS_TRIM_MACHINERY,
                               throw_label(a, p.type));

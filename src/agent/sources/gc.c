@@ -27,6 +27,7 @@
 #include "agent/agent.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define KEYWORD_GC 0x1ull
@@ -350,7 +351,7 @@ static void gc_finish(struct agent *a, struct source *s)
     /* collections that ended without their sizes, then the unfinished */
     for (uint32_t i = 0; i < st->pending_count; i++) {
         if (st->pending[i].ended)
-            record_gc(a, st, &st->pending[i], NULL, agent_now_ns());
+            record_gc(a, st, &st->pending[i], NULL, clock_now_ns());
         else
             st->unmatched++;
     }

@@ -31,6 +31,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/stacks.h"
+#include "common/clock.h"
 
 enum { KIND_COMPILE = 1, KIND_R2R = 2, KIND_LOAD = 3 };
 enum { EVENT_METHOD_LOAD_VERBOSE = 143 };
@@ -79,17 +80,10 @@ struct jit_thread {
 
 static __thread struct jit_thread mine;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void push(struct open_work *w, uint32_t *depth, uint64_t id, uint32_t kind)
 {
     if (*depth < NESTED) {
-        struct open_work o = {id, now_ns(), TIER_UNKNOWN, kind};
+        struct open_work o = {id, clock_now_ns(), TIER_UNKNOWN, kind};
         w[*depth] = o;
     }
     (*depth)++;
@@ -124,7 +118,7 @@ static void jit_finished(struct source *s, FunctionID f, HRESULT status, int dyn
     struct open_work o;
     if (!pop(mine.compiles, &mine.compile_depth, f, &o))
         return;
-    uint64_t w[3] = {f, now_ns() - o.start_ns,
+    uint64_t w[3] = {f, clock_now_ns() - o.start_ns,
                      o.tier | (uint64_t)(dynamic != 0) << 8 | (uint64_t)(status < 0) << 9};
     evq_push(self->index, KIND_COMPILE, w, 3, self->agent->cfg.max_depth);
     if (evq_pressed())
@@ -184,7 +178,7 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
         return;
     uint64_t w[4 + NAME_WORDS];
     w[0] = kind;
-    w[1] = now_ns() - o.start_ns;
+    w[1] = clock_now_ns() - o.start_ns;
     w[2] = (uint32_t)status;
     char *name = (char *)(w + 3);
     ICorProfilerInfo15 *info = s->agent->info;
@@ -262,7 +256,7 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         FunctionID f = (FunctionID)e->payload[0];
         uint32_t tier = (uint32_t)(e->payload[2] & 0xff);
         uint32_t method = resolve_function(&a->resolver, f, e->time);
-        uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+        uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
         /* a compile on a thread with no managed frames (the tiering
          * thread): the label alone */
         uint32_t stack = stacks_of_event(a, &state.stack, e,
@@ -276,7 +270,7 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     } else if (e->kind == KIND_LOAD && e->words >= 3) {
         const char *name = (const char *)(e->payload + 3);
         uint32_t sid = recorder_string(&a->out, name, strnlen(name, (e->words - 3) * 8));
-        uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+        uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
         uint64_t value = e->payload[1];
         uint64_t fields[3] = {e->payload[0], sid, e->payload[2]};
         recorder_record(&a->out, state.load_event, thread, e->time, 0, &value, 1, fields, 3);
@@ -307,7 +301,7 @@ static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
 static void finish(struct agent *a, struct source *s)
 {
     (void)s;
-    write_counts(a, agent_now_ns());
+    write_counts(a, clock_now_ns());
     map64_free(&state.r2r);
     map64_free(&state.label_of);
     stackb_free(&state.stack);

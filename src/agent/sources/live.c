@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 #define GIVE_BACK_SLOTS 65536u /* power of two */
@@ -40,13 +41,6 @@ static size_t backlog_count, backlog_cap;
 static uint64_t next_id = 1;
 static uint64_t scanned_gcs, last_scan_ns, handed_over_ns;
 static uint32_t ev_collected, ev_scan;
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int live_init(uint32_t max)
 {
@@ -131,7 +125,7 @@ void live_untrack(ICorProfilerInfo15 *info, ObjectHandleID handle)
 
 void live_gc_finished(void)
 {
-    atomic_store_explicit(&last_gc_end, monotonic_ns(), memory_order_relaxed);
+    atomic_store_explicit(&last_gc_end, clock_now_ns(), memory_order_relaxed);
     atomic_fetch_add_explicit(&gcs, 1, memory_order_release);
 }
 

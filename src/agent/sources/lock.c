@@ -24,6 +24,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/stacks.h"
+#include "common/clock.h"
 
 enum { KIND_WAIT = 1 };
 enum { EVENT_CONTENTION_START = 81, EVENT_CONTENTION_STOP = 91 };
@@ -45,13 +46,6 @@ struct wait {
 
 static __thread struct wait waiting;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t u64_at(const BYTE *p)
 {
     uint64_t v;
@@ -70,7 +64,7 @@ static void eventpipe_event(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
     struct wait *w = &waiting;
     if (id == EVENT_CONTENTION_START) {
         /* V2: u8 flags, u16 instance, ptr LockID, ptr object, u64 owner */
-        w->start_ns = now_ns();
+        w->start_ns = clock_now_ns();
         w->flags = size >= 1 ? payload[0] : 0;
         w->lock = size >= 11 ? u64_at(payload + 3) : 0;
         w->owner = version >= 2 && size >= 27 ? u64_at(payload + 19) : 0;
@@ -84,7 +78,7 @@ static void eventpipe_event(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
         memcpy(&d, payload + 3, 8);
         duration = d > 0 ? (uint64_t)d : 0;
     } else if (w->open) {
-        duration = now_ns() - w->start_ns;
+        duration = clock_now_ns() - w->start_ns;
     } else {
         return;
     }
@@ -140,12 +134,12 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     (void)s;
     if (e->kind != KIND_WAIT || e->words < 4)
         return;
-    uint32_t thread = tids_get_at(&a->tids, &a->out, e->tid, e->time);
+    uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
     uint32_t stack =
         stacks_of_event(a, &state.stack, e, STACKS_TRIM_RUNTIME | STACKS_TRIM_MACHINERY, 0);
     uint64_t owner = e->payload[1];
     uint64_t values[2] = {e->payload[0], 1};
-    uint64_t fields[4] = {owner && owner < (1ull << 31) ? tids_get_at(&a->tids, &a->out, (pid_t)owner, e->time)
+    uint64_t fields[4] = {owner && owner < (1ull << 31) ? thread_ids_get_at(&a->thread_ids, &a->out, (pid_t)owner, e->time)
                                                         : 0,
                           e->payload[2], e->payload[3] & 1, 0};
     recorder_record(&a->out, state.event, thread, e->time, stack, values, 2, fields, 4);
@@ -177,7 +171,7 @@ static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
 static void finish(struct agent *a, struct source *s)
 {
     (void)s;
-    write_short(a, agent_now_ns());
+    write_short(a, clock_now_ns());
     stackb_free(&state.stack);
     memset(&state, 0, sizeof state);
     atomic_store(&short_count, 0);

@@ -37,6 +37,7 @@
 #include "agent/log.h"
 #include "agent/trace/methods.h"
 #include "agent/trace/shadow.h"
+#include "common/clock.h"
 #include "common/mem.h"
 
 /* Live threads are read this often, or less often when many paths change:
@@ -203,7 +204,7 @@ static int trace_start(struct agent *a, struct source *s)
                  exc[0] ? " except /" : "", exc, exc[0] ? "/" : "");
     recorder_info(&a->out, FMT_INFO_TRACE, text);
     st->tick0 = shadow_ticks();
-    st->ns0 = agent_now_ns();
+    st->ns0 = clock_now_ns();
     st->last_harvest_ns = st->ns0;
     st->harvest_every_ns = HARVEST_NS;
     return 0;
@@ -333,7 +334,7 @@ static int harvest_thread(void *ctx, struct trace_thread *t, int ended)
         t->loop_data = ts;
     }
     if (!ts->thread)
-        ts->thread = tids_get(&a->tids, &a->out, t->tid);
+        ts->thread = thread_ids_get(&a->thread_ids, &a->out, t->tid);
     if (!ended && !h->live_too)
         return 0;
     if (st->timed && st->ns_per_tick == 0.0)
@@ -438,12 +439,12 @@ static uint64_t trace_cycle(struct agent *a, struct source *s, uint64_t now)
 static void trace_stop(struct agent *a, struct source *s)
 {
     struct trace_state *st = s->state;
-    uint64_t now = agent_now_ns();
+    uint64_t now = clock_now_ns();
     if (st->timed && now - st->ns0 < CALIBRATE_NS) {
         /* a very short run: the rate needs a moment more */
         struct timespec pause = {0, (long)(CALIBRATE_NS - (now - st->ns0))};
         nanosleep(&pause, NULL);
-        now = agent_now_ns();
+        now = clock_now_ns();
     }
     harvest(a, st, now, 1, 1);
     recorder_count(&a->out, FMT_COUNTER_UNTRACED_THREADS, shadow_failed_threads());

@@ -18,6 +18,7 @@
 #include "agent/names.h"
 #include "common/map.h"
 #include "common/mem.h"
+#include "common/path.h"
 
 #define CHUNK 4096u
 #define MAX_CHUNKS 4096u
@@ -157,9 +158,7 @@ static uint32_t add_method(FunctionID function, const struct method_desc *d)
  * block they are in. */
 static int exception_dispatch(const struct method_desc *d)
 {
-    const char *slash = strrchr(d->module, '/');
-    const char *base = slash ? slash + 1 : d->module;
-    if (strcmp(base, "System.Private.CoreLib.dll") != 0)
+    if (strcmp(path_basename(d->module), "System.Private.CoreLib.dll") != 0)
         return 0;
     if (!strncmp(d->type, "System.Runtime.EH", 17) && (!d->type[17] || d->type[17] == '+'))
         return 1;

@@ -1,0 +1,362 @@
+/*
+ * lifecycle: see lifecycle.h.
+ */
+#include "agent/lifecycle.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/callback_activity.h"
+#include "agent/clrdesc.h"
+#include "agent/codemap.h"
+#include "agent/companion.h"
+#include "agent/control_client.h"
+#include "agent/eventpipe.h"
+#include "agent/evq.h"
+#include "agent/log.h"
+#include "agent/proctree.h"
+#include "agent/signal/activity.h"
+#include "agent/signal/fatal_signal.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/thread_registry.h"
+#include "clr/clr_defaults.h"
+#include "clr/clr_guids.h"
+#include "common/clock.h"
+#include "common/pushcfg.h"
+#include "common/utf.h"
+
+static void log_ignored_callback(const char *method)
+{
+    log_debug("callback %s (ignored)", method);
+}
+
+/* Asks the runtime for the highest ICorProfilerInfo it has. */
+static int acquire_info(struct agent *a, IUnknown *unk)
+{
+    for (int v = 15; v >= 1; v--) {
+        void *info = NULL;
+        if (unk->lpVtbl->QueryInterface(unk, clr_info_iids[v], &info) >= 0 && info) {
+            a->info = info;
+            a->info_version = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void record_runtime_version(struct agent *a)
+{
+    USHORT instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
+    COR_PRF_RUNTIME_TYPE type;
+    WCHAR wversion[64];
+    ULONG len = 0;
+    char version[128], text[192];
+    if (a->info->lpVtbl->GetRuntimeInformation(a->info, &instance, &type, &major, &minor, &build,
+                                               &qfe, 64, &len, wversion) < 0)
+        return;
+    utf16_to_utf8(wversion, len, version, sizeof version);
+    snprintf(text, sizeof text, "%u.%u.%u.%u (%s), ICorProfilerInfo%d", major, minor, build, qfe,
+             version, a->info_version);
+    recorder_info(&a->out, FMT_INFO_RUNTIME, text);
+}
+
+/* Removes a variable from the program's view of its environment (the
+ * runtime keeps its own copy, which Environment and Process.Start use). */
+static void hide_variable(struct agent *a, const char *name)
+{
+    WCHAR wname[64];
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof wname / sizeof wname[0]; i++)
+        wname[i] = (WCHAR)(unsigned char)name[i];
+    wname[i] = 0;
+    a->info->lpVtbl->SetEnvironmentVariable(a->info, wname, NULL);
+    unsetenv(name);
+}
+
+static void hide_environment(struct agent *a)
+{
+    /* a tree of processes is recorded: the children need the profiler's
+     * variables, and see them (so does the program) */
+    if (a->cfg.children != CONFIG_CHILDREN_NONE)
+        return;
+    static const char *const ours[] = {"CORECLR_ENABLE_PROFILING", "CORECLR_PROFILER",
+                                       "CORECLR_PROFILER_PATH",    "CORECLR_PROFILER_PATH_64"};
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+        hide_variable(a, ours[i]);
+#define HIDE(key, env) hide_variable(a, env);
+    CONFIG_KEYS(HIDE)
+    PUSH_KEYS(HIDE)
+#undef HIDE
+    hide_variable(a, PUSH_PASSWORD_ENV);
+    hide_variable(a, PUSH_TOKEN_ENV);
+}
+
+/* The agent's tables the signal handler and the callbacks' walks read. */
+static int core_init(struct agent *a, int *labels)
+{
+    if (thread_rings_init() < 0 || activity_init() < 0) {
+        log_error("cannot map the agent's thread tables");
+        return -1;
+    }
+    /* the native unwind tables are not parsed here, on the program's main
+     * thread: the loop lists the libraries, and parses a table when a walk
+     * first needs it (nativeunwind.h) */
+    stack_bounds_refresh();
+    fatal_signal_install();
+    codemap_init(a->info, a->info_version, &a->out);
+    evq_open();
+    /* the core: threads, code (where each method is, and when it goes) */
+    a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
+               COR_PRF_MONITOR_MODULE_LOADS;
+    /* an exception no managed code catches ends the process without
+     * Shutdown: its last moments are recorded (unhandled.h) */
+    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
+    a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    /* what the runtime does on each thread, to name the signal sampler's
+     * samples in its own code; none of these changes how the runtime
+     * works (not COR_PRF_MONITOR_GC, which turns concurrent GC off) */
+    *labels = a->cfg.sampler == CONFIG_SAMPLER_SIGNAL && config_sampled(&a->cfg);
+    if (*labels) {
+        struct clrdesc_frames layout;
+        if (clrdesc_read_frames(&layout) == 0)
+            activity_set_frame_layout(&layout);
+        else
+            log_debug("the runtime describes no frame layout: labels come from callbacks alone");
+        a->mask |= COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_ASSEMBLY_LOADS |
+                   COR_PRF_MONITOR_SUSPENDS;
+        /* ReadyToRun lookups: refused after an attach (then samples in
+         * them are named by the method, without the label) */
+        if (!a->attached)
+            a->mask |= COR_PRF_MONITOR_CACHE_SEARCHES;
+        a->high_mask |= COR_PRF_HIGH_BASIC_GC;
+    }
+    return 0;
+}
+
+/* After an attach the runtime refuses part of the event mask (and then the
+ * whole of it): what a source asked for beyond that is dropped, said once. */
+static void mask_for_attach(struct agent *a)
+{
+    DWORD refused = a->mask & ~(DWORD)COR_PRF_ALLOWABLE_AFTER_ATTACH;
+    DWORD refused_high = a->high_mask & ~(DWORD)COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH;
+    if (!refused && !refused_high)
+        return;
+    static const struct {
+        DWORD bit;
+        const char *what;
+    } named[] = {
+        {COR_PRF_MONITOR_CACHE_SEARCHES, "ReadyToRun lookups"},
+        {COR_PRF_MONITOR_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_ENABLE_OBJECT_ALLOCATED, "every allocation (--alloc exact)"},
+        {COR_PRF_MONITOR_ENTERLEAVE, "method entries and exits"},
+    };
+    char what[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0] && used < sizeof what; i++)
+        if ((refused & named[i].bit) && !strstr(what, named[i].what))
+            used += (size_t)snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "",
+                                     named[i].what);
+    log_warn("after an attach the runtime does not allow %s (event-mask bits 0x%08x/0x%08x); "
+             "the events that need them are missing", used ? what : "some events",
+             (unsigned)refused, (unsigned)refused_high);
+    a->mask &= ~refused;
+    a->high_mask &= ~refused_high;
+}
+
+HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initialized)
+{
+    char err[512];
+    uint64_t began = clock_now_ns();
+
+    callback_activity_new_run();
+    log_set_level(a->cfg.log);
+    if (a->cfg.children == CONFIG_CHILDREN_APP && proctree_is_sdk()) {
+        /* `dotnet run`, `dotnet test`: the SDK's own processes step aside,
+         * and leave the profiler's environment to the application they
+         * start (proctree.h) */
+        log_info("a process of the .NET SDK: not recorded (its children are)");
+        return E_FAIL;
+    }
+    log_set_remote(a->attached);
+    clr_default_hook = log_enabled(CONFIG_LOG_DEBUG) ? log_ignored_callback : NULL;
+    if (a->cfg.control[0] && control_client_connect(a->cfg.control) < 0) {
+        if (a->attached)
+            return E_FAIL; /* corscope cannot be told, and would not hear its stop */
+        log_warn("cannot reach the corscope command (%s); the recording goes on without its "
+                 "status line and duration", a->cfg.control);
+    }
+    if (acquire_info(a, unk) < 0 || a->info_version < 10) {
+        log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
+                  "profiling is off for this run");
+        if (a->info)
+            a->info->lpVtbl->Release(a->info);
+        a->info = NULL;
+        control_client_close();
+        return E_FAIL;
+    }
+    if (core_init(a, labels) < 0 || agent_init_sources(a) < 0 ||
+        eventpipe_start(a->info, a->info_version) < 0)
+        goto decline;
+    if (a->attached)
+        mask_for_attach(a);
+    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
+    if (hr < 0) {
+        log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
+        goto decline;
+    }
+    if (config_expand_output(a->cfg.output, (long)getpid(), a->output, sizeof a->output) < 0) {
+        log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
+        goto decline;
+    }
+    int pushing = companion_open(a); /* CORSCOPE_PUSH: to the uploader's pipe */
+    if (pushing < 0)
+        goto decline;
+    if (pushing) {
+    } else if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+        /* the first process only, and never over another's recording */
+        int fd = proctree_claim_first(a->output);
+        if (fd < 0 && errno == EEXIST) {
+            log_warn("%s is another process's recording; this process (%ld) is not recorded",
+                     a->output, (long)getpid());
+            goto decline;
+        }
+        if (fd < 0) {
+            log_error("cannot open %s: %s; profiling is off for this run", a->output,
+                      errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this run", err);
+            goto decline;
+        }
+    } else {
+        /* one of a tree of processes: the first takes the output, the
+         * others write beside it (proctree.h) */
+        char wanted[sizeof a->output];
+        snprintf(wanted, sizeof wanted, "%s", a->output);
+        int fd = proctree_claim(wanted, (long)getpid(), a->output, sizeof a->output);
+        if (fd < 0) {
+            log_error("cannot create a recording beside %s: %s; profiling is off for this "
+                      "process", wanted, strerror(errno));
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off for this process", err);
+            goto decline;
+        }
+    }
+    record_runtime_version(a);
+    /* what Initialize held the program's start for (before the loop owns
+     * the recorder; the rest of Initialize takes microseconds) */
+    recorder_count(&a->out, FMT_COUNTER_INIT_NS, clock_now_ns() - began);
+    recorder_info(&a->out, FMT_INFO_MODE, a->attached ? "attached" : "launched");
+    if (names_init(&a->names, a->info, a->info_version, &a->out) < 0 || agent_start(a) < 0) {
+        log_error("cannot start (out of memory or threads); profiling is off for this run");
+        recorder_close(&a->out);
+        names_free(&a->names);
+        goto decline;
+    }
+    if (!a->attached)
+        hide_environment(a);
+    *initialized = 1;
+    char events[128];
+    config_value_text(&a->cfg, "event", events, sizeof events);
+    log_info("recording %s every %llu ns into %s (ICorProfilerInfo%d)", events,
+             (unsigned long long)a->cfg.interval_ns, a->output, a->info_version);
+    return S_OK;
+
+decline:
+    /* the runtime goes on without us: nothing we set up may stay active */
+    eventpipe_stop(a->info);
+    a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
+    a->info->lpVtbl->Release(a->info);
+    a->info = NULL;
+    control_client_close(); /* nothing of ours runs: no sender is left */
+    return E_FAIL;
+}
+
+void lifecycle_attach_complete(struct agent *a,
+                               void (*adopted)(void *ctx, ThreadID thread, pid_t tid), void *ctx)
+{
+    unsigned count = 0;
+    thread_registry_adopt_begin();
+    ICorProfilerThreadEnum *threads = NULL;
+    if (a->info->lpVtbl->EnumThreads(a->info, &threads) >= 0 && threads) {
+        ThreadID ids[64];
+        ULONG got = 0;
+        while (threads->lpVtbl->Next(threads, 64, ids, &got) >= 0 && got) {
+            for (ULONG i = 0; i < got; i++) {
+                DWORD tid = 0;
+                if (a->info->lpVtbl->GetThreadInfo(a->info, ids[i], &tid) < 0)
+                    tid = 0;
+                if (!thread_registry_adopt(ids[i], (pid_t)tid))
+                    continue;
+                count++;
+                adopted(ctx, ids[i], (pid_t)tid);
+            }
+        }
+        threads->lpVtbl->Release(threads);
+    }
+    thread_registry_adopt_end();
+    atomic_store(&a->threads_listed, count);
+    atomic_store(&a->catch_up, 1);
+    agent_poke(a);
+    log_info("attached: %u managed threads were running", count);
+}
+
+/* What the loop and the callbacks shared, freed once neither runs. */
+static void free_core(struct agent *a)
+{
+    recorder_close(&a->out);
+    names_free(&a->names);
+    codemap_shutdown();
+    nativeunwind_shutdown();
+    stack_bounds_shutdown();
+    thread_rings_shutdown();
+    thread_registry_shutdown();
+}
+
+int lifecycle_detached(struct agent *a)
+{
+    if (agent_stop(a) < 0)
+        return -1; /* cannot happen: the loop ended before it asked */
+    free_core(a);
+    evq_free_all();
+    a->info->lpVtbl->Release(a->info);
+    a->info = NULL;
+    log_info("detached");
+    control_client_send("detached");
+    control_client_close();
+    return 0;
+}
+
+int lifecycle_shutdown(struct agent *a)
+{
+    /* no event after this: the queues are drained by the loop's last cycle */
+    eventpipe_stop(a->info);
+    if (agent_stop(a) < 0)
+        return -1; /* the loop still owns the recorder and the names: leave them */
+    int was_open = a->out.open;
+    free_core(a);
+    companion_finish(); /* its pipe is closed: it sends the last profiles */
+    evq_shutdown();
+    log_info("recording closed: %s", a->output);
+    if (was_open) {
+        struct control_counts c = {a->out.counters[FMT_COUNTER_SAMPLES],
+                                   a->out.counters[FMT_COUNTER_EVENTS],
+                                   a->out.counters[FMT_COUNTER_DROPPED] +
+                                       a->out.counters[FMT_COUNTER_DROPPED_EVENTS],
+                                   a->out.file_size};
+        control_client_send_counts(CONTROL_CLOSED, &c);
+    }
+    /* other threads may still be in callbacks that log: the line is cut,
+     * its descriptor kept (never reused under a sender) */
+    control_client_hangup();
+    return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * os_thread: what the kernel knows about a thread of this process, read
+ * without the runtime's help: its CPU clock, whether it is on a CPU, its
+ * name.  Both samplers use these from their own thread; none of them is
+ * async-signal-safe and none is needed in a handler.
+ */
+#ifndef CORSCOPE_OS_THREAD_H
+#define CORSCOPE_OS_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "common/visibility.h"
+
+/* The per-thread CPU clock of another thread of this process
+ * (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in the kernel). */
+static inline clockid_t os_thread_cpu_clock(pid_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+/* CPU time the thread has used, ns; UINT64_MAX when it is gone. */
+HIDDEN uint64_t os_thread_cpu_ns(pid_t tid);
+/* Is the thread on a CPU (or ready for one) right now? */
+HIDDEN int os_thread_running(pid_t tid);
+/* The name the OS knows the thread by (".NET TP Worker"), or "". */
+HIDDEN void os_thread_name(pid_t tid, char *out, size_t size);
+
+#endif

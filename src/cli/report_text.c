@@ -1,0 +1,109 @@
+/*
+ * report_text: the words every report writer shares (declared in report.h
+ * beside the writers): the title, a value in its event's unit, what the
+ * recording lost (from the format's counter words, format.h), how the
+ * view's numbers were taken, and the warning for biased weights.  Apart
+ * from report.c, which parses the options and calls the writers, so that a
+ * writer depends on these and never on the command that runs it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/report.h"
+
+void report_title(const struct profile *p, char *out, size_t size)
+{
+    const struct rec_str *cmd = rec_info(p->rec, FMT_INFO_COMMAND);
+    if (cmd && cmd->len)
+        snprintf(out, size, "%.*s (%s)", (int)cmd->len, cmd->p, prof_event_name(p));
+    else
+        snprintf(out, size, "profile (%s)", prof_event_name(p));
+}
+
+void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size)
+{
+    double v = prof_value(p, weight);
+    const char *unit = prof_unit(p);
+    if (strcmp(unit, "ns") == 0) {
+        if (v >= 1e9)
+            snprintf(out, size, "%.2f s", v / 1e9);
+        else if (v >= 1e6)
+            snprintf(out, size, "%.1f ms", v / 1e6);
+        else
+            snprintf(out, size, "%.0f us", v / 1e3);
+    } else if (strcmp(unit, "bytes") == 0) {
+        if (v >= 1024.0 * 1024 * 1024)
+            snprintf(out, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+        else if (v >= 1024.0 * 1024)
+            snprintf(out, size, "%.1f MiB", v / (1024.0 * 1024));
+        else
+            snprintf(out, size, "%.1f KiB", v / 1024.0);
+    } else {
+        snprintf(out, size, "%.0f", v);
+    }
+}
+
+/* The counters that say something could not be recorded as it happened
+ * (their words come from the format, format.h). */
+static const enum fmt_counter loss_counters[] = {
+    FMT_COUNTER_DROPPED,     FMT_COUNTER_DROPPED_EVENTS, FMT_COUNTER_STALE_TICKS,
+    FMT_COUNTER_FAILED_WALKS, FMT_COUNTER_TRUNCATED,     FMT_COUNTER_UNRESOLVED,
+    FMT_COUNTER_SKIPPED_TICKS, FMT_COUNTER_WRITE_ERRORS,
+    FMT_COUNTER_LIVE_UNTRACKED, FMT_COUNTER_LIVE_HANDLE_FAILURES, FMT_COUNTER_GC_UNMATCHED,
+    FMT_COUNTER_UNTRACKED_CALLS, FMT_COUNTER_UNTRACED_THREADS,
+};
+
+static const char *const counter_keys[] = {
+#define KEY(name, key, words) key,
+    FMT_COUNTERS(KEY)
+#undef KEY
+};
+static const char *const counter_words[] = {
+#define WORDS(name, key, words) words,
+    FMT_COUNTERS(WORDS)
+#undef WORDS
+};
+
+uint64_t report_counter(const struct recording *r, enum fmt_counter c)
+{
+    return rec_stat(r, counter_keys[c]);
+}
+
+void report_losses(const struct profile *p, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof loss_counters / sizeof loss_counters[0]; i++) {
+        uint64_t v = report_counter(p->rec, loss_counters[i]);
+        if (!v || used >= size)
+            continue;
+        int n = snprintf(out + used, size - used, "%s%llu %s", used ? ", " : "",
+                         (unsigned long long)v, counter_words[loss_counters[i]]);
+        if (n > 0)
+            used += (size_t)n;
+    }
+}
+
+const char *report_biased(const struct profile *p)
+{
+    const char *event = prof_event_name(p);
+    const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+    if ((strcmp(event, "alloc") && strcmp(event, "live")) || !how || how->len < 14 ||
+        memcmp(how->p, "AllocationTick", 14) != 0)
+        return NULL;
+    return "allocation weights are biased: this runtime (before .NET 10) has only "
+           "AllocationTick, which names the object that crossed each ~100 KB";
+}
+
+void report_note(const struct profile *p, char *out, size_t size)
+{
+    const char *event = prof_event_name(p);
+    out[0] = '\0';
+    if (!strcmp(event, "live")) {
+        snprintf(out, size, "%s", p->shared->live_note);
+    } else if (!strcmp(event, "alloc")) {
+        const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
+        if (how)
+            snprintf(out, size, "alloc: %.*s", (int)how->len, how->p);
+    }
+}

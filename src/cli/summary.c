@@ -1,0 +1,76 @@
+/*
+ * summary: see summary.h.
+ */
+#include "cli/summary.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "cli/merge.h"
+#include "format/recording.h"
+
+int summary_print(const char *path, double seconds, int quiet, int many)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size == 0)
+        return -1;
+    struct recording r;
+    char err[512];
+    if (rec_load_file(path, &r, err, sizeof err) < 0) {
+        cli_error("%s: %s", path, err);
+        return 0;
+    }
+    /* what each event holds: cpu 1234 samples, alloc 5678 records ... */
+    char events[256] = "";
+    size_t used = 0;
+    for (size_t e = 0; e < r.event_count && used < sizeof events; e++) {
+        uint64_t n = 0;
+        if (r.events[e].recorded) {
+            for (size_t i = 0; i < r.record_count; i++)
+                n += r.records[i].event == e;
+        } else {
+            for (size_t i = 0; i < r.sample_count; i++)
+                n += r.samples[i].event == e;
+        }
+        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s", used ? ", " : "",
+                         (int)r.events[e].name.len, r.events[e].name.p, (unsigned long long)n,
+                         r.events[e].recorded ? "records" : "samples");
+        if (k > 0)
+            used += (size_t)k;
+    }
+    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
+    uint64_t failed = rec_stat(&r, "failed_walks");
+    if (!quiet) {
+        char extra[160] = "";
+        if (failed)
+            snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
+        const struct rec_str *ended = rec_info(&r, FMT_INFO_ENDED_BY);
+        char state[256] = "";
+        if (r.status != REC_COMPLETE && ended && ended->len)
+            snprintf(state, sizeof state, " (%s; ended by %.*s)", rec_status_name(r.status),
+                     (int)ended->len, ended->p);
+        else if (r.status != REC_COMPLETE)
+            snprintf(state, sizeof state, " (%s)", rec_status_name(r.status));
+        else if (ended && ended->len)
+            snprintf(state, sizeof state, " (ended by %.*s)", (int)ended->len, ended->p);
+        long pid = merge_pid_of(&r);
+        const struct rec_str *cmd = rec_info(&r, FMT_INFO_COMMAND);
+        char who[160] = "";
+        if (many && pid > 0)
+            snprintf(who, sizeof who, "process %ld (%.*s): ", pid, cmd ? (int)(cmd->len > 100 ? 100 : cmd->len) : 0,
+                     cmd ? cmd->p : "");
+        if (r.status != REC_COMPLETE && pid > 0 && kill((pid_t)pid, 0) == 0) {
+            /* a process that outlived the command: its recording goes on */
+            snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);
+        }
+        fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who, seconds,
+                events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
+                state);
+        if (r.status != REC_COMPLETE)
+            fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
+    }
+    rec_free(&r);
+    return 0;
+}

@@ -1,0 +1,110 @@
+/*
+ * Tests of codemap (agent/codemap.h) and the index it keeps
+ * (agent/code_index.h): ranges found, replaced and removed by owner, and no
+ * write of the recording while the ids lock is held.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "agent/codemap.h"
+#include "common/clock.h"
+#include "fixture.h"
+#include "test.h"
+
+/* The code map: lookups find the range that holds an address, after
+ * thousands of insertions out of order (merged from the small array into
+ * the large one on the way), and an unload removes only its own ranges. */
+static void test_codemap(void)
+{
+    enum { N = 5000 };
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t k = (i * 7919u) % N; /* a permutation: out of order */
+        struct code_range r = {0x100000 + k * 0x100, 0x100000 + k * 0x100 + 0x80,
+                               0x100000 + k * 0x100, 1000 + k, 1 + k % 3, 0, 0};
+        code_index_insert(&r);
+    }
+    CHECK_EQ(code_index_count(), N);
+    for (uint32_t k = 0; k < N; k += 97) {
+        const struct code_range *r = code_index_find(0x100000 + k * 0x100 + 0x40);
+        CHECK(r && r->function == 1000 + k);
+        CHECK(code_index_find(0x100000 + k * 0x100 + 0x80) == NULL); /* the gap after it */
+    }
+    CHECK(code_index_find(0xfffff) == NULL);
+    /* a newer report of the same start replaces the older one */
+    struct code_range again = {0x100000, 0x100090, 0x100000, 4242, 0, 0, 0}; /* a DynamicMethod */
+    code_index_insert(&again);
+    CHECK(code_index_find(0x100085) && code_index_find(0x100085)->function == 4242);
+    uint32_t of_module_2 = 0;
+    for (uint32_t k = 0; k < N; k++)
+        of_module_2 += k % 3 == 1 && k != 0;
+    codemap_remove(2, 0); /* module 2: a third of them */
+    CHECK_EQ(code_index_count(), N - of_module_2);
+    for (uint32_t k = 0; k < N; k += 97) {
+        const struct code_range *r = code_index_find(0x100000 + k * 0x100 + 0x40);
+        CHECK(k % 3 == 1 ? r == NULL : r != NULL);
+    }
+    /* the runtime reuses unloaded code's addresses, at other starts: a new
+     * range that begins before a removed one and covers its place is found
+     * there (a removed range left behind must not hide it) */
+    struct code_range reuse = {0x100000 + 1 * 0x100 - 0x20, 0x100000 + 1 * 0x100 + 0x70,
+                               0x100000 + 1 * 0x100 - 0x20, 7777, 9, 0, 0};
+    code_index_insert(&reuse);
+    CHECK(code_index_find(0x100000 + 1 * 0x100 + 0x40) && code_index_find(0x100000 + 1 * 0x100 + 0x40)->function == 7777);
+    CHECK(code_index_find(0x100000 + 4 * 0x100 + 0x40) == NULL);
+    /* a range that took an unloaded one's start belongs to its new owner */
+    struct code_range took = {0x100000 + 4 * 0x100, 0x100000 + 4 * 0x100 + 0x80,
+                              0x100000 + 4 * 0x100, 8888, 5, 0, 0};
+    code_index_insert(&took);
+    codemap_remove(2, 0);
+    CHECK(code_index_find(0x100000 + 4 * 0x100 + 0x40) && code_index_find(0x100000 + 4 * 0x100 + 0x40)->function == 8888);
+    codemap_remove(9, 0);
+    codemap_remove(5, 0);
+    CHECK_EQ(code_index_count(), N - of_module_2);
+    codemap_remove(0, 4242); /* one function */
+    CHECK(code_index_find(0x100040) == NULL);
+    CHECK_EQ(code_index_count(), N - of_module_2 - 1);
+    codemap_shutdown();
+    CHECK_EQ(code_index_count(), 0);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Rule 1: while the loop holds the code map's ids lock (which an unload
+ * callback takes), the recording is not written to, however much is named
+ * meanwhile: a stalled disk cannot hold the lock, and the program's unload
+ * callbacks behind it.  What was named is written after the lock. */
+static void test_no_write_under_ids_lock(void)
+{
+    char path[] = "/tmp/corscope-unit-hold.XXXXXX";
+    struct recorder rec;
+    REQUIRE(fixture_recorder(&rec, path) == 0);
+    codemap_init(NULL, 0, &rec);
+    long long before = file_size(path);
+    REQUIRE(codemap_ids_begin(UINT64_MAX));
+    char name[64];
+    for (int i = 0; i < 20000; i++) { /* about 600 KiB: past the writer's flush threshold twice */
+        snprintf(name, sizeof name, "Method_%d_with_a_long_enough_name", i);
+        CHECK(recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", name, 0) != 0);
+    }
+    CHECK_EQ(file_size(path), before);
+    recorder_maybe_flush(&rec, clock_now_ns() + RECORDER_FLUSH_NS); /* due, but held */
+    CHECK_EQ(file_size(path), before);
+    codemap_ids_end();
+    recorder_frame(&rec, FMT_FRAME_MANAGED, "/app/App.dll", "App.Type", "After", 0);
+    CHECK(file_size(path) > before + (512 << 10));
+    recorder_close(&rec);
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+    unlink(path);
+}
+
+void suite_codemap(void)
+{
+    RUN(test_codemap);
+    RUN(test_no_write_under_ids_lock);
+}

@@ -1,0 +1,67 @@
+/*
+ * Tests of frame_name (cli/frame_name.h): frame names, the same rules in
+ * every format, labels included.
+ */
+
+#include "agent/codemap.h"
+#include "cli/frame_name.h"
+#include "fixture.h"
+#include "test.h"
+
+static void test_frame_names(void)
+{
+    struct profiles ps;
+    const struct profile *p = NULL;
+    struct prof_filter f = {0};
+    REQUIRE(fixture_profiles(&ps, &f) == 0);
+    p = prof_current(&ps);
+    char name[128];
+    /* frames of the fixture: 1 Main, 2 Hot, 3 Cold (generic arity 1), 4 memcpy */
+    frame_name_format(p->rec, 1, name, sizeof name);
+    CHECK_STR(name, "Demo.Program.Main");
+    frame_name_format(p->rec, 3, name, sizeof name);
+    CHECK_STR(name, "Demo.Work.Cold``1");
+    frame_name_format(p->rec, 4, name, sizeof name);
+    CHECK_STR(name, "libc.so.6!memcpy");
+    CHECK_EQ(frame_name_format(p->rec, 3, name, 5), 17); /* cut, but says how long */
+    CHECK_STR(name, "Demo");
+    frame_name_format(p->rec, 99, name, sizeof name);
+    CHECK_STR(name, "[invalid frame]");
+    prof_free(&ps);
+}
+
+/* A label frame prints its label and its subject, a frame or a text. */
+static void test_label_names(void)
+{
+    struct buf b;
+    buf_init(&b);
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, &b};
+    REQUIRE(writer_begin(&w, sink) == 0);
+    uint32_t f_m = writer_frame(&w, FMT_FRAME_MANAGED, writer_string(&w, "A.dll", 5),
+                                writer_string(&w, "N.T", 3), writer_string(&w, "M", 1), 0);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "JIT", 3), f_m);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, writer_string(&w, "System.Byte[]", 13),
+                 writer_string(&w, "alloc", 5), 0);
+    writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "GC gen2 induced", 15), 0);
+    writer_finish(&w, NULL, NULL, 0);
+    writer_free(&w);
+    struct recording r;
+    char err[256], name[128];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    CHECK_EQ(r.status, REC_COMPLETE);
+    frame_name_format(&r, 2, name, sizeof name);
+    CHECK_STR(name, "[JIT] N.T.M");
+    frame_name_format(&r, 3, name, sizeof name);
+    CHECK_STR(name, "[alloc] System.Byte[]");
+    frame_name_format(&r, 4, name, sizeof name);
+    CHECK_STR(name, "[GC gen2 induced]");
+    rec_free(&r);
+    buf_free(&b);
+}
+
+void suite_frame_name(void)
+{
+    RUN(test_frame_names);
+    RUN(test_label_names);
+}

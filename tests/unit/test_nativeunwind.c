@@ -1,0 +1,222 @@
+/*
+ * Tests of the native unwinder (agent/signal/nativeunwind.h) from inside a
+ * signal handler: through qsort (Debian's glibc has no frame pointers) up to
+ * the thread's first frame, and a sample taken off the thread's own stack.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+#include "agent/signal/handler.h"
+#include "agent/signal/nativeunwind.h"
+#include "agent/signal/stack_bounds.h"
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/walk.h"
+#include "test.h"
+
+/* ---- a real unwind from a signal handler ----------------------------------- */
+
+#define MAX_CHAIN 128
+static uintptr_t chain[MAX_CHAIN];
+static int chain_len, chain_ended, fired;
+static uintptr_t stack_lo, stack_hi;
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    (void)si;
+    ucontext_t *uc = ucv;
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    chain_len = 0;
+    chain_ended = 0;
+    int leaf = 1;
+    while (chain_len < MAX_CHAIN) {
+        chain[chain_len++] = pc;
+        uintptr_t old_sp = sp;
+        enum nu_status st = nativeunwind_step(&pc, &sp, &fp, sp, stack_hi, leaf);
+        if (st == NU_NO_CFI) {
+            /* our own code keeps frame pointers */
+            if (fp < sp || fp + 16 > stack_hi)
+                break;
+            pc = ((uintptr_t *)fp)[1];
+            sp = fp + 16;
+            fp = ((uintptr_t *)fp)[0];
+        } else if (st != NU_OK) {
+            break;
+        }
+        leaf = 0;
+        if (pc == 0) {
+            chain_ended = 1;
+            break;
+        }
+        if (sp <= old_sp)
+            break;
+    }
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+    if (!fired) {
+        fired = 1;
+        raise(SIGPROF); /* delivered here, inside qsort */
+    }
+    return *(const int *)a - *(const int *)b;
+}
+
+__attribute__((noinline)) static void sort_something(void)
+{
+    int v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (i * 37) % 64;
+    qsort(v, 64, sizeof v[0], compare_ints);
+    __asm__ volatile("" ::: "memory");
+}
+
+static int in_function(uintptr_t pc, void (*fn)(void))
+{
+    return pc > (uintptr_t)fn && pc < (uintptr_t)fn + 256;
+}
+
+static void *unwind_thread(void *arg)
+{
+    (void)arg;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    stack_lo = (uintptr_t)addr;
+    stack_hi = (uintptr_t)addr + size;
+    sort_something();
+    return NULL;
+}
+
+static void test_unwind_through_qsort(void)
+{
+    nativeunwind_refresh_all();
+    CHECK(nativeunwind_rows() > 1000);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGPROF, &sa, &old);
+    fired = 0;
+    /* on a thread of its own: its first frame is clone's, which ends the walk */
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, unwind_thread, NULL) == 0);
+    pthread_join(t, NULL);
+    sigaction(SIGPROF, &old, NULL);
+
+    REQUIRE(chain_len > 3);
+#ifdef __SANITIZE_ADDRESS__
+    /* under ASan, qsort is libasan's interceptor, whose own frames are not
+     * what this test is about; the plain build checks the walk through libc */
+    return;
+#endif
+    int saw_compare = -1, saw_qsort = -1, saw_caller = -1, saw_thread = -1;
+    for (int i = 0; i < chain_len; i++) {
+        Dl_info info;
+        if (in_function(chain[i] - (i > 0), (void (*)(void))compare_ints) && saw_compare < 0)
+            saw_compare = i;
+        else if (in_function(chain[i] - 1, sort_something) && saw_caller < 0)
+            saw_caller = i;
+        else if (in_function(chain[i] - 1, (void (*)(void))unwind_thread) && saw_thread < 0)
+            saw_thread = i;
+        else if (dladdr((void *)(chain[i] - 1), &info) && info.dli_fname &&
+                 strstr(info.dli_fname, ".so") && saw_compare >= 0 && saw_caller < 0)
+            saw_qsort = i; /* libc's qsort (or, under ASan, its interceptor) */
+    }
+    CHECK(saw_compare >= 0);
+    CHECK(saw_qsort > saw_compare);  /* libc frames between the comparator ... */
+    CHECK(saw_caller > saw_qsort);   /* ... and the function that called qsort */
+    CHECK(saw_thread > saw_caller);
+    CHECK(chain_ended);              /* up to clone's frame, whose return address is undefined */
+    nativeunwind_shutdown();
+}
+
+/* ---- a thread off its own stack --------------------------------------------- */
+
+static ucontext_t main_ctx, coro_ctx;
+
+static void on_coroutine_stack(void)
+{
+    raise(SIGPROF); /* sampled here, on a stack that is not the thread's */
+}
+
+/* The entry at `at` words into t's ring: its depth and flags. */
+static void entry_at(const struct sthread *t, uint64_t at, uint64_t *depth, uint64_t *flags)
+{
+    *depth = t->ring[(at + RING_DEPTH) & t->ring_mask];
+    *flags = t->ring[(at + RING_FLAGS) & t->ring_mask];
+}
+
+/* A thread whose stack pointer is outside its own stack (a coroutine's
+ * stack here; the runtime's alternate signal stack alike) is sampled by
+ * its leaf alone: the snapshot's mapping there may be unmapped by the time
+ * of the walk, so nothing past the leaf is read, and the thread's own
+ * bounds are kept for its next sample, which walks its stack whole. */
+static void test_sample_off_own_stack(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    nativeunwind_refresh_all();
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    struct sthread *t = thread_rings_add(tid, 1, 64);
+    REQUIRE(t != NULL);
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    REQUIRE(pthread_getattr_np(pthread_self(), &attr) == 0);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    t->stack_lo = (uintptr_t)addr;
+    t->stack_hi = (uintptr_t)addr + size;
+    size_t coro_size = 256 << 10;
+    void *coro = mmap(NULL, coro_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(coro != MAP_FAILED);
+    REQUIRE(stack_bounds_refresh() == 0); /* the coroutine's stack is in the snapshot */
+    REQUIRE(handler_install(SIGPROF) == 0);
+
+    raise(SIGPROF); /* on its own stack: walked */
+    uint64_t first = atomic_load(&t->head), depth, flags;
+    REQUIRE(first > 0);
+    entry_at(t, 0, &depth, &flags);
+    CHECK(depth > 1);
+    CHECK(!(flags & WALK_NO_STACK));
+
+    getcontext(&coro_ctx);
+    coro_ctx.uc_stack.ss_sp = coro;
+    coro_ctx.uc_stack.ss_size = coro_size;
+    coro_ctx.uc_link = &main_ctx;
+    makecontext(&coro_ctx, on_coroutine_stack, 0);
+    REQUIRE(swapcontext(&main_ctx, &coro_ctx) == 0);
+    uint64_t second = atomic_load(&t->head);
+    REQUIRE(second > first);
+    entry_at(t, first, &depth, &flags);
+    CHECK_EQ(depth, 1);
+    CHECK(flags & WALK_NO_STACK);
+    CHECK(t->stack_lo == (uintptr_t)addr && t->stack_hi == (uintptr_t)addr + size);
+
+    raise(SIGPROF); /* back on its own stack */
+    entry_at(t, second, &depth, &flags);
+    CHECK(depth > 1);
+    CHECK(!(flags & WALK_NO_STACK));
+
+    thread_rings_retire(t);
+    signal(SIGPROF, SIG_DFL);
+    munmap(coro, coro_size);
+    stack_bounds_shutdown();
+    thread_rings_shutdown();
+    nativeunwind_shutdown();
+}
+
+void suite_nativeunwind(void)
+{
+    RUN(test_unwind_through_qsort);
+    RUN(test_sample_off_own_stack);
+}
