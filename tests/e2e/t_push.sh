@@ -6,6 +6,7 @@
 #     Pyroscope's .NET agent sends it (names, sample types, period types,
 #     labels), in windows that tile time on the wall clock's grid, with
 #     totals equal to the recording's own reports; protoc decodes the wire;
+#   - record -p --push: attached to a running program, pushed, detached;
 #   - an outage: the stand-in comes up in the middle; nothing is lost,
 #     no gap;
 #   - the spool's cap: the server away for the whole run, a small cap: the
@@ -80,6 +81,23 @@ protoc --decode=push.v1.PushRequest -I "$PUSH/proto" "$PUSH/proto/push.proto" < 
 grep -q 'name: "__name__"' "$T/a/decoded" && grep -q 'raw_profile: "\\037\\213' "$T/a/decoded" ||
     fail "protoc's reading: $(head -20 "$T/a/decoded")"
 note "record --push: cpu $cpu us, alloc $alloc bytes, $throws throws, $waits ns of lock waits, all pushed; the live heap ($live bytes) as of the end"
+stop_standin "$SPID"
+
+# ---- record -p: attached to a running program, pushed, detached -----------------
+standin "$T/a/srv2"
+dotnet "$APPS/Fleet/Fleet.dll" 12 > "$T/a/attached.out" 2>&1 &
+fleet=$!
+for _ in $(seq 200); do ls "${TMPDIR:-/tmp}"/dotnet-diagnostic-"$fleet"-*-socket > /dev/null 2>&1 && break; sleep 0.05; done
+sleep 1
+cs record -p "$fleet" -d 3s --push "http://127.0.0.1:$PORT" --push-every 1s --service attached \
+    > /dev/null 2> "$T/a/attach.err" || fail "record -p --push: $(cat "$T/a/attach.err")"
+grep -q "detached from process $fleet" "$T/a/attach.err" || fail "no detach: $(cat "$T/a/attach.err")"
+check "$T/a/srv2" "{\"service\": \"attached\", \"pid\": $fleet, \"names\": [\"process_cpu\"],
+    \"contiguous\": [\"process_cpu\"], \"min_windows\": {\"process_cpu\": 2}}" > "$T/a/attach.check" ||
+    fail "record -p --push: $(cat "$T/a/attach.check")"
+wait "$fleet" && st=0 || st=$?
+assert_eq "the attached program's exit status" "$st" 0
+note "record -p --push: pushed while attached, detached, the program ran on"
 stop_standin "$SPID"
 
 # ---- an outage: the server comes up in the middle ------------------------------
