@@ -220,6 +220,7 @@ static void *loop_main(void *arg)
      * through one is counted as guessed, and a callback's waits for it */
     nativeunwind_refresh();
     recorder_move_high(&a->out);
+    companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
     struct loop_state ls = {0, 0};

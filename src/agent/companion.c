@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "common/mem.h"
 #include "common/pushcfg.h"
 
 #define CHILD_STACK (64u << 10)
@@ -92,33 +93,67 @@ static int companion_ended(void)
     return poll(&p, 1, 0) == 1;
 }
 
-/* Starts the uploader reading the pipe; returns the pipe's writing end, or
- * -1 with the reason. */
-static int spawn(const char *path, const char *tee, int quiet, char *err, size_t err_size)
+/* What Initialize prepared for the loop's thread to start. */
+static struct {
+    char path[PATH_MAX];
+    char tee[4096];
+    int has_tee, quiet;
+    int read_fd; /* the pipe's reading end, the uploader's standard input; -1 none */
+    char **envp; /* the environment as Initialize saw it: the settings are
+                  * hidden from the program (lifecycle.c) before the loop
+                  * starts the uploader */
+} pending = {"", "", 0, 0, -1, NULL};
+
+static void free_env(void)
 {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        snprintf(err, err_size, "cannot make a pipe: %s", strerror(errno));
-        return -1;
+    for (char **e = pending.envp; e && *e; e++) {
+        memset(*e, 0, strlen(*e)); /* secrets among them */
+        mem_free(*e);
     }
-    fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE); /* best effort: the limit may be lower */
-    int in_fd = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+    mem_free(pending.envp);
+    pending.envp = NULL;
+}
+
+/* A copy of the environment for the uploader.  0 or -1. */
+static int save_env(void)
+{
+    extern char **environ;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    pending.envp = mem_calloc(n + 1, sizeof *pending.envp);
+    if (!pending.envp)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!(pending.envp[i] = mem_strdup(environ[i]))) {
+            free_env();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Starts the uploader reading in_fd (closed here).  Returns 0, or -1 with
+ * the reason. */
+static int spawn(const char *path, const char *tee, int quiet, int in_fd, char **envp, char *err,
+                 size_t err_size)
+{
+    int in_high = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
     int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
     int null_high = null_fd >= 0 ? fcntl(null_fd, F_DUPFD_CLOEXEC, 3) : -1;
-    close(fds[0]);
+    close(in_fd);
     if (null_fd >= 0)
         close(null_fd);
     void *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (in_fd < 0 || null_high < 0 || stack == MAP_FAILED) {
+    if (in_high < 0 || null_high < 0 || stack == MAP_FAILED) {
         snprintf(err, err_size, "cannot prepare the uploader: %s", strerror(errno));
-        if (in_fd >= 0)
-            close(in_fd);
+        if (in_high >= 0)
+            close(in_high);
         if (null_high >= 0)
             close(null_high);
         if (stack != MAP_FAILED)
             munmap(stack, CHILD_STACK);
-        close(fds[1]);
         return -1;
     }
     char *argv[8];
@@ -136,8 +171,7 @@ static int spawn(const char *path, const char *tee, int quiet, char *err, size_t
     struct rlimit lim;
     int max_fd = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 65536 ? (int)lim.rlim_cur
                                                                              : 65536;
-    extern char **environ;
-    struct spawn sp = {path, argv, environ, in_fd, null_high, max_fd};
+    struct spawn sp = {path, argv, envp, in_high, null_high, max_fd};
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -156,11 +190,10 @@ static int spawn(const char *path, const char *tee, int quiet, char *err, size_t
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, CHILD_STACK);
-    close(in_fd);
+    close(in_high);
     close(null_high);
     if (pid < 0) {
         snprintf(err, err_size, "cannot start the uploader: %s", strerror(e));
-        close(fds[1]);
         return -1;
     }
     companion_pid = pid;
@@ -169,10 +202,26 @@ static int spawn(const char *path, const char *tee, int quiet, char *err, size_t
         fcntl(companion_pidfd, F_SETFD, FD_CLOEXEC);
     if (companion_ended()) {
         snprintf(err, err_size, "the uploader %.300s did not start", path);
-        close(fds[1]);
         return -1;
     }
-    return fds[1];
+    return 0;
+}
+
+void companion_start(void)
+{
+    if (pending.read_fd < 0)
+        return;
+    char err[600];
+    int fd = pending.read_fd;
+    pending.read_fd = -1;
+    int rc = spawn(pending.path, pending.has_tee ? pending.tee : NULL, pending.quiet, fd,
+                   pending.envp, err, sizeof err);
+    free_env();
+    if (rc < 0) {
+        log_error("CORSCOPE_PUSH: %s; the recording stops here (the program goes on)", err);
+        return;
+    }
+    log_info("the uploader is process %ld", (long)companion_pid);
 }
 
 int companion_open(struct agent *a)
@@ -185,33 +234,43 @@ int companion_open(struct agent *a)
         log_error("%s; profiling is off for this run", err);
         return -1;
     }
-    char uploader[PATH_MAX], lib[PATH_MAX];
-    if (find_uploader(uploader, sizeof uploader, lib, sizeof lib) < 0) {
+    char lib[PATH_MAX] = "";
+    if (find_uploader(pending.path, sizeof pending.path, lib, sizeof lib) < 0) {
         log_error("CORSCOPE_PUSH: no corscope executable beside %s to send the profiles; "
                   "profiling is off for this run", lib[0] ? lib : "libcorscope.so");
         return -1;
     }
-    /* CORSCOPE_OUTPUT given too: the uploader keeps the recording there */
-    const char *tee = getenv("CORSCOPE_OUTPUT") ? a->output : NULL;
-    /* the uploader says what it sent at the end only when asked
-     * (CORSCOPE_LOG=info): the program's standard error is not kept open
-     * for it */
-    int fd = spawn(uploader, tee, !log_enabled(CONFIG_LOG_WARN), err, sizeof err);
-    if (fd < 0) {
-        log_error("CORSCOPE_PUSH: %s; profiling is off for this run", err);
+    int fds[2];
+    if (save_env() < 0) {
+        log_error("CORSCOPE_PUSH: out of memory; profiling is off for this run");
         return -1;
     }
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        free_env();
+        log_error("CORSCOPE_PUSH: cannot make a pipe: %s; profiling is off for this run",
+                  strerror(errno));
+        return -1;
+    }
+    fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE); /* best effort: the limit may be lower */
+    /* CORSCOPE_OUTPUT given too: the uploader keeps the recording there;
+     * it says what it sent at the end only when asked (CORSCOPE_LOG=info):
+     * the program's standard error is not kept open for it */
+    pending.has_tee = getenv("CORSCOPE_OUTPUT") != NULL;
+    snprintf(pending.tee, sizeof pending.tee, "%s", a->output);
+    pending.quiet = !log_enabled(CONFIG_LOG_WARN);
+    pending.read_fd = fds[0];
     char where[600];
     push_url_display(&pc.url, where, sizeof where);
-    if (!tee)
-        snprintf(a->output, sizeof a->output, "the uploader's pipe (process %ld)",
-                 (long)companion_pid);
-    if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+    if (!pending.has_tee)
+        snprintf(a->output, sizeof a->output, "the uploader's pipe");
+    if (recorder_open_fd(&a->out, &a->cfg, fds[1], a->output, err, sizeof err) < 0) {
         log_error("%s; profiling is off for this run", err);
-        return -1; /* the pipe is closed: the uploader ends */
+        close(pending.read_fd);
+        pending.read_fd = -1;
+        free_env();
+        return -1;
     }
-    log_info("pushing to %s every %llu ms: the uploader is process %ld", where,
-             (unsigned long long)(pc.every_ns / 1000000), (long)companion_pid);
+    log_info("pushing to %s every %llu ms", where, (unsigned long long)(pc.every_ns / 1000000));
     return 1;
 }
 
@@ -234,6 +293,11 @@ void companion_reap(void)
 
 void companion_finish(void)
 {
+    if (pending.read_fd >= 0) {
+        close(pending.read_fd); /* the loop never started it */
+        pending.read_fd = -1;
+        free_env();
+    }
     if (companion_pid <= 0)
         return;
     /* process 1 of a container: its end ends the uploader too; it has a

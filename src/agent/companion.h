@@ -8,6 +8,8 @@
  * `record --push` and `report -f pprof`.
  *
  * The program must not notice it:
+ *   - it is started by the agent's own thread, not in Initialize: starting
+ *     a process holds the starting thread until the new one has exec'd;
  *   - the uploader is the program's sibling, not its child (clone with
  *     CLONE_PARENT): the program gets no SIGCHLD for it and its
  *     waitpid(-1) never sees it; the program's parent (a shell, systemd,
@@ -38,11 +40,17 @@
 #include "common/visibility.h"
 
 /* Initialize: when the environment asks for pushes, validates their
- * settings, starts the uploader and opens the recording on its pipe
- * (a->out).  Returns 1 when it did, 0 when no push is asked for (the
- * recording goes to its file as usual), -1 when it could not (logged:
- * the agent declines to load). */
+ * settings, finds the uploader and opens the recording on a pipe for it
+ * (a->out; its first writes wait in the pipe).  Returns 1 when it did, 0
+ * when no push is asked for (the recording goes to its file as usual), -1
+ * when it could not (logged: the agent declines to load). */
 HIDDEN int companion_open(struct agent *a);
+/* The loop's thread, first thing: starts the uploader on the pipe's other
+ * end.  Starting a process holds the starting thread until the new one
+ * has exec'd (a millisecond, or the scheduler's delay on a busy machine):
+ * that thread is ours, not the program's.  A failure is logged; the
+ * recording's next write then fails and the agent stops recording. */
+HIDDEN void companion_start(void);
 /* The loop, each cycle: an uploader that ended is reaped (and said). */
 HIDDEN void companion_reap(void);
 /* After the recording is closed (Shutdown). */
