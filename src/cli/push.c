@@ -507,6 +507,11 @@ int push_finish(struct push_session *ps)
                                      (unsigned long long)ps->left,
                                      ps->last_error[0] ? ps->last_error : "the server was away",
                                      ps->spool.dir[0] ? ps->spool.dir : "memory: lost");
+        size_t cut = ps->stream.in.len - ps->stream.in_pos;
+        if (cut && !ps->stream.failed && used < sizeof extra)
+            used += (size_t)snprintf(extra + used, sizeof extra - used,
+                                     "; the recording ends inside a chunk (%zu bytes not read: "
+                                     "the program was killed while writing)", cut);
         if (ps->stream.defs.forgotten_refs && used < sizeof extra)
             used += (size_t)snprintf(extra + used, sizeof extra - used,
                                      "; %llu references to names forgotten to stay under "
