@@ -8,6 +8,8 @@
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
 #   make reliability     regenerates docs/reliability.md
 #   make bench           the benchmarks of docs/performance.md
+#   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
+#   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
 # One object tree per variant (build/ and build/asan/); the agent and the CLI
@@ -19,6 +21,7 @@ VERSION := 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
+HOSTCC ?= cc
 BUILD ?= build
 SAN ?=
 
@@ -26,20 +29,36 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wvla
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
 	-fno-omit-frame-pointer -Isrc -DCORSCOPE_VERSION='"$(VERSION)"' \
-	$(WARN) $(CFLAGS) $(SAN)
+	$(WARN) $(CFLAGS) $(ZLIB_CFLAGS) $(SAN)
 LDFLAGS ?=
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS := -lm
+ZLIB ?= -lz
+ZLIB_CFLAGS ?=
+
+# The machine the compiler builds for (x86_64, aarch64): files named
+# *_x64.c/.S or *_arm64.c/.S are that machine's only (the walker's step,
+# the tracing hooks), except the arm64 frame decoder, pure code whose unit
+# tests run on every machine.
+ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+ifeq ($(ARCH),aarch64)
+OTHER_ARCH := x64
+PORTABLE_SRC :=
+else
+OTHER_ARCH := arm64
+PORTABLE_SRC := src/agent/signal/mshape_arm64.c
+endif
+for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 # the CLI's uploads over https (cli/http.c): OpenSSL, which the .NET runtime
 # needs on Linux anyway (docs/push.md says why not libcurl)
-TLS_LIBS := -lssl -lcrypto
+TLS_LIBS ?= -lssl -lcrypto
 
 COMMON_SRC := $(wildcard src/common/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
-AGENT_SRC := $(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c) \
-	src/format/writer.c
+AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
+	src/agent/trace/*.c)) src/format/writer.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
-AGENT_ASM := $(wildcard src/agent/trace/*.S)
+AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 # the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/writer.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -63,8 +82,8 @@ GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
-	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c) \
-	$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c src/agent/trace/*.c))) \
+	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	$(filter-out src/format/writer.c,$(AGENT_SRC)) $(PORTABLE_SRC)) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
@@ -72,7 +91,7 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability
+	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick
 
 all: $(AGENT) $(CLI)
 
@@ -89,7 +108,7 @@ $(BUILD)/obj/%.o: %.S
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(HOSTCC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/gen/flamegraph_html.c: src/cli/flamegraph.html $(BUILD)/tools/embed
 	@mkdir -p $(dir $@)
@@ -129,7 +148,7 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) -lz $(TLS_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB) $(TLS_LIBS)
 
 $(UNIT): $(UNIT_OBJ)
 	$(say) LINK $@
@@ -160,6 +179,7 @@ test: deps
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory stress
+	$(MAKE) --no-print-directory test-arm64-quick
 
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
@@ -175,7 +195,7 @@ FUZZ_SRC_reader := src/format/recording.c src/format/writer.c $(filter-out src/c
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
-FUZZ_SRC_leaf := src/agent/signal/mshape.c
+FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_SRC_push := $(FUZZ_SRC_reader)
 FUZZ_LIBS := -lm -lz -lssl -lcrypto
@@ -268,6 +288,31 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/startup.sh
 	bench/codemap.sh
 	bench/push.sh
+
+# ---- arm64 ---------------------------------------------------------------
+
+# The agent and the CLI for linux-arm64, cross-built under build/aarch64
+# (scripts/install-deps.sh installs the cross compiler, and zlib and
+# OpenSSL for arm64 into CROSS_ZLIB; the CLI links them statically).  The tests run self-contained
+# arm64 test programs under qemu-user (tests/arm64/run.sh): a representative
+# set in make test, every one in make test-arm64.
+CROSS ?= aarch64-linux-gnu-
+CROSS_ZLIB ?= /usr/local/aarch64-linux-gnu
+
+arm64:
+	$(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
+		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a \
+		TLS_LIBS="$(CROSS_ZLIB)/lib/libssl.a $(CROSS_ZLIB)/lib/libcrypto.a -ldl" \
+		build/aarch64/libcorscope.so build/aarch64/corscope
+
+apps-arm64:
+	tests/arm64/apps.sh
+
+test-arm64-quick: all apps arm64 apps-arm64 $(UNIT)
+	tests/arm64/run.sh quick
+
+test-arm64: all apps arm64 apps-arm64 $(UNIT)
+	tests/arm64/run.sh
 
 # ---- install -------------------------------------------------------------
 

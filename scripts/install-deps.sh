@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what building and testing corscope needs and the machine lacks:
 # a C compiler, make, zlib, the C library's debug symbols, Node.js and
-# Chromium for the report tests, and the .NET SDK (which must already be there: it is
-# not in Debian's archive). Idempotent and quiet when nothing is missing.
+# Chromium for the report tests, the arm64 cross compiler, qemu-user and an
+# arm64 zlib (make arm64 and its tests), and the .NET SDK (which must already
+# be there: it is not in Debian's archive). Idempotent and quiet when nothing
+# is missing.
 set -eu
 
 missing=""
@@ -29,6 +31,10 @@ if command -v dpkg > /dev/null 2>&1; then
     # make fuzz: clang with libFuzzer
     need clang-14 clang-14
     pkg libclang-rt-14-dev
+    # make arm64: the cross compiler and C library; its tests run under qemu-user
+    need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+    pkg libc6-dev-arm64-cross
+    need qemu-aarch64 qemu-user
 fi
 
 if [ -n "$missing" ]; then
@@ -42,6 +48,47 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing > /dev/null
+fi
+
+# zlib for arm64, the one library the CLI links besides the C library: from
+# Debian's zlib1g-dev:arm64, unpacked into $CROSS_ZLIB, not installed (a
+# multiarch libc6:arm64 beside the cross C library makes qemu-aarch64 -L
+# /usr/aarch64-linux-gnu load one's ld.so with the other's libc, and
+# programs hang at start).  The arm64 CLI links it statically.
+CROSS_ZLIB=${CROSS_ZLIB:-/usr/local/aarch64-linux-gnu}
+if command -v dpkg > /dev/null 2>&1 && [ ! -f "$CROSS_ZLIB/lib/libz.a" ]; then
+    echo "corscope: unpacking zlib for arm64 into $CROSS_ZLIB"
+    [ "$(id -u)" -eq 0 ] && SUDO= || SUDO=sudo
+    arches="-o APT::Architectures::=$(dpkg --print-architecture) -o APT::Architectures::=arm64"
+    tmp=$(mktemp -d)
+    # shellcheck disable=SC2086
+    $SUDO apt-get $arches update -qq
+    # shellcheck disable=SC2086
+    (cd "$tmp" && chmod 777 . && $SUDO apt-get $arches download -qq zlib1g-dev:arm64 > /dev/null)
+    dpkg-deb -x "$tmp"/zlib1g-dev_*_arm64.deb "$tmp/x"
+    $SUDO mkdir -p "$CROSS_ZLIB/include" "$CROSS_ZLIB/lib"
+    $SUDO cp "$tmp/x/usr/include/zlib.h" "$tmp/x/usr/include/zconf.h" "$CROSS_ZLIB/include/"
+    $SUDO cp "$tmp/x/usr/lib/aarch64-linux-gnu/libz.a" "$CROSS_ZLIB/lib/"
+    rm -rf "$tmp"
+fi
+# OpenSSL for arm64 the same way (the arm64 CLI's uploads over https,
+# docs/push.md): libssl-dev:arm64's headers and static libraries, unpacked
+if command -v dpkg > /dev/null 2>&1 && [ ! -f "$CROSS_ZLIB/lib/libssl.a" ]; then
+    echo "corscope: unpacking OpenSSL for arm64 into $CROSS_ZLIB"
+    [ "$(id -u)" -eq 0 ] && SUDO= || SUDO=sudo
+    arches="-o APT::Architectures::=$(dpkg --print-architecture) -o APT::Architectures::=arm64"
+    tmp=$(mktemp -d)
+    # shellcheck disable=SC2086
+    $SUDO apt-get $arches update -qq
+    # shellcheck disable=SC2086
+    (cd "$tmp" && chmod 777 . && $SUDO apt-get $arches download -qq libssl-dev:arm64 > /dev/null)
+    dpkg-deb -x "$tmp"/libssl-dev_*_arm64.deb "$tmp/x"
+    $SUDO mkdir -p "$CROSS_ZLIB/include/openssl" "$CROSS_ZLIB/lib"
+    $SUDO cp -r "$tmp/x/usr/include/openssl/." "$tmp/x/usr/include/aarch64-linux-gnu/openssl/." \
+        "$CROSS_ZLIB/include/openssl/"
+    $SUDO cp "$tmp/x/usr/lib/aarch64-linux-gnu/libssl.a" "$tmp/x/usr/lib/aarch64-linux-gnu/libcrypto.a" \
+        "$CROSS_ZLIB/lib/"
+    rm -rf "$tmp"
 fi
 
 # the consumers the report tests run (versions pinned by package-lock.json)

@@ -15,7 +15,7 @@
 
 #include "agent/code_index.h"
 #include "agent/signal/mcode.h"
-#include "agent/signal/mshape.h"
+#include "agent/signal/arch.h"
 #include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
@@ -47,7 +47,7 @@ struct item {
 /* The frame shape of a range, decoded from its code in the JIT callback
  * (the code is certainly valid there) for the signal handler's walker. */
 struct frame_shape {
-    struct mshape shape;
+    arch_shape shape;
     int known;
 };
 
@@ -215,8 +215,8 @@ static void decode_shapes(const struct code_range *ranges, uint32_t n, struct fr
         if (ranges[i].start != ranges[i].method_start)
             continue;
         size_t len = ranges[i].end - ranges[i].start;
-        out[i].known = mshape_from_code((const uint8_t *)ranges[i].start,
-                                        len < SHAPE_BYTES ? len : SHAPE_BYTES, &out[i].shape) == 0;
+        out[i].known = arch_shape_from_code((const uint8_t *)ranges[i].start,
+                                             len < SHAPE_BYTES ? len : SHAPE_BYTES, &out[i].shape) == 0;
     }
     for (uint32_t i = 0; i < n; i++) {
         if (ranges[i].start == ranges[i].method_start)

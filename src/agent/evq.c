@@ -277,8 +277,10 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     uint64_t depth = 0, hash = 0, sent = 0;
     if (max_depth) {
         uintptr_t *frame = __builtin_frame_address(0);
-        struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)(frame + 2),
-                                 (uintptr_t)frame[0], 0};
+        /* the caller's SP is this function's CFA (not frame + 2 on arm64,
+         * whose frame record lies at the bottom of the frame) */
+        struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)__builtin_dwarf_cfa(),
+                                 (uintptr_t)frame[0], 0, 0};
         struct ring_cursor c = {r, at + 1};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
         uint32_t token = thread_rings_walker_enter();

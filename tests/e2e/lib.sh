@@ -42,3 +42,44 @@ assert_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 # collapsed_sum FILE REGEX -> total weight of collapsed lines matching REGEX
 collapsed_sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 collapsed_total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+
+# ---- checks shared with tests/arm64 (the same programs, another machine) ----
+
+# check_wall_split FILE: WallClock in wall mode (`report -f collapsed
+# --threads`): the sleeping thread is sampled about as often as the
+# spinning one, inside Sleeper.Nap
+check_wall_split() {
+    local sleeper spinner napping ratio
+    sleeper=$(collapsed_sum "$1" '^\[sleeper tid=[0-9]+\];')
+    spinner=$(collapsed_sum "$1" '^\[spinner tid=[0-9]+\];')
+    napping=$(collapsed_sum "$1" '^\[sleeper tid=[0-9]+\];.*WallClock\.Sleeper\.Nap')
+    assert_ge "wall: spinner samples" "$spinner" 100
+    ratio=$(awk -v a="$sleeper" -v b="$spinner" 'BEGIN { printf "%.2f", a / b }')
+    assert_near "wall: sleeper/spinner samples" "$ratio" 1 0.2
+    assert_ge "wall: sleeper samples in Sleeper.Nap" "$napping" "$(awk -v s="$sleeper" 'BEGIN { print 0.9 * s }')"
+}
+
+# check_mixed_layers FILE MIN LIBC: MixedStack's comparator samples (at
+# least MIN) show Main;Sorter.Sort;libc...;Sorter.Compare in 99% of them,
+# LIBC the pattern of one libc frame
+check_mixed_layers() {
+    local callback layered pct
+    callback=$(collapsed_sum "$1" '(^|;)MixedStack\.Sorter\.Compare(;| )')
+    layered=$(collapsed_sum "$1" "(^|;)MixedStack\\.Program\\.Main;MixedStack\\.Sorter\\.Sort;($3;)+MixedStack\\.Sorter\\.Compare(;| )")
+    pct=$(awk -v a="$layered" -v b="$callback" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }')
+    note "Main;Sort;libc...;Compare in $pct% of the comparator's samples ($layered of $callback)"
+    assert_ge "comparator samples" "$callback" "$2"
+    assert_ge "share of the comparator's samples with the three layers in order" "$pct" 99
+    grep -Eq 'libc\.so\.6!qsort' "$1" || fail "no libc.so.6!qsort frame"
+}
+
+# check_waiter FILE: MixedStack in wall mode (--threads): the waiter thread
+# blocked in libc's read under Waiter.Block
+check_waiter() {
+    local waiter blocked
+    waiter=$(collapsed_sum "$1" '^\[waiter tid=[0-9]+\];')
+    blocked=$(collapsed_sum "$1" '^\[waiter tid=[0-9]+\];.*MixedStack\.Waiter\.Block;.*libc\.so\.6!(read|__read)')
+    note "waiter: $blocked of $waiter samples in Waiter.Block -> libc read"
+    assert_ge "waiter samples" "$waiter" 20
+    assert_ge "waiter samples blocked in read under Waiter.Block" "$blocked" "$(awk -v w="$waiter" 'BEGIN { print 0.9 * w }')"
+}

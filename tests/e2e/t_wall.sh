@@ -5,13 +5,7 @@ source "$(dirname "$0")/lib.sh"
 
 cs record -q -e wall -o "$T/wall.corscope" -- $(app WallClock) 2 > /dev/null
 cs report -f collapsed --threads "$T/wall.corscope" > "$T/wall.txt"
-sleeper=$(collapsed_sum "$T/wall.txt" '^\[sleeper tid=[0-9]+\];')
-spinner=$(collapsed_sum "$T/wall.txt" '^\[spinner tid=[0-9]+\];')
-napping=$(collapsed_sum "$T/wall.txt" '^\[sleeper tid=[0-9]+\];.*WallClock\.Sleeper\.Nap')
-assert_ge "wall: spinner samples" "$spinner" 100
-ratio=$(awk -v a="$sleeper" -v b="$spinner" 'BEGIN { printf "%.2f", a / b }')
-assert_near "wall: sleeper/spinner samples" "$ratio" 1 0.2
-assert_ge "wall: sleeper samples in Sleeper.Nap" "$napping" "$(awk -v s="$sleeper" 'BEGIN { print 0.9 * s }')"
+check_wall_split "$T/wall.txt"
 
 cs record -q -e cpu -o "$T/cpu.corscope" -- $(app WallClock) 2 > /dev/null
 cs report -f collapsed --threads "$T/cpu.corscope" > "$T/cpu.txt"

@@ -12,6 +12,8 @@
  * it.  Nothing may be read outside the input or the stack (ASan), and a
  * decoded shape must be sound.  Seeds: methods' code bytes captured from
  * the runtime's JIT (tests/fuzz/seeds.sh); the corpus keeps its old name.
+ * The same input, read as arm64 instructions, goes through the arm64
+ * decoder (mshape_arm64.c) the same way.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "agent/signal/mshape.h"
+#include "agent/signal/mshape_arm64.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +32,36 @@ static void check(const struct mshape *s)
     for (int k = 1; k < s->nsteps; k++)
         if (s->end[k] < s->end[k - 1])
             abort(); /* steps in code order */
+}
+
+/* The arm64 decoder: a sound shape, and steps from every word. */
+static void arm64(const uint8_t *data, size_t size, uint64_t *stack, uintptr_t hi)
+{
+    struct mshape_arm64 s;
+    if (mshape_arm64_from_code(data, size < 96 ? size : 96, &s) == 0) {
+        if (s.nsteps > MSHAPE_ARM64_STEPS || s.fp_step > s.nsteps || s.ra_step > s.nsteps ||
+            !s.ra_step || (s.fp_step && s.fp_step < s.ra_step))
+            abort();
+        for (int k = 1; k < s.nsteps; k++)
+            if (s.end[k] < s.end[k - 1])
+                abort();
+    } else {
+        memset(&s, 0, sizeof s);
+    }
+    uintptr_t base = (uintptr_t)data;
+    for (size_t off = 0; off + 4 <= size && off < 256; off += 4) {
+        uint32_t before = 0;
+        if (off)
+            memcpy(&before, data + off - 4, 4);
+        struct mshape_arm64_where w = {base, base, base + size, data + off, size - off, before};
+        for (int leaf = 0; leaf < 2; leaf++) {
+            struct walk_regs r = {base + off, (uintptr_t)&stack[8 + off % 16],
+                                  (uintptr_t)&stack[off % 90], 0, 0x4242};
+            uintptr_t slot;
+            if (mshape_arm64_step(&s, &w, leaf, &r, &slot, r.sp, hi) == 0 && r.lr)
+                abort(); /* the link register is spent by a step */
+        }
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -57,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
     }
+    arm64(data, size, stack, hi);
     for (size_t off = 0; off < size && off < 256; off++) {
         struct mshape_epilogue e;
         mshape_epilogue(data + off, size - off, base + off, base, base + size, &e);

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
+#include "agent/signal/arch.h"
 #include "agent/signal/handler.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/stack_bounds.h"
@@ -29,16 +30,16 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     (void)sig;
     (void)si;
     ucontext_t *uc = ucv;
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    struct walk_regs r;
+    arch_regs(uc, &r);
+    uintptr_t pc = r.pc, sp = r.sp, fp = r.fp, lr = r.lr;
     chain_len = 0;
     chain_ended = 0;
     int leaf = 1;
     while (chain_len < MAX_CHAIN) {
         chain[chain_len++] = pc;
         uintptr_t old_sp = sp;
-        enum nu_status st = nativeunwind_step(&pc, &sp, &fp, sp, stack_hi, leaf);
+        enum nu_status st = nativeunwind_step(&pc, &sp, &fp, &lr, sp, stack_hi, leaf);
         if (st == NU_NO_CFI) {
             /* our own code keeps frame pointers */
             if (fp < sp || fp + 16 > stack_hi)

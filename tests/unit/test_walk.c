@@ -56,10 +56,10 @@ static struct walk_regs build_stack(int in_thunk, uint64_t **m_slot)
     uintptr_t rbp = sp;                       /* mov rbp, rsp */
     sp -= 8, *(uint64_t *)sp = (uintptr_t)code_m + 9; /* M calls L */
     if (in_thunk)
-        return (struct walk_regs){(uintptr_t)thunk, sp, rbp, (uintptr_t)&fake_thread};
+        return (struct walk_regs){(uintptr_t)thunk, sp, rbp, (uintptr_t)&fake_thread, 0};
     sp -= 8;                                  /* L: push rbx */
     sp -= 16;                                 /* sub rsp, 16 */
-    return (struct walk_regs){(uintptr_t)code_l + 6, sp, rbp, (uintptr_t)&fake_thread};
+    return (struct walk_regs){(uintptr_t)code_l + 6, sp, rbp, (uintptr_t)&fake_thread, 0};
 }
 
 static void test_walks(void)
@@ -100,7 +100,7 @@ static void test_walks(void)
     stack[1799] = (uintptr_t)code_n + 5;
     memset(&o, 0, sizeof o);
     flags = 0;
-    n = walk_stack((struct walk_regs){0x10, (uintptr_t)&stack[1799], 0, 0}, hi, 16, put_ip, &o,
+    n = walk_stack((struct walk_regs){0x10, (uintptr_t)&stack[1799], 0, 0, 0}, hi, 16, put_ip, &o,
                    &flags);
     REQUIRE(n == 2);
     CHECK_EQ(o.ips[1], (uintptr_t)code_n + 5);

@@ -12,10 +12,17 @@
 
 #include "common/mem.h"
 
-/* DWARF register numbers on x86-64 */
+/* DWARF register numbers: x86-64's, or arm64's frame pointer (x29), stack
+ * pointer and link register (x30, its return address column) */
+#if defined(__aarch64__)
+#define REG_RBP 29
+#define REG_RSP 31
+#define REG_RA 30
+#else
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
+#endif
 
 #define DW_EH_PE_omit 0xff
 #define DW_EH_PE_absptr 0x00
@@ -249,6 +256,8 @@ struct state {
     int64_t rbp_offset;
     int rbp_unsupported;
     int ra_undefined;
+    int ra_saved;       /* 1: at CFA + ra_offset (arm64; x86-64's is always at CFA - 8) */
+    int64_t ra_offset;
     int cfa_gap;        /* enum cfi_gap, when cfa is CFI_UNSUPPORTED */
     int rbp_gap;        /* enum cfi_gap, when rbp_unsupported */
 };
@@ -259,6 +268,7 @@ struct rows {
     size_t floor; /* first row of the FDE being parsed: emit replaces none below */
     int oom;
     uint32_t gaps; /* 1 << enum cfi_gap met by the FDE being parsed */
+    int signal_frame; /* the FDE being parsed is a signal frame's ('S') */
 };
 
 /* The rows of one FDE, a sorted run. */
@@ -288,6 +298,19 @@ static void emit(struct rows *rows, uint64_t pc, const struct state *s)
             rows->gaps |= 1u << CFI_GAP_OFFSET_RANGE;
         }
     }
+#if defined(__aarch64__)
+    /* the kernel's trampoline: its rules lead through the frame record the
+     * kernel pushed, past the interrupted pc; the ucontext has it all */
+    if (rows->signal_frame && s->cfa != CFI_NONE)
+        row.cfa = CFI_SIGFRAME;
+    if (row.cfa == CFI_RSP || row.cfa == CFI_RBP) {
+        if (s->ra_saved && (s->ra_offset < INT16_MIN || s->ra_offset > INT16_MAX || !s->ra_offset)) {
+            row.cfa = CFI_UNSUPPORTED;
+            rows->gaps |= 1u << CFI_GAP_OFFSET_RANGE;
+        }
+        row.ra_offset = s->ra_saved ? (int16_t)s->ra_offset : 0;
+    }
+#endif
     row.cfa_offset = (int32_t)s->cfa_offset;
     row.rbp_offset = s->rbp_saved ? (int16_t)s->rbp_offset : 0;
     row.outermost = (uint8_t)s->ra_undefined;
@@ -316,6 +339,8 @@ static void set_reg_rule(struct state *s, uint64_t reg, int saved, int64_t offse
         s->rbp_gap = gap >= 0 ? gap : 0;
     } else if (reg == REG_RA) {
         s->ra_undefined = 0;
+        s->ra_saved = saved;
+        s->ra_offset = offset;
     }
 }
 
@@ -440,6 +465,10 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
             set_reg_rule(s, reg, 0, 0, reg == REG_RBP ? CFI_GAP_RBP_REGISTER : -1);
             break;
         case 0x2e: uleb(&r); break; /* GNU_args_size */
+#if defined(__aarch64__)
+        case 0x2d: break; /* AARCH64_negate_ra_state: the saved x30 is signed (the
+                           * walker strips every return address) */
+#endif
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(&r);
             set_reg_rule(s, reg, 1, -scale_u(uleb(&r), c->data_align), -1);
@@ -461,6 +490,8 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
                 s->rbp_gap = initial->rbp_gap;
             } else if (reg == REG_RA) {
                 s->ra_undefined = initial->ra_undefined;
+                s->ra_saved = initial->ra_saved;
+                s->ra_offset = initial->ra_offset;
             }
         }
     }
@@ -501,6 +532,7 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
     memset(&initial, 0, sizeof initial);
     initial.cfa = CFI_RSP;
     initial.cfa_offset = 8;
+    rows->signal_frame = c.signal_frame;
     int bad = run(section, c.insns, c.insns_end, &c, &initial, NULL, 0, 0, 0, NULL) < 0;
     struct state s = initial;
     bad |= run(section, r.p, r.end, &c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows) < 0;
@@ -578,7 +610,7 @@ int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, ui
 {
     struct reader section = {eh_frame, eh_frame + size, eh_frame, address, 0};
     memset(out, 0, sizeof *out);
-    struct rows rows = {NULL, 0, 0, 0, 0, 0};
+    struct rows rows = {NULL, 0, 0, 0, 0, 0, 0};
     struct run *runs = NULL;
     size_t run_count = 0, run_cap = 0;
     const uint8_t *p = eh_frame;

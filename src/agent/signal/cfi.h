@@ -10,7 +10,9 @@
  * handler is slow and fragile, so, as async-profiler does, we run them
  * once, off the signal path, when a library is first seen, and keep only
  * what an x86-64 unwinder needs per address range: CFA = RSP or RBP plus an
- * offset, where RBP was saved, and whether the return address is defined.
+ * offset, where RBP was saved, and whether the return address is defined
+ * (on arm64 the same with SP and x29, and where x30, the return address,
+ * was saved: until a function saves it, it is still in the register).
  * The rows are sorted by address; a lookup is a binary search.
  *
  * Everything the parser reads is bounded by the section's size: a corrupt
@@ -21,7 +23,8 @@
  * one expression every shared library
  * has, the PLT's, is recognised and kept as CFI_PLT10/11, and so is the C
  * library's signal return trampoline, whose rules point into the
- * ucontext the kernel saved (CFI_SIGFRAME).
+ * ucontext the kernel saved (CFI_SIGFRAME; on arm64, every row of a CIE
+ * marked as a signal frame, the kernel's vDSO trampoline's).
  */
 #ifndef CORSCOPE_CFI_H
 #define CORSCOPE_CFI_H
@@ -43,12 +46,17 @@ enum cfi_cfa {
                           * interrupted registers in the ucontext at RSP */
 };
 
+/* The registers by their x86-64 names: on arm64, RSP is SP and RBP is
+ * x29, the frame pointer. */
 struct cfi_row {
     uint64_t pc;        /* first address the row applies to (link-time address) */
     int32_t cfa_offset;
     int16_t rbp_offset; /* RBP saved at CFA + rbp_offset; 0 = RBP unchanged */
     uint8_t cfa;        /* enum cfi_cfa */
     uint8_t outermost;  /* the return address is undefined: the first frame */
+#if defined(__aarch64__)
+    int16_t ra_offset;  /* x30 saved at CFA + ra_offset; 0: still in x30 */
+#endif
 };
 
 /* What the parser met and could not turn into rows the walker follows,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/signal/activity.h"
+#include "agent/signal/arch.h"
 #include "agent/signal/ring.h"
 #include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
@@ -92,10 +93,9 @@ static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
 NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
                            const ucontext_t *uc)
 {
-    struct walk_regs regs = {(uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                             (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-                             (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
-                             atomic_load_explicit(&t->clr_thread, memory_order_relaxed)};
+    struct walk_regs regs;
+    arch_regs(uc, &regs);
+    regs.thread = atomic_load_explicit(&t->clr_thread, memory_order_relaxed);
     uint64_t weight = 1;
     uint32_t flags = 0;
     if (si->si_code == SI_TIMER) {

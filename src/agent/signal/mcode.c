@@ -24,7 +24,7 @@ struct mc_array {
 
 struct mc_image {
     uintptr_t lo, hi;        /* the image */
-    const uint32_t *rf;      /* RUNTIME_FUNCTION {begin, end, unwind} RVAs, sorted */
+    const uint32_t *rf;      /* RUNTIME_FUNCTION entries (arch.h), sorted by begin */
     size_t count;
 };
 
@@ -145,24 +145,22 @@ static enum mcode_found from_image(const struct mc_images *ims, uintptr_t at, st
     a = 0, b = im->count;
     while (a < b) { /* first begin > rva */
         size_t m = a + (b - a) / 2;
-        if (im->rf[3 * m] <= rva)
+        if (im->rf[ARCH_RF_WORDS * m] <= rva)
             a = m + 1;
         else
             b = m;
     }
-    if (a == 0 || rva >= im->rf[3 * (a - 1) + 1])
+    if (a == 0)
         return MCODE_IMAGE;
-    const uint32_t *f = &im->rf[3 * (a - 1)];
-    uintptr_t ui = im->lo + f[2];
-    if (ui < im->lo || ui + 4 > im->hi)
-        return MCODE_NO_SHAPE;
-    size_t avail = im->hi - ui < 4 + 2 * 256 ? im->hi - ui : 4 + 2 * 256;
+    const uint32_t *f = &im->rf[ARCH_RF_WORDS * (a - 1)];
+    if (rva >= arch_rf_end((const uint8_t *)im->lo, f))
+        return MCODE_IMAGE;
     h->lo = im->lo + f[0];
-    h->hi = im->lo + f[1];
+    h->hi = im->lo + arch_rf_end((const uint8_t *)im->lo, f);
     h->fn_start = h->lo;
     h->permanent = 1;
-    return mshape_from_unwind((const uint8_t *)ui, avail, &h->shape) == 0 ? MCODE_FOUND
-                                                                           : MCODE_NO_SHAPE;
+    return arch_rf_shape(im->lo, im->hi, f, h->lo, h->hi, &h->shape) == 0 ? MCODE_FOUND
+                                                                          : MCODE_NO_SHAPE;
 }
 
 enum mcode_found mcode_find(uintptr_t at, struct mcode_hit *h)
@@ -304,10 +302,10 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
         if (le32(sec) != R2R_SECTION_RUNTIME_FUNCTIONS)
             continue;
         uint32_t rva = le32(sec + 4), bytes = le32(sec + 8);
-        if (rva > size || bytes > size - rva || bytes % 12 || !bytes)
+        if (rva > size || bytes > size - rva || bytes % (4 * ARCH_RF_WORDS) || !bytes)
             return 0;
         *rva_out = rva;
-        return bytes / 12;
+        return bytes / (4 * ARCH_RF_WORDS);
     }
     return 0;
 }
@@ -328,7 +326,7 @@ size_t mcode_add_image(uintptr_t base, size_t size)
     struct pe_section secs[MAX_SECTIONS];
     size_t nsecs = 0;
     size_t count = find_runtime_functions(base, size, &rva, secs, &nsecs);
-    if (!count || !in_section(secs, nsecs, rva, (uint32_t)(count * 12)))
+    if (!count || !in_section(secs, nsecs, rva, (uint32_t)(count * 4 * ARCH_RF_WORDS)))
         return 0;
     /* the handler reads the table and the unwind codes in place: every
      * section must be mapped, the table sorted, each function and its
@@ -342,10 +340,13 @@ size_t mcode_add_image(uintptr_t base, size_t size)
     }
     const uint32_t *rf = (const uint32_t *)(base + rva);
     for (size_t i = 0; i < count; i++) {
-        uint32_t b = rf[3 * i], e = rf[3 * i + 1], u = rf[3 * i + 2];
-        if (b >= e || !in_section(secs, nsecs, b, e - b) || (i && b < rf[3 * i - 2]) ||
-            !in_section(secs, nsecs, u, 4) ||
-            !in_section(secs, nsecs, u, 4 + 2 * (uint32_t)((const uint8_t *)base)[u + 2]))
+        const uint32_t *f = rf + ARCH_RF_WORDS * i;
+        uint32_t u, head = arch_rf_unwind(f, &u);
+        if (head && (!in_section(secs, nsecs, u, head) ||
+                     !in_section(secs, nsecs, u, arch_rf_unwind_size((const uint8_t *)base, f))))
+            return 0;
+        uint32_t b = f[0], e = arch_rf_end((const uint8_t *)base, f);
+        if (b >= e || !in_section(secs, nsecs, b, e - b) || (i && b < f[-ARCH_RF_WORDS]))
             return 0;
     }
     struct mc_image *grown = mem_grow(pending_images, &pending_cap, pending_count + 1,

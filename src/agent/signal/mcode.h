@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/signal/mshape.h"
+#include "agent/signal/arch.h"
 #include "common/visibility.h"
 
 struct mcode_entry {
@@ -35,7 +35,7 @@ struct mcode_entry {
     uint32_t len;
     uint8_t known;      /* the shape was decoded */
     uint8_t permanent;  /* never freed while the process runs */
-    struct mshape shape;
+    arch_shape shape;
 };
 
 /* Any thread (the JIT callbacks): code was just compiled.  It goes into a
@@ -72,7 +72,7 @@ struct mcode_hit {
     uintptr_t lo, hi;   /* the function or part holding the address */
     uintptr_t fn_start; /* its prologue's start, 0: none in this part */
     int permanent;      /* its bytes may be read at any time */
-    struct mshape shape;
+    arch_shape shape;
 };
 
 /* Handler (async-signal-safe, between thread_rings_handler_enter/leave or

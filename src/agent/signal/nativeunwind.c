@@ -26,8 +26,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/signal/arch.h"
 #include "agent/signal/cfi.h"
 #include "agent/signal/thread_rings.h"
+#include "agent/signal/walk_step.h"
 #include "common/clock.h"
 #include "common/mem.h"
 
@@ -101,8 +103,63 @@ static const struct nu_module *find_module(const struct nu_snapshot *s, uintptr_
     return NULL;
 }
 
-enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t lo,
-                                 uintptr_t hi, int leaf)
+#if defined(__aarch64__)
+/* The interrupted registers of a signal frame (walk_step.h). */
+static enum nu_status signal_frame(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
+                                   uintptr_t lo, uintptr_t hi)
+{
+    struct walk_regs r;
+    if (!walk_sigcontext(*sp, lo, hi, &r))
+        return NU_BOUNDS;
+    *pc = r.pc;
+    *sp = r.sp;
+    *fp = r.fp;
+    *lr = r.lr;
+    return NU_SIGNAL;
+}
+
+/* Where the return address is: in x30 until the function saves it. */
+static int return_address(const struct cfi_row *row, uintptr_t cfa, uintptr_t lr, uintptr_t lo,
+                          uintptr_t hi, int leaf, uintptr_t *ret)
+{
+    if (!row->ra_offset) {
+        *ret = lr;
+        return leaf && lr;
+    }
+    if (!read_word(cfa + (uintptr_t)(intptr_t)row->ra_offset, lo, hi, ret))
+        return 0;
+    *ret = arch_strip_pac(*ret);
+    return 1;
+}
+#else
+/* The kernel's ucontext is at RSP: gregs from +40, in the order of
+ * <sys/ucontext.h> (RBP is 10, RSP 15, RIP 16). */
+static enum nu_status signal_frame(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
+                                   uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t ip, rsp, rbp;
+    uintptr_t gregs = *sp + 40;
+    (void)lr;
+    if (!read_word(gregs + 8 * 16, lo, hi, &ip) || !read_word(gregs + 8 * 15, lo, hi, &rsp) ||
+        !read_word(gregs + 8 * 10, lo, hi, &rbp))
+        return NU_BOUNDS;
+    *pc = ip;
+    *sp = rsp;
+    *fp = rbp;
+    return NU_SIGNAL;
+}
+
+/* The return address is in the slot below the CFA. */
+static int return_address(const struct cfi_row *row, uintptr_t cfa, uintptr_t lr, uintptr_t lo,
+                          uintptr_t hi, int leaf, uintptr_t *ret)
+{
+    (void)row, (void)lr, (void)leaf;
+    return read_word(cfa - 8, lo, hi, ret);
+}
+#endif
+
+enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
+                                 uintptr_t lo, uintptr_t hi, int leaf)
 {
     const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
     if (!s)
@@ -135,26 +192,15 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         *pc = 0;
         return NU_OK;
     }
-    if (row->cfa == CFI_SIGFRAME) {
-        /* the kernel's ucontext is at RSP: gregs from +40, in the order of
-         * <sys/ucontext.h> (RBP is 10, RSP 15, RIP 16) */
-        uintptr_t ip, rsp, rbp;
-        uintptr_t gregs = *sp + 40;
-        if (!read_word(gregs + 8 * 16, lo, hi, &ip) || !read_word(gregs + 8 * 15, lo, hi, &rsp) ||
-            !read_word(gregs + 8 * 10, lo, hi, &rbp))
-            return NU_BOUNDS;
-        *pc = ip;
-        *sp = rsp;
-        *fp = rbp;
-        return NU_SIGNAL;
-    }
+    if (row->cfa == CFI_SIGFRAME)
+        return signal_frame(pc, sp, fp, lr, lo, hi);
     uintptr_t cfa;
     if (row->cfa == CFI_PLT10 || row->cfa == CFI_PLT11)
         cfa = *sp + 8 + ((*pc & 15) >= (row->cfa == CFI_PLT10 ? 10u : 11u) ? 8 : 0);
     else
         cfa = (row->cfa == CFI_RSP ? *sp : *fp) + (uintptr_t)(intptr_t)row->cfa_offset;
     uintptr_t ret, saved_fp = *fp;
-    if (!read_word(cfa - 8, lo, hi, &ret))
+    if (!return_address(row, cfa, *lr, lo, hi, leaf, &ret))
         return NU_BOUNDS;
     /* a slot below RSP was popped already (an epilogue whose CFI still
      * names it, as compilers leave them before a tail jump): RBP holds it */
@@ -164,6 +210,7 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     *pc = ret;
     *sp = cfa;
     *fp = saved_fp;
+    *lr = 0;
     return NU_OK;
 }
 

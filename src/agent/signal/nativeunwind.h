@@ -27,9 +27,12 @@ enum nu_status {
 };
 
 /* Handler (async-signal-safe).  `leaf` is set for the interrupted frame,
- * whose pc is exact; callers' pcs are return addresses, looked up at pc-1. */
+ * whose pc is exact; callers' pcs are return addresses, looked up at pc-1.
+ * lr: arm64's link register, where a leaf's return address may still be
+ * (read while `leaf`, set from a signal frame, spent otherwise); unused on
+ * x86-64, where the return address is always on the stack. */
 HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
-                                        uintptr_t lo, uintptr_t hi, int leaf);
+                                        uintptr_t *lr, uintptr_t lo, uintptr_t hi, int leaf);
 
 /* Handler: does CFI cover this address (an exact pc, or a return address
  * - 1)? */

@@ -47,6 +47,7 @@ enum walk_flags {
 struct walk_regs {
     uintptr_t pc, sp, fp;
     uintptr_t thread; /* the runtime's Thread* (the profiling API's ThreadID), 0: unknown */
+    uintptr_t lr;     /* arm64: the interrupted x30, valid while pc is exact (0: spent) */
 };
 
 /* Receives the index-th instruction pointer (leaf first). */
