@@ -29,12 +29,6 @@
  * header, its pointer and length, its index slots. */
 #define STRING_OVERHEAD 48
 
-static const char *const counter_keys[FMT_COUNTER_COUNT] = {
-#define KEY(name, key, words) key,
-    FMT_COUNTERS(KEY)
-#undef KEY
-};
-
 /* A write to a pipe whose reader is gone raises SIGPIPE on the writing
  * thread, whose default ends the program: around the agent's writes to a
  * pipe it is blocked, and taken back if the write raised it. */
@@ -214,6 +208,13 @@ uint32_t recorder_define(struct recorder *r, struct writer_event_def *d)
     writer_event_def(&r->w, d);
     check_failed(r);
     return r->w.error ? 0 : d->id;
+}
+
+uint32_t recorder_define_event(struct recorder *r, enum fmt_ev ev)
+{
+    struct writer_event_def d;
+    schema_event_def(&d, ev);
+    return recorder_define(r, &d);
 }
 
 uint64_t recorder_since_start(const struct recorder *r, uint64_t now_ns)
@@ -408,7 +409,7 @@ void recorder_flush(struct recorder *r)
     recorder_max(r, FMT_COUNTER_MAX_AGENT_HEAP, mem_live_bytes());
     for (int i = 0; i < FMT_COUNTER_COUNT; i++)
         if (r->counters[i])
-            writer_stat(&r->w, counter_keys[i], r->counters[i]);
+            writer_stat(&r->w, schema_counter_key(i), r->counters[i]);
     writer_flush(&r->w);
     check_failed(r);
     r->last_flush_ns = clock_now_ns();
@@ -441,7 +442,7 @@ void recorder_close(struct recorder *r)
         uint64_t values[FMT_COUNTER_COUNT];
         size_t n = 0;
         for (int i = 0; i < FMT_COUNTER_COUNT; i++) {
-            keys[n] = counter_keys[i];
+            keys[n] = schema_counter_key(i);
             values[n++] = r->counters[i];
         }
         writer_finish(&r->w, keys, values, n);

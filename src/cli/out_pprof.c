@@ -338,7 +338,7 @@ int pprof_encode(const struct profile *p, const struct pprof_options *o, struct 
         pb_varint(&b, 9, o->time_ns);
         pb_varint(&b, 10, o->duration_ns);
     } else {
-        const struct rec_str *start = rec_info(r, "start_realtime_ns");
+        const struct rec_str *start = rec_info(r, FMT_INFO_START_REALTIME_NS);
         char start_text[32] = "0";
         if (start)
             snprintf(start_text, sizeof start_text, "%.*s", (int)start->len, start->p);

@@ -13,17 +13,9 @@
 #include "common/crc32.h"
 #include "common/hash.h"
 #include "common/mem.h"
+#include "format/schema.h"
 
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof *(arr))
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    void *p = mem_grow(*arr, cap, need, elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    return 0;
-}
+#define GROW(arr, cap, need) mem_grow_array((void **)&(arr), &(cap), (need), sizeof *(arr))
 
 int pstream_init(struct pstream *s, uint64_t every_ns)
 {
@@ -144,10 +136,13 @@ static void copy_text(char *out, size_t size, const uint8_t *p, size_t n)
     out[n] = '\0';
 }
 
-static long field_of(const struct pstream_event *e, const char *name)
+/* Where the stream's definition e has field `member` of schema event ev
+ * (by name and type, as the reader resolves them: recording.h), or -1. */
+static long field_of(const struct pstream_event *e, enum fmt_ev ev, int member)
 {
+    const struct schema_member *f = &schema_events[ev].fields[member];
     for (uint32_t i = 0; i < e->field_count; i++)
-        if (!strcmp(e->field_names[i], name))
+        if (!strcmp(e->field_names[i], f->name) && e->field_types[i] == f->type)
             return i;
     return -1;
 }
@@ -160,17 +155,21 @@ static void find_live_events(struct pstream *s)
         const struct pstream_event *e = &s->events[i];
         if (!e->recorded)
             continue;
-        if (!strcmp(e->name, "alloc") && e->value_count >= 2 && field_of(e, "object") >= 0) {
+        if (!strcmp(e->name, schema_event_name(FMT_EV_ALLOC)) &&
+            e->value_count >= FMT_ALLOC_VALUE_COUNT &&
+            field_of(e, FMT_EV_ALLOC, FMT_ALLOC_OBJECT) >= 0) {
             s->alloc_event = (long)i;
-            s->alloc_object_field = field_of(e, "object");
-        } else if (!strcmp(e->name, "live-scan") && field_of(e, "as_of") >= 0) {
+            s->alloc_object_field = field_of(e, FMT_EV_ALLOC, FMT_ALLOC_OBJECT);
+        } else if (!strcmp(e->name, schema_event_name(FMT_EV_LIVE_SCAN)) &&
+                   field_of(e, FMT_EV_LIVE_SCAN, FMT_LIVE_SCAN_AS_OF) >= 0) {
             s->scan_event = (long)i;
-            s->scan_as_of_field = field_of(e, "as_of");
-        } else if (!strcmp(e->name, "collected") && field_of(e, "object") >= 0 &&
-                   field_of(e, "by") >= 0) {
+            s->scan_as_of_field = field_of(e, FMT_EV_LIVE_SCAN, FMT_LIVE_SCAN_AS_OF);
+        } else if (!strcmp(e->name, schema_event_name(FMT_EV_COLLECTED)) &&
+                   field_of(e, FMT_EV_COLLECTED, FMT_COLLECTED_OBJECT) >= 0 &&
+                   field_of(e, FMT_EV_COLLECTED, FMT_COLLECTED_BY) >= 0) {
             s->collected_event = (long)i;
-            s->collected_object_field = field_of(e, "object");
-            s->collected_by_field = field_of(e, "by");
+            s->collected_object_field = field_of(e, FMT_EV_COLLECTED, FMT_COLLECTED_OBJECT);
+            s->collected_by_field = field_of(e, FMT_EV_COLLECTED, FMT_COLLECTED_BY);
         }
     }
 }

@@ -37,7 +37,7 @@ static void cleanup(struct record_push *rp)
 }
 
 int record_push_begin(struct record_push *rp, const struct push_config *cfg, const char *tee_path,
-                      int quiet)
+                      int tee_fd, int quiet)
 {
     memset(rp, 0, sizeof *rp);
     rp->read_fd = rp->hold_fd = rp->tee_fd = -1;
@@ -71,7 +71,7 @@ int record_push_begin(struct record_push *rp, const struct push_config *cfg, con
     fcntl(rp->read_fd, F_SETPIPE_SZ, 1 << 20);
     if (tee_path) {
         snprintf(rp->tee_path, sizeof rp->tee_path, "%s", tee_path);
-        rp->tee_fd = open(tee_path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        rp->tee_fd = fcntl(tee_fd, F_DUPFD_CLOEXEC, 0);
         if (rp->tee_fd < 0) {
             cli_error("cannot open %s: %s", tee_path, strerror(errno));
             cleanup(rp);

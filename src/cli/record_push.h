@@ -35,11 +35,12 @@ struct record_push {
     int reader_started, bad_stream;
 };
 
-/* Makes the FIFO, opens the recording to keep (tee_path, created empty
- * by record; NULL for none), starts the session and its reader.  The
- * agent's output is rp->fifo.  Returns 0, or -1 after saying why. */
+/* Makes the FIFO, takes a copy of tee_fd (the recording to keep, created
+ * empty by record at tee_path; NULL and -1 for none), starts the session
+ * and its reader.  The agent's output is rp->fifo.  Returns 0, or -1 after
+ * saying why. */
 HIDDEN int record_push_begin(struct record_push *rp, const struct push_config *cfg,
-                             const char *tee_path, int quiet);
+                             const char *tee_path, int tee_fd, int quiet);
 /* Root attaching to another user's process: the FIFO and its directory
  * become that user's.  0 or -1 (said). */
 HIDDEN int record_push_give(struct record_push *rp, uid_t uid, gid_t gid);
