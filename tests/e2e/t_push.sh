@@ -21,26 +21,7 @@
 #     SIGCHLD, labels with its pid; the uploader killed mid-run leaves the
 #     program running and is reaped; a bad setting leaves the program alone.
 source "$(dirname "$0")/lib.sh"
-
-PUSH=$ROOT/tests/push
-STANDINS=()
-trap 'for p in "${STANDINS[@]:-}"; do [ -z "$p" ] || kill "$p" 2> /dev/null || true; done; rm -rf "$T" || true' EXIT
-
-# standin DIR [PORT] [OPTIONS...] -> starts the stand-in; sets SPID, PORT
-standin() {
-    local dir=$1 port=${2:-0}
-    shift 2 || shift $#
-    rm -f "$dir/port"
-    node "$PUSH/standin.mjs" "$dir" --port "$port" "$@" > "$dir.log" 2>&1 &
-    SPID=$!
-    STANDINS+=("$SPID")
-    for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
-    [ -s "$dir/port" ] || fail "the stand-in did not start: $(cat "$dir.log")"
-    PORT=$(cat "$dir/port")
-}
-stop_standin() { kill "$1" 2> /dev/null || true; wait "$1" 2> /dev/null || true; }
-check() { node "$PUSH/check.mjs" "$@" | tee -a "$T/check.log"; return "${PIPESTATUS[0]}"; }
-collapsed_total_of() { cs report -f collapsed --event "$2" "$1" | collapsed_total /dev/stdin; }
+source "$ROOT/tests/push/lib.sh"
 
 CPU_TYPES='"process_cpu": ["cpu/nanoseconds", "cpu_samples/count"]'
 MEM_TYPES='"memory": ["alloc_samples/count", "alloc_size/bytes"]'
@@ -151,9 +132,7 @@ pkill -P "$late" 2> /dev/null || true; kill "$late" 2> /dev/null || true; wait "
 
 # ---- https, auth, tenant, headers (corscope push of the first recording) ------------
 mkdir -p "$T/d"
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
-    -addext "subjectAltName=IP:127.0.0.1" -keyout "$T/d/key.pem" -out "$T/d/cert.pem" 2> /dev/null ||
-    fail "openssl cannot make a certificate"
+make_certificate "$T/d"
 printf 'hunter2-secret\n' > "$T/d/password"
 chmod 600 "$T/d/password"
 standin "$T/d/srv" 0 --tls "$T/d/cert.pem" "$T/d/key.pem" --basic "ops:hunter2-secret" --tenant acme
