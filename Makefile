@@ -54,14 +54,16 @@ for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 # needs on Linux anyway (docs/push.md says why not libcurl)
 TLS_LIBS ?= -lssl -lcrypto
 
-COMMON_SRC := $(wildcard src/common/*.c)
+COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
-	src/agent/trace/*.c)) src/format/writer.c src/format/schema.c
+	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/schema.c \
+	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 # the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/writer.c
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
+	src/format/covplan.c $(wildcard src/agent/il/*.c) src/format/writer.c
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -128,6 +130,13 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 
 # the code map at the scale of a big application, for bench/codemap.sh
 $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# corscope's readers and IL engine over real assemblies (tools/ilcorpus.c):
+# the rewrite corpus of tests/unit, the fuzzers' seeds, and a look at a dll
+$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c) \
+		src/format/covplan.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -209,13 +218,17 @@ TSAN_FLAGS := -fsanitize=thread
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config push
+FUZZERS := reader cfi elfsym leaf config il pdb push
 FUZZ_SRC_reader := src/format/recording.c src/format/schema.c src/format/writer.c \
-	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
+	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
+FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
 FUZZ_SRC_push := $(FUZZ_SRC_reader)
 FUZZ_LIBS := -lm -lz -lssl -lcrypto
 
@@ -292,6 +305,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
+	bench/cover.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh

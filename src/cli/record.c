@@ -277,13 +277,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
     while ((c = getopt_long(argc, argv, "+:o:e:i:p:d:qh", longopts, &longindex)) != -1) {
         /* the option as the user spelled it, for messages */
         char opt[64];
-        if (longindex >= 0)
-            snprintf(opt, sizeof opt, "--%s", longopts[longindex].name);
-        else if (c == ':' || c == '?')
-            snprintf(opt, sizeof opt, "%s", argv[optind - 1]);
-        else
-            snprintf(opt, sizeof opt, "-%c", c);
-        longindex = -1;
+        cli_spelled_option(opt, sizeof opt, longopts, &longindex, c, argv);
         const char *key = NULL;
         switch (c) {
         case 'o': rr->output = optarg; break;

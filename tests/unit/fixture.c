@@ -16,6 +16,7 @@
 #include "cli/pstream.h"
 #include "agent/signal/mshape.h"
 #include "format/recording.h"
+#include "format/schema.h"
 #include "format/writer.h"
 
 int fixture_sink(void *ctx, const void *p, size_t n)
@@ -297,6 +298,24 @@ int fixture_recorder(struct recorder *rec, char *path)
     return recorder_open(rec, &cfg, path, err, sizeof err);
 }
 
+uint8_t *fixture_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return p;
+}
+
 /* ---- a recording for the push tests (fixture.h) ---------------------------- */
 
 void fixture_stream_begin(struct fixture_stream *r)
@@ -314,8 +333,10 @@ void fixture_stream_begin(struct fixture_stream *r)
     writer_info(&r->w, FMT_INFO_RUNTIME, "10.0.12.0 (10.0.12), ICorProfilerInfo15");
     writer_info(&r->w, FMT_INFO_INTERVAL_NS, "10000000");
     writer_event(&r->w, FMT_EVENT_CPU, "cpu", "ns", 1000);
-    struct writer_event_def d = {FMT_EVENT_FIRST_RECORDED, "alloc", 2, {"alloc_space", "alloc_objects"},
-                                 {"bytes", "objects"}, 1, {"type"}, {FMT_FIELD_STRING}};
+    /* alloc's values and its type field (records: bytes, objects, type) */
+    struct writer_event_def d;
+    schema_event_def_part(&d, FMT_EV_ALLOC, UINT32_MAX, 1u << FMT_ALLOC_TYPE);
+    d.id = FMT_EVENT_FIRST_RECORDED;
     writer_event_def(&r->w, &d);
     r->alloc = d.id;
     uint32_t mod = writer_string(&r->w, "App.dll", 7), type = writer_string(&r->w, "App.Work", 8);

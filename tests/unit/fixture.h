@@ -56,6 +56,9 @@ void fixture_stderr_on(int saved);
  * template path.  Returns 0 or -1. */
 int fixture_recorder(struct recorder *rec, char *path);
 
+/* A whole file's bytes (malloc'd; free them), or NULL.  Test data is read
+ * from the tree's root, where the unit tests run (tests/unit/data/...). */
+uint8_t *fixture_read_file(const char *path, size_t *size);
 
 /* A recording as the push tests read it (test_pstream.c, test_pdefs.c,
  * test_pushreq.c): INFO of a program started 0.3 s into a window of the
