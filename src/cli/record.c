@@ -55,7 +55,7 @@ static const char record_usage[] =
     "profiler loaded and writes a recording; or attaches to the running .NET\n"
     "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
-    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "  -p, --pid PID           attach to a running process (.NET Core 3.1 on) until\n"
     "                          -d or Ctrl-C\n"
     "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
     "                          corscope started then gets SIGTERM\n"
@@ -451,21 +451,18 @@ static size_t written_recordings(const char *path, char (*before)[PATH_MAX], siz
 }
 
 /* -p: attaches, records until -d or Ctrl-C, detaches.  created: the
- * recording file as created (given to the process's user by it, never by
- * its path). */
+ * recording file as created, which the agent gets open (never its path). */
 static int record_attached(struct record_run *rr, const struct attach_target *target,
                            const char *agent, const char *path, int created,
                            const struct report_format *render, const char *report_path)
 {
     uint64_t t0 = clock_now_ns();
-    /* the agent in that process (maybe another user's, as root) writes the
-     * recording, or record's FIFO */
-    int given = !rr->pushing ? attach_prepare_output(target, created)
-                : geteuid() == 0 && target->proc.uid != 0
-                    ? record_push_give(&rr->rp, target->proc.uid, target->gid)
-                    : 0;
-    int attached = given == 0 && attach_run(target, &rr->cfg, agent, rr->agent_output,
-                                            rr->duration_ns, rr->quiet) == 0;
+    /* the agent in that process gets the recording open over the control
+     * line: the file record created, or with --push the FIFO's writing end
+     * (no path of record's is opened as the process's user) */
+    int file = rr->pushing ? rr->rp.hold_fd : created;
+    int attached = attach_run(target, &rr->cfg, agent, rr->agent_output, file, rr->duration_ns,
+                              rr->quiet) == 0;
     int recorded = 1;
     if (rr->pushing)
         record_push_end(&rr->rp, &recorded); /* its summary says what was not sent */
@@ -540,8 +537,11 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     size_t count = written_recordings(path, before, before_count, written, &first_written);
     if (!count) {
         unlink(path);
-        cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
-                  "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+        if (sess.peer_count)
+            cli_error("no recording: the profiler declined, for the reason above");
+        else
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
     if (!first_written)

@@ -96,16 +96,6 @@ int record_push_begin(struct record_push *rp, const struct push_config *cfg, con
     return 0;
 }
 
-int record_push_give(struct record_push *rp, uid_t uid, gid_t gid)
-{
-    if (chown(rp->dir, uid, gid) < 0 || chown(rp->fifo, uid, gid) < 0) {
-        cli_error("cannot give the recording's stream to the process's user (uid %u): %s",
-                  (unsigned)uid, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 /* The recordings of the tree's other processes, written beside the FIFO
  * (push-PID.corscope): beside the kept recording, or away. */
 static void move_beside(struct record_push *rp)

@@ -41,9 +41,6 @@ struct record_push {
  * saying why. */
 HIDDEN int record_push_begin(struct record_push *rp, const struct push_config *cfg,
                              const char *tee_path, int tee_fd, int quiet);
-/* Root attaching to another user's process: the FIFO and its directory
- * become that user's.  0 or -1 (said). */
-HIDDEN int record_push_give(struct record_push *rp, uid_t uid, gid_t gid);
 /* The program (or the attached agent) is done: the stream ends, the last
  * profiles go, the summary is said.  Returns 0, or 1 when some could not
  * be sent; *recorded: whether the agent wrote anything at all. */
