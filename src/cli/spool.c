@@ -169,7 +169,7 @@ static void adopt(struct spool *s, const char *dest)
             if (stat(path, &st) < 0)
                 continue;
             struct spool_entry e = {++s->next_id, window, (size_t)st.st_size, mem_strdup(path),
-                                    NULL, r, 0};
+                                    NULL, r, 0, 0};
             if (!e.path || insert(s, &e) < 0) {
                 mem_free(e.path);
                 continue;
@@ -246,6 +246,8 @@ static void forget(struct spool *s, size_t at)
     }
     mem_free(e->mem);
     s->bytes -= e->size;
+    if (e->doomed)
+        s->doomed_bytes -= e->size;
     size_t run = e->run;
     memmove(&s->entries[at], &s->entries[at + 1], (s->count - at - 1) * sizeof *s->entries);
     s->count--;
@@ -262,9 +264,14 @@ int spool_add(struct spool *s, uint64_t window_ns, const void *body, size_t len)
         s->dropped_bytes += len;
         goto out;
     }
-    /* the oldest make room */
-    for (size_t i = 0; s->bytes + len > s->max_bytes && i < s->count;) {
-        if (s->entries[i].in_flight) {
+    /* the oldest make room; one in flight goes if its send fails */
+    for (size_t i = 0; s->bytes - s->doomed_bytes + len > s->max_bytes && i < s->count;) {
+        struct spool_entry *e = &s->entries[i];
+        if (e->in_flight) {
+            if (!e->doomed) {
+                e->doomed = 1;
+                s->doomed_bytes += e->size;
+            }
             i++;
             continue;
         }
@@ -272,7 +279,7 @@ int spool_add(struct spool *s, uint64_t window_ns, const void *body, size_t len)
         s->dropped_bytes += s->entries[i].size;
         forget(s, i);
     }
-    struct spool_entry e = {++s->next_id, window_ns, len, NULL, NULL, 0, 0};
+    struct spool_entry e = {++s->next_id, window_ns, len, NULL, NULL, 0, 0, 0};
     char name[64];
     snprintf(name, sizeof name, "%012llu-%llu.push", (unsigned long long)e.id,
              (unsigned long long)window_ns);
@@ -352,8 +359,13 @@ void spool_release(struct spool *s, uint64_t id)
 {
     pthread_mutex_lock(&s->lock);
     long at = find(s, id);
-    if (at >= 0)
+    if (at >= 0 && s->entries[at].doomed) {
+        s->dropped++;
+        s->dropped_bytes += s->entries[at].size;
+        forget(s, (size_t)at);
+    } else if (at >= 0) {
         s->entries[at].in_flight = 0;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 

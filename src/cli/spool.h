@@ -39,6 +39,7 @@ struct spool_entry {
     void *mem;
     size_t run; /* index into runs: whose directory */
     int in_flight;
+    int doomed; /* in flight when the cap needed its room: dropped if it must wait */
 };
 
 struct spool_run {
@@ -52,6 +53,7 @@ struct spool {
     char dir[PATH_MAX]; /* this run's directory; "" in memory */
     int lock_fd;
     uint64_t max_bytes, bytes;
+    uint64_t doomed_bytes; /* of the doomed entry: room already given up */
     struct spool_entry *entries; /* oldest first */
     size_t count, cap;
     uint64_t next_id;
@@ -67,16 +69,20 @@ struct spool {
  * of a directory (memory then, with s->note saying so); -1 only when out of
  * memory. */
 HIDDEN int spool_open(struct spool *s, const char *root, const char *dest_key, uint64_t max_bytes);
-/* Adds a body; drops the oldest (not in flight) to stay under the cap.
- * Returns 0 or -1 (the body itself is larger than the cap, or out of
- * memory: counted as dropped). */
+/* Adds a body; drops the oldest to stay under the cap.  The oldest may be
+ * in flight: then it is doomed (its room counted as free) and goes if its
+ * send fails (spool_release), so that what stays is always the newest, in
+ * a row; the cap is exceeded by that one body while it is sent.  Returns 0
+ * or -1 (the body itself is larger than the cap, or out of memory: counted
+ * as dropped). */
 HIDDEN int spool_add(struct spool *s, uint64_t window_ns, const void *body, size_t len);
 /* The oldest body not yet sent into out, marked in flight.  Returns its id,
  * or 0 when there is none. */
 HIDDEN uint64_t spool_take(struct spool *s, struct buf *out);
 /* The body `id` is done with: sent (or refused for good): removed. */
 HIDDEN void spool_done(struct spool *s, uint64_t id);
-/* It must wait: it goes back (still the oldest). */
+/* It must wait: it goes back (still the oldest), or is dropped (counted)
+ * when it was doomed meanwhile. */
 HIDDEN void spool_release(struct spool *s, uint64_t id);
 HIDDEN size_t spool_waiting(struct spool *s);
 /* Closes; what was not sent stays on disk for the next run. */

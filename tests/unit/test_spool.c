@@ -1,5 +1,6 @@
 /*
- * spool: the cap (the oldest dropped, never one in flight), the order, and
+ * spool: the cap (the oldest dropped; one in flight only if its send
+ * fails, so what stays is the newest, in a row), the order, and
  * an earlier run's files taken over by the next, for the same server only.
  */
 #include <dirent.h>
@@ -51,13 +52,17 @@ static void test_spool(void)
     REQUIRE(id != 0);
     CHECK_EQ(out.len, 1000);
     CHECK_EQ(out.data[0], 'b');
-    /* one in flight is never dropped: the next oldest is */
+    /* the oldest is in flight: it goes if its send fails, and the next
+     * oldest stays (a gap among the newest was the bug: t_push's cap) */
     memset(body, 'e', sizeof body);
     REQUIRE(spool_add(&s, 1004, body, sizeof body) == 0);
-    CHECK_EQ(s.dropped, 2);
+    CHECK_EQ(s.dropped, 1);
+    CHECK_EQ(spool_waiting(&s), 4);
     spool_release(&s, id);
+    CHECK_EQ(s.dropped, 2);
+    CHECK_EQ(spool_waiting(&s), 3);
     id = spool_take(&s, &out);
-    CHECK_EQ(out.data[0], 'b');
+    CHECK_EQ(out.data[0], 'c');
     spool_done(&s, id);
     CHECK_EQ(spool_waiting(&s), 2);
     CHECK(spool_add(&s, 1005, body, 4000) < 0); /* larger than the cap */
@@ -71,12 +76,20 @@ static void test_spool(void)
     REQUIRE(spool_add(&s, 2000, body, 10) == 0);
     id = spool_take(&s, &out);
     CHECK_EQ(out.data[0], 'd');
+    /* doomed while in flight, then sent: not dropped */
+    memset(body, 'g', sizeof body);
+    REQUIRE(spool_add(&s, 2001, body, sizeof body) == 0);
     spool_done(&s, id);
+    CHECK_EQ(s.dropped, 0);
+    CHECK_EQ(s.doomed_bytes, 0);
     id = spool_take(&s, &out);
     CHECK_EQ(out.data[0], 'e');
     spool_done(&s, id);
     id = spool_take(&s, &out);
     CHECK_EQ(out.data[0], 'f');
+    spool_done(&s, id);
+    id = spool_take(&s, &out);
+    CHECK_EQ(out.data[0], 'g');
     spool_done(&s, id);
     CHECK_EQ(spool_take(&s, &out), 0);
     /* another server's spool is not ours */
