@@ -39,9 +39,10 @@ app() {
 # cs ARGS... : run corscope, with a timeout so a hang fails instead of blocking CI
 cs() { timeout -k 5 "${CS_TIMEOUT:-120}" "$CORSCOPE" "$@"; }
 
-# top_total FILE METHOD -> total% of METHOD in a `report -f top` output (0 if absent)
-top_total() { awk -v m="$2" '$NF == m { gsub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
-top_self() { awk -v m="$2" '$NF == m { gsub("%", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+# top_total FILE METHOD -> total% of METHOD in a `report -f top` output (0 if absent);
+# the row of the method itself, not a label's that names it ("[JIT] METHOD")
+top_total() { awk -v m="$2" '$NF == m && $(NF - 1) !~ /\]$/ { gsub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+top_self() { awk -v m="$2" '$NF == m && $(NF - 1) !~ /\]$/ { gsub("%", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
 
 # assert_near WHAT ACTUAL EXPECTED TOLERANCE
 assert_near() {
