@@ -55,6 +55,9 @@ OTHER_ARCH := arm64
 PORTABLE_SRC := src/agent/signal/mshape_arm64.c
 endif
 for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
+# the CLI's uploads over https (cli/http.c): OpenSSL, which the .NET runtime
+# needs on Linux anyway (docs/push.md says why not libcurl)
+TLS_LIBS ?= -lssl -lcrypto
 
 COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
@@ -63,8 +66,9 @@ AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/a
 	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
+# the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
-	src/format/covplan.c $(wildcard src/agent/il/*.c)
+	src/format/covplan.c $(wildcard src/agent/il/*.c) src/format/writer.c
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -160,11 +164,11 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB) $(TLS_LIBS)
 
 $(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz $(TLS_LIBS)
 
 # a library the unit tests load and unload, beside them (stripped, no sanitizer)
 $(BUILD)/unloadable.so: tests/unit/unloadable.c
@@ -239,8 +243,8 @@ TSAN_FLAGS := -fsanitize=thread
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config il pdb
-FUZZ_SRC_reader := src/format/recording.c src/format/schema.c \
+FUZZERS := reader cfi elfsym leaf config il pdb push
+FUZZ_SRC_reader := src/format/recording.c src/format/schema.c src/format/writer.c \
 	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
@@ -250,7 +254,8 @@ FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
 FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
-FUZZ_LIBS := -lm -lz
+FUZZ_SRC_push := $(FUZZ_SRC_reader)
+FUZZ_LIBS := -lm -lz -lssl -lcrypto
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
 define replay_rule
@@ -341,13 +346,14 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/async.sh
 	bench/startup.sh
 	bench/codemap.sh
+	bench/push.sh
 	bench/tool.sh
 
 # ---- arm64 ---------------------------------------------------------------
 
 # The agent and the CLI for linux-arm64, cross-built under build/aarch64
-# (scripts/install-deps.sh installs the cross compiler, and zlib for arm64
-# into CROSS_ZLIB; the CLI links it statically).  The tests run self-contained
+# (scripts/install-deps.sh installs the cross compiler, and zlib and
+# OpenSSL for arm64 into CROSS_ZLIB; the CLI links them statically).  The tests run self-contained
 # arm64 test programs under qemu-user (tests/arm64/run.sh): a representative
 # set in make test, every one in make test-arm64.
 CROSS ?= aarch64-linux-gnu-
@@ -356,6 +362,7 @@ CROSS_ZLIB ?= /usr/local/aarch64-linux-gnu
 arm64:
 	$(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
 		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a \
+		TLS_LIBS="$(CROSS_ZLIB)/lib/libssl.a $(CROSS_ZLIB)/lib/libcrypto.a -ldl" \
 		build/aarch64/libcorscope.so build/aarch64/corscope
 
 apps-arm64:

@@ -13,6 +13,7 @@
 #include "agent/callback_activity.h"
 #include "agent/clrdesc.h"
 #include "agent/codemap.h"
+#include "agent/companion.h"
 #include "agent/control_client.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
@@ -27,6 +28,7 @@
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/clock.h"
+#include "common/pushcfg.h"
 #include "common/utf.h"
 
 /* Attached: how long InitializeForAttach waits for corscope to send the
@@ -93,7 +95,10 @@ static void hide_environment(struct agent *a)
         hide_variable(a, ours[i]);
 #define HIDE(key, env) hide_variable(a, env);
     CONFIG_KEYS(HIDE)
+    PUSH_KEYS(HIDE)
 #undef HIDE
+    hide_variable(a, PUSH_PASSWORD_ENV);
+    hide_variable(a, PUSH_TOKEN_ENV);
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */
@@ -217,7 +222,14 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (a->attached) {
+    /* CORSCOPE_PUSH (the agent alone): the recorder writes into the
+     * uploader's pipe, opened by companion_open */
+    int pushing = companion_open(a);
+    if (pushing < 0)
+        goto decline;
+    if (pushing) {
+        /* opened */
+    } else if (a->attached) {
         /* corscope created the file where it was asked, and sends it open:
          * no path of ours is opened in the process's mount namespace, as
          * its user (control.h) */
@@ -356,6 +368,7 @@ int lifecycle_shutdown(struct agent *a)
         return -1; /* the loop still owns the recorder and the names: leave them */
     int was_open = a->out.open;
     free_core(a);
+    companion_finish(); /* its pipe is closed: it sends the last profiles */
     evq_shutdown();
     log_info("recording closed: %s", a->output);
     if (was_open) {
