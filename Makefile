@@ -62,7 +62,7 @@ TLS_LIBS ?= -lssl -lcrypto
 COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
-	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/schema.c \
+	src/agent/trace/*.c src/agent/il/*.c src/agent/async/*.c)) src/format/writer.c src/format/schema.c \
 	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
@@ -343,6 +343,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/trace.sh
 	bench/naming.sh
 	bench/memory.sh
+	bench/async.sh
 	bench/startup.sh
 	bench/codemap.sh
 	bench/push.sh

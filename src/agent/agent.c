@@ -81,6 +81,10 @@ int agent_init_sources(struct agent *a)
         return -1;
     if ((a->cfg.events & CONFIG_EVENT_GC) && add_source(a, &source_gc) < 0)
         return -1;
+    if (a->cfg.async == CONFIG_ASYNC_ON && add_source(a, &source_async) < 0)
+        return -1;
+    if (a->cfg.async == CONFIG_ASYNC_SNAPSHOTS && add_source(a, &source_async_snapshots) < 0)
+        return -1;
     if (a->cfg.trace && add_source(a, &source_trace) < 0)
         return -1;
     if (a->cfg.cover[0] && add_source(a, &source_cover) < 0)

@@ -171,7 +171,11 @@ int clrdesc_parse_frames(const char *json, size_t len, struct clrdesc_frames *ou
 {
     memset(out, 0, sizeof *out);
     const char *end = json + len;
-    uint32_t fmf_size, next;
+    uint32_t fmf_size, next, coop;
+    out->thread_coop = type_field(json, end, "Thread", "PreemptiveGCDisabled", &coop) == 0 &&
+                               !(coop & 3)
+                           ? (int32_t)coop
+                           : -1;
     if (type_field(json, end, "Thread", "Frame", &out->thread_frame) < 0 ||
         type_field(json, end, "Thread", "OSId", &out->thread_os_id) < 0 ||
         type_field(json, end, "Frame", "Next", &next) < 0 ||
@@ -230,6 +234,7 @@ int clrdesc_parse_frames(const char *json, size_t len, struct clrdesc_frames *ou
 int clrdesc_read_frames(struct clrdesc_frames *out)
 {
     memset(out, 0, sizeof *out);
+    out->thread_coop = -1;
     void *lib = dlopen("libcoreclr.so", RTLD_LAZY | RTLD_NOLOAD);
     if (!lib)
         return -1;

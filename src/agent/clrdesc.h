@@ -4,7 +4,9 @@
  * (DotNetRuntimeContractDescriptor, .NET 10 and later: a JSON text of type
  * layouts and global values, plus a table of pointers).
  *
- * The agent needs only the runtime's Frame chain: each thread's innermost
+ * The agent needs the runtime's Frame chain, and whether a thread runs in
+ * cooperative mode (Thread::m_fPreemptiveGCDisabled: async stacks read
+ * the heap directly only then, signal/achain.h).  The Frame chain: each thread's innermost
  * explicit frame (Thread::m_pFrame) says how the thread entered the
  * runtime — through the prestub, an interface dispatch stub, a ReadyToRun
  * fixup, call counting, a GC hijack, an exception — and a transition frame
@@ -45,6 +47,8 @@ struct clrdesc_frames {
     uint32_t fmf_transition; /* FramedMethodFrame::m_pTransitionBlock */
     uint32_t fmf_method;     /* FramedMethodFrame::m_pMD (the word after it; the size agrees) */
     uint32_t tb_return;      /* TransitionBlock::m_ReturnAddress */
+    int32_t thread_coop;     /* Thread::m_fPreemptiveGCDisabled (nonzero: cooperative
+                              * mode), -1 unknown; set even when the frames are not usable */
     uint32_t id_count;
     struct clrdesc_frame_id {
         uint64_t id;         /* the runtime's frame identifier */

@@ -156,14 +156,16 @@ static uint32_t version_parts(UINT_PTR code, struct code_range *out, uint32_t ro
     return k;
 }
 
-/* Every range of every code version of a function. */
-static uint32_t function_ranges(FunctionID f, struct code_range *out)
+/* Every range of every code version of a function (of its ReJIT version
+ * `rejit`, 0 the original). */
+static uint32_t function_ranges(FunctionID f, ReJITID rejit, struct code_range *out)
 {
     uint32_t k = 0;
     if (info_version >= 9) {
         UINT_PTR starts[MAX_VERSIONS];
         ULONG32 n = 0;
-        if (info->lpVtbl->GetNativeCodeStartAddresses(info, f, 0, MAX_VERSIONS, &n, starts) >= 0) {
+        if (info->lpVtbl->GetNativeCodeStartAddresses(info, f, rejit, MAX_VERSIONS, &n, starts) >=
+            0) {
             if (n > MAX_VERSIONS)
                 n = MAX_VERSIONS;
             for (ULONG32 i = 0; i < n; i++)
@@ -241,12 +243,12 @@ static void to_entry(const struct code_range *r, const struct frame_shape *shape
     }
 }
 
-void codemap_jitted(FunctionID f, int dynamic)
+static void jitted(FunctionID f, ReJITID rejit, int dynamic)
 {
     if (!info || !f || atomic_load(&stopped))
         return;
     struct code_range ranges[MAX_RANGES];
-    uint32_t n = function_ranges(f, ranges);
+    uint32_t n = function_ranges(f, rejit, ranges);
     ModuleID module = 0;
     struct method_desc *desc = NULL;
     if (unloadable(f, dynamic, &module)) {
@@ -285,6 +287,16 @@ void codemap_jitted(FunctionID f, int dynamic)
         item->ranges[i].permanent = desc == NULL;
     }
     enqueue(item);
+}
+
+void codemap_jitted(FunctionID f, int dynamic)
+{
+    jitted(f, 0, dynamic);
+}
+
+void codemap_rejitted(FunctionID f, ReJITID rejit)
+{
+    jitted(f, rejit, 0);
 }
 
 /* The extent of a PE image mapped at base: its SizeOfImage, read through
@@ -441,7 +453,7 @@ void codemap_remove(ModuleID module, FunctionID function)
 void codemap_add_function(FunctionID f)
 {
     struct code_range ranges[MAX_RANGES];
-    uint32_t n = function_ranges(f, ranges);
+    uint32_t n = function_ranges(f, 0, ranges);
     ModuleID module = 0;
     int stays = !unloadable(f, 0, &module);
     if (stays)

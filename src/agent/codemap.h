@@ -19,7 +19,8 @@
  * signal handler's (signal/mcode.h); this module decides what goes in and
  * when it leaves, and when the runtime may be asked about an id.
  *
- * All but codemap_jitted and codemap_unloading run on the loop thread.
+ * All but codemap_jitted, codemap_rejitted and codemap_unloading run on the
+ * loop thread.
  */
 #ifndef CORSCOPE_CODEMAP_H
 #define CORSCOPE_CODEMAP_H
@@ -39,6 +40,8 @@ HIDDEN void codemap_shutdown(void);
 
 /* Any thread (JIT callbacks): a method was compiled (or its code changed). */
 HIDDEN void codemap_jitted(FunctionID function, int dynamic);
+/* A ReJIT version's code (ReJITCompilationFinished), as codemap_jitted. */
+HIDDEN void codemap_rejitted(FunctionID function, ReJITID rejit);
 /* Any thread (ModuleLoadFinished): a module was loaded; when it cannot be
  * unloaded, its image's addresses (ReadyToRun code) are permanent: the
  * runtime may be asked about them at any time. */

@@ -25,13 +25,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/signal/achain.h"
 #include "agent/signal/nativeunwind.h"
+#include "agent/signal/ring.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "common/clock.h"
 #include "common/mem.h"
 
-#define HEADER_WORDS 4
+#define HEADER_WORDS 5
 #define STACK_SLOTS 64u
 #define SENT_BEFORE (1ull << 63)
 /* How long a callback waits for the agent's thread to parse an unwind
@@ -230,12 +232,19 @@ static struct evq *own_queue(void)
 struct ring_cursor {
     struct ring *r;
     uint64_t at;
+    uintptr_t local; /* the async slot's local (signal/achain.h), 0 none */
+    uint64_t runner; /* the last frame whose sp is at or below it */
+    int beyond;      /* a frame above it was reached */
 };
 
-static void put_pc(void *ctx, uint64_t index, uint64_t pc)
+static void put_pc(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp)
 {
     struct ring_cursor *c = ctx;
     c->r->w[(c->at + index) & c->r->mask] = pc;
+    if (c->local && sp <= c->local)
+        c->runner = index;
+    else if (c->local)
+        c->beyond = 1;
 }
 
 /* The walk starts in the caller of evq_push: its frame, and every frame
@@ -275,14 +284,23 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     at += words;
     uint32_t flags = 0;
     uint64_t depth = 0, hash = 0, sent = 0;
+    uint64_t chain[ACHAIN_MAX];
+    uint32_t chain_n = 0, chain_end = 0, runner = UINT32_MAX;
     if (max_depth) {
         uintptr_t *frame = __builtin_frame_address(0);
         /* the caller's SP is this function's CFA (not frame + 2 on arm64,
          * whose frame record lies at the bottom of the frame) */
         struct walk_regs regs = {(uintptr_t)frame[1], (uintptr_t)__builtin_dwarf_cfa(),
                                  (uintptr_t)frame[0], 0, 0};
-        struct ring_cursor c = {r, at + 1};
         uintptr_t hi = q->stack_hi > regs.sp ? q->stack_hi : 0;
+        /* the logical async stack, when the thread runs async code; its
+         * words go last, when they fit */
+        uintptr_t local = 0;
+        chain_n = achain_read(regs.sp, hi, 0, chain, ACHAIN_MAX, &local, &chain_end);
+        if (chain_n + 1 >= max_depth)
+            chain_n = 0;
+        max_depth -= chain_n;
+        struct ring_cursor c = {r, at + 1, chain_n ? local : 0, 0, 0};
         uint32_t token = thread_rings_walker_enter();
         depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
         thread_rings_walker_leave(token);
@@ -292,19 +310,27 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
              * frameless helper's caller; the same stack, walked again */
             flags = 0;
             c.at = at + 1;
+            c.runner = 0;
+            c.beyond = 0;
             token = thread_rings_walker_enter();
             depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
             thread_rings_walker_leave(token);
         }
+        if (chain_n && (c.beyond || !(flags & (WALK_FAILED | WALK_TRUNCATED))))
+            runner = (uint32_t)c.runner;
         hash = stack_hash(r, at + 1, depth, flags);
         sent = q->sent[hash % STACK_SLOTS] == hash;
         r->w[at & r->mask] = hash;
+        uint64_t chain_at = at + 1 + (sent ? 0 : depth);
+        for (uint32_t i = 0; i < chain_n; i++)
+            r->w[(chain_at + i) & r->mask] = chain[i];
     }
-    uint64_t total = HEADER_WORDS + words + (max_depth ? 1 + (sent ? 0 : depth) : 0);
+    uint64_t total = HEADER_WORDS + words + (max_depth ? 1 + (sent ? 0 : depth) + chain_n : 0);
     r->w[head & r->mask] = total;
     r->w[(head + 1) & r->mask] = (source & 0xffff) | (kind & 0xffff) << 16 | (uint64_t)flags << 32;
     r->w[(head + 2) & r->mask] = clock_now_ns();
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
+    r->w[(head + 4) & r->mask] = ring_async_word(chain_n, chain_end, runner);
     atomic_store_explicit(&q->head, head + total, memory_order_release);
     if (max_depth)
         q->sent[hash % STACK_SLOTS] = hash;
@@ -432,13 +458,17 @@ static void cursor_take(struct cursor *c, uint64_t **scratch, size_t *cap,
     e.words = (uint32_t)w[3];
     e.depth = (uint32_t)(w[3] >> 32 & 0x7fffffff);
     int sent = (w[3] & SENT_BEFORE) != 0;
+    e.chain_n = RING_ASYNC_COUNT(w[4]);
+    e.chain_end = RING_ASYNC_END(w[4]);
+    e.runner = RING_ASYNC_RUNNER(w[4]);
     uint64_t stack_words = e.depth || sent ? 1 + (sent ? 0 : e.depth) : 0;
     /* an entry walked with no frame still has its hash */
-    if (!stack_words && HEADER_WORDS + (uint64_t)e.words + 1 == total)
+    if (!stack_words && HEADER_WORDS + (uint64_t)e.words + 1 + e.chain_n == total)
         stack_words = 1;
-    if (HEADER_WORDS + (uint64_t)e.words + stack_words != total)
+    if (HEADER_WORDS + (uint64_t)e.words + stack_words + e.chain_n != total)
         return;
     e.payload = w + HEADER_WORDS;
+    e.chain = w + HEADER_WORDS + e.words + stack_words;
     e.ips = w + HEADER_WORDS + e.words + 1;
     if (stack_words)
         e.ips = entry_stack(c->q, w, e.depth, sent, e.ips);

@@ -45,6 +45,11 @@ struct evq_entry {
     const uint64_t *ips;     /* the stack, leaf first (the callback's own frames included) */
     uint32_t depth;
     uint32_t walk_flags;     /* enum walk_flags */
+    /* the thread's async chain (signal/achain.h): MethodTables, why it
+     * ended, the index in ips of the frame that resumed its first object
+     * (UINT32_MAX unknown) */
+    const uint64_t *chain;
+    uint32_t chain_n, chain_end, runner;
 };
 
 /* Any thread (a callback).  Appends an entry; with max_depth > 0 the

@@ -58,8 +58,7 @@ void names_join_nested(const char *const *outermost_first, size_t count, char *o
 
 /* ---- describing, with no state ------------------------------------------- */
 
-/* Name of a type definition, enclosing types first; "" when unknown. */
-static void type_name(IMetaDataImport *import, mdTypeDef type, char *out, size_t size)
+void names_type_def(IMetaDataImport *import, mdTypeDef type, char *out, size_t size)
 {
     char parts[MAX_NESTING][NAMES_CHARS];
     const char *chain[MAX_NESTING];
@@ -160,7 +159,7 @@ int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID functi
     mdTypeDef type = 0;
     int rc = describe_method(import, token, d, &type);
     if (rc == 0 && type)
-        type_name(import, type, d->type, sizeof d->type);
+        names_type_def(import, type, d->type, sizeof d->type);
     import->lpVtbl->Release(import);
     return rc;
 }
@@ -231,7 +230,7 @@ static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t
         return -1;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     char name[2 * NAMES_CHARS];
-    type_name(import, token, name, sizeof name);
+    names_type_def(import, token, name, sizeof name);
     import->lpVtbl->Release(import);
     append(out, size, used, name);
     if (nargs > 8)
@@ -287,6 +286,46 @@ int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out, 
         return -1;
     base_name(w, len, out, size);
     return 0;
+}
+
+int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module,
+                        const char *const *wanted, int32_t *offsets, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        offsets[k] = -1;
+    COR_FIELD_OFFSET fields[64];
+    ULONG n = 0, size = 0;
+    if (info->lpVtbl->GetClassLayout(info, klass, fields, 64, &n, &size) < 0)
+        return 0;
+    IUnknown *unk = NULL;
+    if (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
+                                        &unk) < 0 || !unk)
+        return 0;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    int found = 0;
+    for (ULONG i = 0; i < n && i < 64; i++) {
+        WCHAR w[128];
+        ULONG len = 0;
+        mdTypeDef owner;
+        DWORD attrs, type_flag;
+        PCCOR_SIGNATURE sig;
+        ULONG sig_len, value_len;
+        UVCP_CONSTANT value;
+        if (import->lpVtbl->GetFieldProps(import, fields[i].ridOfField, &owner, w, 128, &len,
+                                          &attrs, &sig, &sig_len, &type_flag, &value,
+                                          &value_len) < 0)
+            continue;
+        char name[128];
+        utf16_to_utf8(w, len, name, sizeof name);
+        for (size_t k = 0; k < count; k++) {
+            if (offsets[k] < 0 && !strcmp(name, wanted[k])) {
+                offsets[k] = (int32_t)fields[i].ulOffset;
+                found++;
+            }
+        }
+    }
+    import->lpVtbl->Release(import);
+    return found;
 }
 
 /* ---- the loop's cached path ------------------------------------------------ */
@@ -349,7 +388,7 @@ static const char *cached_type_name(struct names *n, struct names_module *m, mdT
     if (map64_get(&n->type_of, key, &id))
         return n->types.strs[id];
     char joined[2 * NAMES_CHARS];
-    type_name(m->import, type, joined, sizeof joined);
+    names_type_def(m->import, type, joined, sizeof joined);
     int is_new;
     id = strtab_intern(&n->types, joined, strlen(joined), &is_new);
     if (id == UINT32_MAX || map64_put(&n->type_of, key, id) < 0)

@@ -74,6 +74,16 @@ HIDDEN int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly
                                    size_t size);
 HIDDEN int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out,
                                  size_t size);
+/* Any thread: a type definition's name as the recording spells it
+ * (namespace, enclosing types joined by '+'); "" when unknown. */
+HIDDEN void names_type_def(IMetaDataImport *import, mdTypeDef type, char *out, size_t size);
+/* Any thread: the offsets of fields a class itself declares (not its
+ * ancestors'), by name (GetClassLayout and the module's metadata):
+ * offsets[i] for wanted[i], -1 when it has none; from the object's start
+ * for a class, from the first field for a value type.  Returns how many
+ * were found. */
+HIDDEN int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module,
+                               const char *const *wanted, int32_t *offsets, size_t count);
 /* Loop: the frame of a method described elsewhere, remembered for f. */
 HIDDEN uint32_t names_add(struct names *n, FunctionID function, const struct method_desc *d);
 /* Loop: frame id of a managed function (within codemap_ids_begin/end); a

@@ -25,6 +25,7 @@
 #include "agent/codemap.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
+#include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
@@ -397,6 +398,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
                                                               ModuleID module)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    /* its types' MethodTables will be reused: async chains must not
+     * follow them by what was learned of the old ones */
+    achain_types_clear();
     DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
@@ -446,6 +450,9 @@ EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
 static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCallback11 *iface,
                                                                 COR_PRF_SUSPEND_REASON reason)
 {
+    /* objects may move from now on (async chains read outside cooperative
+     * mode are not trusted across this) */
+    achain_suspend_begin();
     activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_PAUSE, (uint64_t)reason);
     return S_OK;
 }
@@ -455,6 +462,7 @@ static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendAborted(ICorProfilerCall
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (p->labels)
         callback_activity_pause_end();
+    achain_suspend_end();
     return S_OK;
 }
 
@@ -463,6 +471,7 @@ static HRESULT STDMETHODCALLTYPE profiler_RuntimeResumeFinished(ICorProfilerCall
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     if (p->labels)
         callback_activity_pause_end();
+    achain_suspend_end();
     return S_OK;
 }
 
@@ -508,6 +517,51 @@ static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
     DISPATCH(p, object_allocated, object, klass);
+    return S_OK;
+}
+
+/* ---- ReJIT (async) ---------------------------------------------------------------- */
+
+/* The new body of a method a source asked to be rejitted: the first
+ * source that says it is its own gives it. */
+static HRESULT STDMETHODCALLTYPE profiler_GetReJITParameters(ICorProfilerCallback11 *iface,
+                                                             ModuleID module, mdMethodDef method,
+                                                             ICorProfilerFunctionControl *control)
+{
+    struct agent *a = &impl_from_ICorProfilerCallback11(iface)->agent;
+    for (uint32_t i = 0; control && i < a->source_count; i++) {
+        struct source *src = &a->sources[i];
+        if (src->ops->hooks && src->ops->hooks->rejit_parameters &&
+            src->ops->hooks->rejit_parameters(src, module, method, control) >= 0)
+            return S_OK;
+    }
+    return E_FAIL;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ReJITError(ICorProfilerCallback11 *iface, ModuleID module,
+                                                     mdMethodDef method, FunctionID function,
+                                                     HRESULT status)
+{
+    (void)function;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, rejit_error, module, method, status);
+    return S_OK;
+}
+
+/* A rewritten body's code, like any compiled method's: the walker steps
+ * its frames by their shape (on arm64 a frame record alone does not give
+ * the caller's stack pointer, which tells which frame holds the async
+ * slot's local) and the async composer knows its FunctionID. */
+static HRESULT STDMETHODCALLTYPE profiler_ReJITCompilationFinished(ICorProfilerCallback11 *iface,
+                                                                   FunctionID function,
+                                                                   ReJITID rejit, HRESULT status,
+                                                                   BOOL safe)
+{
+    (void)iface;
+    (void)rejit;
+    (void)safe;
+    if (status >= 0)
+        codemap_rejitted(function, rejit);
     return S_OK;
 }
 
@@ -559,6 +613,10 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
     .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
     .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
+    /* ICorProfilerCallback4 */
+    .GetReJITParameters = profiler_GetReJITParameters,
+    .ReJITError = profiler_ReJITError,
+    .ReJITCompilationFinished = profiler_ReJITCompilationFinished,
     /* ICorProfilerCallback8, 9 */
     .DynamicMethodJITCompilationStarted = profiler_DynamicMethodJITCompilationStarted,
     .DynamicMethodJITCompilationFinished = profiler_DynamicMethodJITCompilationFinished,

@@ -96,6 +96,13 @@ struct source_hooks {
      * never grant */
     void (*jit_inlining)(struct source *s, FunctionID caller, FunctionID callee,
                          BOOL *should_inline);
+    /* GetReJITParameters for a method a source asked to be rejitted: it
+     * gives the new body through control and returns S_OK; a failure
+     * return means "not mine" */
+    HRESULT (*rejit_parameters)(struct source *s, ModuleID module, mdMethodDef method,
+                                ICorProfilerFunctionControl *control);
+    /* ReJITError */
+    void (*rejit_error)(struct source *s, ModuleID module, mdMethodDef method, HRESULT status);
     /* JITCachedFunctionSearchStarted: a source may refuse the method's
      * ReadyToRun code (set *use_cached to FALSE: it is compiled), never
      * grant it */
@@ -132,6 +139,8 @@ HIDDEN extern const struct source_ops source_thread_events;     /* always: threa
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
+HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
+HIDDEN extern const struct source_ops source_async_snapshots; /* --async=snapshots: pending ops */
 HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */
 
 #endif

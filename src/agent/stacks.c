@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/async/compose.h"
+#include "agent/async/types.h"
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/names.h"
@@ -200,6 +202,14 @@ uint32_t stacks_finish_sample(struct agent *a, struct stackb *b, const struct st
 {
     struct recorder *out = &a->out;
     const struct resolver *res = &a->resolver;
+    struct stack_meta logical;
+    if (m->chain && m->ips && async_compose(a, b, m->ips, m->chain, m->seen_ns)) {
+        /* a walk that stopped above the resumed method stopped in what the
+         * chain replaced */
+        logical = *m;
+        logical.walk_flags &= ~(uint32_t)(WALK_TRUNCATED | WALK_FAILED);
+        m = &logical;
+    }
     trim_leaf(a, b, m);
     /* where the program handed over to the runtime: leafward of the
      * innermost managed frame, or at the root when there is none */
@@ -344,7 +354,14 @@ uint32_t stacks_of_event(struct agent *a, struct stackb *b, const struct evq_ent
     for (uint32_t k = from; k < e->depth; k++)
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], 1, e->time));
     int runtime = trim & STACKS_TRIM_NO_MANAGED ? 2 : trim & STACKS_TRIM_RUNTIME ? 1 : 0;
-    struct stack_meta m = {e->time, e->tid, 0, 0, 0, e->walk_flags & 0xffff, runtime, 0};
+    struct stack_meta m = {e->time, e->tid, 0,   0,       0, e->walk_flags & 0xffff,
+                           runtime, 0,      NULL, NULL};
+    struct async_chain chain = {e->chain, e->chain_n, e->chain_end,
+                                e->runner != UINT32_MAX && e->runner >= from ? e->runner - from
+                                                                             : UINT32_MAX};
+    /* before anything moves the frames the runner's index counts */
+    if (e->chain_n && async_compose(a, b, e->ips + from, &chain, e->time))
+        m.walk_flags &= ~(uint32_t)(WALK_TRUNCATED | WALK_FAILED);
     if (leaf) {
         /* the label goes below the trimmed leaf: trim first, then put it */
         trim_leaf(a, b, &m);
@@ -357,6 +374,8 @@ uint32_t stacks_of_event(struct agent *a, struct stackb *b, const struct evq_ent
 void stacks_forget(void)
 {
     map64_clear(&label_of);
+    async_types_forget();
+    async_compose_forget();
 }
 
 void stacks_shutdown(void)

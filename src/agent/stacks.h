@@ -18,6 +18,9 @@
  *     System.Byte[]": what an allocation made is the leaf of its stack);
  *   - ends a walk that stopped early in [unknown] and one cut at the depth
  *     limit in [truncated], counting both;
+ *   - first of all, replaces what lies above a resumed async method with
+ *     the methods awaiting it, when the walk read its chain
+ *     (async/compose.h);
  *   - deduplicates the stack in the recording.
  */
 #ifndef CORSCOPE_STACKS_H
@@ -31,6 +34,7 @@
 #include "common/visibility.h"
 
 struct agent;
+struct async_chain;
 
 struct stackb {
     uint32_t *frames; /* leaf first */
@@ -50,6 +54,10 @@ struct stack_meta {
                               * every frame when there is none) */
     uint32_t leaf;           /* a label frame put at the leaf once the agent's and
                               * the runtime's frames are gone ("[alloc] System.Byte[]"), 0 = none */
+    /* a logical async stack (async/compose.h): the chain the walk saw and
+     * the addresses the frames were resolved from; NULL = none */
+    const struct async_chain *chain;
+    const uint64_t *ips;
 };
 
 HIDDEN void stackb_reset(struct stackb *b);

@@ -156,6 +156,7 @@ static int check_one(const char *path)
     print_info(&r, FMT_INFO_TRACE, "traced");
     print_info(&r, FMT_INFO_TRACE_METHODS, "methods");
     print_info(&r, FMT_INFO_TRACE_CLOCK, "trace clock");
+    print_info(&r, FMT_INFO_ASYNC, "async");
     for (size_t i = 0; i < r.event_count; i++) {
         char period[32];
         uint64_t weight = 0, samples = 0, records = 0;

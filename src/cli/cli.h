@@ -20,6 +20,7 @@ HIDDEN int cmd_record(int argc, char **argv);
 HIDDEN int cmd_report(int argc, char **argv);
 HIDDEN int cmd_check(int argc, char **argv);
 HIDDEN int cmd_ps(int argc, char **argv);
+HIDDEN int cmd_async(int argc, char **argv);
 HIDDEN int cmd_cover(int argc, char **argv);
 
 struct option;

@@ -13,6 +13,54 @@ static struct rec_str str(const struct recording *r, uint32_t id)
     return r->strings[id];
 }
 
+int frame_name_state_machine(const char *type, size_t type_len, const char *method,
+                        size_t method_len, size_t *outer_len, const char **name, size_t *name_len)
+{
+    if (method_len != 8 || memcmp(method, "MoveNext", 8))
+        return 0;
+    /* the innermost nested type: after the last '+' */
+    size_t plus = type_len;
+    while (plus > 0 && type[plus - 1] != '+')
+        plus--;
+    if (plus < 2)
+        return 0;
+    const char *sm = type + plus;
+    size_t sm_len = type_len - plus;
+    /* <Name>d, <Name>d__N, each perhaps with a generic arity `N */
+    if (sm_len < 4 || sm[0] != '<')
+        return 0;
+    size_t close = sm_len;
+    while (close > 1 && sm[close - 1] != '>')
+        close--;
+    if (close < 3 || close >= sm_len || sm[close] != 'd')
+        return 0;
+    size_t k = close + 1;
+    if (k + 1 < sm_len && sm[k] == '_' && sm[k + 1] == '_') {
+        k += 2;
+        while (k < sm_len && sm[k] >= '0' && sm[k] <= '9')
+            k++;
+    }
+    if (k < sm_len && sm[k] == '`') {
+        k++;
+        while (k < sm_len && sm[k] >= '0' && sm[k] <= '9')
+            k++;
+    }
+    if (k != sm_len)
+        return 0;
+    *outer_len = plus - 1;
+    *name = sm + 1;
+    *name_len = close - 2;
+    return 1;
+}
+
+/* Was the recording made for async code (logical stacks, or snapshots of
+ * pending operations)? */
+static int async_names(const struct recording *r)
+{
+    const struct rec_str *v = rec_info(r, FMT_INFO_ASYNC);
+    return v && v->len >= 2 && memcmp(v->p, "of", 2) != 0;
+}
+
 size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size_t size)
 {
     int n;
@@ -24,7 +72,15 @@ size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size
     struct rec_str type = str(r, f->type), name = str(r, f->name);
     struct rec_str module = rec_str_basename(str(r, f->module));
     switch (f->kind) {
-    case FMT_FRAME_MANAGED:
+    case FMT_FRAME_MANAGED: {
+        size_t outer;
+        const char *written;
+        size_t written_len;
+        if (async_names(r) && frame_name_state_machine(type.p, type.len, name.p, name.len, &outer,
+                                                  &written, &written_len)) {
+            n = snprintf(out, size, "%.*s.%.*s", (int)outer, type.p, (int)written_len, written);
+            break;
+        }
         if (type.len)
             n = snprintf(out, size, "%.*s.%.*s", (int)type.len, type.p, (int)name.len, name.p);
         else
@@ -35,6 +91,7 @@ size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size
             n = m < 0 ? n : n + m;
         }
         break;
+    }
     case FMT_FRAME_NATIVE:
     case FMT_FRAME_RUNTIME:
         if (name.len)

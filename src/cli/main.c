@@ -17,6 +17,7 @@ static const char usage[] =
     "  report   turn a recording into a report (collapsed stacks, top methods)\n"
     "  check    validate a recording and say what is wrong with it\n"
     "  ps       list the running .NET processes you can attach to (record -p)\n"
+    "  async    the pending async operations of a running process, who awaits whom\n"
     "  push     send a recording to Grafana Pyroscope (record --push does it live)\n"
     "  cover    run a .NET program or `dotnet test` and report its code coverage\n"
     "\n"
@@ -52,12 +53,13 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "ps"))
         return cmd_ps(argc - 1, argv + 1);
+    if (!strcmp(cmd, "async"))
+        return cmd_async(argc - 1, argv + 1);
     if (!strcmp(cmd, "push"))
         return cmd_push(argc - 1, argv + 1);
     if (!strcmp(cmd, "cover"))
         return cmd_cover(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check, ps, push, cover; see "
-              "'corscope --help')",
-              cmd);
+    cli_error("unknown command '%s' (commands: record, report, check, ps, async, push, cover; "
+              "see 'corscope --help')", cmd);
     return EXIT_USAGE;
 }

@@ -110,6 +110,15 @@ static const char record_usage[] =
     "                          the calls event, report -f calls\n"
     "      --include RE        trace only methods matching RE (Namespace.Type.Method)\n"
     "      --exclude RE        do not trace methods matching RE\n"
+    "      --async[=off]       logical async stacks (the default, but with -p): a\n"
+    "                          sample or event in an async method shows the methods\n"
+    "                          awaiting it ([async] A, [async] B) instead of the\n"
+    "                          thread pool's frames, and async methods are named\n"
+    "                          as written (docs/async.md); with -p the agent then\n"
+    "                          cannot detach (it stays, idle)\n"
+    "      --async=snapshots   no samples: the pending async operations, who awaits\n"
+    "                          whom, every 500 ms (.NET 9+; report -f async; what\n"
+    "                          `corscope async -p PID` does)\n"
     "      --force             overwrite FILE if it exists\n"
     "  -q, --quiet             no summary line, no status line\n"
     "  -h, --help\n"
@@ -196,6 +205,7 @@ enum {
     OPT_TRACE,
     OPT_INCLUDE,
     OPT_EXCLUDE,
+    OPT_ASYNC,
     OPT_NO_CHILDREN,
     OPT_ALL_PROCESSES,
 };
@@ -250,6 +260,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"async", optional_argument, NULL, OPT_ASYNC},
         {"help", no_argument, NULL, 'h'},           PUSH_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -270,6 +281,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
     /* options that only some settings use, for the conflict checks */
     const char *signal_opt = NULL, *clock_opt = NULL, *lock_min_opt = NULL, *alloc_opt = NULL,
                *live_opt = NULL, *filter_opt = NULL;
+    int event_opt = 0, async_opt = 0;
 
     optind = 1;
     opterr = 0;
@@ -281,7 +293,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
         const char *key = NULL;
         switch (c) {
         case 'o': rr->output = optarg; break;
-        case 'e': key = "event"; break;
+        case 'e': key = "event"; event_opt = 1; break;
         case 'i': key = "interval"; break;
         case OPT_SAMPLER: key = "sampler"; break;
         case OPT_SIGNAL: key = "signal"; signal_opt = "--signal"; break;
@@ -298,6 +310,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
         case OPT_TRACE: key = "trace"; optarg = optarg ? optarg : "times"; break;
         case OPT_INCLUDE: key = "trace_include"; filter_opt = "--include"; break;
         case OPT_EXCLUDE: key = "trace_exclude"; filter_opt = "--exclude"; break;
+        case OPT_ASYNC: key = "async"; optarg = optarg ? optarg : "on"; async_opt = 1; break;
         case 'q': rr->quiet = 1; break;
         case 'p':
             if (attach_parse_pid(optarg, &rr->attach_pid, err, sizeof err) < 0)
@@ -328,6 +341,17 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
         if (key && config_set(cfg, key, optarg, err, sizeof err) < 0)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
     }
+    /* logical async stacks unless asked not to, for a program record starts
+     * (docs/async.md: a few nanoseconds per resumption); not by default
+     * for an attach: the runtime does not let an agent that rewrote code
+     * detach */
+    if (!async_opt && !rr->attach_pid)
+        cfg->async = CONFIG_ASYNC_ON;
+    /* snapshots of pending async operations: nothing sampled unless asked */
+    if (cfg->async == CONFIG_ASYNC_SNAPSHOTS && !event_opt)
+        cfg->events = 0;
+    if (!cfg->events && cfg->async != CONFIG_ASYNC_SNAPSHOTS)
+        return cli_usage_error("record", "-e none records nothing (it goes with --async=snapshots)");
     if (cfg->sampler == CONFIG_SAMPLER_SUSPEND && (signal_opt || clock_opt))
         return cli_usage_error("record", "%s goes with the signal sampler, not --sampler suspend",
                                signal_opt ? signal_opt : clock_opt);

@@ -37,6 +37,7 @@ static const struct report_format formats[] = {
     {"jit", NULL, report_jit, "compilations, tiers, R2R code and loads (-e jit)"},
     {"threads", NULL, report_threads, "threads: lifetimes, names, CPU time, events"},
     {"calls", ".calls", report_calls, "per method: calls, inclusive, self, mean and max time (record --trace)"},
+    {"async", NULL, report_async, "pending async operations, who awaits whom (corscope async -p, record --async=snapshots)"},
 };
 
 /* The formats that hold every event of the recording (the flame graph's
@@ -51,7 +52,7 @@ static int report_holds_every_event(const struct report_format *fmt)
 int report_is_table(const struct report_format *fmt)
 {
     static const report_writer tables[] = {report_gc, report_exceptions, report_locks,
-                                           report_jit, report_threads};
+                                           report_jit, report_threads, report_async};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (fmt->write == tables[i])
             return 1;
@@ -226,9 +227,15 @@ static int write_report(const struct report_format *fmt, const struct profile *p
 int report_render(const char *const *recordings, size_t count, const struct report_format *fmt,
                   const char *output)
 {
+    return report_render_limit(recordings, count, fmt, output, 50);
+}
+
+int report_render_limit(const char *const *recordings, size_t count,
+                        const struct report_format *fmt, const char *output, long limit)
+{
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {.min_percent = 0.5, .limit = 50, .filter = &filter};
+    struct report_options ro = {.min_percent = 0.5, .limit = limit, .filter = &filter};
     struct profiles ps;
     char err[512];
     if (prof_load_many(&ps, recordings, count, 0, &filter, err, sizeof err) < 0) {

@@ -59,6 +59,8 @@ HIDDEN int report_threads(const struct profile *p, const struct report_options *
  * appends them to the traceEvents array (*first: nothing written yet). */
 HIDDEN int chrome_runtime_events(const struct profile *p, FILE *out, int *first);
 HIDDEN int report_calls(const struct profile *p, const struct report_options *o, FILE *out);
+/* The pending async operations of the last snapshot (out_async.c). */
+HIDDEN int report_async(const struct profile *p, const struct report_options *o, FILE *out);
 /* `report -f calls --sort KEY`: sets the column the calls table is sorted
  * by (calls, inclusive, self, mean, max); 0, or -1 for an unknown one. */
 HIDDEN int report_calls_sort(const char *key);
@@ -67,6 +69,9 @@ HIDDEN int report_calls_sort(const char *key);
  * or not at all), with default options.  Returns 0 or an exit status. */
 HIDDEN int report_render(const char *const *recordings, size_t count,
                          const struct report_format *fmt, const char *output);
+/* The same with --limit's rows (0: all); output NULL: standard output. */
+HIDDEN int report_render_limit(const char *const *recordings, size_t count,
+                               const struct report_format *fmt, const char *output, long limit);
 
 /* Helpers the writers share (report_text.c). */
 /* Formats a value in the profile's unit for people: "1.52 s", "320 ms",

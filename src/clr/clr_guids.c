@@ -111,6 +111,9 @@ const GUID IID_IMetaDataImport =
 /* FCE5EFA0-8BBA-4f8e-A036-8F2022B08466 */
 const GUID IID_IMetaDataImport2 =
     {0xfce5efa0U, 0x8bba, 0x4f8e, {0xa0, 0x36, 0x8f, 0x20, 0x22, 0xb0, 0x84, 0x66}};
+/* BA3FEE4C-ECB9-4e41-83B7-183FA41CD859 */
+const GUID IID_IMetaDataEmit =
+    {0xba3fee4cU, 0xecb9, 0x4e41, {0x83, 0xb7, 0x18, 0x3f, 0xa4, 0x1c, 0xd8, 0x59}};
 
 const GUID *const clr_callback_iids[12] = {
     &IID_IUnknown,

@@ -2,9 +2,9 @@
  * clr_interfaces: our own C declarations of the COM interfaces corscope
  * uses or implements: IUnknown, IClassFactory, ICorProfilerCallback..11,
  * ICorProfilerInfo..15, the ICorProfiler*Enum interfaces,
- * IMetaDataImport/IMetaDataImport2, IMethodMalloc and
- * ICorProfilerFunctionControl.  Each interface is written once, as an
- * X-macro list of its methods in vtable slot order, transcribed from
+ * IMetaDataImport/IMetaDataImport2, IMethodMalloc, ICorProfilerFunctionControl
+ * and the first slots of IMetaDataEmit.  Each interface is written once, as
+ * an X-macro list of its methods in vtable slot order, transcribed from
  * corprof.idl and cor.h in dotnet/runtime.  The vtable structs at the end
  * are generated from those lists, as can be anything else that needs the
  * slots (default callback bodies, slot-name tables for logging).
@@ -35,6 +35,7 @@ typedef struct ICorProfilerObjectEnum ICorProfilerObjectEnum;
 typedef struct ICorProfilerMethodEnum ICorProfilerMethodEnum;
 typedef struct IMetaDataImport IMetaDataImport;
 typedef struct IMetaDataImport2 IMetaDataImport2;
+typedef struct IMetaDataEmit IMetaDataEmit;
 typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerFunctionControl ICorProfilerFunctionControl;
 
@@ -601,6 +602,57 @@ typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
     X(2, HRESULT, EnumMethodSpecs, (T *This, HCORENUM *phEnum, mdToken tk, \
         mdMethodSpec rMethodSpecs[], ULONG cMax, ULONG *pcMethodSpecs))
 
+/* IMetaDataEmit (cor.h), its slots up to DeleteToken only: the ones after
+ * those are never called through this declaration, and a vtable pointer
+ * to a longer table serves a shorter declaration. */
+#define CLR_METADATAEMIT_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, HRESULT, SetModuleProps, (T *This, LPCWSTR szName)) \
+    X(1, HRESULT, Save, (T *This, LPCWSTR szFile, DWORD dwSaveFlags)) \
+    X(1, HRESULT, SaveToStream, (T *This, IUnknown *pIStream, DWORD dwSaveFlags)) \
+    X(1, HRESULT, GetSaveSize, (T *This, DWORD fSave, DWORD *pdwSaveSize)) \
+    X(1, HRESULT, DefineTypeDef, (T *This, LPCWSTR szTypeDef, DWORD dwTypeDefFlags, \
+        mdToken tkExtends, mdToken rtkImplements[], mdTypeDef *ptd)) \
+    X(1, HRESULT, DefineNestedType, (T *This, LPCWSTR szTypeDef, DWORD dwTypeDefFlags, \
+        mdToken tkExtends, mdToken rtkImplements[], mdTypeDef tdEncloser, mdTypeDef *ptd)) \
+    X(1, HRESULT, SetHandler, (T *This, IUnknown *pUnk)) \
+    X(1, HRESULT, DefineMethod, (T *This, mdTypeDef td, LPCWSTR szName, DWORD dwMethodFlags, \
+        PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, ULONG ulCodeRVA, DWORD dwImplFlags, \
+        mdMethodDef *pmd)) \
+    X(1, HRESULT, DefineMethodImpl, (T *This, mdTypeDef td, mdToken tkBody, mdToken tkDecl)) \
+    X(1, HRESULT, DefineTypeRefByName, (T *This, mdToken tkResolutionScope, LPCWSTR szName, \
+        mdTypeRef *ptr)) \
+    X(1, HRESULT, DefineImportType, (T *This, IMetaDataAssemblyImport *pAssemImport, \
+        const void *pbHashValue, ULONG cbHashValue, IMetaDataImport *pImport, \
+        mdTypeDef tdImport, IUnknown *pAssemEmit, mdTypeRef *ptr)) \
+    X(1, HRESULT, DefineMemberRef, (T *This, mdToken tkImport, LPCWSTR szName, \
+        PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdMemberRef *pmr)) \
+    X(1, HRESULT, DefineImportMember, (T *This, IMetaDataAssemblyImport *pAssemImport, \
+        const void *pbHashValue, ULONG cbHashValue, IMetaDataImport *pImport, \
+        mdToken mbMember, IUnknown *pAssemEmit, mdToken tkParent, mdMemberRef *pmr)) \
+    X(1, HRESULT, DefineEvent, (T *This, mdTypeDef td, LPCWSTR szEvent, DWORD dwEventFlags, \
+        mdToken tkEventType, mdMethodDef mdAddOn, mdMethodDef mdRemoveOn, mdMethodDef mdFire, \
+        mdMethodDef rmdOtherMethods[], mdEvent *pmdEvent)) \
+    X(1, HRESULT, SetClassLayout, (T *This, mdTypeDef td, DWORD dwPackSize, \
+        COR_FIELD_OFFSET rFieldOffsets[], ULONG ulClassSize)) \
+    X(1, HRESULT, DeleteClassLayout, (T *This, mdTypeDef td)) \
+    X(1, HRESULT, SetFieldMarshal, (T *This, mdToken tk, PCCOR_SIGNATURE pvNativeType, \
+        ULONG cbNativeType)) \
+    X(1, HRESULT, DeleteFieldMarshal, (T *This, mdToken tk)) \
+    X(1, HRESULT, DefinePermissionSet, (T *This, mdToken tk, DWORD dwAction, \
+        void const *pvPermission, ULONG cbPermission, mdPermission *ppm)) \
+    X(1, HRESULT, SetRVA, (T *This, mdMethodDef md, ULONG ulRVA)) \
+    X(1, HRESULT, GetTokenFromSig, (T *This, PCCOR_SIGNATURE pvSig, ULONG cbSig, \
+        mdSignature *pmsig)) \
+    X(1, HRESULT, DefineModuleRef, (T *This, LPCWSTR szName, mdModuleRef *pmur)) \
+    X(1, HRESULT, SetParent, (T *This, mdMemberRef mr, mdToken tk)) \
+    X(1, HRESULT, GetTokenFromTypeSpec, (T *This, PCCOR_SIGNATURE pvSig, ULONG cbSig, \
+        mdTypeSpec *ptypespec)) \
+    X(1, HRESULT, SaveToMemory, (T *This, void *pbData, ULONG cbData)) \
+    X(1, HRESULT, DefineUserString, (T *This, LPCWSTR szString, ULONG cchString, \
+        mdString *pstk)) \
+    X(1, HRESULT, DeleteToken, (T *This, mdToken tkObj))
+
 /* IMethodMalloc (corprof.idl): the allocator of new IL bodies
  * (GetILFunctionBodyAllocator, SetILFunctionBody). */
 #define CLR_METHODMALLOC_METHODS(X, T) \
@@ -637,6 +689,7 @@ CLR_DECLARE_INTERFACE(ICorProfilerObjectEnum, CLR_OBJECTENUM_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerMethodEnum, CLR_METHODENUM_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport, CLR_METADATAIMPORT_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport2, CLR_METADATAIMPORT2_METHODS)
+CLR_DECLARE_INTERFACE(IMetaDataEmit, CLR_METADATAEMIT_METHODS)
 CLR_DECLARE_INTERFACE(IMethodMalloc, CLR_METHODMALLOC_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerFunctionControl, CLR_FUNCTIONCONTROL_METHODS)
 

@@ -48,6 +48,8 @@ static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TR
 static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
                                              [CONFIG_CHILDREN_ALL] = "all",
                                              [CONFIG_CHILDREN_APP] = "app"};
+static const char *const async_names[] = {[CONFIG_ASYNC_OFF] = "off", [CONFIG_ASYNC_ON] = "on",
+                                          [CONFIG_ASYNC_SNAPSHOTS] = "snapshots"};
 #define CHOICES(names) names, sizeof names / sizeof names[0]
 
 /* The enum value whose word is `value`, or -1. */
@@ -78,7 +80,8 @@ static const char *parse_events(const char *value, uint32_t *out)
     static char why[160];
     uint32_t set = 0;
     const char *p = value;
-    if (!strcmp(value, "none")) { /* coverage: no events, the agent only instruments */
+    if (!strcmp(value, "none")) { /* nothing sampled or traced: async snapshots alone, or
+                                   * coverage, where the agent only instruments */
         *out = 0;
         return NULL;
     }
@@ -266,6 +269,12 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "unknown choice (none, all, app)";
         else
             c->children = (enum config_children)v;
+    } else if (!strcmp(key, "async")) {
+        int v = choice(value, CHOICES(async_names));
+        if (v < 0)
+            why = "unknown choice (on, off, snapshots)";
+        else
+            c->async = (enum config_async)v;
     } else if (!strcmp(key, "control")) {
         size_t n = strlen(value);
         int ok = n == 0 || (value[0] == '@' && n >= 2 && n < sizeof c->control);
@@ -424,7 +433,7 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
     else if (!strcmp(key, "event")) {
         size_t used = 0;
         if (size)
-            out[0] = '\0';
+            snprintf(out, size, "%s", c->events ? "" : "none");
         for (size_t i = 0; i < sizeof event_names / sizeof event_names[0]; i++) {
             if (!event_names[i] || !(c->events & (1u << i)) || used >= size)
                 continue;
@@ -451,6 +460,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", choice_name(CHOICES(log_names), (int)c->log));
     else if (!strcmp(key, "children"))
         snprintf(out, size, "%s", choice_name(CHOICES(children_names), (int)c->children));
+    else if (!strcmp(key, "async"))
+        snprintf(out, size, "%s", choice_name(CHOICES(async_names), (int)c->async));
     else if (!strcmp(key, "control"))
         snprintf(out, size, "%s", c->control);
     else if (!strcmp(key, "lock_min"))

@@ -59,6 +59,11 @@ enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_C
  * them (each its own recording), or the application's only (every process
  * but the .NET SDK's own: what `dotnet run` and `dotnet test` mean). */
 enum config_children { CONFIG_CHILDREN_NONE = 0, CONFIG_CHILDREN_ALL = 1, CONFIG_CHILDREN_APP = 2 };
+/* Logical async stacks (`record --async`): samples and events taken in an
+ * async method carry the methods awaiting it (src/agent/async); or
+ * snapshots of the pending async operations (`--async=snapshots`, what
+ * `corscope async -p` attaches with), alone. */
+enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1, CONFIG_ASYNC_SNAPSHOTS = 2 };
 
 #define CONFIG_INTERVAL_MIN_NS 1000000ull       /* 1 ms */
 #define CONFIG_INTERVAL_MAX_NS 1000000000ull    /* 1 s */
@@ -100,6 +105,7 @@ struct config {
     enum config_trace trace;
     char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
+    enum config_async async;
     /* coverage (`corscope cover`): the directory of the counter files, ""
      * when not covering; its filters over assembly and type names */
     char cover[PATH_MAX];
@@ -127,6 +133,7 @@ struct config {
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
     X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE") \
     X(children, "CORSCOPE_CHILDREN") \
+    X(async, "CORSCOPE_ASYNC") \
     X(cover, "CORSCOPE_COVER") \
     X(cover_include, "CORSCOPE_COVER_INCLUDE") \
     X(cover_exclude, "CORSCOPE_COVER_EXCLUDE")

@@ -57,6 +57,10 @@
       "(`-e live`)")                                                                           \
     X(GC, "gc", "one per collection, at its end (`-e gc`)")                                      \
     X(GC_PAUSE, "gc-pause", "one per suspension of the runtime, at its end (`-e gc`)")           \
+    X(ASYNC, "async", "one per pending async operation of a snapshot (`--async=snapshots`, "    \
+      "`corscope async -p`)")                                                                  \
+    X(ASYNC_SNAPSHOT, "async-snapshot", "one per snapshot of the pending async operations "     \
+      "(`--async=snapshots`)")                                                                 \
     X(CALLS, "calls", "one per call path and flush: its calls and times since its previous "    \
       "record, the path as its stack (`record --trace`; with `--trace=counts` the value "      \
       "`calls` alone)")                                                                        \
@@ -167,6 +171,28 @@ enum fmt_thread_what {
     F(GC_PAUSE_START, "start", TIME, "GCSuspendEEBegin")                                       \
     F(GC_PAUSE_REASON, "reason", UINT, "the suspension's reason (GCSuspendEEBegin)")           \
     F(GC_PAUSE_GC, "gc", UINT, "the `number` of the collection it belongs to, 0 none")
+
+#define FMT_ASYNC_VALUES(V)                                                                    \
+    V(ASYNC_PENDING, "pending", "ns", "how long it has been at this await, as far as the "     \
+      "snapshots saw (from the first that saw it there)")
+#define FMT_ASYNC_FIELDS(F)                                                                    \
+    F(ASYNC_SNAPSHOT, "snapshot", UINT, "the snapshot's number, from 1")                       \
+    F(ASYNC_OP, "op", UINT, "the operation's id, the same in every snapshot that finds it")    \
+    F(ASYNC_AWAITER, "awaiter", UINT, "the id of the operation awaiting it, 0 none")           \
+    F(ASYNC_METHOD, "method", FRAME, "the state machine's `MoveNext` (reports: the method as " \
+      "written), or a label (`[async] Task.WhenAll`)")                                        \
+    F(ASYNC_STATE, "state", INT, "the state machine's `<>1__state`: N >= 0 stopped at its "    \
+      "await N, -1 running, -3 not a state machine")                                          \
+    F(ASYNC_SINCE, "since", TIME, "when the snapshots first saw it at this await")             \
+    F(ASYNC_END, "end", FRAME, "what waits for it when no operation does: `[blocking wait]` "  \
+      "(a thread in `Wait`, `.Result`), or 0")
+
+#define FMT_ASYNC_SNAPSHOT_VALUES(V)                                                           \
+    V(ASYNC_SNAPSHOT_PAUSE, "pause", "ns", "how long the program was stopped for it")
+#define FMT_ASYNC_SNAPSHOT_FIELDS(F)                                                           \
+    F(ASYNC_SNAPSHOT_SNAPSHOT, "snapshot", UINT, "the snapshot's number, from 1")              \
+    F(ASYNC_SNAPSHOT_OBJECTS, "objects", UINT, "objects in the heap")                          \
+    F(ASYNC_SNAPSHOT_OPS, "ops", UINT, "pending operations recorded")
 
 #define FMT_CALLS_VALUES(V)                                                                    \
     V(CALLS_SELF, "self", "ns", "time in the path's leaf method itself")                       \

@@ -60,6 +60,26 @@ for run in "-e cpu,live,gc -i 1ms|live 20 80" "-e alloc,gc|gcs 2 2 2 32 1" "-e a
 done
 note "memory: 3 sanitized agent runs (alloc, live, gc, exact), every format of each event"
 
+# async: logical stacks (the handler's heap reads, the rewrite, the types,
+# events with chains) and snapshots of pending operations (heap walks,
+# handles, report -f async), through the sanitized agent and CLI
+sanitized record -q --force --async -e cpu,exceptions,alloc,lock -i 1ms -o "$T/a.corscope" -- \
+    dotnet "$APPS/AsyncChain/AsyncChain.dll" all 100 > "$T/out.txt" 2> "$T/err.txt" ||
+    fail "AsyncChain under --async failed: $(tail -3 "$T/err.txt")"
+no_reports "$T/err.txt" "agent, AsyncChain, --async"
+for f in top collapsed tree flamegraph speedscope pprof chrome; do
+    sanitized report -f "$f" -o "$T/out.$f" "$T/a.corscope" 2> "$T/rerr.txt" || fail "report -f $f (async) failed"
+    no_reports "$T/rerr.txt" "CLI report -f $f (async)"
+done
+sanitized record -q --force --async=snapshots -d 1s -o "$T/p.corscope" -- \
+    dotnet "$APPS/AsyncChain/AsyncChain.dll" pending 3 > "$T/out.txt" 2> "$T/err.txt" ||
+    fail "AsyncChain pending under --async=snapshots failed: $(tail -3 "$T/err.txt")"
+no_reports "$T/err.txt" "agent, AsyncChain pending, --async=snapshots"
+sanitized report -f async "$T/p.corscope" > "$T/out.async" 2> "$T/rerr.txt" || fail "report -f async failed"
+no_reports "$T/rerr.txt" "CLI report -f async"
+grep -q 'Pending\.Leaf' "$T/out.async" || fail "report -f async of the sanitized run: $(head -3 "$T/out.async")"
+note "async: logical stacks and pending operations through the sanitized agent, every format"
+
 # damaged recordings through the sanitized CLI: every report and check
 cp "$T/s.corscope" "$T/whole.corscope"
 size=$(stat -c %s "$T/whole.corscope")

@@ -192,8 +192,27 @@ static void test_guid_tables(void)
     CHECK(clr_guid_equal(&cb3, &IID_ICorProfilerCallback3));
 }
 
+static void test_async_slots(void)
+{
+    /* read off cor.h and corprof.h */
+    CHECK_EQ(SLOT(IMetaDataEmitVtbl, GetTokenFromSig), 23);
+    CHECK_EQ(SLOT(IMetaDataEmitVtbl, DeleteToken), 29);
+    CHECK_EQ(SLOT(ICorProfilerFunctionControlVtbl, SetILFunctionBody), 4);
+    CHECK_EQ(SLOT(ICorProfilerCallback11Vtbl, GetReJITParameters), 84);
+    CHECK_EQ(SLOT(ICorProfilerCallback11Vtbl, ReJITError), 86);
+    CHECK_EQ(SLOT(ICorProfilerInfo15Vtbl, GetILFunctionBody), 22);
+    CHECK_EQ(SLOT(ICorProfilerInfo15Vtbl, RequestReJIT), 73);
+    CHECK_EQ(SLOT(ICorProfilerInfo15Vtbl, RequestRevert), 74);
+    CHECK_EQ(SLOT(ICorProfilerInfo15Vtbl, RequestReJITWithInliners), 96);
+    CHECK_EQ(SLOT(IMetaDataImportVtbl, FindTypeDefByName), 9);
+    CHECK_EQ(SLOT(IMetaDataImportVtbl, EnumMethodsWithName), 19);
+    CHECK_EQ(SLOT(IMetaDataImportVtbl, GetClassLayout), 37);
+    CHECK_EQ(SLOT(IMetaDataImportVtbl, GetSigFromToken), 41);
+}
+
 void suite_clr(void)
 {
+    RUN(test_async_slots);
     RUN(test_slot_counts_per_version);
     RUN(test_slots_we_call);
     RUN(test_slot_names);

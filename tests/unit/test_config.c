@@ -27,6 +27,11 @@ static void test_config_defaults_and_values(void)
     CHECK(config_set(&c, "event", "wall", err, sizeof err) == 0 && c.events == CONFIG_EVENT_WALL);
     CHECK(config_set(&c, "event", "bogus", err, sizeof err) < 0);
     CHECK(config_set(&c, "event", "", err, sizeof err) < 0);
+    /* nothing at all (--async=snapshots alone), and its text form */
+    CHECK(config_set(&c, "event", "none", err, sizeof err) == 0 && c.events == 0);
+    config_value_text(&c, "event", text0, sizeof text0);
+    CHECK_STR(text0, "none");
+    CHECK(config_set(&c, "event", "wall", err, sizeof err) == 0);
     CHECK(config_set(&c, "event", "cpu,", err, sizeof err) < 0);
     CHECK(config_set(&c, "event", "cpu,wall", err, sizeof err) < 0);
     CHECK(c.events == CONFIG_EVENT_WALL); /* a rejected value changes nothing */

@@ -60,8 +60,71 @@ static void test_label_names(void)
     buf_free(&b);
 }
 
+static void check_sm(const char *type, const char *method, const char *want)
+{
+    size_t outer, len;
+    const char *name;
+    int is = frame_name_state_machine(type, strlen(type), method, strlen(method), &outer, &name, &len);
+    if (!want) {
+        CHECK(!is);
+        return;
+    }
+    REQUIRE(is);
+    char got[256];
+    snprintf(got, sizeof got, "%.*s.%.*s", (int)outer, type, (int)len, name);
+    CHECK_STR(got, want);
+}
+
+static void test_state_machine_names(void)
+{
+    check_sm("Chain+<C>d__3", "MoveNext", "Chain.C");
+    check_sm("NS.Chain+<C>d", "MoveNext", "NS.Chain.C");
+    check_sm("NS.Gen`1+<Get>d__4`1", "MoveNext", "NS.Gen`1.Get");
+    check_sm("P+<>c+<<Main>b__0_0>d", "MoveNext", "P+<>c.<Main>b__0_0");
+    check_sm("P+<<Main>g__Local|0_0>d", "MoveNext", "P.<Main>g__Local|0_0");
+    check_sm("Chain+<C>d__3", "SetStateMachine", NULL);
+    check_sm("Chain+<C>d__3x", "MoveNext", NULL);
+    check_sm("Chain+<C>e__3", "MoveNext", NULL);
+    check_sm("<C>d__3", "MoveNext", NULL);
+    check_sm("Chain+C", "MoveNext", NULL);
+    check_sm("Chain+<>d", "MoveNext", NULL);
+}
+
+/* A recording made for async code names state machines as written, its
+ * [async] labels too; any other keeps the metadata's names. */
+static void test_async_names(void)
+{
+    for (int async = 0; async <= 2; async++) {
+        struct buf b;
+        buf_init(&b);
+        struct writer w;
+        struct writer_sink sink = {fixture_sink, &b};
+        REQUIRE(writer_begin(&w, sink) == 0);
+        if (async)
+            writer_info(&w, FMT_INFO_ASYNC, async == 1 ? "on (3 runtime methods rewritten)"
+                                                       : "off (not this runtime)");
+        uint32_t f = writer_frame(&w, FMT_FRAME_MANAGED, writer_string(&w, "A.dll", 5),
+                                  writer_string(&w, "NS.Chain+<C>d__3", 16),
+                                  writer_string(&w, "MoveNext", 8), 0);
+        writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "async", 5), f);
+        writer_finish(&w, NULL, NULL, 0);
+        writer_free(&w);
+        struct recording r;
+        char err[256], name[128];
+        REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+        frame_name_format(&r, 1, name, sizeof name);
+        CHECK_STR(name, async == 1 ? "NS.Chain.C" : "NS.Chain+<C>d__3.MoveNext");
+        frame_name_format(&r, 2, name, sizeof name);
+        CHECK_STR(name, async == 1 ? "[async] NS.Chain.C" : "[async] NS.Chain+<C>d__3.MoveNext");
+        rec_free(&r);
+        buf_free(&b);
+    }
+}
+
 void suite_frame_name(void)
 {
     RUN(test_frame_names);
     RUN(test_label_names);
+    RUN(test_state_machine_names);
+    RUN(test_async_names);
 }

@@ -176,7 +176,7 @@ static void test_info_calls_within_version(void)
     lint_dir("src/agent", &l);
     CHECK(l.calls_seen >= 4);
     CHECK(l.eventpipe_seen == 1);
-    CHECK(l.handle_seen == 1);
+    CHECK(l.handle_seen >= 1); /* live.c's, and async_snapshots.c's */
 }
 
 static void test_guard_forms(void)

@@ -35,8 +35,9 @@ struct walk_out {
     uint64_t n;
 };
 
-static void put_ip(void *ctx, uint64_t index, uint64_t pc)
+static void put_ip(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp)
 {
+    (void)sp;
     struct walk_out *o = ctx;
     if (index < 16)
         o->ips[index] = pc;

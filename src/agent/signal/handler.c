@@ -13,6 +13,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/arch.h"
 #include "agent/signal/ring.h"
@@ -28,13 +29,20 @@ static void put(struct sthread *t, uint64_t at, uint64_t word)
 
 struct ring_cursor {
     struct sthread *t;
-    uint64_t at; /* where the first pc goes */
+    uint64_t at;      /* where the first pc goes */
+    uintptr_t local;  /* the async slot's local, 0 none */
+    uint64_t runner;  /* the last frame whose sp is at or below it */
+    int beyond;       /* a frame above it was reached */
 };
 
-static void put_pc(void *ctx, uint64_t index, uint64_t pc)
+static void put_pc(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp)
 {
     struct ring_cursor *c = ctx;
     put(c->t, c->at + index, pc);
+    if (c->local && sp <= c->local)
+        c->runner = index;
+    else if (c->local)
+        c->beyond = 1;
 }
 
 /* A period in [interval/2, 3*interval/2): its mean is the interval, and
@@ -129,17 +137,23 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
         hi = 0;
     }
 
+    /* the logical async stack, when the thread runs async code */
+    uint64_t chain[ACHAIN_MAX];
+    uintptr_t local = 0;
+    uint32_t chain_end = 0;
+    uint32_t chain_n = achain_read(regs.sp, hi, regs.thread, chain, ACHAIN_MAX, &local, &chain_end);
+
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t free_words = t->ring_mask + 1 - (head - tail);
-    if (free_words < RING_HEADER_WORDS + 1) {
+    if (free_words < RING_HEADER_WORDS + chain_n + 1) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         return;
     }
-    uint64_t room = free_words - RING_HEADER_WORDS;
+    uint64_t room = free_words - RING_HEADER_WORDS - chain_n;
     uint64_t max_depth = room < t->max_depth ? room : t->max_depth;
 
-    struct ring_cursor cursor = {t, head + RING_HEADER_WORDS};
+    struct ring_cursor cursor = {t, head + RING_HEADER_WORDS, chain_n ? local : 0, 0, 0};
     uint64_t depth = walk_stack(regs, hi, max_depth, put_pc, &cursor, &flags);
     if ((flags & WALK_TRUNCATED) && max_depth < t->max_depth) {
         /* cut by the ring's free room, not by the depth limit: the ring is
@@ -152,7 +166,12 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     activity_get(tid, &inner, &outer);
     struct activity_frame frame;
     activity_frame_get(tid, regs.sp, hi, &frame);
-    uint64_t total = RING_HEADER_WORDS + depth;
+    uint32_t runner = UINT32_MAX;
+    if (chain_n && (cursor.beyond || !(flags & (WALK_FAILED | WALK_TRUNCATED))))
+        runner = (uint32_t)cursor.runner;
+    for (uint32_t i = 0; i < chain_n; i++)
+        put(t, head + RING_HEADER_WORDS + depth + i, chain[i]);
+    uint64_t total = RING_HEADER_WORDS + depth + chain_n;
     put(t, head + RING_WORDS, total);
     put(t, head + RING_DEPTH, depth);
     put(t, head + RING_FLAGS, flags);
@@ -165,6 +184,7 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     put(t, head + RING_FRAME_KIND, frame.kind);
     put(t, head + RING_FRAME_RET, frame.ret);
     put(t, head + RING_FRAME_METHOD, frame.method);
+    put(t, head + RING_ASYNC, ring_async_word(chain_n, chain_end, runner));
     atomic_store_explicit(&t->head, head + total, memory_order_release);
 }
 

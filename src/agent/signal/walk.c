@@ -66,7 +66,7 @@ NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, w
         return 0;
     }
     uint64_t depth = 0;
-    put(ctx, depth++, regs.pc);
+    put(ctx, depth++, regs.pc, regs.sp);
     int exact = 1;
     while (hi) {
         struct walk_regs next = regs;
@@ -90,13 +90,14 @@ NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, w
             break;
         }
         regs = next;
-        put(ctx, depth++, regs.pc);
+        put(ctx, depth++, regs.pc, regs.sp);
     }
     return depth;
 }
 
-static void put_array(void *ctx, uint64_t index, uint64_t pc)
+static void put_array(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp)
 {
+    (void)sp;
     ((uint64_t *)ctx)[index] = pc;
 }
 

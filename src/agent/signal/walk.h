@@ -50,8 +50,10 @@ struct walk_regs {
     uintptr_t lr;     /* arm64: the interrupted x30, valid while pc is exact (0: spent) */
 };
 
-/* Receives the index-th instruction pointer (leaf first). */
-typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc);
+/* Receives the index-th instruction pointer (leaf first) and the stack
+ * pointer in that frame (its lowest address: a frame's own memory lies
+ * from there up to the next frame's sp). */
+typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp);
 
 /* Walks from `regs` (pc exact: an interrupted or current instruction), never
  * reading outside [regs->sp, hi); hi == 0 means the stack is unknown and only

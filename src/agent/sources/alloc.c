@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/async/compose.h"
 #include "agent/codemap.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
@@ -464,11 +465,14 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
     /* the walker steps an on-stack-replaced method over its tier-0 frame */
     for (uint32_t k = 0; k < e->depth; k++)
         stackb_put(b, resolve_ip(&a->resolver, (uintptr_t)e->ips[k], k > 0, e->time));
+    struct async_chain chain = {e->chain, e->chain_n, e->chain_end, e->runner};
     struct stack_meta m = {.seen_ns = e->time,
                            .tid = e->tid,
                            .walk_flags = e->walk_flags & 0xffff,
                            .trim_runtime = 1,
-                           .leaf = label};
+                           .leaf = label,
+                           .chain = e->chain_n ? &chain : NULL,
+                           .ips = e->ips};
     uint32_t stack = stacks_finish(a, b, &m);
     uint64_t id = 0;
     if (st->live)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/async/compose.h"
 #include "agent/codemap.h"
 #include "agent/log.h"
 #include "agent/os_thread.h"
@@ -83,6 +84,12 @@ static void record_ring_entry(struct sigsampler *s, struct sthread *t, const uin
                            .activity_outer = e[RING_ACTIVITY_OUTER],
                            .gc = e[RING_GC],
                            .walk_flags = flags & 0xffff};
+    struct async_chain chain = {ips + depth, RING_ASYNC_COUNT(e[RING_ASYNC]),
+                                RING_ASYNC_END(e[RING_ASYNC]), RING_ASYNC_RUNNER(e[RING_ASYNC])};
+    if (chain.count) {
+        m.chain = &chain;
+        m.ips = ips;
+    }
     struct activity_frame frame = {e[RING_FRAME_KIND], e[RING_FRAME_RET], e[RING_FRAME_METHOD]};
     uint32_t stack = stacks_finish_sample(a, b, &m, &frame);
     if (!stack)
@@ -122,7 +129,7 @@ static void drain_thread(struct sigsampler *s, struct sthread *t, uint64_t until
             s->entry = e;
             for (uint64_t i = 0; i < words; i++)
                 e[i] = t->ring[(tail + i) & t->ring_mask];
-            if (RING_HEADER_WORDS + e[RING_DEPTH] == words)
+            if (RING_HEADER_WORDS + e[RING_DEPTH] + RING_ASYNC_COUNT(e[RING_ASYNC]) == words)
                 record_ring_entry(s, t, e);
             else
                 recorder_count(&s->a->out, FMT_COUNTER_DROPPED, 1);

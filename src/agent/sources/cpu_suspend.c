@@ -269,7 +269,7 @@ static void record_pick(struct sampler *s, struct pick *p, uint64_t now)
         /* the thread is running, but not in managed code */
         stackb_put(b, recorder_synthetic(out, "[native]"));
     }
-    struct stack_meta m = {now, p->view->os_tid, 0, 0, 0, flags, 0, 0};
+    struct stack_meta m = {now, p->view->os_tid, 0, 0, 0, flags, 0, 0, NULL, NULL};
     uint32_t stack = stacks_finish(a, b, &m);
     if (!stack)
         return;

@@ -54,6 +54,7 @@
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/names.h"
 #include "agent/sources/exflow.h"
 #include "agent/stacks.h"
 #include "clr/clr_guids.h"
@@ -132,37 +133,17 @@ static void find_layout(ICorProfilerInfo15 *info, ClassID klass)
             break;
         IMetaDataImport *import = (IMetaDataImport *)unk;
         if (name_is(import, token, "System.Exception")) {
-            COR_FIELD_OFFSET fields[64];
-            ULONG n = 0, size = 0;
-            int have_trace = 0, have_message = 0;
-            if (info->lpVtbl->GetClassLayout(info, klass, fields, 64, &n, &size) >= 0) {
-                for (ULONG i = 0; i < n && i < 64; i++) {
-                    WCHAR w[64];
-                    ULONG len = 0;
-                    mdTypeDef owner;
-                    DWORD attrs, type_flag;
-                    PCCOR_SIGNATURE sig;
-                    ULONG sig_len, value_len;
-                    UVCP_CONSTANT value;
-                    if (import->lpVtbl->GetFieldProps(import, fields[i].ridOfField, &owner, w, 64,
-                                                      &len, &attrs, &sig, &sig_len, &type_flag,
-                                                      &value, &value_len) < 0)
-                        continue;
-                    char name[64];
-                    utf16_to_utf8(w, len, name, sizeof name);
-                    if (!strcmp(name, "_stackTrace")) {
-                        stack_trace_offset = fields[i].ulOffset;
-                        have_trace = 1;
-                    } else if (!strcmp(name, "_message")) {
-                        message_offset = fields[i].ulOffset;
-                        have_message = 1;
-                    }
-                }
+            static const char *const wanted[2] = {"_stackTrace", "_message"};
+            int32_t offsets[2];
+            int have = names_field_offsets(info, klass, module, wanted, offsets, 2) == 2;
+            if (have) {
+                stack_trace_offset = (uint32_t)offsets[0];
+                message_offset = (uint32_t)offsets[1];
             }
             ULONG buffer_offset = 0, length_offset = 0;
             if (info->lpVtbl->GetStringLayout2(info, &length_offset, &buffer_offset) >= 0)
                 string_length_offset = length_offset;
-            found = have_trace && have_message && length_offset;
+            found = have && length_offset;
             import->lpVtbl->Release(import);
             break;
         }

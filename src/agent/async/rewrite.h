@@ -1,0 +1,50 @@
+/*
+ * rewrite: the runtime methods through which async code is resumed, made
+ * to publish what they run (ilwrap.h, signal/achain.h), by ReJIT.
+ *
+ *   AsyncTaskMethodBuilder<T>.AsyncStateMachineBox<TSM>.MoveNext(Thread)
+ *       every async Task, Task<T>, ValueTask, ValueTask<T> and async void
+ *       method after its first yield (the thread pool, a completed
+ *       awaitable's continuation, a timer, a synchronization context all
+ *       call it); `this` is the box, a Task whose StateMachine is the
+ *       method's state machine
+ *   PoolingAsyncValueTaskMethodBuilder<T>.StateMachineBox<TSM>.MoveNext()
+ *       the same for methods built with [AsyncMethodBuilder(typeof(
+ *       PoolingAsyncValueTaskMethodBuilder))]
+ *   Task.ExecuteWithThreadLocal(ref Task, Thread)
+ *       a task's delegate (Task.Run, StartNew, ContinueWith): `this` is
+ *       the task, which its awaiters are continuations of
+ *
+ * All three are in System.Private.CoreLib, which is ReadyToRun-compiled:
+ * RequestReJITWithInliners (COR_PRF_REJIT_BLOCK_INLINING) replaces their
+ * code, precompiled or not, for every instantiation present and to come,
+ * and the code of methods that inlined them; it works the same after an
+ * attach.  The new bodies are made on the loop before the request
+ * (metadata: a local signature with three more locals, and the calli's
+ * signature), and handed over in GetReJITParameters, which may come on any
+ * thread.  The methods are put back (RequestRevert) when the agent
+ * detaches.
+ */
+#ifndef CORSCOPE_ASYNC_REWRITE_H
+#define CORSCOPE_ASYNC_REWRITE_H
+
+#include "clr/clr_interfaces.h"
+#include "common/visibility.h"
+
+/* Loop: is this module System.Private.CoreLib? */
+HIDDEN int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module);
+/* Loop: makes the new bodies and asks for the ReJIT (once per agent run).
+ * Returns how many methods were asked for (0: none could be; logged). */
+HIDDEN int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib);
+/* GetReJITParameters (any thread): hands over the body made for
+ * (module, method).  Returns S_OK, or E_FAIL for a method not ours. */
+HIDDEN HRESULT rewrite_parameters(ModuleID module, mdMethodDef method,
+                                  ICorProfilerFunctionControl *control);
+/* Methods the runtime said it could not rejit (ReJITError), counted. */
+HIDDEN void rewrite_failed(ModuleID module, mdMethodDef method, HRESULT status);
+/* Loop, at a detach: puts the original methods back. */
+HIDDEN void rewrite_revert(ICorProfilerInfo15 *info);
+/* Loop: how many methods run rewritten (asked for and not failed). */
+HIDDEN int rewrite_active(void);
+
+#endif
