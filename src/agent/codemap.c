@@ -135,13 +135,12 @@ uint64_t codemap_refused(void)
     return atomic_load(&queue_refused);
 }
 
-/* The parts of one code version, as the runtime reports them. */
-static uint32_t version_parts(UINT_PTR code, struct code_range *out, uint32_t room)
+/* The runtime's parts of a code version (at most MAX_PARTS of the n it
+ * counted), as ranges: empty parts left out, at most room of them, each
+ * knowing where the method starts (its first part). */
+static uint32_t parts_to_ranges(const COR_PRF_CODE_INFO *parts, ULONG32 n, struct code_range *out,
+                                uint32_t room)
 {
-    COR_PRF_CODE_INFO parts[MAX_PARTS];
-    ULONG32 n = 0;
-    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) < 0)
-        return 0;
     if (n > MAX_PARTS)
         n = MAX_PARTS;
     uint32_t k = 0;
@@ -156,14 +155,24 @@ static uint32_t version_parts(UINT_PTR code, struct code_range *out, uint32_t ro
     return k;
 }
 
+/* The parts of one code version, as the runtime reports them. */
+static uint32_t version_parts(UINT_PTR code, struct code_range *out, uint32_t room)
+{
+    COR_PRF_CODE_INFO parts[MAX_PARTS];
+    ULONG32 n = 0;
+    if (info->lpVtbl->GetCodeInfo4(info, code, MAX_PARTS, &n, parts) < 0)
+        return 0;
+    return parts_to_ranges(parts, n, out, room);
+}
+
 /* Every range of every code version of a function (of its ReJIT version
  * `rejit`, 0 the original). */
 static uint32_t function_ranges(FunctionID f, ReJITID rejit, struct code_range *out)
 {
-    uint32_t k = 0;
     if (info_version >= 9) {
         UINT_PTR starts[MAX_VERSIONS];
         ULONG32 n = 0;
+        uint32_t k = 0;
         if (info->lpVtbl->GetNativeCodeStartAddresses(info, f, rejit, MAX_VERSIONS, &n, starts) >=
             0) {
             if (n > MAX_VERSIONS)
@@ -177,17 +186,7 @@ static uint32_t function_ranges(FunctionID f, ReJITID rejit, struct code_range *
     ULONG32 n = 0;
     if (info->lpVtbl->GetCodeInfo2(info, f, MAX_PARTS, &n, parts) < 0)
         return 0;
-    if (n > MAX_PARTS)
-        n = MAX_PARTS;
-    for (ULONG32 i = 0; i < n; i++) {
-        if (!parts[i].size)
-            continue;
-        out[k].start = parts[i].startAddress;
-        out[k].end = parts[i].startAddress + parts[i].size;
-        out[k].method_start = parts[0].startAddress;
-        k++;
-    }
-    return k;
+    return parts_to_ranges(parts, n, out, MAX_RANGES);
 }
 
 /* Can this function's ids be freed while the program runs? */
@@ -540,18 +539,25 @@ size_t codemap_catch_up(void)
     return n;
 }
 
-uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, uint64_t t),
-                        void *ctx)
+/* Everything queued so far, in order; the queue left empty. */
+static struct queued *take_queue(void)
 {
-    /* before the queue is taken: whatever is queued after, was queued after
-     * this time */
-    uint64_t complete = clock_now_ns();
     pthread_mutex_lock(&queue_lock);
     struct queued *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
     queue_bytes = 0;
     pthread_mutex_unlock(&queue_lock);
+    return q;
+}
+
+uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, uint64_t t),
+                        void *ctx)
+{
+    /* before the queue is taken: whatever is queued after, was queued after
+     * this time */
+    uint64_t complete = clock_now_ns();
+    struct queued *q = take_queue();
     while (q) {
         struct item *item = q->item;
         if (item->kind == ITEM_FORGET) {
@@ -590,12 +596,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
 
 static void free_queue(void)
 {
-    pthread_mutex_lock(&queue_lock);
-    struct queued *q = queue_head;
-    queue_head = NULL;
-    queue_tail = &queue_head;
-    queue_bytes = 0;
-    pthread_mutex_unlock(&queue_lock);
+    struct queued *q = take_queue();
     while (q) {
         struct queued *next = q->next;
         free_item(q->item);

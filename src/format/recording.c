@@ -301,6 +301,16 @@ static int thread_insert(struct loader *l, uint32_t id, uint32_t index)
 
 static const char *oom = "out of memory";
 
+/* The index of the event whose id is `id`, or -1 (ids are unique: a
+ * second definition is refused). */
+static long event_index(const struct recording *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->event_count; i++)
+        if (r->events[i].id == id)
+            return (long)i;
+    return -1;
+}
+
 static const char *decode_info(struct loader *l, struct cur *c)
 {
     struct recording *r = l->r;
@@ -332,9 +342,8 @@ static const char *decode_events(struct loader *l, struct cur *c)
             return c->err;
         if (id == 0 || id > UINT32_MAX)
             return "event id out of range";
-        for (size_t i = 0; i < r->event_count; i++)
-            if (r->events[i].id == id)
-                return "event defined twice";
+        if (event_index(r, id) >= 0)
+            return "event defined twice";
         if (e.period == 0)
             return "event period is zero";
         memset(&e.recorded, 0, sizeof e - offsetof(struct rec_event, recorded));
@@ -392,9 +401,8 @@ static const char *decode_event_defs(struct loader *l, struct cur *c)
             return c->err;
         if (id == 0 || id > UINT32_MAX)
             return "event id out of range";
-        for (size_t i = 0; i < r->event_count; i++)
-            if (r->events[i].id == id)
-                return "event defined twice";
+        if (event_index(r, id) >= 0)
+            return "event defined twice";
         if (r->event_count >= 255)
             return "too many events";
         e.id = (uint32_t)id;
@@ -534,10 +542,7 @@ static const char *decode_samples(struct loader *l, struct cur *c)
         uint64_t weight = cur_varint(c);
         if (c->err)
             return c->err;
-        long ev = -1;
-        for (size_t i = 0; i < r->event_count; i++)
-            if (r->events[i].id == event)
-                ev = (long)i;
+        long ev = event_index(r, event);
         if (ev < 0)
             return "sample of an undefined event";
         long th = thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)thread) : -1;
@@ -584,10 +589,7 @@ static const char *decode_records(struct loader *l, struct cur *c)
         uint64_t stack = cur_varint(c);
         if (c->err)
             return c->err;
-        long ev = -1;
-        for (size_t i = 0; i < r->event_count; i++)
-            if (r->events[i].id == event)
-                ev = (long)i;
+        long ev = event_index(r, event);
         if (ev < 0 || !r->events[ev].recorded)
             return "record of an undefined event";
         const struct rec_event *e = &r->events[ev];

@@ -140,7 +140,8 @@ cat <<EOF2
 ## The findings of a code review (issue 20)
 
 Each was reproduced before it was fixed, by the test that now holds it
-(which failed then), or as said; unit tests in tests/unit/test_review.c.
+(which failed then), or as said; unit tests in the test file of the module
+each fixed (tests/unit/test_mcode.c, test_session.c, test_ipc.c ...).
 
 | # | what | how it was reproduced | held by (result now) |
 |---|---|---|---|

@@ -49,8 +49,8 @@ void test_run(const char *name, void (*fn)(void))
     X(cfi) X(nativeunwind) X(elfsym) X(fold) X(thread_rings) X(exflow) X(live) X(gc_table)     \
     X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(mcode) X(walk)       \
     X(mshape) X(mshape_arm64) X(lifecycle) X(container) X(il) X(inflate) X(assembly)      \
-    X(covfile) X(pushcfg) X(pstream) X(pdefs) X(pushreq) X(http) X(spool) X(review)            \
-    X(flame_timeline) X(ilwrap) X(achain)
+    X(covfile) X(pushcfg) X(pstream) X(pdefs) X(pushreq) X(http) X(spool) X(session)           \
+    X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain)
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)

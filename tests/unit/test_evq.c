@@ -1,10 +1,12 @@
 /*
  * Tests of the event queues (agent/evq.h): entries from many threads
  * drained whole, a queue that grows, stacks sent once, time order across
- * threads, and the queues across a detach.
+ * threads, the queues across a detach, and a full queue once paused
+ * (issue 20.3).
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "agent/evq.h"
 #include "test.h"
@@ -263,6 +265,42 @@ static void test_queue_time_order(void)
     evq_shutdown();
 }
 
+/* ---- issue 20.3: --alloc exact waiting on a queue nothing drains ---------- */
+
+/* A thread fills its queue (nothing drains it) until there is no room for
+ * an entry; then the queues are paused, as a halted recording pauses them:
+ * the room an allocation of --alloc exact waits for (evq_room) must be
+ * there at once, or it waits its 50 ms at every allocation from then on. */
+static void *fill_then_pause(void *arg)
+{
+    int *answers = arg;
+    uint64_t v = 0;
+    for (int i = 0; i < 1000000 && evq_room(64); i++, v++)
+        evq_push(3, 1, &v, 1, 0);
+    answers[0] = evq_room(64);
+    evq_pause();
+    answers[1] = evq_room(64);
+    return NULL;
+}
+
+static void drop_entry(void *ctx, const struct evq_entry *e)
+{
+    (void)ctx, (void)e;
+}
+
+static void test_no_wait_once_paused(void)
+{
+    evq_open();
+    int answers[2] = {-1, -1};
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, fill_then_pause, answers) == 0);
+    pthread_join(t, NULL);
+    CHECK_EQ(answers[0], 0); /* full: an allocation would wait for the loop */
+    CHECK_EQ(answers[1], 1); /* paused: nothing would ever drain it */
+    evq_drain(drop_entry, NULL, UINT64_MAX);
+    evq_shutdown();
+}
+
 void suite_evq(void)
 {
     RUN(test_event_queues);
@@ -270,4 +308,5 @@ void suite_evq(void)
     RUN(test_stacks_sent_once);
     RUN(test_queue_grows);
     RUN(test_queue_time_order);
+    RUN(test_no_wait_once_paused);
 }

@@ -1,11 +1,12 @@
 /*
  * Tests of fold.h: runs of native frames without a symbol, the main
  * thread's start-up, other threads' starts, the runtime's own threads, and
- * what is left alone.  Stacks are written with the real writer and read
- * back, as a report would.
+ * what is left alone, a failed start-up walk with labels (issue 20.8).
+ * Stacks are written with the real writer and read back, as a report would.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/fold.h"
 #include "cli/frame_name.h"
@@ -155,7 +156,72 @@ static void test_fold_stacks(void)
     rec_free(&raw);
 }
 
+/* ---- issue 20.8: a start-up walk that failed at libc's start, with labels --- */
+
+/* A main-thread sample in the runtime's start-up whose walk met libc's
+ * unwind table before the agent had parsed it: the walk ends at
+ * __libc_start_call_main and is marked failed ([unknown], after the labels
+ * the agent put at the root).  Without labels the report folded it under
+ * [start]; with one label it folded the label away; with two it left the
+ * host's frames as they were, `dotnet` among them, which t_naming read as
+ * a managed frame (issue 20.8).  The same walk now folds the same way
+ * with or without labels, and keeps them. */
+static void test_fold_failed_start_with_labels(void)
+{
+    struct buf b;
+    buf_init(&b);
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, &b};
+    REQUIRE(writer_begin(&w, sink) == 0);
+    writer_event(&w, FMT_EVENT_CPU, "cpu", "ns", 1000000);
+#define STR(t) writer_string(&w, t, strlen(t))
+    uint32_t libc = STR("/lib/x86_64-linux-gnu/libc.so.6"), dotnet = STR("/usr/share/dotnet/dotnet"),
+             coreclr = STR("/x/libcoreclr.so");
+    uint32_t call_main = writer_frame(&w, FMT_FRAME_NATIVE, libc, 0, STR("__libc_start_call_main"), 0);
+    uint32_t host1 = writer_frame(&w, FMT_FRAME_NATIVE, dotnet, 0, 0, 0x7bee);
+    uint32_t host2 = writer_frame(&w, FMT_FRAME_NATIVE, dotnet, 0, 0, 0x7910);
+    uint32_t init = writer_frame(&w, FMT_FRAME_RUNTIME, coreclr, 0, STR("coreclr_initialize"), 0);
+    uint32_t inner = writer_frame(&w, FMT_FRAME_RUNTIME, coreclr, 0, 0, 0x3688db);
+    uint32_t load = writer_frame(&w, FMT_FRAME_LABEL, 0, 0, STR("load assembly"), 0);
+    uint32_t module = writer_frame(&w, FMT_FRAME_LABEL, 0, 0, STR("load module"), 0);
+    uint32_t failed = writer_frame(&w, FMT_FRAME_SYNTHETIC, 0, 0, STR("[unknown]"), 0);
+#undef STR
+    /* leaf first: the runtime, the host, libc's start; then the label, the mark */
+    uint32_t with[] = {inner, init, host2, host1, call_main, load, failed};
+    uint32_t without[] = {inner, init, host2, host1, call_main, failed};
+    uint32_t two[] = {inner, init, host2, host1, call_main, module, load, failed};
+    writer_thread(&w, 1, 100, writer_string(&w, "dotnet", 6));
+    writer_sample(&w, FMT_EVENT_CPU, 1, 1000, writer_stack(&w, with, 7), 1);
+    writer_sample(&w, FMT_EVENT_CPU, 1, 2000, writer_stack(&w, without, 6), 1);
+    writer_sample(&w, FMT_EVENT_CPU, 1, 3000, writer_stack(&w, two, 8), 1);
+    REQUIRE(writer_finish(&w, NULL, NULL, 0) == 0);
+    writer_free(&w);
+    struct recording r;
+    char err[256];
+    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    buf_free(&b);
+    REQUIRE(fold_recording(&r) == 0);
+    char text[3][256];
+    for (int i = 0; i < 3; i++) {
+        struct rec_stack st = r.stacks[r.samples[i].stack];
+        size_t used = 0;
+        text[i][0] = 0;
+        for (uint32_t k = st.depth; k > 0; k--) {
+            char name[256];
+            frame_name_format(&r, r.stack_frames[st.offset + k - 1], name, sizeof name);
+            used += (size_t)snprintf(text[i] + used, sizeof text[i] - used, "%s%s",
+                                     k == st.depth ? "" : ";", name);
+        }
+    }
+    CHECK_STR(text[1], "[start];libcoreclr.so!coreclr_initialize;libcoreclr.so");
+    CHECK_STR(text[0], "[start];[load assembly];libcoreclr.so!coreclr_initialize;libcoreclr.so");
+    CHECK_STR(text[2], "[start];[load assembly];[load module];libcoreclr.so!coreclr_initialize;"
+                       "libcoreclr.so");
+    rec_free(&r);
+}
+
 void suite_fold(void)
 {
     RUN(test_fold_stacks);
+    RUN(test_fold_failed_start_with_labels);
 }

@@ -1,14 +1,17 @@
 /*
  * Tests of the native unwinder (agent/signal/nativeunwind.h) from inside a
  * signal handler: through qsort (Debian's glibc has no frame pointers) up to
- * the thread's first frame, and a sample taken off the thread's own stack.
+ * the thread's first frame, and a sample taken off the thread's own stack;
+ * tables read while they are published (issue 20.7, under TSan).
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "agent/signal/arch.h"
 #include "agent/signal/handler.h"
@@ -216,8 +219,45 @@ static void test_sample_off_own_stack(void)
     nativeunwind_shutdown();
 }
 
+/* ---- issue 20.7: the tables, read in a handler while the collector parses --- */
+
+/* The handler's lookups read a library's table once it is published by the
+ * release store of its `ready`, and only then (before, two of them read the
+ * table with no acquire of `ready`: a formal race, a table's row count seen
+ * with the row pointer of before).  No plain build can fail this; the
+ * thread sanitizer does (make unit-tsan runs the tsan_ tests). */
+static _Atomic int stop_reading;
+
+static void *read_tables(void *arg)
+{
+    uintptr_t at = (uintptr_t)arg;
+    uintptr_t found = 0;
+    while (!atomic_load(&stop_reading))
+        found += (uintptr_t)nativeunwind_covers(at) + (uintptr_t)nativeunwind_is_sigreturn(at);
+    return (void *)found;
+}
+
+static void test_tsan_tables_published(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    nativeunwind_list(); /* every library known, no table parsed */
+    uintptr_t in_libc = (uintptr_t)(void *)getppid + 1;
+    atomic_store(&stop_reading, 0);
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, read_tables, (void *)in_libc) == 0);
+    nativeunwind_want_all();
+    nativeunwind_refresh(); /* parsed and published while the thread reads */
+    usleep(20000);
+    atomic_store(&stop_reading, 1);
+    pthread_join(t, NULL);
+    CHECK(nativeunwind_covers(in_libc));
+    nativeunwind_shutdown();
+    thread_rings_reclaim();
+}
+
 void suite_nativeunwind(void)
 {
     RUN(test_unwind_through_qsort);
     RUN(test_sample_off_own_stack);
+    RUN(test_tsan_tables_published);
 }

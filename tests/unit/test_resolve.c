@@ -5,17 +5,24 @@
  * the program's, the runtime's or the agent's own; an address nothing
  * knows (the runtime, asked, does not know it either) is [unknown] and
  * counted each time it is seen; the cache of managed addresses is dropped
- * when code is unloaded.  The runtime is a fake ICorProfilerInfo here, of
- * which only GetFunctionFromIP is called.
+ * when code is unloaded; a library unloaded while its address is named
+ * (issue 20.6).  The runtime is a fake ICorProfilerInfo here, of which only
+ * GetFunctionFromIP is called.
  */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "agent/codemap.h"
+#include "agent/recorder.h"
 #include "agent/resolve.h"
 #include "common/clock.h"
-#include "format/recording.h"
+#include "common/config.h"
 #include "fixture.h"
+#include "format/recording.h"
 #include "test.h"
 
 static int asked;
@@ -175,6 +182,66 @@ static void test_resolve_forget(void)
     finish(&s, NULL);
 }
 
+/* ---- issue 20.6: a library unloaded while its address is named ------------ */
+
+static void *unloadable;
+
+static void unload_it(void)
+{
+    if (unloadable)
+        dlclose(unloadable);
+    unloadable = NULL;
+}
+
+/* The collector names an address in a library the program unloads at that
+ * moment (NativeLibrary.Free on another thread): the loader's answer must
+ * not be read after the loader let go of the library.  Here it is unloaded
+ * between the lookup and the use of its answer (before: the names and the
+ * symbol entry dladdr1 pointed at were read there, unmapped: a crash). */
+static void test_native_name_of_unloaded_library(void)
+{
+    char lib[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
+    REQUIRE(n > 0);
+    lib[n] = '\0';
+    strcpy(strrchr(lib, '/') + 1, "unloadable.so");
+    unloadable = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(unloadable != NULL);
+    int (*work)(int) = (int (*)(int))dlsym(unloadable, "unloadable_work");
+    REQUIRE(work != NULL);
+    uintptr_t at = (uintptr_t)work + 4;
+    char path[] = "/tmp/corscope-unit-unload.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct config cfg;
+    config_defaults(&cfg);
+    struct recorder rec;
+    char err[256];
+    REQUIRE(recorder_open(&rec, &cfg, path, err, sizeof err) == 0);
+    struct resolver r;
+    resolve_init(&r, NULL, NULL, &rec);
+    resolve_test_after_lookup(unload_it);
+    uint32_t frame = resolve_ip(&r, at, 0, 0);
+    resolve_test_after_lookup(NULL);
+    CHECK(unloadable == NULL); /* it was unloaded in between */
+    Dl_info info;
+    CHECK(!dladdr((void *)at, &info)); /* and is gone */
+    CHECK(frame != 0);
+    /* named from what was copied while it was there */
+    int named = 0;
+    for (size_t i = 1; i < r.native_keys.count; i++) {
+        const char *key = r.native_keys.strs[i];
+        const char *nl = strchr(key, '\n');
+        named += nl && !strcmp(nl + 1, "unloadable_work") && nl - key == (ptrdiff_t)strlen(lib) &&
+                 !strncmp(key, lib, strlen(lib));
+    }
+    CHECK_EQ(named, 1);
+    resolve_free(&r);
+    recorder_close(&rec);
+    unlink(path);
+}
+
 void suite_resolve(void)
 {
     RUN(test_resolve_managed);
@@ -182,4 +249,5 @@ void suite_resolve(void)
     RUN(test_runtime_modules);
     RUN(test_resolve_unknown);
     RUN(test_resolve_forget);
+    RUN(test_native_name_of_unloaded_library);
 }

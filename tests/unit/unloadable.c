@@ -1,7 +1,7 @@
 /*
  * unloadable: a shared library the unit tests load and unload (built
  * stripped: only its exported symbols name its code, as in a library
- * shipped without a symbol table).  See test_review.c.
+ * shipped without a symbol table).  See test_resolve.c.
  */
 __attribute__((visibility("default"), noinline)) int unloadable_work(int x)
 {

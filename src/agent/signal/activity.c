@@ -4,12 +4,12 @@
 #include "agent/signal/activity.h"
 
 #include <stdatomic.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "agent/signal/thread_rings.h"
 #include "common/visibility.h"
 
 struct pair {
@@ -31,15 +31,7 @@ int activity_init(void)
         atomic_store(&gc_word, 0);
         return 0;
     }
-    size_t n = 32768;
-    FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
-    if (f) {
-        unsigned long v;
-        if (fscanf(f, "%lu", &v) == 1 && v > 0 && v <= (1ul << 22))
-            n = v;
-        fclose(f);
-    }
-    n++;
+    size_t n = thread_rings_pid_max() + 1;
     void *p = mmap(NULL, n * sizeof *table, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)

@@ -37,7 +37,7 @@ static _Atomic uint64_t walkers[2];
 static pid_t *live_tids;
 static size_t live_count, live_cap;
 
-static size_t read_pid_max(void)
+size_t thread_rings_pid_max(void)
 {
     size_t n = 32768;
     FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
@@ -60,7 +60,7 @@ int thread_rings_init(void)
         atomic_store(&orphans, 0);
         return 0;
     }
-    slot_count = read_pid_max() + 1;
+    slot_count = thread_rings_pid_max() + 1;
     void *p = mmap(NULL, slot_count * sizeof *slots, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {

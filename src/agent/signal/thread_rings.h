@@ -87,6 +87,10 @@ struct sthread {
 };
 
 HIDDEN int thread_rings_init(void);
+/* The kernel's pid_max (32768 when unreadable or above 2^22): thread ids
+ * stay below it.  Sizes the tables indexed by tid (this one, activity's);
+ * not for a signal handler. */
+HIDDEN size_t thread_rings_pid_max(void);
 /* Frees every retired thread and object once no handler can use it (waits
  * briefly, leaks the rest).  The tid table stays mapped for late signals. */
 HIDDEN void thread_rings_shutdown(void);
