@@ -34,7 +34,9 @@ source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-make -C "$ROOT" -s all apps > /dev/null
+make -C "$ROOT" -s all > /dev/null
+# the apps' solution rebuilds whole each time (minutes): only when missing
+[ -f "$ROOT/build/apps/Memory/Memory.dll" ] || make -C "$ROOT" -s apps > /dev/null
 
 rev=$(git -C "$ROOT" rev-parse --short "$BASE")
 B=$ROOT/build/bench-base/$rev
@@ -143,4 +145,5 @@ echo "|---|---|---|"
 echo "| no profiler | $(awk -v v="$p" 'BEGIN { printf "%.0f", v }') ms | - |"
 echo "| corscope record (this tree) | $(awk -v v="$r" 'BEGIN { printf "%.0f", v }') ms ($(awk -v a="$r" -v b="$p" 'BEGIN { printf "%.3f", a / b }')x) | $(n build.new.procs) |"
 echo
+echo "each run, s: plain $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.plain.wall"); record $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.new.wall")"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
