@@ -30,7 +30,7 @@
  * Resident objects are those the loader never unloads while the process
  * runs: the main program and the DT_NEEDED closure of resident objects
  * (the loader unloads only what dlopen loaded), objects marked NODELETE,
- * and the runtime's own libraries (libcoreclr.so's directory and
+ * the vDSO, and the runtime's own libraries (libcoreclr.so's directory and
  * libhostfxr.so: the host and the runtime never unload them), which the
  * collector marks NODELETE itself (dlopen RTLD_NOLOAD | RTLD_NODELETE) so
  * that this is a guarantee rather than an observation.
@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,6 +648,15 @@ static int pin(const struct nu_module *m)
     return same;
 }
 
+/* The vDSO (clock_gettime's leaf frames in wall mode): the kernel maps it
+ * for the process's life; its ELF header is at AT_SYSINFO_EHDR. */
+static int is_vdso(const struct nu_module *m)
+{
+    uintptr_t ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    return (ehdr && ehdr >= m->bias && ehdr < m->hi && m->lo - ehdr < 0x10000) ||
+           strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate");
+}
+
 static struct nu_module *by_soname(struct nu_module **mods, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++) {
@@ -680,6 +690,8 @@ static void settle_residency(struct nu_module **mods, size_t n)
                       strcmp(name, "libhostfxr.so") == 0;
         if (!m->path[0])
             m->kept = 1; /* the main program */
+        else if (is_vdso(m))
+            m->kept = 1; /* the kernel's, mapped for the process's life */
         else if (m->nodelete)
             m->kept = 1;
         else if (runtime) {
