@@ -12,6 +12,11 @@
 #   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
 #   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
 #   make install PREFIX=/usr/local [DESTDIR=...]
+#   make nupkg           build/corscope.VERSION.nupkg, the .NET tool (linux-x64,
+#                        and linux-arm64 when build/aarch64/ holds a build)
+#   make dist            build/corscope-VERSION-linux-ARCH.tar.gz (bin/, lib/)
+#   make e2e-runtimes    the representative e2e tests (RUNTIME_TESTS) on .NET 8 and 9
+#   make test-runtimes   every e2e test on .NET 8 and 9
 #
 # One object tree per variant (build/ and build/asan/); the agent and the CLI
 # link the same objects.  Everything is compiled -fPIC and
@@ -51,13 +56,15 @@ PORTABLE_SRC := src/agent/signal/mshape_arm64.c
 endif
 for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 
-COMMON_SRC := $(wildcard src/common/*.c)
+COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
-	src/agent/trace/*.c)) src/format/writer.c src/format/schema.c
+	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/schema.c \
+	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
+	src/format/covplan.c $(wildcard src/agent/il/*.c)
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -88,8 +95,8 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
-	events-doc
+	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
+	arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
 
 all: $(AGENT) $(CLI)
 
@@ -124,6 +131,13 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 
 # the code map at the scale of a big application, for bench/codemap.sh
 $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# corscope's readers and IL engine over real assemblies (tools/ilcorpus.c):
+# the rewrite corpus of tests/unit, the fuzzers' seeds, and a look at a dll
+$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c) \
+		src/format/covplan.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -184,14 +198,34 @@ apps:
 events-doc: $(UNIT)
 	CORSCOPE_WRITE_EVENTS_DOC=1 $(UNIT) schema_docs
 
-e2e: all apps asan-programs
+e2e: all apps asan-programs runtimes nupkg dist
 	tests/e2e/run.sh
+
+# The runtimes besides the SDK's (.NET 10) that the tests run on, and the
+# tests that make test runs on each: one per capability.
+OLDER_RUNTIMES := 8 9
+RUNTIME_TESTS := cpu_shares wall mixed_stack alloc gc exceptions locks jit trace attach containers
+
+runtimes:
+	tests/apps/runtimes.sh $(OLDER_RUNTIMES)
+
+e2e-runtimes: all apps runtimes
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		ATTACH_CYCLES=3 CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "e2e-runtimes: failed on .NET$$failed"; exit 1; }
+
+test-runtimes: all apps asan-programs nupkg dist
+	tests/apps/runtimes.sh --all $(OLDER_RUNTIMES)
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "test-runtimes: failed on .NET$$failed"; exit 1; }
 
 test: deps
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory e2e-runtimes
 	$(MAKE) --no-print-directory stress
 	$(MAKE) --no-print-directory test-arm64-quick
 
@@ -205,13 +239,17 @@ TSAN_FLAGS := -fsanitize=thread
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config
+FUZZERS := reader cfi elfsym leaf config il pdb
 FUZZ_SRC_reader := src/format/recording.c src/format/schema.c \
-	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
+	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
+FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
 FUZZ_LIBS := -lm -lz
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
@@ -287,6 +325,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
+	bench/cover.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh
@@ -301,6 +340,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/startup.sh
 	bench/codemap.sh
+	bench/tool.sh
 
 # ---- arm64 ---------------------------------------------------------------
 
@@ -332,6 +372,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/corscope
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/corscope
 	install -m 0644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
+
+nupkg: all
+	scripts/package.sh nupkg $(VERSION)
+
+dist: all
+	scripts/package.sh dist $(VERSION)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/corscope $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
