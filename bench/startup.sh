@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
 # What the agent costs a process at start-up, the price every process of a
-# `dotnet build` or `dotnet test` tree pays: a program that does almost
-# nothing (tests/apps/Memory exact 200) run without the profiler, under this
-# tree's agent and under a base revision's (default: 4f302fd, the tree
-# before the unwind tables were parsed lazily and Initialize stopped growing
-# the descriptor table), interleaved, medians of RUNS:
-#   - the whole process's wall time;
-#   - agent_init_ns: how long Initialize held the program's main thread;
-#   - unwind_tables_ns: the agent thread's CPU parsing unwind tables (the
-#     base parsed them in Initialize, on the main thread: its agent_init_ns);
-#   - sampler_cpu_ns: the agent thread's CPU in all.
+# `dotnet build` or `dotnet test` tree pays.  Three parts, each interleaved
+# (no profiler, this tree's agent, a base revision's agent), medians:
 #
-#   bench/startup.sh [RUNS] [BASE]          (default 11, 4f302fd)
+#  1. a program whose samples land inside the runtime (tests/apps/Memory
+#     gcwork 1: a heap of a million objects collected; its walks go through
+#     libcoreclr.so's collector, so the agent must know that library's
+#     unwind rules from the first sample);
+#  2. a program that does almost nothing (Memory exact 200), whose few
+#     walks never enter the runtime's libraries: the measure that misled
+#     (it never paid for their unwind tables), kept to show the difference;
+#  3. a real multi-project `dotnet build` (three projects, generated with
+#     `dotnet new` and restored once; every run rebuilds them, without build
+#     servers, so MSBuild and each csc are processes of the tree): its wall
+#     time plain and under `corscope record` (every process recorded).
+#
+# For 1 and 2, per run: the process's wall time, and from its recording
+# agent_init_ns (how long Initialize held the main thread), unwind_tables_ns
+# (the agent thread's CPU decoding unwind rules) and sampler_cpu_ns (the
+# agent thread's CPU in all); the process's CPU time (user + sys).
+#
+#   bench/startup.sh [RUNS] [BASE] [BUILD_RUNS]   (default 11, 36c5afd, 3)
+#
+# The default base is the tree before unwind rules were decoded one
+# function at a time (whole tables parsed by the agent's thread when a walk
+# first entered a library).  BUILD_RUNS=0 skips part 3.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-11}
-BASE=${2:-4f302fd}
+BASE=${2:-36c5afd}
+BUILD_RUNS=${3:-3}
 source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 make -C "$ROOT" -s all > /dev/null
+# the apps' solution rebuilds whole each time (minutes): only when missing
+[ -f "$ROOT/build/apps/Memory/Memory.dll" ] || make -C "$ROOT" -s apps > /dev/null
 
 rev=$(git -C "$ROOT" rev-parse --short "$BASE")
 B=$ROOT/build/bench-base/$rev
@@ -29,40 +45,105 @@ if [ ! -f "$B/build/libcorscope.so" ]; then
     git -C "$ROOT" archive "$rev" | tar -x -C "$B"
     make -C "$B" -s build/libcorscope.so > /dev/null
 fi
+NEW=$ROOT/build/libcorscope.so OLD=$B/build/libcorscope.so
+MEMORY=$ROOT/build/apps/Memory/Memory.dll
 
-APP=("$ROOT/build/apps/Memory/Memory.dll" exact 200)
-# run NAME AGENT: one run, its wall ms and the recording's counters
+# run TAG AGENT ARGS...: one run of the program, its wall and CPU ms, and
+# the recording's counters, appended to $T/TAG.*
 run() {
-    local name=$1 agent=$2 f=$T/r.corscope t0 t1
-    rm -f "$f"
+    local tag=$1 agent=$2 f=$T/r.corscope t0 t1
+    shift 2
+    rm -f "$f" "$T/time"
     t0=$(date +%s%N)
     if [ -z "$agent" ]; then
-        dotnet "${APP[@]}" > /dev/null
+        /usr/bin/time -f '%U %S' -o "$T/time" dotnet "$@" > /dev/null
     else
         CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
-            CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$f" dotnet "${APP[@]}" > /dev/null
+            CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$f" \
+            /usr/bin/time -f '%U %S' -o "$T/time" dotnet "$@" > /dev/null
     fi
     t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000)) >> "$T/$name.wall"
+    echo $(((t1 - t0) / 1000)) >> "$T/$tag.wall"
+    awk '{ print ($1 + $2) * 1000 }' "$T/time" >> "$T/$tag.cpu"
     [ -z "$agent" ] && return
     "$ROOT/build/corscope" check "$f" | tr ' ' '\n' > "$T/counters"
-    for k in agent_init_ns unwind_tables_ns sampler_cpu_ns; do
-        awk -F= -v k="$k" '$1 == k { print $2 / 1e6 }' "$T/counters" >> "$T/$name.$k"
+    for k in agent_init_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
+        awk -F= -v k="$k" '$1 == k { print (k ~ /_ns$/) ? $2 / 1e6 : $2 }' "$T/counters" >> "$T/$tag.$k"
     done
 }
-for _ in $(seq "$RUNS"); do
-    run plain ""
-    run new "$ROOT/build/libcorscope.so"
-    run base "$B/build/libcorscope.so"
-done
 ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f\n", $1 }' || echo "-"; }
 wall() { awk '{ print $1 / 1000 }' "$T/$1.wall" | median 1 | awk '{ printf "%.1f\n", $1 }'; }
+cpu() { median 1 < "$T/$1.cpu" | awk '{ printf "%.0f\n", $1 }'; }
+n() { [ -s "$T/$1" ] && median 1 < "$T/$1" || echo "-"; }
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore.App/ { v = $2 } END { print v }')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "runs: $RUNS per configuration, interleaved; medians; base: $rev"
+
+program() { # NAME ARGS...: part 1 or 2
+    local name=$1
+    shift
+    for _ in $(seq "$RUNS"); do
+        run "$name.plain" "" "$MEMORY" "$@"
+        run "$name.new" "$NEW" "$MEMORY" "$@"
+        run "$name.base" "$OLD" "$MEMORY" "$@"
+    done
+    echo
+    echo "Memory $*:"
+    echo
+    echo "| configuration | process wall time | process CPU | Initialize | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
+    echo "|---|---|---|---|---|---|---|---|"
+    echo "| no profiler | $(wall "$name.plain") ms | $(cpu "$name.plain") ms | - | - | - | - | - |"
+    echo "| base ($rev: whole tables) | $(wall "$name.base") ms | $(cpu "$name.base") ms | $(ms "$name.base.agent_init_ns") ms | $(ms "$name.base.unwind_tables_ns") ms | $(ms "$name.base.sampler_cpu_ns") ms | $(n "$name.base.samples") | $(n "$name.base.guessed_walks") |"
+    echo "| this tree | $(wall "$name.new") ms | $(cpu "$name.new") ms | $(ms "$name.new.agent_init_ns") ms | $(ms "$name.new.unwind_tables_ns") ms | $(ms "$name.new.sampler_cpu_ns") ms | $(n "$name.new.samples") | $(n "$name.new.guessed_walks") |"
+}
+program runtime gcwork 1
+program quiet exact 200
+
+[ "$BUILD_RUNS" -gt 0 ] || exit 0
+# part 3: a three-project tree (Lib1 <- Lib2 <- App), restored once
+W=$T/tree
+mkdir -p "$W"
+(
+    cd "$W"
+    dotnet new classlib -o Lib1 > /dev/null
+    dotnet new classlib -o Lib2 > /dev/null
+    dotnet new console -o App > /dev/null
+    dotnet add Lib2 reference Lib1 > /dev/null
+    dotnet add App reference Lib1 Lib2 > /dev/null
+    dotnet new sln -n Tree > /dev/null
+    dotnet sln add App Lib1 Lib2 > /dev/null
+    dotnet restore > /dev/null
+)
+BUILD=(dotnet build "$W" --no-restore --no-incremental -nodeReuse:false --disable-build-servers
+    -p:UseSharedCompilation=false -v:q -clp:NoSummary)
+build_run() { # TAG CLI|"": one build, its wall ms
+    local tag=$1 cli=$2 t0 t1
+    rm -rf "$T/rec" && mkdir -p "$T/rec"
+    t0=$(date +%s%N)
+    if [ -z "$cli" ]; then
+        "${BUILD[@]}" > /dev/null
+    else
+        "$cli" record -o "$T/rec/b.corscope" -- "${BUILD[@]}" > /dev/null 2> "$T/rec/log"
+        ls "$T/rec"/*.corscope | wc -l >> "$T/$tag.procs"
+    fi
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000)) >> "$T/$tag.wall"
+}
+"${BUILD[@]}" > /dev/null # a first build, not counted (disk caches)
+for _ in $(seq "$BUILD_RUNS"); do
+    build_run build.plain ""
+    build_run build.new "$ROOT/build/corscope"
+done
+p=$(awk '{ print $1 / 1000 }' "$T/build.plain.wall" | median 1)
+r=$(awk '{ print $1 / 1000 }' "$T/build.new.wall" | median 1)
 echo
-echo "| configuration | process wall time | Initialize (agent_init_ns) | unwind tables, agent thread CPU | agent thread CPU in all |"
-echo "|---|---|---|---|---|"
-echo "| no profiler | $(wall plain) ms | - | - | - |"
-echo "| base ($rev: every table parsed in Initialize) | $(wall base) ms | (not counted then) | (in Initialize) | $(ms base.sampler_cpu_ns) ms |"
-echo "| this tree | $(wall new) ms | $(ms new.agent_init_ns) ms | $(ms new.unwind_tables_ns) ms | $(ms new.sampler_cpu_ns) ms |"
+echo "dotnet build of three projects (--no-incremental, no build servers), $BUILD_RUNS runs each, interleaved; medians:"
+echo
+echo "| configuration | wall time | processes recorded |"
+echo "|---|---|---|"
+echo "| no profiler | $(awk -v v="$p" 'BEGIN { printf "%.0f", v }') ms | - |"
+echo "| corscope record (this tree) | $(awk -v v="$r" 'BEGIN { printf "%.0f", v }') ms ($(awk -v a="$r" -v b="$p" 'BEGIN { printf "%.3f", a / b }')x) | $(n build.new.procs) |"
+echo
+echo "each run, s: plain $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.plain.wall"); record $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.new.wall")"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

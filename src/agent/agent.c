@@ -221,9 +221,8 @@ static void *loop_main(void *arg)
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
-    /* the tables of the libraries Initialize listed (agent_start), parsed
-     * now, while the program goes on starting; meanwhile a sample's walk
-     * through one is counted as guessed, and a callback's waits for it */
+    /* the functions the first walks asked for (agent_start listed the
+     * libraries), decoded now */
     nativeunwind_refresh();
     recorder_move_high(&a->out);
     companion_start(); /* here, not in Initialize: the program never waits for it */
@@ -320,6 +319,12 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
+/* nativeunwind's waker: a callback waits for functions its walk lacked. */
+static void hurry(void *a)
+{
+    agent_hurry(a);
+}
+
 int agent_start(struct agent *a)
 {
     pthread_mutex_init(&a->wake_lock, NULL);
@@ -334,14 +339,16 @@ int agent_start(struct agent *a)
     /* The libraries loaded by now (the host, the runtime, the C and C++
      * libraries) are on every thread's walks: the main thread's root runs
      * through the host's, every managed thread's through the runtime's
-     * helpers, some frameless.  They are listed here, cheaply, so that a
-     * walk before their tables are parsed knows them as pending (not as
-     * unknown code, whose frames it would step by frame pointers, skipping
-     * a frameless helper's caller: the method that allocated), and wanted
-     * all: the agent's thread parses them first thing.  Libraries loaded
-     * later are parsed when a walk first needs them. */
+     * helpers, some frameless.  They are listed here, cheaply: from the
+     * first walk, their functions' rows are read in place (they are never
+     * unloaded), so no walk steps a frameless helper by frame pointers,
+     * skipping its caller (the method that allocated).  Nothing is parsed
+     * ahead: a walk decodes the functions it passes through, the agent's
+     * thread keeps them.  The few libraries without a search table in
+     * their .eh_frame_hdr are wanted whole at once. */
     nativeunwind_list();
     nativeunwind_want_all();
+    nativeunwind_set_waker(hurry, a);
 
     sigset_t all, old;
     sigfillset(&all);
@@ -401,6 +408,9 @@ int agent_stop(struct agent *a)
 {
     if (!a->loop_started)
         return 0;
+    /* the walks from now on are not recorded: what they asked for is not
+     * decoded (the program's exit does not wait for it) */
+    nativeunwind_abandon();
     pthread_mutex_lock(&a->wake_lock);
     atomic_store(&a->stopping, 1);
     pthread_cond_broadcast(&a->wake);

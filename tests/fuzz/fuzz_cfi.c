@@ -11,13 +11,20 @@
  * of corpus/cfi named hdr-* are laid out so).  Each table must hold rows in
  * strictly increasing pc order with known rules, and cfi_find must give,
  * for every row's pc and the byte before it, that row (or nothing for a
- * gap) and the row before it.  Last, the section is parsed again with one
- * of its first allocations failing: the parser must give -1 and an empty
- * table, or a good table.  Seeds: tests/fuzz/seeds.sh.
+ * gap) and the row before it.  When the header has a search table (seeds
+ * hdr-*, and hdr-index-*, sampled sections with a table made for them),
+ * the one-function lookups (cfi_index_row, the walker's, and
+ * cfi_index_function, the collector's) run at every entry's start, the
+ * bytes around it and every row's pc: their ranges must hold the address,
+ * their rows be sorted, and the walker's row be the collector's.  Last,
+ * the section is parsed again with one of its first allocations failing:
+ * the parser must give -1 and an empty table, or a good table.  Seeds:
+ * tests/fuzz/seeds.sh.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/signal/cfi.h"
 #include "common/mem.h"
@@ -49,6 +56,66 @@ static void check(const struct cfi_table *t)
         abort();
 }
 
+/* One address through the index: the walker's row agrees with the
+ * function the collector decodes. */
+static void check_index_at(const struct cfi_index *ix, uint64_t pc)
+{
+    struct cfi_row row;
+    int k = cfi_index_row(ix, pc, SIZE_MAX, &row);
+    if (k != 0 && k != 1)
+        abort();
+    if (k == 1 && (row.cfa == CFI_NONE || row.cfa > CFI_SIGFRAME || row.outermost > 1))
+        abort();
+    struct cfi_row capped;
+    int c = cfi_index_row(ix, pc, 64, &capped);
+    if (c != -1 && (c != k || (k == 1 && memcmp(&row, &capped, sizeof row))))
+        abort();
+    struct cfi_function f;
+    int fk = cfi_index_function(ix, pc, &f);
+    if (fk < 0)
+        return;
+    if (f.lo > pc || pc >= f.hi)
+        abort();
+    if (fk == 0 && (f.rows || f.count || k == 1))
+        abort();
+    if (fk == 1) {
+        if (!f.count || f.rows[0].pc != f.lo)
+            abort();
+        const struct cfi_row *at = NULL;
+        for (size_t i = 0; i < f.count; i++) {
+            if (i > 0 && f.rows[i - 1].pc >= f.rows[i].pc)
+                abort();
+            if (f.rows[i].pc >= f.hi)
+                abort();
+            if (f.rows[i].pc <= pc)
+                at = &f.rows[i];
+        }
+        int found = at && at->cfa != CFI_NONE;
+        if (found != k || (found && memcmp(at, &row, sizeof row)))
+            abort();
+    }
+    cfi_function_free(&f);
+}
+
+static void check_index(const uint8_t *data, size_t size, const struct cfi_table *t)
+{
+    struct cfi_index ix;
+    if (!cfi_index_open(data, data, data + size, 0, &ix))
+        return;
+    size_t n = ix.count < 4096 ? ix.count : 4096;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = ix.table + 8 * i;
+        int32_t off = (int32_t)((uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 |
+                                (uint32_t)e[3] << 24);
+        uint64_t pc = (uint64_t)(uintptr_t)data + (uint64_t)(int64_t)off;
+        check_index_at(&ix, pc - 1);
+        check_index_at(&ix, pc);
+        check_index_at(&ix, pc + 1);
+    }
+    for (size_t i = 0; t && i < t->count && i < 4096; i++)
+        check_index_at(&ix, t->rows[i].pc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct cfi_table t;
@@ -67,7 +134,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the header and the section in one readable range, as mapped */
     if (cfi_parse_hdr(data, data, data + size, 0, &t) == 0) {
         check(&t);
+        check_index(data, size, &t);
         cfi_free(&t);
+    } else {
+        check_index(data, size, NULL);
     }
     mem_fail_after(1 + (long)(size % 3), 0);
     int rc = cfi_parse_section(data, size, bias + 0x10000000, bias, &t);

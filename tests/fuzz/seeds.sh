@@ -193,6 +193,60 @@ def hdr_only(eh):
     # an .eh_frame_hdr without its table (counts omitted), the section right after
     return bytes([1, 0x1b, 0xff, 0xff]) + struct.pack("<i", 4) + eh
 
+def uleb(b, p):
+    v = shift = 0
+    while True:
+        x = b[p]; p += 1
+        v |= (x & 0x7f) << shift; shift += 7
+        if not x & 0x80:
+            return v, p
+
+def fde_encoding(sec, cie):
+    # the CIE's pointer encoding ('R'), for version 1 "z..." CIEs; None otherwise
+    try:
+        p = cie + 8
+        if sec[p] != 1:
+            return None
+        end = sec.index(b"\0", p + 1)
+        aug = sec[p + 1:end].decode("latin-1")
+        if not aug.startswith("z"):
+            return None
+        p = end + 1
+        _, p = uleb(sec, p)                     # code alignment
+        _, p = uleb(sec, p)                     # data alignment (sign does not matter here)
+        p += 1                                  # return address register (version 1)
+        _, p = uleb(sec, p)                     # augmentation length
+        for a in aug[1:]:
+            if a == "R":
+                return sec[p]
+            if a == "L":
+                p += 1
+            elif a == "P":
+                if sec[p] & 0x0f != 0x0b:
+                    return None
+                p += 5
+            else:
+                return None
+    except (IndexError, ValueError):
+        return None
+    return None
+
+def hdr_indexed(eh):
+    # an .eh_frame_hdr with its search table (datarel sdata4, as linkers
+    # write it) for the FDEs of eh, the section right after it
+    fdes = [r for r in records(eh) if r[2] is not None]
+    rows, head = [], 12 + 8 * len(fdes)
+    for off, body, cie in fdes:
+        if fde_encoding(eh, cie) != 0x1b or len(body) < 12:
+            return None
+        begin, = struct.unpack_from("<i", body, 8)
+        rows.append((head + off + 8 + begin, head + off))
+    rows.sort()
+    out = bytes([1, 0x1b, 0x03, 0x3b]) + struct.pack("<iI", head - 4, len(rows))
+    for loc, at in rows:
+        out += struct.pack("<ii", loc, at)
+    return out + eh
+
 for lib in libs:
     try:
         data = open(lib, "rb").read()
@@ -215,6 +269,9 @@ for lib in libs:
         if s:
             open(f"{out}/eh-sampled-{name}", "wb").write(s)
             open(f"{out}/hdr-sampled-{name}", "wb").write(hdr_only(s))
+            indexed = hdr_indexed(s)
+            if indexed:
+                open(f"{out}/hdr-index-sampled-{name}", "wb").write(indexed)
 PY
 
 # ---- elfsym: small ELF files -------------------------------------------------
@@ -323,7 +380,7 @@ done
 # and, whatever coverage says, the objects the agent meets most (the C
 # library, the runtime's, other toolchains') and the libraries built here
 declare -A keep=(
-    [cfi]='^(eh|hdr)(-sampled)?-(libc\.so|ld-linux|libstdc\+\+|libgcc_s|libcoreclr\.so|libclrjit|libSystem\.Native|rust|go|cxx-O2|c-O2)'
+    [cfi]='^(eh|hdr)(-index)?(-sampled)?-(libc\.so|ld-linux|libstdc\+\+|libgcc_s|libcoreclr\.so|libclrjit|libSystem\.Native|rust|go|cxx-O2|c-O2)'
     [elfsym]='^(c-O2\.so|stripped-c-O2\.so|c-O2\.so\.debug|c-Os-nobuildid\.so|stripped-cxx-O2\.so)$'
     [leaf]='^$' [config]='^$' [il]='^$' [pdb]='^app-(Demo|CoverLib|CoverLibEmbedded)$')
 for f in cfi elfsym leaf config il pdb; do

@@ -2,11 +2,13 @@
  * Tests of the native unwinder (agent/signal/nativeunwind.h) from inside a
  * signal handler: through qsort (Debian's glibc has no frame pointers) up to
  * the thread's first frame, and a sample taken off the thread's own stack;
- * tables read while they are published (issue 20.7, under TSan).
+ * tables read while they are published (issue 20.7, under TSan); which
+ * objects it reads in place.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/auxv.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -255,9 +257,58 @@ static void test_tsan_tables_published(void)
     thread_rings_reclaim();
 }
 
+/* ---- which objects are read in place -------------------------------------- */
+
+/* The C library is in the program's DT_NEEDED closure, never unloaded: its
+ * rows are read in place from the first lookup.  A library dlopen'd later
+ * may be dlclose'd at any moment: a lookup there is only asked for
+ * (pending), the collector decodes it under the loader's lock, and the
+ * next lookup finds it; once unloaded, nothing of it is found. */
+static void test_resident_objects(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    nativeunwind_list();
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(libc);
+    uintptr_t q = (uintptr_t)dlsym(libc, "qsort");
+    dlclose(libc);
+    CHECK(nativeunwind_resident(q));
+    /* the vDSO too (wall mode's leaves in clock_gettime): a walk from it
+     * guessed by frame pointers gave a stale caller (t_boundaries) */
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (vdso)
+        CHECK(nativeunwind_resident(vdso + 0x100));
+    CHECK(nativeunwind_covers(q));
+    size_t rows = nativeunwind_rows();
+    nativeunwind_refresh(); /* the lookup asked for qsort: now in libc's cache */
+    CHECK(nativeunwind_rows() > rows);
+    CHECK(nativeunwind_covers(q));
+
+    void *lib = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "  (skipped: no libresolv.so.2)\n");
+        goto out;
+    }
+    uintptr_t fn = (uintptr_t)dlsym(lib, "__b64_ntop");
+    REQUIRE(fn);
+    nativeunwind_refresh();
+    CHECK(!nativeunwind_resident(fn));
+    CHECK(!nativeunwind_covers(fn)); /* not read in place: asked for */
+    nativeunwind_refresh();
+    CHECK(nativeunwind_covers(fn));
+    CHECK(nativeunwind_covers(fn + 1));
+    dlclose(lib);
+    nativeunwind_refresh();
+    CHECK(!nativeunwind_covers(fn));
+out:
+    nativeunwind_shutdown();
+    thread_rings_shutdown();
+}
+
 void suite_nativeunwind(void)
 {
     RUN(test_unwind_through_qsort);
     RUN(test_sample_off_own_stack);
     RUN(test_tsan_tables_published);
+    RUN(test_resident_objects);
 }

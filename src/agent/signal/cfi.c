@@ -269,6 +269,13 @@ struct rows {
     int oom;
     uint32_t gaps; /* 1 << enum cfi_gap met by the FDE being parsed */
     int signal_frame; /* the FDE being parsed is a signal frame's ('S') */
+    /* one row only, kept on the stack (cfi_index_row: no allocation, and
+     * the FDE's program run no further than needed): the last row at or
+     * before `target` */
+    int find;
+    uint64_t target;
+    struct cfi_row found;
+    int have;
 };
 
 /* The rows of one FDE, a sorted run. */
@@ -314,6 +321,13 @@ static void emit(struct rows *rows, uint64_t pc, const struct state *s)
     row.cfa_offset = (int32_t)s->cfa_offset;
     row.rbp_offset = s->rbp_saved ? (int16_t)s->rbp_offset : 0;
     row.outermost = (uint8_t)s->ra_undefined;
+    if (rows->find) {
+        if (pc <= rows->target) {
+            rows->found = row;
+            rows->have = 1;
+        }
+        return;
+    }
     /* a row at the same pc replaces the one before (several ops at one
      * location) */
     if (rows->count > rows->floor && rows->v[rows->count - 1].pc == pc) {
@@ -479,7 +493,13 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
     advance:
         if (rows && loc < loc_end)
             emit(rows, loc - bias, s);
+        if (advance > UINT64_MAX - loc) {
+            r.bad = 1; /* past the end of the address space */
+            break;
+        }
         loc += advance;
+        if (rows && rows->find && loc - bias > rows->target)
+            return r.bad ? -1 : 0; /* past the row sought */
         continue;
     restore:
         if (initial) {
@@ -528,6 +548,8 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
         return -1;
     if (pc_begin == 0 || pc_range == 0)
         return REFUSED_EMPTY;
+    if (pc_range > UINT64_MAX - pc_begin)
+        return REFUSED_MALFORMED; /* a range past the end of the address space */
     struct state initial;
     memset(&initial, 0, sizeof initial);
     initial.cfa = CFI_RSP;
@@ -610,7 +632,8 @@ int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, ui
 {
     struct reader section = {eh_frame, eh_frame + size, eh_frame, address, 0};
     memset(out, 0, sizeof *out);
-    struct rows rows = {NULL, 0, 0, 0, 0, 0, 0};
+    struct rows rows;
+    memset(&rows, 0, sizeof rows);
     struct run *runs = NULL;
     size_t run_count = 0, run_cap = 0;
     const uint8_t *p = eh_frame;
@@ -700,4 +723,165 @@ const struct cfi_row *cfi_find(const struct cfi_table *t, uint64_t pc)
         return NULL;
     const struct cfi_row *row = &t->rows[a - 1];
     return row->cfa == CFI_NONE ? NULL : row;
+}
+
+/* ---- one function at a time, through .eh_frame_hdr's search table ----------- */
+
+/* The table's encoding every linker writes (GNU ld, gold, lld, mold):
+ * signed 32-bit offsets from the start of .eh_frame_hdr. */
+#define HDR_TABLE_ENC (DW_EH_PE_datarel | DW_EH_PE_sdata4)
+
+int cfi_index_open(const uint8_t *hdr, const uint8_t *lo, const uint8_t *hi, uintptr_t bias,
+                   struct cfi_index *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!hdr || hdr < lo || hdr >= hi || hi - hdr < 4 || hdr[0] != 1)
+        return 0;
+    uint8_t count_enc = hdr[2], table_enc = hdr[3];
+    struct reader r = {hdr + 4, hi, hdr, (uint64_t)(uintptr_t)hdr, 0};
+    uint64_t eh_frame = pointer(&r, hdr[1]);
+    if (r.bad || eh_frame < (uintptr_t)lo || eh_frame >= (uintptr_t)hi)
+        return 0;
+    if (count_enc == DW_EH_PE_omit || (count_enc & 0x70) != 0 || table_enc != HDR_TABLE_ENC)
+        return 0; /* no search table (or one no linker writes): whole tables only */
+    uint64_t count = pointer(&r, count_enc);
+    if (r.bad || count == 0 || count > (uint64_t)(hi - r.p) / 8)
+        return 0;
+    out->hdr = hdr;
+    out->table = r.p;
+    out->count = (size_t)count;
+    out->eh_frame = (const uint8_t *)(uintptr_t)eh_frame;
+    out->hi = hi;
+    out->bias = bias;
+    return 1;
+}
+
+static int64_t s32_at(const uint8_t *p)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return (int64_t)(int32_t)v;
+}
+
+/* The i-th entry's initial location, a run-time address. */
+static uint64_t entry_pc(const struct cfi_index *ix, size_t i)
+{
+    return (uint64_t)(uintptr_t)ix->hdr + (uint64_t)s32_at(ix->table + 8 * i);
+}
+
+/* The last entry whose function starts at or before run-time address a;
+ * ix->count when none does. */
+static size_t entry_before(const struct cfi_index *ix, uint64_t a)
+{
+    size_t lo = 0, hi = ix->count;
+    while (lo < hi) { /* first entry starting after a */
+        size_t m = lo + (hi - lo) / 2;
+        if (entry_pc(ix, m) <= a)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo == 0 ? ix->count : lo - 1;
+}
+
+/* The FDE of entry i: its body and end, checked to lie in .eh_frame's
+ * segment.  Returns 0 when it does not (a damaged table). */
+static int entry_fde(const struct cfi_index *ix, size_t i, const uint8_t **fde,
+                     const uint8_t **body, const uint8_t **end)
+{
+    uint64_t at = (uint64_t)(uintptr_t)ix->hdr + (uint64_t)s32_at(ix->table + 8 * i + 4);
+    if (at < (uintptr_t)ix->eh_frame || at >= (uintptr_t)ix->hi)
+        return 0;
+    struct reader r = {(const uint8_t *)(uintptr_t)at, ix->hi, ix->eh_frame, 0, 0};
+    uint64_t len = fixed(&r, 4);
+    if (len == 0xffffffffu)
+        len = fixed(&r, 8);
+    if (r.bad || len < 4 || len > (uint64_t)(r.end - r.p))
+        return 0;
+    *fde = (const uint8_t *)(uintptr_t)at;
+    *body = r.p;
+    *end = r.p + len;
+    return s32_at(r.p) != 0; /* a CIE where an FDE should be */
+}
+
+static struct reader index_section(const struct cfi_index *ix)
+{
+    struct reader section = {ix->eh_frame, ix->hi, ix->eh_frame,
+                             (uint64_t)(uintptr_t)ix->eh_frame, 0};
+    return section;
+}
+
+int cfi_index_row(const struct cfi_index *ix, uint64_t pc, size_t max_fde_bytes,
+                  struct cfi_row *row)
+{
+    uint64_t a = pc + ix->bias;
+    size_t i = entry_before(ix, a);
+    const uint8_t *fde, *body, *end;
+    if (i == ix->count || !entry_fde(ix, i, &fde, &body, &end))
+        return 0;
+    if ((size_t)(end - body) > max_fde_bytes)
+        return -1;
+    struct reader section = index_section(ix);
+    struct rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.find = 1;
+    rows.target = pc;
+    if (parse_fde(&section, fde, body, end, ix->bias, &rows) < 0 || !rows.have ||
+        rows.found.cfa == CFI_NONE)
+        return 0;
+    *row = rows.found;
+    return 1;
+}
+
+int cfi_index_function(const struct cfi_index *ix, uint64_t pc, struct cfi_function *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t a = pc + ix->bias;
+    size_t i = entry_before(ix, a);
+    /* where no function covers pc, the gap reaches the next one's start */
+    size_t next = i == ix->count ? 0 : i + 1;
+    out->lo = i == ix->count ? 0 : entry_pc(ix, i) - ix->bias;
+    out->hi = next < ix->count ? entry_pc(ix, next) - ix->bias : UINT64_MAX;
+    if (out->lo > pc || out->hi <= pc) { /* an unsorted table: this pc alone */
+        out->lo = pc;
+        out->hi = pc + 1;
+    }
+    const uint8_t *fde, *body, *end;
+    if (i == ix->count || !entry_fde(ix, i, &fde, &body, &end))
+        return 0;
+    struct reader section = index_section(ix);
+    struct rows rows;
+    memset(&rows, 0, sizeof rows);
+    int refused = parse_fde(&section, fde, body, end, ix->bias, &rows);
+    if (rows.oom) {
+        mem_free(rows.v);
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    out->counted = refused != REFUSED_EMPTY;
+    out->gaps = rows.gaps | (refused == REFUSED_AUGMENTATION ? 1u << CFI_GAP_AUGMENTATION
+                             : refused == REFUSED_MALFORMED  ? 1u << CFI_GAP_MALFORMED
+                                                             : 0);
+    /* rows from the function's start; the last is its end marker */
+    if (rows.count >= 2 && rows.v[0].pc <= pc && pc < rows.v[rows.count - 1].pc) {
+        out->lo = rows.v[0].pc;
+        out->hi = rows.v[rows.count - 1].pc;
+        out->rows = rows.v;
+        out->count = rows.count - 1;
+        return 1;
+    }
+    /* past its end, or before its real start (a damaged table): the gap
+     * around pc, up to the function's rows */
+    if (rows.count >= 2 && rows.v[rows.count - 1].pc <= pc && rows.v[rows.count - 1].pc > out->lo)
+        out->lo = rows.v[rows.count - 1].pc;
+    if (rows.count >= 2 && rows.v[0].pc > pc && rows.v[0].pc < out->hi)
+        out->hi = rows.v[0].pc;
+    mem_free(rows.v);
+    return 0;
+}
+
+void cfi_function_free(struct cfi_function *f)
+{
+    mem_free(f->rows);
+    f->rows = NULL;
+    f->count = 0;
 }

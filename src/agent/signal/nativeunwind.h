@@ -16,8 +16,9 @@
 enum nu_status {
     NU_OK,      /* stepped with CFI */
     NU_NO_CFI,  /* not native code we have tables for: use frame pointers */
-    NU_PENDING, /* a library whose table is not parsed yet (the collector
-                 * will, soon): frame pointers meanwhile */
+    NU_PENDING, /* a function whose rows are not known yet (in a library
+                 * that may be unloaded, read by the collector only; or
+                 * whose table is parsed whole): frame pointers meanwhile */
     NU_NO_TABLE, /* a library with no unwind data at all (no .eh_frame_hdr):
                   * frame pointers are all there is */
     NU_BOUNDS,  /* the rule needs memory outside [lo, hi) */
@@ -42,27 +43,36 @@ HIDDEN int nativeunwind_covers(uintptr_t at);
 HIDDEN int nativeunwind_is_sigreturn(uintptr_t ra);
 
 /* Collector: notices loaded and unloaded objects and (re)publishes the
- * table, and parses the unwind tables walks asked for since (a table is
- * parsed when a walk first needs it).  Cheap when nothing changed. */
+ * table, and decodes the functions walks asked for since (and parses the
+ * whole tables of objects without a search table that a walk needed).
+ * Cheap when nothing changed. */
 HIDDEN void nativeunwind_refresh(void);
-/* Initialize: the loaded objects listed, no table parsed (the collector
- * parses them), so that from the first walk a library whose table is not
- * there yet is known as pending (NU_PENDING), not as unknown code. */
+/* Initialize: the loaded objects listed, nothing decoded: from the first
+ * walk, the runtime's libraries and the program's are read in place, and
+ * others are known as pending (NU_PENDING), not as unknown code. */
 HIDDEN void nativeunwind_list(void);
-/* Every table now (tests). */
+/* Every function of every object decoded now (tests). */
 HIDDEN void nativeunwind_refresh_all(void);
+/* Any thread: the recording ends; the collector stops decoding for walks
+ * that will not be recorded (the program's exit does not wait for it). */
+HIDDEN void nativeunwind_abandon(void);
+/* Collector: how to wake the collector when a callback waits for it. */
+HIDDEN void nativeunwind_set_waker(void (*fn)(void *), void *ctx);
+/* Is the object holding `at` read in place by walkers (never unloaded)? */
+HIDDEN int nativeunwind_resident(uintptr_t at);
 /* A runtime callback's thread (never a signal handler, never the
  * collector) whose walk met a table not parsed yet (WALK_PENDING): waits
  * until the collector has parsed what is wanted, at most timeout_ns.
  * Returns 1 when it has (walk again), 0 otherwise; after one wait that
  * timed out (the collector is held up) it returns 0 at once. */
 HIDDEN int nativeunwind_wait_tables(uint64_t timeout_ns);
-/* Collector: every library loaded now is wanted. */
+/* Collector: every library loaded now whose table is parsed whole (no
+ * search table) is wanted. */
 HIDDEN void nativeunwind_want_all(void);
 HIDDEN void nativeunwind_shutdown(void);
-/* Time spent parsing tables so far, ns. */
+/* Time spent decoding functions and parsing tables so far, ns. */
 HIDDEN uint64_t nativeunwind_parse_ns(void);
-/* Rows in the published tables (for the log and tests). */
+/* Rows decoded and published (for the log and tests). */
 HIDDEN size_t nativeunwind_rows(void);
 /* Collector: each library whose unwind data the walker does not wholly
  * follow (rules it refused, walks that stopped there; with no_eh_frame, no
