@@ -127,6 +127,8 @@ enum fmt_field_type {
 #define FMT_INFO_TRACE "trace"
 #define FMT_INFO_TRACE_METHODS "trace_methods"
 #define FMT_INFO_TRACE_CLOCK "trace_clock"
+#define FMT_INFO_TRACE_SCOPE "trace_scope" /* default scope: the assemblies traced */
+#define FMT_INFO_TRACE_COST "trace_cost"   /* times: the hooks' own cost, key=value */
 /* Native libraries whose unwind data the signal sampler's walker does not
  * wholly follow: one line per library, "path\tkey=N key=N ...", the keys
  * FMT_UNWIND_GAPS's and those below (docs/format.md). */

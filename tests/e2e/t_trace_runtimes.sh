@@ -19,8 +19,8 @@ for v in 8 9; do
         -clp:ErrorsOnly "${props[@]}" -o "$out/Trace" > "$T/publish.txt" 2>&1 ||
         fail ".NET $v: publish: $(tail -3 "$T/publish.txt")"
     for scope in all include; do
-        opts=(--trace)
-        [ $scope = include ] && opts+=(--include '^TraceApp\.')
+        opts=(--trace --include .)
+        [ $scope = include ] && opts=(--trace --include '^TraceApp\.')
         cs record -q --force "${opts[@]}" -o "$T/throws.corscope" -- "$out/Trace/Trace" throws $rounds > /dev/null
         cs check "$T/throws.corscope" > "$T/check.txt" || fail ".NET $v: check: $(tail -2 "$T/check.txt")"
         grep -q "runtime      $v\." "$T/check.txt" || fail "not .NET $v: $(grep runtime "$T/check.txt")"

@@ -304,6 +304,93 @@ trace_leave_counts:
     .cfi_endproc
     .size trace_leave_counts, . - trace_leave_counts
 
+/* ---- the hooks' own cost ---------------------------------------------------------- */
+
+/* void trace_calibrate_loop(uint64_t calls, uint64_t outer_id, uint64_t inner_id):
+ * what a traced method that makes `calls` calls of an empty traced method
+ * looks like to the timing hooks: Enter of outer_id, the calls, Leave of
+ * outer_id, with the same hooks the runtime was given.  shadow_calibrate
+ * reads the two nodes' times. */
+    .globl trace_calibrate_loop
+    .hidden trace_calibrate_loop
+    .type trace_calibrate_loop, @function
+    .p2align 4
+trace_calibrate_loop:
+    .cfi_startproc
+    push rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbp, 0
+    mov rbp, rsp
+    .cfi_def_cfa_register rbp
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    sub rsp, 8
+    .cfi_rel_offset rbx, -8
+    .cfi_rel_offset r12, -16
+    .cfi_rel_offset r13, -24
+    .cfi_rel_offset r14, -32
+    .cfi_rel_offset r15, -40
+    mov rbx, rdi
+    mov r12, rsi
+    mov r13, rdx
+    mov r14, r12
+    lea r15, [rbp + 16]
+    call trace_enter_timed
+    test rbx, rbx
+    jz 2f
+1:
+    call trace_calibrate_method
+    dec rbx
+    jnz 1b
+2:
+    mov rdi, r12
+    lea rsi, [rbp + 16]
+    call trace_leave_timed
+    add rsp, 8
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    pop rbp
+    .cfi_def_cfa rsp, 8
+    ret
+    .cfi_endproc
+    .size trace_calibrate_loop, . - trace_calibrate_loop
+
+/* An empty traced method as the JIT compiles it (id in r13): a frame, the
+ * callee-saved registers that carry the hooks' arguments kept, Enter and
+ * Leave. */
+    .type trace_calibrate_method, @function
+    .p2align 4
+trace_calibrate_method:
+    .cfi_startproc
+    push rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbp, 0
+    mov rbp, rsp
+    .cfi_def_cfa_register rbp
+    push r14
+    push r15
+    .cfi_rel_offset r14, -8
+    .cfi_rel_offset r15, -16
+    mov r14, r13
+    lea r15, [rbp + 16]
+    call trace_enter_timed
+    mov rdi, r13
+    lea rsi, [rbp + 16]
+    call trace_leave_timed
+    pop r15
+    pop r14
+    pop rbp
+    .cfi_def_cfa rsp, 8
+    ret
+    .cfi_endproc
+    .size trace_calibrate_method, . - trace_calibrate_method
+
 #endif
 
     .section .note.GNU-stack,"",@progbits
