@@ -479,9 +479,9 @@ static void trace_stop(struct agent *a, struct source *s)
     methods_counts(&traced, &excluded, &unnamed, &refused);
     char text[256];
     snprintf(text, sizeof text,
-             "%llu methods traced, %llu left out (--include/--exclude, the runtime's exception "
-             "dispatch), %llu without a name (not traced), %llu inlinings of traced methods "
-             "refused",
+             "%llu methods traced, %llu left out (the scope or --include/--exclude, the "
+             "runtime's exception dispatch), %llu without a name (not traced), %llu inlinings "
+             "of traced methods refused",
              (unsigned long long)traced, (unsigned long long)excluded,
              (unsigned long long)unnamed, (unsigned long long)refused);
     recorder_info(&a->out, FMT_INFO_TRACE_METHODS, text);
