@@ -165,7 +165,10 @@ trace_leave_slow:
 /* Enter.  A Leave does not pop its frame but marks it returned (SP 0), so
  * that a method called again and again from one caller takes the place of
  * its last call without moving the stack's depth: only the top frame can
- * be one that returned, and every other path pops it first. */
+ * be one that returned, and every other path pops it first.  When the
+ * returned frame is a call of the same method (a loop calling it), its
+ * node is this call's too (same method, same caller): no lookup, and the
+ * counting hooks then touch no register but the three they may. */
 .macro ENTER_HOOK timed
     LOAD_STATE
     test r10, r10
@@ -173,29 +176,52 @@ trace_leave_slow:
     mov rax, [r10 + TRT_DEPTH]
     cmp rax, [r10 + TRT_CAP]
     jae trace_enter_slow
+    shl rax, TRF_SHIFT
+    add rax, [r10 + TRT_FRAMES]          /* the slot above the top */
+    cmp qword ptr [rax - TRF_SIZE + TRF_SP], 0
+    jne 5f
+    sub rax, TRF_SIZE                     /* the top returned: this call takes its place */
+    mov r11, [rax + TRF_NODE]
+    cmp [r11 + TRN_METHOD], r14
+    jne 6f
+    .if \timed                            /* the same method again: the same node */
     push rcx
     .cfi_adjust_cfa_offset 8
     push rdx
     .cfi_adjust_cfa_offset 8
-    shl rax, TRF_SHIFT
-    add rax, [r10 + TRT_FRAMES]          /* the slot above the top */
-    cmp qword ptr [rax - TRF_SIZE + TRF_SP], 0
-    je 7f
-    mov r11, [rax - TRF_SIZE + TRF_NODE] /* the parent: the top's node (the sentinel's is the root) */
+    mov rdx, r11
+    FILL_FRAME 1
+    pop rdx
+    .cfi_adjust_cfa_offset -8
+    pop rcx
+    .cfi_adjust_cfa_offset -8
+    .else
+    inc qword ptr [r11 + TRN_CALLS]
+    mov [rax + TRF_SP], r15
+    .endif
+    ret
+6:
+    push rcx
+    .cfi_adjust_cfa_offset 8
+    push rdx
+    .cfi_adjust_cfa_offset 8
+    mov r11, [rax - TRF_SIZE + TRF_NODE]  /* the parent: the frame below */
     FIND_NODE 9f
     FILL_FRAME \timed
-    inc qword ptr [r10 + TRT_DEPTH]
     pop rdx
     .cfi_adjust_cfa_offset -8
     pop rcx
     .cfi_adjust_cfa_offset -8
     ret
-    .cfi_adjust_cfa_offset 16
-7:                                        /* the top returned: this call takes its place */
-    sub rax, TRF_SIZE
-    mov r11, [rax - TRF_SIZE + TRF_NODE]
+5:                                        /* a call from the top frame */
+    push rcx
+    .cfi_adjust_cfa_offset 8
+    push rdx
+    .cfi_adjust_cfa_offset 8
+    mov r11, [rax - TRF_SIZE + TRF_NODE]  /* the parent: the top's node (the sentinel's is the root) */
     FIND_NODE 9f
     FILL_FRAME \timed
+    inc qword ptr [r10 + TRT_DEPTH]
     pop rdx
     .cfi_adjust_cfa_offset -8
     pop rcx

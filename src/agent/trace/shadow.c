@@ -557,7 +557,6 @@ uint64_t shadow_failed_threads(void)
 
 #if defined(__x86_64__)
 extern void trace_calibrate_loop(uint64_t calls, uint64_t outer_id, uint64_t inner_id);
-#endif
 
 #define CALIBRATE_OUTER 0xFFFFFFF0ull
 #define CALIBRATE_INNER 0xFFFFFFF1ull
@@ -576,6 +575,7 @@ static uint64_t node_incl(struct trace_thread *t, uint64_t parent_method, uint64
     struct trace_node *n = parent ? slot_find(t, parent, method) : NULL;
     return n ? n->incl : 0;
 }
+#endif
 
 int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks, double *own_ticks)
 {
