@@ -2,7 +2,7 @@
 #
 #   make                 build build/libcorscope.so and build/corscope
 #   make demo            install what is missing, build, profile the demo app
-#   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
+#   make test            every test: unit (plain, ASan+UBSan, TSan for a few), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
@@ -51,14 +51,16 @@ PORTABLE_SRC := src/agent/signal/mshape_arm64.c
 endif
 for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 
-COMMON_SRC := $(wildcard src/common/*.c)
+COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
-	src/agent/trace/*.c)) src/format/writer.c src/format/schema.c
+	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/schema.c \
+	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c
-UNIT_SRC := $(wildcard tests/unit/*.c)
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
+	src/format/covplan.c $(wildcard src/agent/il/*.c)
+UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -87,7 +89,7 @@ AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
+.PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
 	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
 	events-doc
 
@@ -127,6 +129,13 @@ $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# corscope's readers and IL engine over real assemblies (tools/ilcorpus.c):
+# the rewrite corpus of tests/unit, the fuzzers' seeds, and a look at a dll
+$(BUILD)/ilcorpus: $(call obj,tools/ilcorpus.c $(COMMON_SRC) $(wildcard src/agent/il/*.c) \
+		src/format/covplan.c)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # the platform's cost of a CPU-clock signal, for bench/sigcost.sh
 $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 	$(say) LINK $@
@@ -148,15 +157,20 @@ $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
 
-$(UNIT): $(UNIT_OBJ)
+$(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+
+# a library the unit tests load and unload, beside them (stripped, no sanitizer)
+$(BUILD)/unloadable.so: tests/unit/unloadable.c
+	$(say) LINK $@
+	$(Q)$(CC) -shared -fPIC -O1 -s -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---- tests ---------------------------------------------------------------
 
-unit: unit-plain unit-asan
+unit: unit-plain unit-asan unit-tsan
 
 unit-plain: $(UNIT)
 	$(UNIT)
@@ -164,6 +178,12 @@ unit-plain: $(UNIT)
 unit-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
+
+# the unit tests named tsan_ (lock-free publication between threads) under
+# the thread sanitizer: a race no plain build shows fails them
+unit-tsan:
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN='$(TSAN_FLAGS)' build/tsan/unit-tests
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests tsan_
 
 apps:
 	tests/apps/build.sh
@@ -187,19 +207,24 @@ test: deps
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -fsanitize=thread
 
 # The fuzz harnesses: tests/fuzz/fuzz_NAME.c over the sources FUZZ_SRC_NAME,
 # its corpus in tests/fuzz/corpus/NAME (seeds from tests/fuzz/seeds.sh and
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config
+FUZZERS := reader cfi elfsym leaf config il pdb
 FUZZ_SRC_reader := src/format/recording.c src/format/schema.c \
-	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) $(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
+	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
 FUZZ_SRC_elfsym := src/agent/elfsym.c src/common/mem.c
 FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
+FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
+FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
 FUZZ_LIBS := -lm -lz
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
@@ -262,7 +287,7 @@ stress: all apps
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
-reliability: all apps asan-programs replay
+reliability: all apps asan-programs replay $(UNIT) unit-tsan
 	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------
@@ -275,6 +300,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
+	bench/cover.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh

@@ -307,8 +307,10 @@ static HRESULT STDMETHODCALLTYPE profiler_JITCachedFunctionSearchStarted(
     ICorProfilerCallback11 *iface, FunctionID function, BOOL *use_cached)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
-    if (use_cached)
+    if (use_cached) {
         *use_cached = TRUE;
+        DISPATCH(p, r2r_lookup, function, use_cached);
+    }
     activity_begin(p, ACTIVITY_R2R_LOOKUP, function);
     DISPATCH(p, jit_cache_search, function, 0, COR_PRF_CACHED_FUNCTION_FOUND);
     return S_OK;

@@ -64,7 +64,7 @@ static void check_failed(struct recorder *r)
               strerror(r->w.error));
 }
 
-static void read_cmdline(char *out, size_t size)
+void recorder_command_line(char *out, size_t size)
 {
     out[0] = '\0';
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -127,7 +127,7 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
     writer_info(&r->w, FMT_INFO_AGENT_VERSION, CORSCOPE_VERSION);
     snprintf(text, sizeof text, "%ld", (long)getpid());
     writer_info(&r->w, FMT_INFO_PID, text);
-    read_cmdline(text, sizeof text);
+    recorder_command_line(text, sizeof text);
     writer_info(&r->w, FMT_INFO_COMMAND, text);
     config_value_text(c, "event", text, sizeof text);
     writer_info(&r->w, FMT_INFO_EVENTS, text);

@@ -130,4 +130,8 @@ HIDDEN void recorder_flush(struct recorder *r);
 /* Writes the trailer and closes the file.  Safe to call twice. */
 HIDDEN void recorder_close(struct recorder *r);
 
+/* This process's command line, its arguments joined by spaces (truncated
+ * to size). */
+HIDDEN void recorder_command_line(char *out, size_t size);
+
 #endif

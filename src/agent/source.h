@@ -96,6 +96,10 @@ struct source_hooks {
      * never grant */
     void (*jit_inlining)(struct source *s, FunctionID caller, FunctionID callee,
                          BOOL *should_inline);
+    /* JITCachedFunctionSearchStarted: a source may refuse the method's
+     * ReadyToRun code (set *use_cached to FALSE: it is compiled), never
+     * grant it */
+    void (*r2r_lookup)(struct source *s, FunctionID f, BOOL *use_cached);
 };
 
 struct source_ops {
@@ -128,5 +132,6 @@ HIDDEN extern const struct source_ops source_thread_events;     /* always: threa
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
+HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */
 
 #endif

@@ -20,7 +20,14 @@ HIDDEN int cmd_record(int argc, char **argv);
 HIDDEN int cmd_report(int argc, char **argv);
 HIDDEN int cmd_check(int argc, char **argv);
 HIDDEN int cmd_ps(int argc, char **argv);
+HIDDEN int cmd_cover(int argc, char **argv);
 
+struct option;
+/* The option getopt_long just returned (c, and *longindex, which it resets
+ * to -1) as the user spelled it ("--output", "-o", or the unknown word),
+ * for messages. */
+HIDDEN void cli_spelled_option(char *out, size_t size, const struct option *longopts,
+                               int *longindex, int c, char **argv);
 /* Prints "corscope: <message>\n" on stderr. */
 HIDDEN void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "corscope: warning: <message>\n" on stderr. */

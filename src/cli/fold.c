@@ -43,6 +43,13 @@ static int contains(struct rec_str s, const char *what)
     return 0;
 }
 
+/* The agent's mark at the root of a walk that failed. */
+static int is_failed_walk_mark(const struct recording *r, uint32_t id)
+{
+    const struct rec_frame *f = &r->frames[id];
+    return f->kind == FMT_FRAME_SYNTHETIC && rec_str_eq(r->strings[f->name], "[unknown]");
+}
+
 static uint8_t classify(const struct recording *r, uint32_t id)
 {
     const struct rec_frame *f = &r->frames[id];
@@ -213,14 +220,20 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
         if (frames[k] >= fd->old_frames)
             return stack; /* already folded: cannot happen, never refold */
     /* a stack without managed frames carries the agent's labels at its
-     * root: they go after the root this fold gives it */
-    uint32_t body = s.depth;
+     * root: they go after the root this fold gives it.  A walk that ended
+     * early has its mark ([unknown]) outside them: the root is looked for
+     * inside, as for the same walk without labels (whose mark the root
+     * fold takes in) */
+    uint32_t body = s.depth, labels_end = s.depth;
+    if (body > 1 && is_failed_walk_mark(r, frames[body - 1]) &&
+        r->frames[frames[body - 2]].kind == FMT_FRAME_LABEL)
+        body = labels_end = s.depth - 1;
     while (body > 0 && r->frames[frames[body - 1]].kind == FMT_FRAME_LABEL)
         body--;
     uint32_t label = 0;
     uint32_t root_from = root_span(fd, frames, body, thread_name, &label);
     if (root_from >= body)
-        root_from = body = s.depth; /* no root fold: labels stay where they were */
+        root_from = body = labels_end = s.depth; /* no root fold: labels stay where they were */
     size_t n = 0;
     for (uint32_t k = 0; k < root_from; k++) {
         uint32_t f = frames[k];
@@ -238,7 +251,7 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
             return 0;
         }
     }
-    for (uint32_t k = body; k < s.depth; k++)
+    for (uint32_t k = body; k < labels_end; k++)
         if (push(fd, &n, frames[k]) < 0)
             return 0;
     if (root_from < body && push(fd, &n, label) < 0)

@@ -16,6 +16,7 @@ static const char usage[] =
     "  report   turn a recording into a report (collapsed stacks, top methods)\n"
     "  check    validate a recording and say what is wrong with it\n"
     "  ps       list the running .NET processes you can attach to (record -p)\n"
+    "  cover    run a .NET program or `dotnet test` and report its code coverage\n"
     "\n"
     "  corscope <command> --help    options of one command\n"
     "  corscope --version           version of corscope and its file format\n"
@@ -23,7 +24,8 @@ static const char usage[] =
     "example:\n"
     "  corscope record -o app.corscope -- dotnet App.dll\n"
     "  corscope record -p 4242 -d 30s -o svc.html\n"
-    "  corscope report -f top app.corscope\n";
+    "  corscope report -f top app.corscope\n"
+    "  corscope cover -o coverage.html -- dotnet test\n";
 
 int main(int argc, char **argv)
 {
@@ -48,7 +50,9 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "ps"))
         return cmd_ps(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check, ps; see 'corscope --help')",
+    if (!strcmp(cmd, "cover"))
+        return cmd_cover(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: record, report, check, ps, cover; see 'corscope --help')",
               cmd);
     return EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
  * single line on stderr starting with "corscope: ", so scripts and people
  * can tell our messages from the profiled program's.
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -37,4 +38,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, " (see 'corscope %s --help')\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
+}
+
+void cli_spelled_option(char *out, size_t size, const struct option *longopts, int *longindex,
+                        int c, char **argv)
+{
+    if (*longindex >= 0)
+        snprintf(out, size, "--%s", longopts[*longindex].name);
+    else if (c == ':' || c == '?')
+        snprintf(out, size, "%s", argv[optind - 1]);
+    else
+        snprintf(out, size, "-%c", c);
+    *longindex = -1;
 }

@@ -1,8 +1,9 @@
 /*
  * clr_interfaces: our own C declarations of the COM interfaces corscope
  * uses or implements: IUnknown, IClassFactory, ICorProfilerCallback..11,
- * ICorProfilerInfo..15, the ICorProfiler*Enum interfaces and
- * IMetaDataImport/IMetaDataImport2.  Each interface is written once, as an
+ * ICorProfilerInfo..15, the ICorProfiler*Enum interfaces,
+ * IMetaDataImport/IMetaDataImport2, IMethodMalloc and
+ * ICorProfilerFunctionControl.  Each interface is written once, as an
  * X-macro list of its methods in vtable slot order, transcribed from
  * corprof.idl and cor.h in dotnet/runtime.  The vtable structs at the end
  * are generated from those lists, as can be anything else that needs the
@@ -34,10 +35,10 @@ typedef struct ICorProfilerObjectEnum ICorProfilerObjectEnum;
 typedef struct ICorProfilerMethodEnum ICorProfilerMethodEnum;
 typedef struct IMetaDataImport IMetaDataImport;
 typedef struct IMetaDataImport2 IMetaDataImport2;
-
-/* Interfaces that only appear behind pointers; we never call them. */
 typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerFunctionControl ICorProfilerFunctionControl;
+
+/* Interfaces that only appear behind pointers; we never call them. */
 typedef struct ICorProfilerAssemblyReferenceProvider ICorProfilerAssemblyReferenceProvider;
 typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
 
@@ -600,6 +601,22 @@ typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
     X(2, HRESULT, EnumMethodSpecs, (T *This, HCORENUM *phEnum, mdToken tk, \
         mdMethodSpec rMethodSpecs[], ULONG cMax, ULONG *pcMethodSpecs))
 
+/* IMethodMalloc (corprof.idl): the allocator of new IL bodies
+ * (GetILFunctionBodyAllocator, SetILFunctionBody). */
+#define CLR_METHODMALLOC_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, PVOID, Alloc, (T *This, ULONG cb))
+
+/* ICorProfilerFunctionControl (corprof.idl): what GetReJITParameters
+ * hands a profiler to give a rejitted method its IL (live probes). */
+#define CLR_FUNCTIONCONTROL_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, HRESULT, SetCodegenFlags, (T *This, DWORD flags)) \
+    X(1, HRESULT, SetILFunctionBody, (T *This, ULONG cbNewILMethodHeader, \
+        LPCBYTE pbNewILMethodHeader)) \
+    X(1, HRESULT, SetILInstrumentedCodeMap, (T *This, ULONG cILMapEntries, \
+        COR_IL_MAP rgILMapEntries[]))
+
 /* One function pointer per slot. */
 #define CLR_VTBL_SLOT(ver, ret, name, params) ret (STDMETHODCALLTYPE *name) params;
 
@@ -620,5 +637,7 @@ CLR_DECLARE_INTERFACE(ICorProfilerObjectEnum, CLR_OBJECTENUM_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerMethodEnum, CLR_METHODENUM_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport, CLR_METADATAIMPORT_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport2, CLR_METADATAIMPORT2_METHODS)
+CLR_DECLARE_INTERFACE(IMethodMalloc, CLR_METHODMALLOC_METHODS)
+CLR_DECLARE_INTERFACE(ICorProfilerFunctionControl, CLR_FUNCTIONCONTROL_METHODS)
 
 #endif

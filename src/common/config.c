@@ -78,6 +78,10 @@ static const char *parse_events(const char *value, uint32_t *out)
     static char why[160];
     uint32_t set = 0;
     const char *p = value;
+    if (!strcmp(value, "none")) { /* coverage: no events, the agent only instruments */
+        *out = 0;
+        return NULL;
+    }
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -307,6 +311,21 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
         why = set_regex(c->trace_include, value);
     } else if (!strcmp(key, "trace_exclude")) {
         why = set_regex(c->trace_exclude, value);
+    } else if (!strcmp(key, "cover")) {
+        if (value[0] && value[0] != '/')
+            why = "not an absolute path";
+        else if (strlen(value) >= sizeof c->cover - 64)
+            why = "path too long";
+        else
+            snprintf(c->cover, sizeof c->cover, "%s", value);
+    } else if (!strcmp(key, "cover_include") || !strcmp(key, "cover_exclude")) {
+        char *dst = key[6] == 'i' ? c->cover_include : c->cover_exclude;
+        if (strlen(value) >= CONFIG_COVER_FILTER_MAX)
+            why = "too many filters";
+        else if (strchr(value, '\n'))
+            why = "a filter with a newline in it";
+        else
+            snprintf(dst, CONFIG_COVER_FILTER_MAX, "%s", value);
     } else {
         why = "unknown setting";
     }
@@ -413,6 +432,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
             if (n > 0)
                 used += (size_t)n;
         }
+        if (!c->events)
+            snprintf(out, size, "none");
     }
     else if (!strcmp(key, "interval"))
         snprintf(out, size, "%lluns", (unsigned long long)c->interval_ns);
@@ -446,12 +467,21 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", c->trace_include);
     else if (!strcmp(key, "trace_exclude"))
         snprintf(out, size, "%s", c->trace_exclude);
+    else if (!strcmp(key, "cover"))
+        snprintf(out, size, "%s", c->cover);
+    else if (!strcmp(key, "cover_include"))
+        snprintf(out, size, "%s", c->cover_include);
+    else if (!strcmp(key, "cover_exclude"))
+        snprintf(out, size, "%s", c->cover_exclude);
     else if (size)
         out[0] = '\0';
 }
 
 const char *config_attach_refusal(const struct config *c)
 {
+    if (c->cover[0])
+        return "coverage needs the agent loaded when the program starts: it rewrites methods "
+               "before their first compilation";
     if (c->trace)
         return "--trace needs the agent loaded when the program starts (corscope record): the "
                "runtime takes Enter/Leave hooks only then, and once set they make the agent "

@@ -52,6 +52,8 @@ enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG
  * or counts only. */
 enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2 };
 #define CONFIG_REGEX_MAX 1024
+/* `corscope cover`'s assembly and type filters: globs, comma-separated. */
+#define CONFIG_COVER_FILTER_MAX 2048
 /* Which processes of the tree under `record` are recorded: none but the
  * first .NET process (its children do not inherit the profiler), all of
  * them (each its own recording), or the application's only (every process
@@ -98,6 +100,11 @@ struct config {
     enum config_trace trace;
     char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
+    /* coverage (`corscope cover`): the directory of the counter files, ""
+     * when not covering; its filters over assembly and type names */
+    char cover[PATH_MAX];
+    char cover_include[CONFIG_COVER_FILTER_MAX];
+    char cover_exclude[CONFIG_COVER_FILTER_MAX];
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -119,7 +126,10 @@ struct config {
     X(trace, "CORSCOPE_TRACE") \
     X(trace_include, "CORSCOPE_TRACE_INCLUDE") \
     X(trace_exclude, "CORSCOPE_TRACE_EXCLUDE") \
-    X(children, "CORSCOPE_CHILDREN")
+    X(children, "CORSCOPE_CHILDREN") \
+    X(cover, "CORSCOPE_COVER") \
+    X(cover_include, "CORSCOPE_COVER_INCLUDE") \
+    X(cover_exclude, "CORSCOPE_COVER_EXCLUDE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -75,3 +75,16 @@ for cut in 0 5 17 100 $((size / 4)) $((size / 2)) $((size - 3)); do
     damaged=$((damaged + 1))
 done
 note "$damaged damaged recordings read by the sanitized CLI"
+
+# coverage: the sanitized agent rewrites Demo's methods and CoverTests'
+# library at JIT time; the sanitized CLI writes every report
+sanitized cover -o "$T/c.xml" -o "$T/c.html" -o "$T/c.info" -o "$T/c.json" -- dotnet "$APPS/Demo/Demo.dll" \
+    > "$T/cover.out" 2> "$T/cover.err" || fail "cover of Demo under the sanitizers failed: $(tail -3 "$T/cover.err")"
+no_reports "$T/cover.err" "cover of Demo"
+grep -Eq '^demo: [0-9]+ batches' "$T/cover.out" || fail "cover of Demo: its output changed: $(head -3 "$T/cover.out")"
+sanitized cover -o "$T/t.xml" -o "$T/t.html" -- dotnet test "$APPS/CoverTests/CoverTests.dll" \
+    > "$T/covert.out" 2> "$T/covert.err" || fail "cover of dotnet test under the sanitizers failed: $(tail -3 "$T/covert.out" "$T/covert.err")"
+no_reports "$T/covert.out" "cover of CoverTests (the test host's output)"
+no_reports "$T/covert.err" "cover of CoverTests"
+grep -q "Passed!  - Failed:     0" "$T/covert.out" || fail "CoverTests under the sanitized agent: $(tail -5 "$T/covert.out")"
+note "cover: Demo and dotnet test of CoverTests under the sanitized agent and CLI, every report"

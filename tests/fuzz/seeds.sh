@@ -12,7 +12,11 @@
 #           listing (DOTNET_JitDisasmWithCodeBytes) of the demo and stress
 #           programs, tiered and fully optimised: each method's first 256
 #           bytes and, for longer ones, their last 96 (the epilogue);
-#   config  settings lines, good and bad.
+#   config  settings lines, good and bad;
+#   il      the method bodies of tests/unit/data/il_corpus.bin (real bodies of
+#           our test programs and of the framework: tools/ilcorpus select);
+#   pdb     our test programs' assemblies with their PDBs appended (the
+#           harness's "PDB:" trailer), and small framework assemblies.
 # Thousands of candidates are written under OUT (default build/seeds); with
 # the fuzzers built (make fuzz), each is then merged into
 # tests/fuzz/corpus/NAME by libFuzzer (-merge=1), which keeps only the
@@ -25,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 OUT=${1:-$ROOT/build/seeds}
 rm -rf "$OUT"
-mkdir -p "$OUT"/{cfi,elfsym,leaf,config,work}
+mkdir -p "$OUT"/{cfi,elfsym,leaf,config,il,pdb,work}
 W=$OUT/work
 
 # ---- libraries built here ------------------------------------------------
@@ -283,14 +287,46 @@ printf 'interval=0.001s\ninterval=1000000ns\ninterval=0.0166667m\ninterval=99999
 printf 'max_depth=-1\nmax_depth=7\nmax_depth=65536\nmax_depth=18446744073709551616\n' > "$c/depths"
 printf 'event=gpu\nsampler=magic\nlog=loud\ncpu_clock=tsc\nnonsense=1\noutput=\n' > "$c/bad"
 
+# ---- il: method bodies -------------------------------------------------------------
+python3 - "$ROOT/tests/unit/data/il_corpus.bin" "$OUT/il" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+at = n = 0
+while at + 4 <= len(data):
+    size, = struct.unpack_from('<I', data, at)
+    at += 4
+    open('%s/body-%04d' % (sys.argv[2], n), 'wb').write(data[at:at + size])
+    at += size
+    n += 1
+EOF
+
+# ---- pdb: assemblies, with their PDBs after them -----------------------------------
+with_pdb() { # DLL PDB OUT: the image, the PDB, its size (u32 LE) and "PDB:"
+    python3 - "$1" "$2" "$3" <<'EOF'
+import struct, sys
+image = open(sys.argv[1], 'rb').read()
+pdb = open(sys.argv[2], 'rb').read() if sys.argv[2] != '-' else b''
+open(sys.argv[3], 'wb').write(image + pdb + (struct.pack('<I', len(pdb)) + b'PDB:' if pdb else b''))
+EOF
+}
+for dll in "$ROOT"/build/apps/*/*.dll; do
+    [ -f "$dll" ] || continue
+    name=$(basename "$dll" .dll)
+    pdb=${dll%.dll}.pdb
+    if [ -f "$pdb" ]; then with_pdb "$dll" "$pdb" "$OUT/pdb/app-$name"; else with_pdb "$dll" - "$OUT/pdb/app-$name"; fi
+done
+for dll in "$(dirname "$(readlink -f "$(command -v dotnet)")")"/shared/Microsoft.NETCore.App/*/System.{Runtime,Console,Collections}.dll; do
+    [ -f "$dll" ] && cp "$dll" "$OUT/pdb/framework-$(basename "$dll" .dll)"
+done
+
 # ---- merge: what adds coverage, under its own name ------------------------------
 # and, whatever coverage says, the objects the agent meets most (the C
 # library, the runtime's, other toolchains') and the libraries built here
 declare -A keep=(
     [cfi]='^(eh|hdr)(-sampled)?-(libc\.so|ld-linux|libstdc\+\+|libgcc_s|libcoreclr\.so|libclrjit|libSystem\.Native|rust|go|cxx-O2|c-O2)'
     [elfsym]='^(c-O2\.so|stripped-c-O2\.so|c-O2\.so\.debug|c-Os-nobuildid\.so|stripped-cxx-O2\.so)$'
-    [leaf]='^$' [config]='^$')
-for f in cfi elfsym leaf config; do
+    [leaf]='^$' [config]='^$' [il]='^$' [pdb]='^app-(Demo|CoverLib|CoverLibEmbedded)$')
+for f in cfi elfsym leaf config il pdb; do
     fuzzer=$ROOT/build/fuzz/$f/fuzzer
     [ -x "$fuzzer" ] || { echo "seeds: $fuzzer not built (make fuzz): $OUT/$f not merged" >&2; continue; }
     rm -rf "$W/merged-$f"

@@ -55,4 +55,8 @@ void fixture_stderr_on(int saved);
  * template path.  Returns 0 or -1. */
 int fixture_recorder(struct recorder *rec, char *path);
 
+/* A whole file's bytes (malloc'd; free them), or NULL.  Test data is read
+ * from the tree's root, where the unit tests run (tests/unit/data/...). */
+uint8_t *fixture_read_file(const char *path, size_t *size);
+
 #endif
