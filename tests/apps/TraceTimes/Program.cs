@@ -94,9 +94,9 @@ static class Program
 
     static void Main(string[] args)
     {
-        int rounds = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 5000;
+        int rounds = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 10000;
         int calls = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 50;
-        double spinUs = args.Length > 2 ? double.Parse(args[2], CultureInfo.InvariantCulture) : 10;
+        double spinUs = args.Length > 2 ? double.Parse(args[2], CultureInfo.InvariantCulture) : 15;
         long spin = (long)(spinUs * 1e-6 * Stopwatch.Frequency);
         Clock.Measure();
         for (int r = 0; r < rounds; r++)
