@@ -306,8 +306,10 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
                       (double)n->direct * (cost.call - cost.own);
         double incl = (double)n->incl - (double)n->calls * cost.own -
                       (double)n->below * cost.call;
-        self = self > 0 ? self : 0;
         incl = incl > 0 ? incl : 0;
+        /* an estimate of the cost above what was measured must not leave
+         * more self time than inclusive time */
+        self = self < 0 ? 0 : self > incl ? incl : self;
         raw_self += (double)n->self;
         taken += (double)n->self - self;
         row->self += (uint64_t)(self + 0.5);

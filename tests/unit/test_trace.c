@@ -486,26 +486,53 @@ static int calls_recording(struct buf *out, const char *cost)
     return rc < 0 || w.error ? -1 : 0;
 }
 
-static void test_trace_calls_table(void)
+/* The calls table of calls_recording(cost), as report_calls writes it. */
+struct calls_view {
+    struct recording r;
+    struct prof_filter f;
+    struct profiles ps;
+    struct report_options o;
+};
+
+static int calls_view_open(struct calls_view *v, const char *cost)
 {
     struct buf b;
-    buf_init(&b);
-    REQUIRE(calls_recording(&b, NULL) == 0);
-    struct recording r;
     char err[256];
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
+    memset(v, 0, sizeof *v);
+    buf_init(&b);
+    int rc = calls_recording(&b, cost) == 0 && rec_load_memory(b.data, b.len, &v->r, err,
+                                                               sizeof err) == 0 ? 0 : -1;
     buf_free(&b);
-    struct prof_filter f = {0};
-    f.event = "calls";
-    struct profiles ps;
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
-    struct report_options o = {0, 0, NULL, &f, 0, 0};
+    if (rc < 0)
+        return -1;
+    v->f.event = "calls";
+    if (prof_build(&v->ps, &v->r, &v->f, err, sizeof err) < 0)
+        return -1;
+    v->o.filter = &v->f;
+    return 0;
+}
+
+static char *calls_text(struct calls_view *v)
+{
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
-    REQUIRE(out);
-    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
+    if (!out)
+        return NULL;
+    int rc = report_calls(prof_current(&v->ps), &v->o, out);
     fclose(out);
+    if (rc < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void test_trace_calls_table(void)
+{
+    struct calls_view v;
+    REQUIRE(calls_view_open(&v, NULL) == 0);
+    char *text = calls_text(&v);
     REQUIRE(text);
     /* Rec: calls 2+2+1; inclusive of its outermost paths only (800+100),
      * over its 3 outermost calls; self everywhere; the longest call */
@@ -527,15 +554,13 @@ static void test_trace_calls_table(void)
     free(text);
     REQUIRE(report_calls_sort("calls") == 0);
     CHECK(report_calls_sort("bogus") < 0);
-    out = open_memstream(&text, &len);
-    REQUIRE(out);
-    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
-    fclose(out);
+    text = calls_text(&v);
+    REQUIRE(text);
     CHECK(strstr(text, "Demo.Leaf") < strstr(text, "Demo.Rec") &&
           strstr(text, "Demo.Rec") < strstr(text, "Demo.Main"));
     free(text);
     report_calls_sort("self");
-    prof_free(&ps);
+    prof_free(&v.ps);
 }
 
 /* The hooks' own cost taken out (trace_cost call_ns=10 own_ns=2): per path,
@@ -543,24 +568,9 @@ static void test_trace_calls_table(void)
  * its inclusive time and 8 ns per call it made from its self time. */
 static void test_trace_calls_cost_taken_out(void)
 {
-    struct buf b;
-    buf_init(&b);
-    REQUIRE(calls_recording(&b, "call_ns=10.000 own_ns=2.000 pairs=10000 rounds=9") == 0);
-    struct recording r;
-    char err[256];
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    buf_free(&b);
-    struct prof_filter f = {0};
-    f.event = "calls";
-    struct profiles ps;
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
-    struct report_options o = {0, 0, NULL, &f, 0, 0};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    REQUIRE(out);
-    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
-    fclose(out);
+    struct calls_view v;
+    REQUIRE(calls_view_open(&v, "call_ns=10.000 own_ns=2.000 pairs=10000 rounds=9") == 0);
+    char *text = calls_text(&v);
     REQUIRE(text);
     /* Main;Rec: 3 calls, 12 below, 2 made: incl 900-6-120, self 210-6-16;
      * Main;Rec;Rec (recursive: self only): 300-4-80; Leaf 150-30 */
@@ -580,7 +590,7 @@ static void test_trace_calls_cost_taken_out(void)
                        "method's own; 202 ns of the 760 ns of self time measured") != NULL);
     CHECK(strstr(text, "waited that much") == NULL); /* no stretch given: none */
     free(text);
-    prof_free(&ps);
+    prof_free(&v.ps);
 }
 
 #if defined(__x86_64__)
