@@ -12,6 +12,11 @@
 #   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
 #   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
 #   make install PREFIX=/usr/local [DESTDIR=...]
+#   make nupkg           build/corscope.VERSION.nupkg, the .NET tool (linux-x64,
+#                        and linux-arm64 when build/aarch64/ holds a build)
+#   make dist            build/corscope-VERSION-linux-ARCH.tar.gz (bin/, lib/)
+#   make e2e-runtimes    the representative e2e tests (RUNTIME_TESTS) on .NET 8 and 9
+#   make test-runtimes   every e2e test on .NET 8 and 9
 #
 # One object tree per variant (build/ and build/asan/); the agent and the CLI
 # link the same objects.  Everything is compiled -fPIC and
@@ -50,6 +55,9 @@ OTHER_ARCH := arm64
 PORTABLE_SRC := src/agent/signal/mshape_arm64.c
 endif
 for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
+# the CLI's uploads over https (cli/http.c): OpenSSL, which the .NET runtime
+# needs on Linux anyway (docs/push.md says why not libcurl)
+TLS_LIBS ?= -lssl -lcrypto
 
 COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
@@ -58,8 +66,9 @@ AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/a
 	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
+# the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
 CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
-	src/format/covplan.c $(wildcard src/agent/il/*.c)
+	src/format/covplan.c $(wildcard src/agent/il/*.c) src/format/writer.c
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
@@ -90,8 +99,8 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
-	events-doc
+	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
+	arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
 
 all: $(AGENT) $(CLI)
 
@@ -155,11 +164,11 @@ $(AGENT): $(AGENT_OBJ) src/agent/exports.map
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB) $(TLS_LIBS)
 
 $(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz $(TLS_LIBS)
 
 # a library the unit tests load and unload, beside them (stripped, no sanitizer)
 $(BUILD)/unloadable.so: tests/unit/unloadable.c
@@ -193,14 +202,34 @@ apps:
 events-doc: $(UNIT)
 	CORSCOPE_WRITE_EVENTS_DOC=1 $(UNIT) schema_docs
 
-e2e: all apps asan-programs
+e2e: all apps asan-programs runtimes nupkg dist
 	tests/e2e/run.sh
+
+# The runtimes besides the SDK's (.NET 10) that the tests run on, and the
+# tests that make test runs on each: one per capability.
+OLDER_RUNTIMES := 8 9
+RUNTIME_TESTS := cpu_shares wall mixed_stack alloc gc exceptions locks jit trace attach containers
+
+runtimes:
+	tests/apps/runtimes.sh $(OLDER_RUNTIMES)
+
+e2e-runtimes: all apps runtimes
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		ATTACH_CYCLES=3 CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "e2e-runtimes: failed on .NET$$failed"; exit 1; }
+
+test-runtimes: all apps asan-programs nupkg dist
+	tests/apps/runtimes.sh --all $(OLDER_RUNTIMES)
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "test-runtimes: failed on .NET$$failed"; exit 1; }
 
 test: deps
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory e2e-runtimes
 	$(MAKE) --no-print-directory stress
 	$(MAKE) --no-print-directory test-arm64-quick
 
@@ -214,8 +243,8 @@ TSAN_FLAGS := -fsanitize=thread
 # every input that once failed).  `make replay` runs each corpus through its
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
-FUZZERS := reader cfi elfsym leaf config il pdb
-FUZZ_SRC_reader := src/format/recording.c src/format/schema.c \
+FUZZERS := reader cfi elfsym leaf config il pdb push
+FUZZ_SRC_reader := src/format/recording.c src/format/schema.c src/format/writer.c \
 	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
@@ -225,7 +254,8 @@ FUZZ_SRC_leaf := src/agent/signal/mshape.c src/agent/signal/mshape_arm64.c
 FUZZ_SRC_config := src/common/config.c src/common/units.c
 FUZZ_SRC_il := $(wildcard src/agent/il/*.c) src/common/mem.c
 FUZZ_SRC_pdb := $(wildcard src/common/pdb/*.c) src/common/inflate.c src/common/mem.c
-FUZZ_LIBS := -lm -lz
+FUZZ_SRC_push := $(FUZZ_SRC_reader)
+FUZZ_LIBS := -lm -lz -lssl -lcrypto
 
 # $(BUILD)/replay-NAME: the corpus driver over harness NAME
 define replay_rule
@@ -315,12 +345,14 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/startup.sh
 	bench/codemap.sh
+	bench/push.sh
+	bench/tool.sh
 
 # ---- arm64 ---------------------------------------------------------------
 
 # The agent and the CLI for linux-arm64, cross-built under build/aarch64
-# (scripts/install-deps.sh installs the cross compiler, and zlib for arm64
-# into CROSS_ZLIB; the CLI links it statically).  The tests run self-contained
+# (scripts/install-deps.sh installs the cross compiler, and zlib and
+# OpenSSL for arm64 into CROSS_ZLIB; the CLI links them statically).  The tests run self-contained
 # arm64 test programs under qemu-user (tests/arm64/run.sh): a representative
 # set in make test, every one in make test-arm64.
 CROSS ?= aarch64-linux-gnu-
@@ -329,6 +361,7 @@ CROSS_ZLIB ?= /usr/local/aarch64-linux-gnu
 arm64:
 	$(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
 		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a \
+		TLS_LIBS="$(CROSS_ZLIB)/lib/libssl.a $(CROSS_ZLIB)/lib/libcrypto.a -ldl" \
 		build/aarch64/libcorscope.so build/aarch64/corscope
 
 apps-arm64:
@@ -346,6 +379,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/corscope
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/corscope
 	install -m 0644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
+
+nupkg: all
+	scripts/package.sh nupkg $(VERSION)
+
+dist: all
+	scripts/package.sh dist $(VERSION)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/corscope $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so

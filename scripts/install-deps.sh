@@ -22,6 +22,9 @@ pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }
 if command -v dpkg > /dev/null 2>&1; then
     pkg libc6-dbg
     pkg zlib1g-dev   # the pprof report is gzip-compressed
+    pkg libssl-dev   # record --push over https (OpenSSL, which .NET needs anyway)
+    need openssl openssl              # t_push: a certificate of the test's own
+    need protoc protobuf-compiler     # t_push: the push requests checked on the wire
     # the report tests: Node.js runs the consumers, Chromium shows the flame graph
     need node nodejs
     need npm npm
@@ -48,25 +51,43 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing > /dev/null
 fi
 
-# zlib for arm64, the one library the CLI links besides the C library: from
-# Debian's zlib1g-dev:arm64, unpacked into $CROSS_ZLIB, not installed (a
-# multiarch libc6:arm64 beside the cross C library makes qemu-aarch64 -L
-# /usr/aarch64-linux-gnu load one's ld.so with the other's libc, and
-# programs hang at start).  The arm64 CLI links it statically.
+# zlib and OpenSSL for arm64, the libraries the CLI links besides the C
+# library: from Debian's zlib1g-dev:arm64 and libssl-dev:arm64, unpacked
+# into $CROSS_ZLIB, not installed (a multiarch libc6:arm64 beside the cross
+# C library makes qemu-aarch64 -L /usr/aarch64-linux-gnu load one's ld.so
+# with the other's libc, and programs hang at start).  The arm64 CLI links
+# them statically (OpenSSL: its uploads over https, docs/push.md).
 CROSS_ZLIB=${CROSS_ZLIB:-/usr/local/aarch64-linux-gnu}
-if command -v dpkg > /dev/null 2>&1 && [ ! -f "$CROSS_ZLIB/lib/libz.a" ]; then
-    echo "corscope: unpacking zlib for arm64 into $CROSS_ZLIB"
+arm64_updated=
+# unpack_arm64 PACKAGE: Debian's PACKAGE:arm64 downloaded and unpacked into
+# $tmp/x (a new temporary directory; the caller removes $tmp)
+unpack_arm64() {
     [ "$(id -u)" -eq 0 ] && SUDO= || SUDO=sudo
     arches="-o APT::Architectures::=$(dpkg --print-architecture) -o APT::Architectures::=arm64"
     tmp=$(mktemp -d)
     # shellcheck disable=SC2086
-    $SUDO apt-get $arches update -qq
+    [ -n "$arm64_updated" ] || $SUDO apt-get $arches update -qq
+    arm64_updated=1
     # shellcheck disable=SC2086
-    (cd "$tmp" && chmod 777 . && $SUDO apt-get $arches download -qq zlib1g-dev:arm64 > /dev/null)
-    dpkg-deb -x "$tmp"/zlib1g-dev_*_arm64.deb "$tmp/x"
+    (cd "$tmp" && chmod 777 . && $SUDO apt-get $arches download -qq "$1:arm64" > /dev/null)
+    dpkg-deb -x "$tmp/$1"_*_arm64.deb "$tmp/x"
     $SUDO mkdir -p "$CROSS_ZLIB/include" "$CROSS_ZLIB/lib"
+}
+if command -v dpkg > /dev/null 2>&1 && [ ! -f "$CROSS_ZLIB/lib/libz.a" ]; then
+    echo "corscope: unpacking zlib for arm64 into $CROSS_ZLIB"
+    unpack_arm64 zlib1g-dev
     $SUDO cp "$tmp/x/usr/include/zlib.h" "$tmp/x/usr/include/zconf.h" "$CROSS_ZLIB/include/"
     $SUDO cp "$tmp/x/usr/lib/aarch64-linux-gnu/libz.a" "$CROSS_ZLIB/lib/"
+    rm -rf "$tmp"
+fi
+if command -v dpkg > /dev/null 2>&1 && [ ! -f "$CROSS_ZLIB/lib/libssl.a" ]; then
+    echo "corscope: unpacking OpenSSL for arm64 into $CROSS_ZLIB"
+    unpack_arm64 libssl-dev
+    $SUDO mkdir -p "$CROSS_ZLIB/include/openssl"
+    $SUDO cp -r "$tmp/x/usr/include/openssl/." "$tmp/x/usr/include/aarch64-linux-gnu/openssl/." \
+        "$CROSS_ZLIB/include/openssl/"
+    $SUDO cp "$tmp/x/usr/lib/aarch64-linux-gnu/libssl.a" "$tmp/x/usr/lib/aarch64-linux-gnu/libcrypto.a" \
+        "$CROSS_ZLIB/lib/"
     rm -rf "$tmp"
 fi
 

@@ -12,6 +12,7 @@
 
 #include "agent/attach.h"
 #include "agent/codemap.h"
+#include "agent/companion.h"
 #include "agent/control_client.h"
 #include "agent/evq.h"
 #include "agent/log.h"
@@ -221,6 +222,7 @@ static void *loop_main(void *arg)
      * through one is counted as guessed, and a callback's waits for it */
     nativeunwind_refresh();
     recorder_move_high(&a->out);
+    companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
     struct loop_state ls = {0, 0};
@@ -251,6 +253,7 @@ static void *loop_main(void *arg)
             if (recorder_failed(&a->out))
                 halt(a);
         }
+        companion_reap();
         if (control_client_stop_wanted()) {
             atomic_store(&a->detaching, 1);
             break;

@@ -13,6 +13,7 @@
 #include "agent/callback_activity.h"
 #include "agent/clrdesc.h"
 #include "agent/codemap.h"
+#include "agent/companion.h"
 #include "agent/control_client.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
@@ -27,7 +28,12 @@
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/clock.h"
+#include "common/pushcfg.h"
 #include "common/utf.h"
+
+/* Attached: how long InitializeForAttach waits for corscope to send the
+ * recording's file (it does so the moment the agent connects). */
+#define ATTACH_RECORDING_WAIT_MS 10000
 
 static void log_ignored_callback(const char *method)
 {
@@ -89,7 +95,10 @@ static void hide_environment(struct agent *a)
         hide_variable(a, ours[i]);
 #define HIDE(key, env) hide_variable(a, env);
     CONFIG_KEYS(HIDE)
+    PUSH_KEYS(HIDE)
 #undef HIDE
+    hide_variable(a, PUSH_PASSWORD_ENV);
+    hide_variable(a, PUSH_TOKEN_ENV);
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */
@@ -186,9 +195,13 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_warn("cannot reach the corscope command (%s); the recording goes on without its "
                  "status line and duration", a->cfg.control);
     }
-    if (acquire_info(a, unk) < 0 || a->info_version < 10) {
-        log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
-                  "profiling is off for this run");
+    if (acquire_info(a, unk) < 0 || a->info_version < AGENT_INFO_MIN) {
+        char offers[32] = "none";
+        if (a->info)
+            snprintf(offers, sizeof offers, "ICorProfilerInfo%d", a->info_version);
+        log_error("this runtime is too old for corscope, which needs ICorProfilerInfo%d (.NET Core "
+                  "3.1 or later; it offers %s): the program runs without the profiler",
+                  AGENT_INFO_MIN, offers);
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
@@ -209,7 +222,27 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+    /* CORSCOPE_PUSH (the agent alone): the recorder writes into the
+     * uploader's pipe, opened by companion_open */
+    int pushing = companion_open(a);
+    if (pushing < 0)
+        goto decline;
+    if (pushing) {
+        /* opened */
+    } else if (a->attached) {
+        /* corscope created the file where it was asked, and sends it open:
+         * no path of ours is opened in the process's mount namespace, as
+         * its user (control.h) */
+        int fd = control_client_receive_recording(ATTACH_RECORDING_WAIT_MS);
+        if (fd < 0) {
+            log_error("corscope did not send the recording's file; profiling is off");
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off", err);
+            goto decline;
+        }
+    } else if (a->cfg.children == CONFIG_CHILDREN_NONE) {
         /* the first process only, and never over another's recording */
         int fd = proctree_claim_first(a->output);
         if (fd < 0 && errno == EEXIST) {
@@ -335,6 +368,7 @@ int lifecycle_shutdown(struct agent *a)
         return -1; /* the loop still owns the recorder and the names: leave them */
     int was_open = a->out.open;
     free_core(a);
+    companion_finish(); /* its pipe is closed: it sends the last profiles */
     evq_shutdown();
     log_info("recording closed: %s", a->output);
     if (was_open) {

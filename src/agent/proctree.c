@@ -109,8 +109,15 @@ int proctree_claim_first(const char *path)
     if (fd < 0)
         return -1;
     struct stat st;
-    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-        return fd; /* a pipe, a device: nobody's recording to keep */
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device: nobody's recording to keep; a FIFO (record --push
+         * reads it) is the first process's alone */
+        if (!S_ISFIFO(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        close(fd);
+        errno = EEXIST;
+        return -1;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 && st.st_size == 0)
         return fd; /* the lock stays while this process lives */
     close(fd);

@@ -4,10 +4,13 @@
 #include "agent/recorder.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,30 @@
  * header, its pointer and length, its index slots. */
 #define STRING_OVERHEAD 48
 
+/* A write to a pipe whose reader is gone raises SIGPIPE on the writing
+ * thread, whose default ends the program: around the agent's writes to a
+ * pipe it is blocked, and taken back if the write raised it. */
+static ssize_t write_quietly(const struct recorder *r, const void *p, size_t n)
+{
+    if (!r->pipe)
+        return write(r->fd, p, n);
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    ssize_t w = write(r->fd, p, n);
+    int e = errno;
+    if (w < 0 && e == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return w;
+}
+
 static int file_write(void *ctx, const void *data, size_t n)
 {
     struct recorder *r = ctx;
@@ -36,7 +63,7 @@ static int file_write(void *ctx, const void *data, size_t n)
     const char *p = data;
     atomic_store(&r->write_since_ns, clock_now_ns());
     while (n) {
-        ssize_t w = write(r->fd, p, n);
+        ssize_t w = write_quietly(r, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -114,6 +141,8 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
         return -1;
     }
     r->fd = fd; /* moved high by the loop's thread (recorder_move_high) */
+    struct stat st;
+    r->pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
     struct writer_sink sink = {file_write, r};
     r->start_ns = r->last_flush_ns = clock_now_ns();
     r->open = 1;
@@ -141,6 +170,8 @@ int recorder_open_fd(struct recorder *r, const struct config *c, int fd, const c
     snprintf(text, sizeof text, "%llu",
              (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
     writer_info(&r->w, FMT_INFO_START_REALTIME_NS, text);
+    snprintf(text, sizeof text, "%llu", (unsigned long long)r->start_ns);
+    writer_info(&r->w, FMT_INFO_START_MONOTONIC_NS, text);
     recorder_flush(r);
     if (r->w.error) {
         snprintf(err, err_size, "cannot write %s: %s", path, strerror(r->w.error));

@@ -40,6 +40,7 @@ struct recorder {
     int fd;
     uint64_t file_size;
     uint64_t size_limit; /* RLIMIT_FSIZE, UINT64_MAX when unlimited */
+    int pipe;            /* the output is a pipe or FIFO (a push uploader reads it) */
     char path[4096];
     uint64_t start_ns;   /* CLOCK_MONOTONIC at open */
     uint64_t last_flush_ns;

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "common/product.h"
+#include "common/pushcfg.h"
 
 static volatile sig_atomic_t child_pid;
 
@@ -70,6 +71,13 @@ static void set_child_env(const struct config *c, const char *agent, const char 
     setenv(env, value, 1);
     CONFIG_KEYS(EXPORT_SETTING)
 #undef EXPORT_SETTING
+    /* never the agent's own uploads under record: record pushes, with
+     * --push (and no secret reaches the program) */
+#define NO_PUSH(k, env) unsetenv(env);
+    PUSH_KEYS(NO_PUSH)
+#undef NO_PUSH
+    unsetenv(PUSH_PASSWORD_ENV);
+    unsetenv(PUSH_TOKEN_ENV);
     /* a tree of processes is recorded: no compiler server or MSBuild node
      * may outlive the recording (they would go on profiling into a
      * finished file); the build runs its compiler as a process of its own

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/push.h"
 
 static const char usage[] =
     "usage: corscope <command> [options]\n"
@@ -16,6 +17,7 @@ static const char usage[] =
     "  report   turn a recording into a report (collapsed stacks, top methods)\n"
     "  check    validate a recording and say what is wrong with it\n"
     "  ps       list the running .NET processes you can attach to (record -p)\n"
+    "  push     send a recording to Grafana Pyroscope (record --push does it live)\n"
     "  cover    run a .NET program or `dotnet test` and report its code coverage\n"
     "\n"
     "  corscope <command> --help    options of one command\n"
@@ -50,9 +52,12 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "ps"))
         return cmd_ps(argc - 1, argv + 1);
+    if (!strcmp(cmd, "push"))
+        return cmd_push(argc - 1, argv + 1);
     if (!strcmp(cmd, "cover"))
         return cmd_cover(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check, ps, cover; see 'corscope --help')",
+    cli_error("unknown command '%s' (commands: record, report, check, ps, push, cover; see "
+              "'corscope --help')",
               cmd);
     return EXIT_USAGE;
 }

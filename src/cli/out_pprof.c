@@ -1,7 +1,7 @@
 /*
  * out_pprof: the pprof format (github.com/google/pprof, proto/profile.proto),
  * gzip-compressed, as `go tool pprof`, Grafana Pyroscope and the pprof
- * libraries read it.
+ * libraries read it; the encoder is shared with the uploads (pprof.h).
  *
  * Two sample types per event of the recording, a count and a value, named
  * as go tool pprof users know them: samples/count and cpu/nanoseconds
@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "cli/cli.h"
+#include "cli/pprof.h"
 #include "cli/report.h"
 #include "cli/timeline.h"
 #include "common/buf.h"
@@ -67,16 +68,15 @@ static void value_type(struct buf *b, uint32_t field, struct strtab *t, const ch
     pb_message(b, field, tmp);
 }
 
-/* Compresses `in` as gzip into out. */
-static int gzip_write(const struct buf *in, FILE *out)
+int pprof_gzip(const void *in, size_t len, struct buf *out)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -1;
     uint8_t chunk[65536];
-    z.next_in = in->data;
-    z.avail_in = (uInt)in->len;
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
     int rc;
     do {
         z.next_out = chunk;
@@ -84,10 +84,10 @@ static int gzip_write(const struct buf *in, FILE *out)
         rc = deflate(&z, Z_FINISH);
         if (rc == Z_STREAM_ERROR)
             break;
-        fwrite(chunk, 1, sizeof chunk - z.avail_out, out);
+        buf_put(out, chunk, sizeof chunk - z.avail_out);
     } while (rc != Z_STREAM_END);
     deflateEnd(&z);
-    return rc == Z_STREAM_END ? 0 : -1;
+    return rc == Z_STREAM_END && !out->failed ? 0 : -1;
 }
 
 struct agg {
@@ -104,36 +104,87 @@ static const char *pprof_unit(const char *unit)
     return unit;
 }
 
-/* The two sample types of a view: its count, then its value. */
-static void view_types(const struct profile *v, char *count, char *count_unit, char *value,
-                       char *value_unit, size_t size)
+/* A sample type of the profile: which view's paths it counts, and how. */
+struct column {
+    size_t view;
+    enum pprof_source source;
+    char type[64], unit[64];
+};
+
+/* The two sample types of a view as go tool pprof names them: its count,
+ * then its value. */
+static void view_columns(const struct profile *v, size_t vi, struct column out[2])
 {
     const struct recording *r = v->rec;
     const struct rec_event *e = v->event >= 0 ? &r->events[v->event] : NULL;
+    struct column *count = &out[0], *value = &out[1];
+    count->view = value->view = vi;
+    count->source = PPROF_COUNT;
+    value->source = PPROF_VALUE;
+    size_t size = sizeof count->type;
     if (!e || !e->recorded) {
-        snprintf(count, size, "samples");
-        snprintf(count_unit, size, "count");
-        snprintf(value, size, "%s", prof_event_name(v));
-        snprintf(value_unit, size, "%s", pprof_unit(prof_unit(v)));
+        snprintf(count->type, size, "samples");
+        snprintf(count->unit, size, "count");
+        snprintf(value->type, size, "%s", prof_event_name(v));
+        snprintf(value->unit, size, "%s", pprof_unit(prof_unit(v)));
         return;
     }
     char unit[64];
-    snprintf(value, size, "%.*s", (int)e->value_names[0].len, e->value_names[0].p);
+    snprintf(value->type, size, "%.*s", (int)e->value_names[0].len, e->value_names[0].p);
     snprintf(unit, sizeof unit, "%.*s", (int)e->value_units[0].len, e->value_units[0].p);
-    snprintf(value_unit, size, "%s", pprof_unit(unit));
+    snprintf(value->unit, size, "%s", pprof_unit(unit));
     if (e->value_count > 1) {
-        snprintf(count, size, "%.*s", (int)e->value_names[1].len, e->value_names[1].p);
+        snprintf(count->type, size, "%.*s", (int)e->value_names[1].len, e->value_names[1].p);
         snprintf(unit, sizeof unit, "%.*s", (int)e->value_units[1].len, e->value_units[1].p);
-        snprintf(count_unit, size, "%s", pprof_unit(unit));
+        snprintf(count->unit, size, "%s", pprof_unit(unit));
     } else {
-        snprintf(count, size, "%.*s_count", (int)e->name.len, e->name.p);
-        snprintf(count_unit, size, "count");
+        snprintf(count->type, size, "%.*s_count", (int)e->name.len, e->name.p);
+        snprintf(count->unit, size, "count");
     }
 }
 
-int report_pprof(const struct profile *p, const struct report_options *o, FILE *out)
+void pprof_defaults(struct pprof_options *o)
 {
-    (void)o;
+    memset(o, 0, sizeof *o);
+    o->thread_names = 1;
+}
+
+/* The sample types the options ask for, into *out (caller frees).
+ * Returns their number, 0 when out of memory; *main the default one. */
+static size_t choose_columns(const struct profile *p, const struct profile *views, size_t nviews,
+                             const struct pprof_options *o, struct column **out, size_t *main)
+{
+    size_t only = o->only ? (size_t)(o->only - views) : SIZE_MAX;
+    size_t n = only != SIZE_MAX ? (o->columns ? o->column_count : 2) : 2 * nviews;
+    struct column *c = mem_calloc(n ? n : 1, sizeof *c);
+    if (!c)
+        return 0;
+    *main = 1;
+    if (only == SIZE_MAX) {
+        for (size_t vi = 0; vi < nviews; vi++) {
+            view_columns(&views[vi], vi, &c[2 * vi]);
+            if (&views[vi] == p || nviews == 1)
+                *main = 2 * vi + 1;
+        }
+    } else if (!o->columns) {
+        view_columns(&views[only], only, c);
+    } else {
+        *main = 0;
+        for (size_t i = 0; i < n; i++) {
+            c[i].view = only;
+            c[i].source = o->columns[i].source;
+            snprintf(c[i].type, sizeof c[i].type, "%s", o->columns[i].type);
+            snprintf(c[i].unit, sizeof c[i].unit, "%s", o->columns[i].unit);
+            if (c[i].source == PPROF_VALUE && c[*main].source != PPROF_VALUE)
+                *main = i;
+        }
+    }
+    *out = c;
+    return n;
+}
+
+int pprof_encode(const struct profile *p, const struct pprof_options *o, struct buf *out)
+{
     const struct recording *r = p->rec;
     struct buf b, m, tmp;
     buf_init(&b);
@@ -147,20 +198,23 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
     size_t agg_count = 0, agg_cap = 0;
     uint32_t *names = NULL, *module_of = NULL, *mapping_of_module = NULL;
     uint64_t *ids = NULL, *values = NULL;
-    size_t names_cap = 0, ids_cap = 0;
+    struct column *columns = NULL;
+    size_t names_cap = 0, ids_cap = 0, main = 0, ncolumns = 0;
     int rc = -1;
     size_t nviews = p->view_count ? p->view_count : 1;
     const struct profile *views = p->view_count ? p->views : p;
     if (strtab_init(&strings) < 0)
         goto out;
-    values = mem_calloc(2 * nviews, sizeof *values);
-    if (!values)
+    ncolumns = choose_columns(p, views, nviews, o, &columns, &main);
+    if (!ncolumns || !(values = mem_calloc(ncolumns, sizeof *values)))
         goto out;
 
     /* (view, thread, path) aggregates */
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t vi = 0; vi < nviews; vi++) {
         const struct profile *v = &views[vi];
+        if (o->only && v != o->only)
+            continue;
         map64_clear(&index);
         if (v->selected_samples) {
             if (v->first_time < first)
@@ -198,18 +252,8 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         if (!module_of[p->frame_name[f]])
             module_of[p->frame_name[f]] = r->frames[f].module;
 
-    char count_type[64], count_unit[64], value_type_name[64], value_unit[64];
-    char main_type[64] = "", main_unit[64] = "";
-    for (size_t vi = 0; vi < nviews; vi++) {
-        view_types(&views[vi], count_type, count_unit, value_type_name, value_unit,
-                   sizeof count_type);
-        value_type(&b, 1, &strings, count_type, count_unit, &tmp);
-        value_type(&b, 1, &strings, value_type_name, value_unit, &tmp);
-        if (&views[vi] == p || nviews == 1) {
-            snprintf(main_type, sizeof main_type, "%s", value_type_name);
-            snprintf(main_unit, sizeof main_unit, "%s", value_unit);
-        }
-    }
+    for (size_t c = 0; c < ncolumns; c++)
+        value_type(&b, 1, &strings, columns[c].type, columns[c].unit, &tmp);
 
     for (size_t i = 0; i < agg_count; i++) {
         const struct profile *v = &views[aggs[i].view];
@@ -222,20 +266,27 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
             ids[d] = names[depth - 1 - d]; /* leaf first; location id = name id */
         buf_reset(&m);
         pb_packed(&m, 1, ids, depth, &tmp);
-        memset(values, 0, 2 * nviews * sizeof *values);
         int recorded = v->event >= 0 && r->events[v->event].recorded;
-        values[2 * aggs[i].view] = recorded ? aggs[i].count : aggs[i].samples;
-        values[2 * aggs[i].view + 1] = (uint64_t)prof_value(v, aggs[i].weight);
-        pb_packed(&m, 2, values, 2 * nviews, &tmp);
+        for (size_t c = 0; c < ncolumns; c++) {
+            values[c] = 0;
+            if (columns[c].view != aggs[i].view)
+                continue;
+            values[c] = columns[c].source == PPROF_COUNT
+                            ? (recorded ? aggs[i].count : aggs[i].samples)
+                            : (uint64_t)prof_value(v, aggs[i].weight);
+        }
+        pb_packed(&m, 2, values, ncolumns, &tmp);
         const struct rec_thread *th = &r->threads[aggs[i].thread];
-        char label[160];
-        timeline_thread_name(p, aggs[i].thread, label, sizeof label);
         struct buf l;
         buf_init(&l);
-        pb_varint(&l, 1, str(&strings, "thread"));
-        pb_varint(&l, 2, str(&strings, label));
-        pb_message(&m, 3, &l);
-        buf_reset(&l);
+        if (o->thread_names) {
+            char label[160];
+            timeline_thread_name(p, aggs[i].thread, label, sizeof label);
+            pb_varint(&l, 1, str(&strings, "thread"));
+            pb_varint(&l, 2, str(&strings, label));
+            pb_message(&m, 3, &l);
+            buf_reset(&l);
+        }
         pb_varint(&l, 1, str(&strings, "thread_id"));
         pb_varint(&l, 3, th->os_tid);
         pb_message(&m, 3, &l);
@@ -283,16 +334,24 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         }
         pb_message(&b, 5, &m);
     }
-    const struct rec_str *start = rec_info(r, FMT_INFO_START_REALTIME_NS);
-    char start_text[32] = "0";
-    if (start)
-        snprintf(start_text, sizeof start_text, "%.*s", (int)start->len, start->p);
-    uint64_t start_ns = strtoull(start_text, NULL, 10);
-    pb_varint(&b, 9, start_ns + first);
-    pb_varint(&b, 10, last - first);
-    value_type(&b, 11, &strings, main_type, main_unit, &tmp);
-    pb_varint(&b, 12, p->event >= 0 ? r->events[p->event].period : 1);
-    pb_varint(&b, 14, str(&strings, main_type));
+    if (o->time_ns || o->duration_ns) {
+        pb_varint(&b, 9, o->time_ns);
+        pb_varint(&b, 10, o->duration_ns);
+    } else {
+        const struct rec_str *start = rec_info(r, FMT_INFO_START_REALTIME_NS);
+        char start_text[32] = "0";
+        if (start)
+            snprintf(start_text, sizeof start_text, "%.*s", (int)start->len, start->p);
+        uint64_t start_ns = strtoull(start_text, NULL, 10);
+        pb_varint(&b, 9, start_ns + first);
+        pb_varint(&b, 10, last - first);
+    }
+    const struct column *def = &columns[main];
+    const struct profile *dv = &views[def->view];
+    value_type(&b, 11, &strings, o->period_type ? o->period_type : def->type,
+               o->period_unit ? o->period_unit : def->unit, &tmp);
+    pb_varint(&b, 12, o->period ? o->period : dv->event >= 0 ? r->events[dv->event].period : 1);
+    pb_varint(&b, 14, str(&strings, def->type));
     /* the string table last: every string is interned by now */
     for (size_t i = 0; i < strings.count; i++) {
         buf_put_varint(&b, 6u << 3 | WIRE_BYTES);
@@ -300,10 +359,9 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
     }
     if (b.failed || m.failed || tmp.failed)
         goto out;
-    rc = gzip_write(&b, out);
+    buf_put(out, b.data, b.len);
+    rc = out->failed ? -1 : 0;
 out:
-    if (rc < 0)
-        cli_error("out of memory while writing pprof");
     buf_free(&b);
     buf_free(&m);
     buf_free(&tmp);
@@ -313,7 +371,28 @@ out:
     mem_free(names);
     mem_free(ids);
     mem_free(values);
+    mem_free(columns);
     mem_free(module_of);
     mem_free(mapping_of_module);
+    return rc;
+}
+
+int report_pprof(const struct profile *p, const struct report_options *o, FILE *out)
+{
+    (void)o;
+    struct pprof_options po;
+    pprof_defaults(&po);
+    struct buf raw, gz;
+    buf_init(&raw);
+    buf_init(&gz);
+    int rc = pprof_encode(p, &po, &raw);
+    if (rc == 0)
+        rc = pprof_gzip(raw.data, raw.len, &gz);
+    if (rc < 0)
+        cli_error("out of memory while writing pprof");
+    else
+        fwrite(gz.data, 1, gz.len, out); /* the caller checks the stream */
+    buf_free(&raw);
+    buf_free(&gz);
     return rc;
 }

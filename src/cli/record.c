@@ -12,7 +12,9 @@
  * The recording file is created here first, exclusively, without following
  * symlinks, mode 0600 (--force replaces an existing regular file): so a bad
  * path is reported before the program starts, and the agent only ever
- * opens a file that corscope made.
+ * opens a file that corscope made.  With --push the agent writes into a
+ * FIFO instead, which record reads and copies to that file (record_push.h);
+ * without -o, --push keeps no recording.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,12 +34,15 @@
 #include "cli/cli.h"
 #include "cli/launch.h"
 #include "cli/process_tree.h"
+#include "cli/push.h"
+#include "cli/record_push.h"
 #include "cli/report.h"
 #include "cli/session.h"
 #include "cli/summary.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/product.h"
+#include "common/pushcfg.h"
 #include "common/units.h"
 #include "format/recording.h"
 
@@ -50,7 +55,7 @@ static const char record_usage[] =
     "profiler loaded and writes a recording; or attaches to the running .NET\n"
     "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
-    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "  -p, --pid PID           attach to a running process (.NET Core 3.1 on) until\n"
     "                          -d or Ctrl-C\n"
     "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
     "                          corscope started then gets SIGTERM\n"
@@ -215,6 +220,10 @@ struct record_run {
     uint64_t duration_ns;
     char **cmd;         /* the command to run (not with -p) */
     char name[PATH_MAX], recording_name[PATH_MAX]; /* the output's names made here */
+    struct push_config push; /* --push: */
+    int pushing, keep;       /* ... and a recording kept (not --push without -o) */
+    struct record_push rp;
+    const char *agent_output; /* where the agent writes: the recording, or rp's FIFO */
 };
 
 #define GO_ON (-1)
@@ -241,10 +250,17 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
         {"trace", optional_argument, NULL, OPT_TRACE},
         {"include", required_argument, NULL, OPT_INCLUDE},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},           PUSH_LONGOPTS,
+        {NULL, 0, NULL, 0},
     };
     char err[256];
     struct config *cfg = &rr->cfg;
+    /* --push's options, checked as they come and applied after the
+     * CORSCOPE_PUSH* variables (read only when there is one) */
+    push_config_defaults(&rr->push);
+    int push_opts[64];
+    const char *push_args[64];
+    size_t push_count = 0;
     config_defaults(cfg);
     /* the agent's log level is the one setting taken from our environment */
     const char *level = getenv("CORSCOPE_LOG");
@@ -291,9 +307,23 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
             if (parse_duration(optarg, &rr->duration_ns, err, sizeof err) < 0)
                 return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
             break;
-        case 'h': fputs(record_usage, stdout); return 0;
+        case 'h':
+            fputs(record_usage, stdout);
+            printf("\nContinuous profiling to Grafana Pyroscope (docs/push.md):\n%s",
+                   push_usage_options);
+            return 0;
         case ':': return cli_usage_error("record", "option %s needs a value", opt);
-        default: return cli_usage_error("record", "unknown option '%s'", opt);
+        default:
+            if (c >= PUSH_OPT_URL && c < PUSH_OPT_END) {
+                if (push_option(&rr->push, c, optarg, err, sizeof err) < 0)
+                    return cli_usage_error("record", "%s: %s", opt, err);
+                if (push_count == sizeof push_opts / sizeof push_opts[0])
+                    return cli_usage_error("record", "too many push options");
+                push_opts[push_count] = c;
+                push_args[push_count++] = optarg;
+                break;
+            }
+            return cli_usage_error("record", "unknown option '%s'", opt);
         }
         if (key && config_set(cfg, key, optarg, err, sizeof err) < 0)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
@@ -323,6 +353,18 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
     if (!rr->attach_pid && optind >= argc)
         return cli_usage_error("record", "no command to run (usage: corscope record -- dotnet App.dll)");
     rr->cmd = argv + optind;
+    if (push_count) {
+        if (push_config_settings_from_env(&rr->push, err, sizeof err) < 0)
+            return cli_usage_error("record", "%s", err);
+        for (size_t i = 0; i < push_count; i++)
+            push_option(&rr->push, push_opts[i], push_args[i], err, sizeof err);
+    }
+    rr->pushing = rr->push.url_text[0] != '\0';
+    rr->keep = !rr->pushing || rr->output;
+    if (!rr->pushing && (rr->push.service[0] || rr->push.label_count))
+        return cli_usage_error("record", "--service and --label name what --push sends; add --push URL");
+    if (rr->pushing && push_config_check(&rr->push, err, sizeof err) < 0)
+        return cli_usage_error("record", "--push: %s", err);
     if (no_children && all_processes)
         return cli_usage_error("record", "--no-children and --all-processes contradict each other");
     if (rr->attach_pid && (no_children || all_processes))
@@ -409,15 +451,24 @@ static size_t written_recordings(const char *path, char (*before)[PATH_MAX], siz
 }
 
 /* -p: attaches, records until -d or Ctrl-C, detaches.  created: the
- * recording file as created (given to the process's user by it, never by
- * its path). */
+ * recording file as created, which the agent gets open (never its path). */
 static int record_attached(struct record_run *rr, const struct attach_target *target,
                            const char *agent, const char *path, int created,
                            const struct report_format *render, const char *report_path)
 {
     uint64_t t0 = clock_now_ns();
-    if (attach_prepare_output(target, created) < 0 ||
-        attach_run(target, &rr->cfg, agent, path, rr->duration_ns, rr->quiet) != 0) {
+    /* the agent in that process gets the recording open over the control
+     * line: the file record created, or with --push the FIFO's writing end
+     * (no path of record's is opened as the process's user) */
+    int file = rr->pushing ? rr->rp.hold_fd : created;
+    int attached = attach_run(target, &rr->cfg, agent, rr->agent_output, file, rr->duration_ns,
+                              rr->quiet) == 0;
+    int recorded = 1;
+    if (rr->pushing)
+        record_push_end(&rr->rp, &recorded); /* its summary says what was not sent */
+    if (!rr->keep)
+        return attached && recorded ? 0 : EXIT_WORK_FAILED;
+    if (!attached) {
         /* nothing written: the file goes, if the path still names it */
         struct stat st, now;
         if (fstat(created, &st) == 0 && st.st_size == 0) {
@@ -452,13 +503,17 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     }
     snprintf(rr->cfg.control, sizeof rr->cfg.control, "%s", sess.address);
     int exec_errno = 0;
-    int status = launch_run(rr->cmd, &rr->cfg, agent, path, &exec_errno, &sess, rr->duration_ns,
-                            rr->quiet);
+    int status = launch_run(rr->cmd, &rr->cfg, agent, rr->agent_output, &exec_errno, &sess,
+                            rr->duration_ns, rr->quiet);
     session_close(&sess);
+    int recorded = 1;
+    if (rr->pushing)
+        record_push_end(&rr->rp, &recorded); /* its summary says what was not sent */
     double seconds = (double)(clock_now_ns() - t0) / 1e9;
 
     if (status < 0) {
-        unlink(path);
+        if (rr->keep)
+            unlink(path);
         if (exec_errno) {
             cli_error("cannot run '%s': %s", rr->cmd[0], strerror(exec_errno));
             return exec_errno == ENOENT ? 127 : 126;
@@ -469,6 +524,12 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     /* the program ended because -d did: that is no failure */
     if (sess.ended_by_deadline)
         code = 0;
+    if (!rr->keep) {
+        if (!recorded)
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+        return code ? code : recorded ? 0 : EXIT_WORK_FAILED;
+    }
     /* what was written: the output, and a recording beside it for every
      * other process of the tree */
     const char *written[PROCESS_TREE_MAX + 1];
@@ -476,8 +537,11 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     size_t count = written_recordings(path, before, before_count, written, &first_written);
     if (!count) {
         unlink(path);
-        cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
-                  "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+        if (sess.peer_count)
+            cli_error("no recording: the profiler declined, for the reason above");
+        else
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
     if (!first_written)
@@ -522,21 +586,37 @@ int cmd_record(int argc, char **argv)
         return EXIT_WORK_FAILED;
     }
 
-    char path[PATH_MAX];
+    char path[PATH_MAX] = "";
     const struct report_format *render = NULL;
     const char *report_path = NULL;
-    int created = output_paths(rr, &target, path, &render, &report_path);
-    if (created < 0)
+    /* created: the recording kept (none when --push goes without -o) */
+    int created = -1;
+    if (rr->keep && (created = output_paths(rr, &target, path, &render, &report_path)) < 0)
         return EXIT_WORK_FAILED;
     /* recordings beside it from an earlier run are not this run's */
     static char before[PROCESS_TREE_MAX][PATH_MAX];
-    size_t before_count = process_tree_list(path, before, PROCESS_TREE_MAX);
+    size_t before_count = rr->keep ? process_tree_list(path, before, PROCESS_TREE_MAX) : 0;
+    /* --push: the agent writes into record's FIFO; the recording kept
+     * (path) is record's copy of the stream */
+    rr->agent_output = path;
+    if (rr->pushing) {
+        if (record_push_begin(&rr->rp, &rr->push, rr->keep ? path : NULL, created, rr->quiet) < 0) {
+            if (rr->keep) {
+                unlink(path);
+                close(created);
+            }
+            return EXIT_WORK_FAILED;
+        }
+        rr->agent_output = rr->rp.fifo;
+    }
 
     if (rr->attach_pid) {
         int attached = record_attached(rr, &target, agent, path, created, render, report_path);
-        close(created);
+        if (created >= 0)
+            close(created);
         return attached;
     }
-    close(created);
+    if (created >= 0)
+        close(created);
     return record_launched(rr, agent, path, before, before_count, render, report_path);
 }

@@ -116,6 +116,9 @@ enum fmt_field_type {
 #define FMT_INFO_INTERVAL_NS "interval_ns"
 #define FMT_INFO_MAX_DEPTH "max_depth"
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"
+/* CLOCK_MONOTONIC (ns) at that moment: a reader of the live stream (push)
+ * tells how far the recording has got by the machine's clock */
+#define FMT_INFO_START_MONOTONIC_NS "start_monotonic_ns"
 #define FMT_INFO_RUNTIME "runtime"
 #define FMT_INFO_ENDED_BY "ended_by"
 #define FMT_INFO_MODE "mode" /* launched: the agent started with the program; attached */

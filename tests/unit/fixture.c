@@ -13,8 +13,10 @@
 #include <fcntl.h>
 
 #include "agent/recorder.h"
+#include "cli/pstream.h"
 #include "agent/signal/mshape.h"
 #include "format/recording.h"
+#include "format/schema.h"
 #include "format/writer.h"
 
 int fixture_sink(void *ctx, const void *p, size_t n)
@@ -312,4 +314,65 @@ uint8_t *fixture_read_file(const char *path, size_t *size)
     fclose(f);
     *size = (size_t)n;
     return p;
+}
+
+/* ---- a recording for the push tests (fixture.h) ---------------------------- */
+
+void fixture_stream_begin(struct fixture_stream *r)
+{
+    buf_init(&r->out);
+    struct writer_sink sink = {fixture_sink, &r->out};
+    writer_begin(&r->w, sink);
+    char text[32];
+    snprintf(text, sizeof text, "%llu", FIXTURE_START_REAL);
+    writer_info(&r->w, FMT_INFO_START_REALTIME_NS, text);
+    snprintf(text, sizeof text, "%llu", FIXTURE_START_MONO);
+    writer_info(&r->w, FMT_INFO_START_MONOTONIC_NS, text);
+    writer_info(&r->w, FMT_INFO_PID, "4242");
+    writer_info(&r->w, FMT_INFO_COMMAND, "dotnet /srv/Checkout.dll --port 80");
+    writer_info(&r->w, FMT_INFO_RUNTIME, "10.0.12.0 (10.0.12), ICorProfilerInfo15");
+    writer_info(&r->w, FMT_INFO_INTERVAL_NS, "10000000");
+    writer_event(&r->w, FMT_EVENT_CPU, "cpu", "ns", 1000);
+    /* alloc's values and its type field (records: bytes, objects, type) */
+    struct writer_event_def d;
+    schema_event_def_part(&d, FMT_EV_ALLOC, UINT32_MAX, 1u << FMT_ALLOC_TYPE);
+    d.id = FMT_EVENT_FIRST_RECORDED;
+    writer_event_def(&r->w, &d);
+    r->alloc = d.id;
+    uint32_t mod = writer_string(&r->w, "App.dll", 7), type = writer_string(&r->w, "App.Work", 8);
+    uint32_t hot = writer_string(&r->w, "Hot", 3), cold = writer_string(&r->w, "Cold", 4);
+    uint32_t fh = writer_frame(&r->w, FMT_FRAME_MANAGED, mod, type, hot, 0);
+    uint32_t fc = writer_frame(&r->w, FMT_FRAME_MANAGED, mod, type, cold, 0);
+    uint32_t sa[] = {fh, fc}, sb[] = {fc};
+    r->stack_a = writer_stack(&r->w, sa, 2);
+    r->stack_b = writer_stack(&r->w, sb, 1);
+    writer_thread(&r->w, 1, 777, writer_string(&r->w, "main", 4));
+}
+
+int fixture_stream_feed(struct pstream *s, const struct buf *b, size_t piece)
+{
+    for (size_t at = 0; at < b->len; at += piece) {
+        size_t n = b->len - at < piece ? b->len - at : piece;
+        if (pstream_feed(s, b->data + at, n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+uint64_t fixture_window_weight(const struct pstream_window *w, size_t *samples)
+{
+    struct recording r;
+    char err[200];
+    *samples = 0;
+    if (rec_load_memory(w->recording.data, w->recording.len, &r, err, sizeof err) < 0)
+        return UINT64_MAX;
+    uint64_t sum = 0;
+    if (r.status != REC_COMPLETE)
+        sum = UINT64_MAX;
+    for (size_t i = 0; i < r.sample_count && sum != UINT64_MAX; i++) {
+        sum += r.samples[i].weight;
+        ++*samples;
+    }
+    rec_free(&r);
+    return sum;
 }

@@ -10,6 +10,7 @@
 #include "agent/signal/mcode.h"
 #include "cli/report.h"
 #include "common/buf.h"
+#include "format/writer.h"
 
 /* Fills `out` with a recording; finished (with trailer) when `close` is
  * set.  Returns 0 or -1 when the writer failed. */
@@ -58,5 +59,27 @@ int fixture_recorder(struct recorder *rec, char *path);
 /* A whole file's bytes (malloc'd; free them), or NULL.  Test data is read
  * from the tree's root, where the unit tests run (tests/unit/data/...). */
 uint8_t *fixture_read_file(const char *path, size_t *size);
+
+/* A recording as the push tests read it (test_pstream.c, test_pdefs.c,
+ * test_pushreq.c): INFO of a program started 0.3 s into a window of the
+ * wall clock, the cpu event and an alloc event, two stacks (a: Hot then
+ * Cold, b: Cold) on thread 1.  The caller writes samples and records with
+ * r->w, then finishes or flushes it. */
+#define FIXTURE_EVERY 1000000000ull
+#define FIXTURE_START_REAL (1700000000ull * FIXTURE_EVERY + 300000000ull)
+#define FIXTURE_START_MONO 5000000000ull
+struct fixture_stream {
+    struct writer w;
+    struct buf out;
+    uint32_t stack_a, stack_b, alloc;
+};
+struct pstream;
+struct pstream_window;
+void fixture_stream_begin(struct fixture_stream *r);
+/* Feeds the recording to the stream in pieces of `piece` bytes. */
+int fixture_stream_feed(struct pstream *s, const struct buf *b, size_t piece);
+/* The total weight of a window's samples (UINT64_MAX: not a whole
+ * recording), their number in *samples. */
+uint64_t fixture_window_weight(const struct pstream_window *w, size_t *samples);
 
 #endif
