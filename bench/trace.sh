@@ -11,7 +11,8 @@
 #      program's time per round trip over the last third of the run (when
 #      compilation has settled: tracing turns ReadyToRun code off, so
 #      everything is compiled, first at tier 0), and the round trips done
-#      in the whole run, start-up included, with every method traced and
+#      in the whole run, start-up included, with the default scope (the
+#      program's own code), with every method traced (--include .) and
 #      with --include on the program's namespace; and, to tell the two
 #      costs apart, without the agent but with ReadyToRun off;
 #   4. start-up: the whole process's wall time for a program that does
@@ -41,21 +42,24 @@ LOOP_CONFIGS=(
     "sampling only (cpu, 10 ms)|-e cpu"
     "--trace=counts|--trace=counts"
     "--trace (calls and times)|--trace"
-    "--trace, the method left out (--exclude)|--trace --exclude Loop\\.Empty\$"
+    "--trace, the method left out (--exclude)|--trace --include ^TraceApp\\. --exclude Loop\\.Empty\$"
 )
 START_CONFIGS=(
     "no agent|-"
     "no agent, ReadyToRun off (DOTNET_ReadyToRun=0)|r2r-off"
     "sampling only (cpu, 10 ms)|-e cpu"
     "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
-    "--trace, every method|--trace"
+    "--trace (the program's own code)|--trace"
+    "--trace --include . (every method)|--trace --include ."
 )
 JSON_CONFIGS=(
     "no agent|-"
     "no agent, ReadyToRun off (DOTNET_ReadyToRun=0)|r2r-off"
     "sampling only (cpu, 10 ms)|-e cpu"
-    "--trace, every method|--trace"
-    "--trace=counts, every method|--trace=counts"
+    "--trace (default: the program's own code)|--trace"
+    "--trace=counts (default: the program's own code)|--trace=counts"
+    "--trace --include . (every method)|--trace --include ."
+    "--trace=counts --include . (every method)|--trace=counts --include ."
     "--trace --include '^TraceApp\\.Shop\\.' (the program's namespace)|--trace --include ^TraceApp\\.Shop\\."
     "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
 )

@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/report.h"
+#include "common/map.h"
 #include "common/mem.h"
 
 struct row {
@@ -31,6 +32,105 @@ struct row {
 };
 
 static const char *sort_key = "self";
+
+/* The call paths of the selected records as a tree (node 0: the root),
+ * so that each path's times can lose the cost of the traced calls below
+ * it. */
+struct path_node {
+    uint32_t parent, name;
+    int nested; /* its method is already above it: a recursive call */
+    uint64_t calls, incl, self, max;
+    uint64_t direct; /* calls of its children */
+    uint64_t below;  /* calls of every path below it */
+};
+
+struct path_tree {
+    struct path_node *nodes;
+    size_t count, cap;
+    struct map64 child; /* (parent << 32 | frame) -> node */
+};
+
+static void tree_init(struct path_tree *t)
+{
+    memset(t, 0, sizeof *t);
+    map64_init(&t->child);
+}
+
+static void tree_free(struct path_tree *t)
+{
+    mem_free(t->nodes);
+    map64_free(&t->child);
+}
+
+/* The node of a path given leaf first; UINT32_MAX when out of memory. */
+static uint32_t tree_path(struct path_tree *t, const uint32_t *frames, uint32_t depth)
+{
+    if (!t->count) {
+        t->nodes = mem_grow(t->nodes, &t->cap, 1, sizeof *t->nodes);
+        if (!t->nodes)
+            return UINT32_MAX;
+        memset(&t->nodes[0], 0, sizeof t->nodes[0]);
+        t->count = 1;
+    }
+    uint32_t at = 0;
+    for (uint32_t k = depth; k-- > 0;) {
+        uint64_t key = (uint64_t)at << 32 | frames[k];
+        uint32_t next;
+        if (map64_get(&t->child, key, &next)) {
+            at = next;
+            continue;
+        }
+        if (t->count >= UINT32_MAX - 1)
+            return UINT32_MAX;
+        struct path_node *grown = mem_grow(t->nodes, &t->cap, t->count + 1, sizeof *grown);
+        if (!grown)
+            return UINT32_MAX;
+        t->nodes = grown;
+        next = (uint32_t)t->count++;
+        memset(&t->nodes[next], 0, sizeof t->nodes[next]);
+        t->nodes[next].parent = at;
+        if (map64_put(&t->child, key, next) < 0)
+            return UINT32_MAX;
+        at = next;
+    }
+    return at;
+}
+
+/* The hooks' own cost the agent measured (FMT_INFO_TRACE_COST), ns. */
+struct cost {
+    int known;
+    double call, own; /* as measured at start, times the stretch */
+    double stretch;   /* the busy machine's stretch of the traced threads' time */
+};
+
+static double cost_key(const struct rec_str *v, const char *key)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%.*s", (int)v->len, v->p);
+    size_t n = strlen(key);
+    for (char *at = text; (at = strstr(at, key)) != NULL; at += n)
+        if ((at == text || at[-1] == ' ') && at[n] == '=')
+            return strtod(at + n + 1, NULL);
+    return -1;
+}
+
+static void cost_of(const struct recording *r, struct cost *c)
+{
+    const struct rec_str *v = rec_info(r, FMT_INFO_TRACE_COST);
+    if (!v || !v->len)
+        return;
+    c->call = cost_key(v, "call_ns");
+    c->own = cost_key(v, "own_ns");
+    c->stretch = cost_key(v, "stretch");
+    if (c->stretch < 1 || c->stretch > 100)
+        c->stretch = 1; /* absent (an older agent) or not believable */
+    c->call *= c->stretch;
+    c->own *= c->stretch;
+    /* a cost that makes no sense is not used */
+    c->known = c->call >= 0 && c->own >= 0 && c->own <= c->call && c->call < 1e6;
+    if (!c->known)
+        c->call = c->own = 0;
+}
 
 static uint64_t mean_of(const struct row *r)
 {
@@ -242,7 +342,10 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
     uint64_t all_calls = 0;
     uint8_t *threads = mem_calloc(r->thread_count ? r->thread_count : 1, 1);
     size_t thread_count = 0;
-    for (size_t i = 0; i < v->selected_samples; i++) {
+    struct path_tree tree;
+    tree_init(&tree);
+    int ok = 1;
+    for (size_t i = 0; i < v->selected_samples && ok; i++) {
         uint32_t si = v->selected[i].sample;
         const struct rec_sample *sm = &r->samples[si];
         if (record_of[si] >= r->record_count)
@@ -255,9 +358,16 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         int nested = 0;
         for (uint32_t k = 1; k < st.depth && !nested; k++)
             nested = p->frame_name[r->stack_frames[st.offset + k]] == leaf;
-        struct row *row = &rows[leaf];
+        uint32_t at = tree_path(&tree, r->stack_frames + st.offset, st.depth);
+        if (at == UINT32_MAX) {
+            ok = 0;
+            break;
+        }
+        struct path_node *n = &tree.nodes[at];
+        n->name = leaf;
+        n->nested = nested;
         uint64_t calls = rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_CALLS);
-        row->calls += calls;
+        n->calls += calls;
         all_calls += calls;
         if (threads && !threads[sm->thread]) {
             threads[sm->thread] = 1;
@@ -265,15 +375,64 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         }
         if (!timed)
             continue;
-        row->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
-        if (!nested) {
-            row->outer_calls += calls;
-            row->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
-        }
+        n->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
+        n->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
         uint64_t max = rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_MAX);
-        if (max > row->max)
-            row->max = max;
+        if (max > n->max)
+            n->max = max;
     }
+    if (!ok) {
+        tree_free(&tree);
+        mem_free(threads);
+        mem_free(record_of);
+        mem_free(rows);
+        cli_error("out of memory while writing the calls table");
+        return -1;
+    }
+    struct cost cost = {0};
+    if (timed)
+        cost_of(r, &cost);
+    /* the calls below each path: a child is made after its parent */
+    for (size_t k = tree.count; k-- > 1;) {
+        struct path_node *n = &tree.nodes[k], *up = &tree.nodes[n->parent];
+        up->below += n->below + n->calls;
+        up->direct += n->calls;
+    }
+    double raw_self = 0, taken = 0;
+    for (size_t k = 1; k < tree.count; k++) {
+        const struct path_node *n = &tree.nodes[k];
+        if (!n->calls && !n->self && !n->incl)
+            continue;
+        struct row *row = &rows[n->name];
+        row->calls += n->calls;
+        if (!timed)
+            continue;
+        /* the hooks' own cost (trace_cost): each call's own, in itself;
+         * each traced call made, in its caller's self time, and each one
+         * below, in the inclusive time */
+        double self = (double)n->self - (double)n->calls * cost.own -
+                      (double)n->direct * (cost.call - cost.own);
+        double incl = (double)n->incl - (double)n->calls * cost.own -
+                      (double)n->below * cost.call;
+        incl = incl > 0 ? incl : 0;
+        /* an estimate of the cost above what was measured must not leave
+         * more self time than inclusive time */
+        self = self < 0 ? 0 : self > incl ? incl : self;
+        raw_self += (double)n->self;
+        taken += (double)n->self - self;
+        row->self += (uint64_t)(self + 0.5);
+        if (!n->nested) {
+            row->outer_calls += n->calls;
+            row->incl += (uint64_t)(incl + 0.5);
+        }
+        /* the longest call: as if it made its path's mean number of calls */
+        double max = (double)n->max - cost.own -
+                     (n->calls ? (double)n->below / (double)n->calls * cost.call : 0);
+        max = max > 0 ? max : 0;
+        if ((uint64_t)(max + 0.5) > row->max)
+            row->max = (uint64_t)(max + 0.5);
+    }
+    tree_free(&tree);
     mem_free(threads);
     size_t methods = 0;
     for (size_t i = 0; i < names; i++)
@@ -284,7 +443,24 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
     fprintf(out, "# calls: %llu calls of %zu methods on %zu threads (record --trace)\n",
             (unsigned long long)all_calls, methods, thread_count);
     info_line(r, FMT_INFO_TRACE, "traced: ", out);
+    info_line(r, FMT_INFO_TRACE_SCOPE, "the program's own assemblies: ", out);
     info_line(r, FMT_INFO_TRACE_METHODS, "", out);
+    if (timed && cost.known) {
+        char per_call[32], own[32], all[32], of[32], stretch[96] = "";
+        snprintf(per_call, sizeof per_call, "%.1f ns", cost.call);
+        snprintf(own, sizeof own, "%.1f ns", cost.own);
+        duration((uint64_t)(taken + 0.5), all, sizeof all);
+        duration((uint64_t)(raw_self + 0.5), of, sizeof of);
+        if (cost.stretch > 1.005)
+            snprintf(stretch, sizeof stretch, " (times %.2f: the traced threads waited that much "
+                     "for a processor)", cost.stretch);
+        fprintf(out, "# times: the tracer's own cost taken out, as measured at start%s: %s per "
+                "traced call from its caller's time, %s from the called method's own; %s of "
+                "the %s of self time measured\n", stretch, per_call, own, all, of);
+    } else if (timed) {
+        fprintf(out, "# times: as measured, the tracer's own cost included (the recording does "
+                "not say what it was)\n");
+    }
     char losses[512];
     report_losses(v, losses, sizeof losses);
     if (losses[0])

@@ -103,7 +103,7 @@ struct config {
     uint64_t alloc_interval; /* bytes, >= CONFIG_ALLOC_INTERVAL_MIN */
     uint32_t live_max;       /* most objects -e live follows at once */
     enum config_trace trace;
-    char trace_include[CONFIG_REGEX_MAX]; /* POSIX ERE over "Namespace.Type.Method", "" = all */
+    char trace_include[CONFIG_REGEX_MAX]; /* ERE over "Namespace.Type.Method"; both "": own code */
     char trace_exclude[CONFIG_REGEX_MAX]; /* "" = none */
     enum config_async async;
     /* coverage (`corscope cover`): the directory of the counter files, ""

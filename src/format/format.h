@@ -132,6 +132,8 @@ enum fmt_field_type {
 #define FMT_INFO_TRACE_CLOCK "trace_clock"
 /* --async: "on (...)" with logical async stacks, else "off (why)" */
 #define FMT_INFO_ASYNC "async"
+#define FMT_INFO_TRACE_SCOPE "trace_scope" /* default scope: the assemblies traced */
+#define FMT_INFO_TRACE_COST "trace_cost"   /* times: the hooks' own cost, key=value */
 /* Native libraries whose unwind data the signal sampler's walker does not
  * wholly follow: one line per library, "path\tkey=N key=N ...", the keys
  * FMT_UNWIND_GAPS's and those below (docs/format.md). */

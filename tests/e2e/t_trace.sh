@@ -1,8 +1,10 @@
 # Tracing mode (record --trace) on the real runtime, with tests/apps/Trace:
 #   - exact call counts on exact paths: Calls.Leaf 1,000,000 times from
 #     CallerA and 250,000 times from CallerB (through Middle), with every
-#     method traced and with --include on the program's namespace, where the
-#     JIT would inline Leaf at tier 1 unless the tracer refuses it;
+#     method traced (--include .), with the default scope (the program's own
+#     assembly, said in the report) and with --include on the program's
+#     namespace, where the JIT would inline Leaf at tier 1 unless the tracer
+#     refuses it;
 #   - --exclude Middle: Middle is nowhere, Leaf hangs under CallerB;
 #   - exceptions thrown through traced frames (caught up the stack, through
 #     a finally, a filter, thrown from a finally, rethrown): exact counts,
@@ -28,8 +30,9 @@ counter() { grep -o "$2=[0-9]*" "$1" | cut -d= -f2; }
 TRACE=$(app Trace)
 
 # ---- exact counts on exact paths ------------------------------------------------------
-for scope in all include; do
+for scope in default every include; do
     opts=(--trace)
+    [ $scope = every ] && opts+=(--include .)
     [ $scope = include ] && opts+=(--include '^TraceApp\.')
     cs record -q --force "${opts[@]}" -o "$T/counts.corscope" -- $TRACE counts > /dev/null
     cs check "$T/counts.corscope" > "$T/check.txt" || fail "check: $(tail -3 "$T/check.txt")"
@@ -47,15 +50,21 @@ for scope in all include; do
         fail "$scope: no path Main;Run;CallerB;Middle;Leaf"
     [ "$(grep -c 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")" = 2 ] || fail "$scope: Leaf on other paths: $(grep 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")"
     grep -q "^  counters.* unmatched_returns=0" "$T/check.txt" || fail "$scope: returns that matched no call"
-    if [ $scope = all ]; then
-        grep -q "^# traced: calls and times of every method; inlining was off" "$T/calls.txt" || fail "no note on inlining"
+    grep -q "traced methods were not inlined" "$T/calls.txt" || fail "no note on inlining"
+    grep -q " [1-9][0-9]* inlinings of traced methods refused" "$T/calls.txt" ||
+        fail "the JIT was never refused an inlining: $(grep inlinings "$T/calls.txt")"
+    if [ $scope = every ]; then
+        grep -q ' System\.' "$T/calls.txt" || fail "--include . traced none of the framework"
     else
-        grep -q "traced methods were not inlined" "$T/calls.txt" || fail "no note on inlining"
-        grep -q " [1-9][0-9]* inlinings of traced methods refused" "$T/calls.txt" ||
-            fail "the JIT was never refused an inlining: $(grep inlinings "$T/calls.txt")"
         # only the program's own methods, and the runtime's left out
         awk '/^ *[0-9]/ && $NF !~ /^TraceApp\./ { print; bad = 1 } END { exit bad }' "$T/calls.txt" ||
-            fail "methods outside --include were traced"
+            fail "$scope: methods outside the program were traced"
+    fi
+    if [ $scope = default ]; then
+        grep -q "^# traced: calls and times of the program's own code" "$T/calls.txt" ||
+            fail "the report does not say what was traced: $(grep '^#' "$T/calls.txt")"
+        grep -q "^# the program's own assemblies: Trace.dll; not traced: [1-9][0-9]* assemblies of the framework and packages" "$T/calls.txt" ||
+            fail "the report does not name the assemblies traced: $(grep '^#' "$T/calls.txt")"
     fi
     note "$scope: Leaf 1000000 under CallerA, 250000 under CallerB through Middle"
 done
@@ -76,6 +85,7 @@ note "exclude: Middle gone, Leaf under CallerB 250000 times"
 rounds=300
 for scope in all include; do
     opts=(--trace)
+    [ $scope = all ] && opts+=(--include .)
     [ $scope = include ] && opts+=(--include '^TraceApp\.')
     cs record -q --force "${opts[@]}" -o "$T/throws.corscope" -- $TRACE throws $rounds > "$T/out.txt"
     cs check "$T/throws.corscope" > "$T/check.txt"

@@ -391,6 +391,32 @@ static void test_trace_filters(void)
     REQUIRE(methods_init(NULL, 0, NULL, "", err, sizeof err) == 0);
     CHECK(!methods_filtered());
     CHECK(methods_name_traced("System.String.Concat"));
+    /* the default scope: the program's own assemblies, by name and place */
+    setenv("HOME", "/home/u", 1);
+    unsetenv("NUGET_PACKAGES");
+    REQUIRE(methods_init(NULL, 0, NULL, NULL, err, sizeof err) == 0);
+    CHECK(methods_own_module("/app/bin/Shop.dll"));
+    CHECK(methods_own_module("/app/bin/Systematic.dll"));
+    CHECK(!methods_own_module("/app/bin/System.Text.Json.dll"));
+    CHECK(!methods_own_module("/app/bin/Microsoft.Extensions.Logging.dll"));
+    CHECK(!methods_own_module("/app/bin/netstandard.dll"));
+    CHECK(!methods_own_module("[dynamic]"));
+    CHECK(!methods_own_module("/home/u/.nuget/packages/newtonsoft.json/13.0.3/lib/Newtonsoft.Json.dll"));
+    /* the installation's other places are known once the runtime's is seen */
+    CHECK(methods_own_module("/opt/dotnet/sdk/10.0.100/NuGet.Frameworks.dll"));
+    CHECK(!methods_own_module("/opt/dotnet/shared/Microsoft.NETCore.App/10.0.1/System.Private.CoreLib.dll"));
+    CHECK(!methods_own_module("/opt/dotnet/sdk/10.0.100/NuGet.Frameworks.dll"));
+    CHECK(!methods_own_module("/opt/dotnet/shared/Microsoft.AspNetCore.App/10.0.1/Other.dll"));
+    CHECK(methods_own_module("/opt/app/Other.dll"));
+    /* a self-contained program's runtime beside it says nothing of its place */
+    methods_reset_for_test();
+    REQUIRE(methods_init(NULL, 0, NULL, NULL, err, sizeof err) == 0);
+    CHECK(!methods_own_module("/app/System.Private.CoreLib.dll"));
+    CHECK(methods_own_module("/app/Shop.dll"));
+    setenv("NUGET_PACKAGES", "/cache/nuget", 1);
+    REQUIRE(methods_init(NULL, 0, NULL, NULL, err, sizeof err) == 0);
+    CHECK(!methods_own_module("/cache/nuget/serilog/4.0.0/lib/net8.0/Serilog.dll"));
+    unsetenv("NUGET_PACKAGES");
     methods_reset_for_test();
 
     struct config c;
@@ -416,13 +442,15 @@ static void test_trace_filters(void)
 /* A traced recording: Main calls Rec, which recurses once and calls Leaf;
  * Main calls Leaf on another thread too.  Records (values self, calls;
  * fields inclusive, max), the second of Main;Rec a later delta. */
-static int calls_recording(struct buf *out)
+static int calls_recording(struct buf *out, const char *cost)
 {
     struct writer w;
     struct writer_sink sink = {fixture_sink, out};
     if (writer_begin(&w, sink) < 0)
         return -1;
     writer_info(&w, FMT_INFO_TRACE, "calls and times of every method; inlining was off");
+    if (cost)
+        writer_info(&w, FMT_INFO_TRACE_COST, cost);
     struct writer_event_def d;
     schema_event_def(&d, FMT_EV_CALLS);
     d.id = FMT_EVENT_FIRST_RECORDED;
@@ -467,19 +495,59 @@ static int has_row(const char *text, unsigned calls, const char *incl, const cha
     return strstr(text, want) != NULL;
 }
 
-static void test_trace_calls_table(void)
+/* calls_recording without a cost, for fixture_profiles_of. */
+static int calls_recording_plain(struct buf *out)
 {
-    struct prof_filter f = {0};
-    f.event = "calls";
+    return calls_recording(out, NULL);
+}
+
+/* The calls table of calls_recording(cost), as report_calls writes it. */
+struct calls_view {
+    struct recording r;
+    struct prof_filter f;
     struct profiles ps;
-    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
-    struct report_options o = {.filter = &f};
+    struct report_options o;
+};
+
+static int calls_view_open(struct calls_view *v, const char *cost)
+{
+    struct buf b;
+    char err[256];
+    memset(v, 0, sizeof *v);
+    buf_init(&b);
+    int rc = calls_recording(&b, cost) == 0 && rec_load_memory(b.data, b.len, &v->r, err,
+                                                               sizeof err) == 0 ? 0 : -1;
+    buf_free(&b);
+    if (rc < 0)
+        return -1;
+    v->f.event = "calls";
+    if (prof_build(&v->ps, &v->r, &v->f, err, sizeof err) < 0)
+        return -1;
+    v->o.filter = &v->f;
+    return 0;
+}
+
+static char *calls_text(struct calls_view *v)
+{
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
-    REQUIRE(out);
-    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
+    if (!out)
+        return NULL;
+    int rc = report_calls(prof_current(&v->ps), &v->o, out);
     fclose(out);
+    if (rc < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void test_trace_calls_table(void)
+{
+    struct calls_view v;
+    REQUIRE(calls_view_open(&v, NULL) == 0);
+    char *text = calls_text(&v);
     REQUIRE(text);
     /* Rec: calls 2+2+1; inclusive of its outermost paths only (800+100),
      * over its 3 outermost calls; self everywhere; the longest call */
@@ -494,16 +562,84 @@ static void test_trace_calls_table(void)
     free(text);
     REQUIRE(report_calls_sort("calls") == 0);
     CHECK(report_calls_sort("bogus") < 0);
-    out = open_memstream(&text, &len);
-    REQUIRE(out);
-    CHECK(report_calls(prof_current(&ps), &o, out) == 0);
-    fclose(out);
+    text = calls_text(&v);
+    REQUIRE(text);
     CHECK(strstr(text, "Demo.Leaf") < strstr(text, "Demo.Rec") &&
           strstr(text, "Demo.Rec") < strstr(text, "Demo.Main"));
     free(text);
     report_calls_sort("self");
-    prof_free(&ps);
+    prof_free(&v.ps);
 }
+
+/* The hooks' own cost taken out (trace_cost call_ns=10 own_ns=2): per path,
+ * 2 ns per call from its own times, 10 ns per traced call below it from
+ * its inclusive time and 8 ns per call it made from its self time. */
+static void test_trace_calls_cost_taken_out(void)
+{
+    struct calls_view v;
+    REQUIRE(calls_view_open(&v, "call_ns=10.000 own_ns=2.000 pairs=10000 rounds=9") == 0);
+    char *text = calls_text(&v);
+    REQUIRE(text);
+    /* Main;Rec: 3 calls, 12 below, 2 made: incl 900-6-120, self 210-6-16;
+     * Main;Rec;Rec (recursive: self only): 300-4-80; Leaf 150-30 */
+    char want[256];
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 5, "774 ns", "404 ns", "258 ns",
+             "558 ns", "Demo.Rec");
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 15, "120 ns", "120 ns", "8 ns",
+             "18 ns", "Demo.Leaf");
+    CHECK(strstr(text, want) != NULL);
+    /* Main: 20 calls below, 8 made; the longest calls as if they made
+     * their path's mean number of calls (Rec: 600 - 2 - 12/3 * 10) */
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 1, "798 ns", "34 ns", "798 ns",
+             "798 ns", "Demo.Main");
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "10.0 ns per traced call from its caller's time, 2.0 ns from the called "
+                       "method's own; 202 ns of the 760 ns of self time measured") != NULL);
+    CHECK(strstr(text, "waited that much") == NULL); /* no stretch given: none */
+    free(text);
+    prof_free(&v.ps);
+}
+
+#if defined(__x86_64__)
+static int count_state(void *ctx, struct trace_thread *t, int ended)
+{
+    (void)t;
+    (void)ended;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* The hooks' cost measured on the calling thread leaves its own state as
+ * it was: its open call and its paths. */
+static void test_trace_calibrate(void)
+{
+    double call = 0, own = 0;
+    setup(0, 64);
+    CHECK(shadow_calibrate(1000, 3, &call, &own) < 0); /* counts only: nothing to take out */
+    done();
+    setup(1, 64);
+    enter(5, 0x7000);
+    struct trace_thread *t = shadow_self();
+    REQUIRE(t);
+    uint32_t nodes = shadow_node_count(t);
+    REQUIRE(shadow_calibrate(1000, 5, &call, &own) == 0);
+    CHECK(own > 0 && call > own);
+    CHECK(shadow_self() == t && shadow_depth(t) == 1 && shadow_node_count(t) == nodes);
+    leave(5, 0x7000);
+    CHECK(shadow_depth(t) == 0);
+    /* a thread with no state keeps none */
+    shadow_thread_end_for_test();
+    shadow_reset_for_test();
+    shadow_init(1, 64);
+    REQUIRE(shadow_calibrate(1000, 5, &call, &own) == 0);
+    CHECK(shadow_self() == NULL);
+    int listed = 0;
+    shadow_each(count_state, &listed, 0, NULL);
+    CHECK_EQ(listed, 0);
+    done();
+}
+#endif
 
 /* The calls event where people look: the tree with each node's calls and
  * times, collapsed stacks by calls, the table of paths. */
@@ -512,7 +648,7 @@ static void test_trace_calls_tree_and_paths(void)
     struct prof_filter f = {0};
     f.event = "calls";
     struct profiles ps;
-    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
+    REQUIRE(fixture_profiles_of(calls_recording_plain, &ps, &f) == 0);
     const struct profile *p = prof_current(&ps);
     struct report_options o = {.filter = &f};
 
@@ -571,7 +707,7 @@ static void test_trace_calls_tree_and_paths(void)
     /* per thread with --threads: Main;Leaf is thread 2's */
     f.thread_roots = 1;
     prof_free(&ps);
-    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
+    REQUIRE(fixture_profiles_of(calls_recording_plain, &ps, &f) == 0);
     text = fixture_render(report_calls, prof_current(&ps), &o);
     CHECK(text && strstr(text, "  [tid=101];Demo.Main;Demo.Leaf\n") != NULL);
     free(text);
@@ -581,6 +717,7 @@ static void test_trace_calls_tree_and_paths(void)
 void suite_trace(void)
 {
     RUN(test_trace_calls_table);
+    RUN(test_trace_calls_cost_taken_out);
     RUN(test_trace_calls_tree_and_paths);
 #if defined(__x86_64__)
     RUN(test_trace_balanced_calls);
@@ -590,6 +727,7 @@ void suite_trace(void)
     RUN(test_trace_many_paths);
     RUN(test_trace_thread_end);
     RUN(test_trace_open_frames_read);
+    RUN(test_trace_calibrate);
 #endif
     RUN(test_trace_filters);
 }

@@ -49,6 +49,10 @@
 #define RECORD_NS 100000ull
 /* The tick rate is taken over at least this long before times are recorded. */
 #define CALIBRATE_NS 20000000ull
+/* The hooks' own cost is measured at start over this many rounds of this
+ * many calls (about 3 ms). */
+#define COST_CALLS 10000u
+#define COST_ROUNDS 9u
 /* The deepest call path kept (the stack limit may lower it). */
 #define PATH_DEPTH_MAX 1024u
 
@@ -63,6 +67,7 @@ struct thread_seen {
     struct node_seen *nodes;
     size_t cap;
     uint64_t untracked, closed_at_end, abandoned, unmatched; /* as last counted */
+    uint64_t run_ns, wait_ns; /* the thread's schedstat as last read */
 };
 
 struct trace_state {
@@ -71,11 +76,15 @@ struct trace_state {
     uint32_t path_depth;
     uint64_t tick0, ns0; /* the calibration's start */
     double ns_per_tick;
+    int cost_known;
+    double cost_call, cost_own; /* ticks (shadow_calibrate) */
     uint64_t last_harvest_ns;
     uint64_t harvest_every_ns; /* the next reading of live threads after this long */
     uint64_t records;          /* written so far */
     uint32_t deeper_frame, untracked_frame, unknown_frame;
     uint32_t *frames; /* scratch: a path's frames */
+    /* traced threads' time on a processor and waiting for one (schedstat) */
+    uint64_t run_ns, wait_ns;
 };
 
 /* ---- Initialize ------------------------------------------------------------------------- */
@@ -119,6 +128,11 @@ static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
                   "times");
         return -1;
     }
+    /* measured before any method has hooks, on this thread: the median of
+     * short rounds, so a busy machine's preemptions rarely count */
+    if (st->timed)
+        st->cost_known = shadow_calibrate(COST_CALLS, COST_ROUNDS, &st->cost_call,
+                                          &st->cost_own) == 0;
     FunctionEnter3 *enter;
     FunctionLeave3 *leave;
     FunctionTailcall3 *tail;
@@ -135,11 +149,11 @@ static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
                   "with this runtime", (unsigned)hr);
         return -1;
     }
+    /* JIT compilation: the JITInlining callback refuses to inline traced
+     * callees (a traced method inlined into its caller would call no
+     * hooks) and only them */
     *mask |= COR_PRF_MONITOR_ENTERLEAVE | COR_PRF_MONITOR_EXCEPTIONS |
              COR_PRF_MONITOR_JIT_COMPILATION;
-    /* a traced method inlined into its caller would call no hooks */
-    if (!methods_filtered())
-        *mask |= COR_PRF_DISABLE_INLINING;
     return 0;
 }
 
@@ -183,7 +197,9 @@ static int trace_start(struct agent *a, struct source *s)
     const char *what = st->timed ? "calls and times" : "calls";
     const char *inc = a->cfg.trace_include, *exc = a->cfg.trace_exclude;
     if (!methods_filtered())
-        snprintf(text, sizeof text, "%s of every method; inlining was off", what);
+        snprintf(text, sizeof text, "%s of the program's own code (not the framework's or "
+                 "packages' assemblies, whose calls count in their callers' self time); "
+                 "traced methods were not inlined", what);
     else
         snprintf(text, sizeof text, "%s of the methods%s%s%s%s%s%s; traced methods were not inlined",
                  what, inc[0] ? " matching /" : "", inc, inc[0] ? "/" : "",
@@ -297,6 +313,29 @@ static struct open_extra *open_frames_at_end(struct harvest *h, struct trace_thr
     return extra;
 }
 
+/* A busy machine stretches the hooks' wall time as it stretches
+ * everything else on the thread: by its time waiting for a processor over
+ * its time on one, which the kernel counts (/proc/.../schedstat: ns on a
+ * processor, ns runnable but waiting).  Read each time the thread's
+ * counters are, summed over the traced threads. */
+static void read_stretch(struct trace_state *st, struct thread_seen *ts, pid_t tid)
+{
+    char path[64], text[96];
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    unsigned long long run = 0, wait = 0;
+    int got = fgets(text, sizeof text, f) && sscanf(text, "%llu %llu", &run, &wait) == 2;
+    fclose(f);
+    if (!got || run < ts->run_ns || wait < ts->wait_ns)
+        return;
+    st->run_ns += run - ts->run_ns;
+    st->wait_ns += wait - ts->wait_ns;
+    ts->run_ns = run;
+    ts->wait_ns = wait;
+}
+
 static void count_delta(struct agent *a, enum fmt_counter c, const uint64_t *counter,
                         uint64_t *seen)
 {
@@ -334,6 +373,8 @@ static int harvest_thread(void *ctx, struct trace_thread *t, int ended)
         memset(grown + old, 0, (ts->cap - old) * sizeof *grown);
         ts->nodes = grown;
     }
+    if (st->timed && !ended)
+        read_stretch(st, ts, t->tid);
     uint64_t open = 0;
     struct open_extra *extra = h->final && !ended ? open_frames_at_end(h, t, n, &open) : NULL;
     for (uint32_t i = SHADOW_LOST + 1; i < n; i++) {
@@ -438,17 +479,29 @@ static void trace_stop(struct agent *a, struct source *s)
     methods_counts(&traced, &excluded, &unnamed, &refused);
     char text[256];
     snprintf(text, sizeof text,
-             "%llu methods traced, %llu left out (--include/--exclude, the runtime's exception "
-             "dispatch), %llu without a name (not traced), %llu inlinings of traced methods "
-             "refused",
+             "%llu methods traced, %llu left out (the scope or --include/--exclude, the "
+             "runtime's exception dispatch), %llu without a name (not traced), %llu inlinings "
+             "of traced methods refused",
              (unsigned long long)traced, (unsigned long long)excluded,
              (unsigned long long)unnamed, (unsigned long long)refused);
     recorder_info(&a->out, FMT_INFO_TRACE_METHODS, text);
+    if (!methods_filtered()) {
+        char scope[1024];
+        methods_scope(scope, sizeof scope);
+        recorder_info(&a->out, FMT_INFO_TRACE_SCOPE, scope);
+    }
     if (st->timed) {
         snprintf(text, sizeof text, "time-stamp counter, %.6f GHz (measured against "
                  "CLOCK_MONOTONIC over %.1f s)", 1.0 / st->ns_per_tick,
                  (double)(now - st->ns0) / 1e9);
         recorder_info(&a->out, FMT_INFO_TRACE_CLOCK, text);
+        if (st->cost_known) {
+            double stretch = st->run_ns ? (double)(st->run_ns + st->wait_ns) / st->run_ns : 1;
+            snprintf(text, sizeof text, "call_ns=%.3f own_ns=%.3f pairs=%u rounds=%u "
+                     "stretch=%.3f", st->cost_call * st->ns_per_tick,
+                     st->cost_own * st->ns_per_tick, COST_CALLS, COST_ROUNDS, stretch);
+            recorder_info(&a->out, FMT_INFO_TRACE_COST, text);
+        }
     }
 }
 

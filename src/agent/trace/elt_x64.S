@@ -165,7 +165,10 @@ trace_leave_slow:
 /* Enter.  A Leave does not pop its frame but marks it returned (SP 0), so
  * that a method called again and again from one caller takes the place of
  * its last call without moving the stack's depth: only the top frame can
- * be one that returned, and every other path pops it first. */
+ * be one that returned, and every other path pops it first.  When the
+ * returned frame is a call of the same method (a loop calling it), its
+ * node is this call's too (same method, same caller): no lookup, and the
+ * counting hooks then touch no register but the three they may. */
 .macro ENTER_HOOK timed
     LOAD_STATE
     test r10, r10
@@ -173,29 +176,52 @@ trace_leave_slow:
     mov rax, [r10 + TRT_DEPTH]
     cmp rax, [r10 + TRT_CAP]
     jae trace_enter_slow
+    shl rax, TRF_SHIFT
+    add rax, [r10 + TRT_FRAMES]          /* the slot above the top */
+    cmp qword ptr [rax - TRF_SIZE + TRF_SP], 0
+    jne 5f
+    sub rax, TRF_SIZE                     /* the top returned: this call takes its place */
+    mov r11, [rax + TRF_NODE]
+    cmp [r11 + TRN_METHOD], r14
+    jne 6f
+    .if \timed                            /* the same method again: the same node */
     push rcx
     .cfi_adjust_cfa_offset 8
     push rdx
     .cfi_adjust_cfa_offset 8
-    shl rax, TRF_SHIFT
-    add rax, [r10 + TRT_FRAMES]          /* the slot above the top */
-    cmp qword ptr [rax - TRF_SIZE + TRF_SP], 0
-    je 7f
-    mov r11, [rax - TRF_SIZE + TRF_NODE] /* the parent: the top's node (the sentinel's is the root) */
+    mov rdx, r11
+    FILL_FRAME 1
+    pop rdx
+    .cfi_adjust_cfa_offset -8
+    pop rcx
+    .cfi_adjust_cfa_offset -8
+    .else
+    inc qword ptr [r11 + TRN_CALLS]
+    mov [rax + TRF_SP], r15
+    .endif
+    ret
+6:
+    push rcx
+    .cfi_adjust_cfa_offset 8
+    push rdx
+    .cfi_adjust_cfa_offset 8
+    mov r11, [rax - TRF_SIZE + TRF_NODE]  /* the parent: the frame below */
     FIND_NODE 9f
     FILL_FRAME \timed
-    inc qword ptr [r10 + TRT_DEPTH]
     pop rdx
     .cfi_adjust_cfa_offset -8
     pop rcx
     .cfi_adjust_cfa_offset -8
     ret
-    .cfi_adjust_cfa_offset 16
-7:                                        /* the top returned: this call takes its place */
-    sub rax, TRF_SIZE
-    mov r11, [rax - TRF_SIZE + TRF_NODE]
+5:                                        /* a call from the top frame */
+    push rcx
+    .cfi_adjust_cfa_offset 8
+    push rdx
+    .cfi_adjust_cfa_offset 8
+    mov r11, [rax - TRF_SIZE + TRF_NODE]  /* the parent: the top's node (the sentinel's is the root) */
     FIND_NODE 9f
     FILL_FRAME \timed
+    inc qword ptr [r10 + TRT_DEPTH]
     pop rdx
     .cfi_adjust_cfa_offset -8
     pop rcx
@@ -303,6 +329,93 @@ trace_leave_counts:
     LEAVE_HOOK 0
     .cfi_endproc
     .size trace_leave_counts, . - trace_leave_counts
+
+/* ---- the hooks' own cost ---------------------------------------------------------- */
+
+/* void trace_calibrate_loop(uint64_t calls, uint64_t outer_id, uint64_t inner_id):
+ * what a traced method that makes `calls` calls of an empty traced method
+ * looks like to the timing hooks: Enter of outer_id, the calls, Leave of
+ * outer_id, with the same hooks the runtime was given.  shadow_calibrate
+ * reads the two nodes' times. */
+    .globl trace_calibrate_loop
+    .hidden trace_calibrate_loop
+    .type trace_calibrate_loop, @function
+    .p2align 4
+trace_calibrate_loop:
+    .cfi_startproc
+    push rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbp, 0
+    mov rbp, rsp
+    .cfi_def_cfa_register rbp
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    sub rsp, 8
+    .cfi_rel_offset rbx, -8
+    .cfi_rel_offset r12, -16
+    .cfi_rel_offset r13, -24
+    .cfi_rel_offset r14, -32
+    .cfi_rel_offset r15, -40
+    mov rbx, rdi
+    mov r12, rsi
+    mov r13, rdx
+    mov r14, r12
+    lea r15, [rbp + 16]
+    call trace_enter_timed
+    test rbx, rbx
+    jz 2f
+1:
+    call trace_calibrate_method
+    dec rbx
+    jnz 1b
+2:
+    mov rdi, r12
+    lea rsi, [rbp + 16]
+    call trace_leave_timed
+    add rsp, 8
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    pop rbp
+    .cfi_def_cfa rsp, 8
+    ret
+    .cfi_endproc
+    .size trace_calibrate_loop, . - trace_calibrate_loop
+
+/* An empty traced method as the JIT compiles it (id in r13): a frame, the
+ * callee-saved registers that carry the hooks' arguments kept, Enter and
+ * Leave. */
+    .type trace_calibrate_method, @function
+    .p2align 4
+trace_calibrate_method:
+    .cfi_startproc
+    push rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbp, 0
+    mov rbp, rsp
+    .cfi_def_cfa_register rbp
+    push r14
+    push r15
+    .cfi_rel_offset r14, -8
+    .cfi_rel_offset r15, -16
+    mov r14, r13
+    lea r15, [rbp + 16]
+    call trace_enter_timed
+    mov rdi, r13
+    lea rsi, [rbp + 16]
+    call trace_leave_timed
+    pop r15
+    pop r14
+    pop rbp
+    .cfi_def_cfa rsp, 8
+    ret
+    .cfi_endproc
+    .size trace_calibrate_method, . - trace_calibrate_method
 
 #endif
 

@@ -12,6 +12,7 @@
 #include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/log.h"
@@ -27,6 +28,19 @@ static ICorProfilerInfo15 *runtime;
 static int runtime_version;
 static regex_t include_re, exclude_re;
 static int has_include, has_exclude;
+
+/* The default scope's memory of modules (under the lock): each module's
+ * path seen at a decision, and whether it is the program's own; more than
+ * MAX_MODULES are classified each time and counted in modules_more. */
+#define MAX_MODULES 512u
+struct module_seen {
+    char *path;
+    int own;
+};
+static struct module_seen modules[MAX_MODULES];
+static uint32_t module_count, modules_more;
+static char dotnet_root[NAMES_CHARS]; /* ".../" holding shared/, sdk/, packs/; "" unknown */
+static char nuget_cache[NAMES_CHARS]; /* ".../.nuget/packages/" or $NUGET_PACKAGES/ */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct map64 decided; /* FunctionID -> client id, 0 = not traced */
@@ -54,6 +68,67 @@ int methods_name_traced(const char *display)
 int methods_filtered(void)
 {
     return has_include || has_exclude;
+}
+
+static int has_prefix(const char *s, const char *prefix)
+{
+    return prefix[0] && !strncmp(s, prefix, strlen(prefix));
+}
+
+int methods_framework_name(const char *file)
+{
+    static const char *const exact[] = {"System.dll", "netstandard.dll", "mscorlib.dll",
+                                        "WindowsBase.dll"};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (!strcmp(file, exact[i]))
+            return 1;
+    return !strncmp(file, "System.", 7) || !strncmp(file, "Microsoft.", 10);
+}
+
+/* The runtime's own directory tells where the dotnet installation is when
+ * it is a shared framework's (<root>/shared/Microsoft.NETCore.App/<version>/);
+ * a self-contained program's runtime sits beside the program, which says
+ * nothing about the program's other files. */
+static void learn_root(const char *corelib)
+{
+    const char *at = strstr(corelib, "/shared/Microsoft.NETCore.App/");
+    if (at && !dotnet_root[0] && (size_t)(at - corelib) + 2 < sizeof dotnet_root)
+        snprintf(dotnet_root, sizeof dotnet_root, "%.*s/", (int)(at - corelib), corelib);
+}
+
+int methods_own_module(const char *path)
+{
+    const char *file = path_basename(path);
+    if (!strcmp(file, "System.Private.CoreLib.dll"))
+        learn_root(path);
+    if (methods_framework_name(file) || path[0] == '[') /* [dynamic]: the runtime's stubs */
+        return 0;
+    if (has_prefix(path, nuget_cache) || strstr(path, "/.nuget/packages/"))
+        return 0;
+    if (dotnet_root[0] && has_prefix(path, dotnet_root)) {
+        const char *rest = path + strlen(dotnet_root);
+        if (!strncmp(rest, "shared/", 7) || !strncmp(rest, "sdk/", 4) ||
+            !strncmp(rest, "packs/", 6))
+            return 0;
+    }
+    return 1;
+}
+
+/* Under the lock: is the module the program's own (remembered). */
+static int module_own(const char *path)
+{
+    for (uint32_t i = 0; i < module_count; i++)
+        if (!strcmp(modules[i].path, path))
+            return modules[i].own;
+    int own = methods_own_module(path);
+    char *copy = module_count < MAX_MODULES ? mem_strdup(path) : NULL;
+    if (copy) {
+        modules[module_count].path = copy;
+        modules[module_count++].own = own;
+    } else {
+        modules_more++;
+    }
+    return own;
 }
 
 static int compile(regex_t *re, const char *text, const char *what, char *err, size_t err_size)
@@ -88,6 +163,13 @@ int methods_init(ICorProfilerInfo15 *info, int info_version, const char *include
             return -1;
         has_exclude = 1;
     }
+    const char *cache = getenv("NUGET_PACKAGES"), *home = getenv("HOME");
+    nuget_cache[0] = dotnet_root[0] = '\0';
+    if (cache && cache[0] == '/')
+        snprintf(nuget_cache, sizeof nuget_cache, "%s%s", cache,
+                 cache[strlen(cache) - 1] == '/' ? "" : "/");
+    else if (home && home[0] == '/')
+        snprintf(nuget_cache, sizeof nuget_cache, "%s/.nuget/packages/", home);
     pthread_mutex_lock(&lock);
     map64_free(&decided);
     map64_init(&decided);
@@ -181,6 +263,8 @@ static uint32_t decide(FunctionID function, int *known)
     methods_display_name(d.type, d.method, d.arity, display, sizeof display);
     int traced = !exception_dispatch(&d) && methods_name_traced(display);
     pthread_mutex_lock(&lock);
+    if (traced && !methods_filtered())
+        traced = module_own(d.module);
     uint32_t id = 0;
     *known = map64_get(&decided, function, &id);
     if (*known && id && !same_method(entry(id), &d))
@@ -207,8 +291,6 @@ UINT_PTR STDMETHODCALLTYPE methods_mapper(FunctionID function, void *client, BOO
 int methods_inline(FunctionID caller, FunctionID callee)
 {
     (void)caller;
-    if (!methods_filtered())
-        return 1; /* every method is traced: COR_PRF_DISABLE_INLINING does it */
     uint32_t id = 0;
     pthread_mutex_lock(&lock);
     int known = map64_get(&decided, callee, &id);
@@ -218,6 +300,35 @@ int methods_inline(FunctionID caller, FunctionID callee)
     if (id)
         atomic_fetch_add(&refused, 1);
     return id == 0;
+}
+
+void methods_scope(char *out, size_t size)
+{
+    size_t o = 0;
+    uint32_t own = 0, shown = 0;
+    out[0] = '\0';
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < module_count; i++) {
+        if (!modules[i].own)
+            continue;
+        own++;
+        if (shown < 12 && o + NAMES_CHARS / 4 < size) {
+            int n = snprintf(out + o, size - o, "%s%s", shown ? ", " : "",
+                             path_basename(modules[i].path));
+            if (n > 0 && (size_t)n < size - o) {
+                o += (size_t)n;
+                shown++;
+            }
+        }
+    }
+    if (own > shown && o < size)
+        o += (size_t)snprintf(out + o, size - o, " and %u more", own - shown);
+    if (!own && o < size)
+        o += (size_t)snprintf(out + o, size - o, "none");
+    if (o < size)
+        snprintf(out + o, size - o, "; not traced: %u assemblies of the framework and packages",
+                 module_count - own + modules_more);
+    pthread_mutex_unlock(&lock);
 }
 
 void methods_counts(uint64_t *traced, uint64_t *left_out, uint64_t *not_named,
@@ -268,5 +379,8 @@ void methods_reset_for_test(void)
     if (has_exclude)
         regfree(&exclude_re);
     has_include = has_exclude = 0;
+    for (uint32_t i = 0; i < module_count; i++)
+        mem_free(modules[i].path);
+    module_count = modules_more = 0;
     pthread_mutex_unlock(&lock);
 }

@@ -17,10 +17,18 @@
  * as long as the method it names is the same; a FunctionID the runtime
  * reused for another method (code was unloaded) gets a new one.
  *
- * Inlining: a traced method inlined into its caller would call no hooks.
- * With every method traced the agent sets COR_PRF_DISABLE_INLINING; with
- * --include/--exclude the JITInlining callback refuses to inline traced
- * callees only (methods_inline).
+ * Scope: without --include and --exclude, the program's own code is
+ * traced: the methods of assemblies that are neither the framework's nor a
+ * package's, by name (System, System.*, Microsoft.*, netstandard, mscorlib)
+ * and by location (the dotnet installation's shared/, sdk/ and packs/, the
+ * NuGet package cache).  Their methods get no hooks, are inlined as the JIT
+ * likes, and their time is their traced callers' self time.  With a filter,
+ * every method whose name passes it is traced (`--include .`: all).
+ *
+ * Inlining: a traced method inlined into its caller would call no hooks,
+ * so the JITInlining callback refuses to inline traced callees, and only
+ * them (methods_inline); every other method is inlined as without the
+ * agent.
  */
 #ifndef CORSCOPE_TRACE_METHODS_H
 #define CORSCOPE_TRACE_METHODS_H
@@ -46,6 +54,14 @@ HIDDEN int methods_init(ICorProfilerInfo15 *info, int info_version, const char *
                         const char *exclude, char *err, size_t err_size);
 /* Does any filter apply (else every method is traced)? */
 HIDDEN int methods_filtered(void);
+/* Pure but for the location rule's learning: is the module at this path
+ * the program's own (not the framework's or a package's)?  Is an assembly
+ * file name one of the framework's by name? */
+HIDDEN int methods_own_module(const char *path);
+HIDDEN int methods_framework_name(const char *file);
+/* The default scope as it came out: the program's assemblies traced, and
+ * how many of the framework's and packages' were not. */
+HIDDEN void methods_scope(char *out, size_t size);
 /* The FunctionIDMapper2 (any thread, at JIT time). */
 HIDDEN UINT_PTR STDMETHODCALLTYPE methods_mapper(FunctionID function, void *client, BOOL *hook);
 /* JITInlining (any thread): may callee be inlined?  0 when it is traced. */

@@ -8,6 +8,7 @@
 #include "agent/trace/shadow.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -550,6 +551,79 @@ uint32_t shadow_open_frames(struct trace_thread *t, struct trace_frame *out, uin
 uint64_t shadow_failed_threads(void)
 {
     return atomic_load(&failed_threads);
+}
+
+/* ---- the hooks' own cost ------------------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+extern void trace_calibrate_loop(uint64_t calls, uint64_t outer_id, uint64_t inner_id);
+
+#define CALIBRATE_OUTER 0xFFFFFFF0ull
+#define CALIBRATE_INNER 0xFFFFFFF1ull
+#define CALIBRATE_ROUNDS_MAX 64u
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t node_incl(struct trace_thread *t, uint64_t parent_method, uint64_t method)
+{
+    struct trace_node *root = shadow_node(t, SHADOW_ROOT);
+    struct trace_node *parent = parent_method ? slot_find(t, root, parent_method) : root;
+    struct trace_node *n = parent ? slot_find(t, parent, method) : NULL;
+    return n ? n->incl : 0;
+}
+#endif
+
+int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks, double *own_ticks)
+{
+#if defined(__x86_64__)
+    if (!timed || !atomic_load(&enabled) || !calls || rounds < 1 || rounds > CALIBRATE_ROUNDS_MAX)
+        return -1;
+    struct trace_thread *saved = trace_self;
+    trace_self = NULL;
+    trace_calibrate_loop(calls, CALIBRATE_OUTER, CALIBRATE_INNER); /* paths made, caches warm */
+    struct trace_thread *t = trace_self;
+    int ok = t && t != &dead;
+    double call[CALIBRATE_ROUNDS_MAX], own[CALIBRATE_ROUNDS_MAX];
+    for (uint32_t r = 0; ok && r < rounds; r++) {
+        uint64_t outer0 = node_incl(t, 0, CALIBRATE_OUTER);
+        uint64_t inner0 = node_incl(t, CALIBRATE_OUTER, CALIBRATE_INNER);
+        trace_calibrate_loop(calls, CALIBRATE_OUTER, CALIBRATE_INNER);
+        call[r] = (double)(node_incl(t, 0, CALIBRATE_OUTER) - outer0) / calls;
+        own[r] = (double)(node_incl(t, CALIBRATE_OUTER, CALIBRATE_INNER) - inner0) / calls;
+    }
+    if (t && t != &dead) {
+        /* the measurement's state is no thread's: unlisted and freed */
+        pthread_mutex_lock(&list_lock);
+        for (struct trace_thread **p = &threads; *p; p = &(*p)->next) {
+            if (*p == t) {
+                *p = t->next;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&list_lock);
+        thread_free(t);
+    }
+    if (key_made)
+        pthread_setspecific(key, saved == &dead ? NULL : saved);
+    trace_self = saved;
+    if (!ok)
+        return -1;
+    qsort(call, rounds, sizeof *call, by_value);
+    qsort(own, rounds, sizeof *own, by_value);
+    *call_ticks = call[rounds / 2];
+    *own_ticks = own[rounds / 2];
+    return 0;
+#else
+    (void)calls;
+    (void)rounds;
+    (void)call_ticks;
+    (void)own_ticks;
+    return -1;
+#endif
 }
 
 /* ---- setup ------------------------------------------------------------------------------------ */

@@ -134,6 +134,17 @@ HIDDEN void shadow_hooks(FunctionEnter3 **enter, FunctionLeave3 **leave, Functio
 HIDDEN int shadow_timed(void);
 HIDDEN uint64_t shadow_ticks(void);
 
+/* Initialize, timed: what the hooks cost, measured on the calling thread
+ * (its own state set aside and restored) by `rounds` rounds of a traced
+ * method making `calls` calls of an empty traced method through the same
+ * hooks (elt_x64.S): the median over rounds, in ticks, of what one such
+ * call adds to its caller's inclusive time (*call_ticks: both hooks, the
+ * call, the frame) and to its own (*own_ticks: what lies between the two
+ * readings of the clock in an empty method).  Returns 0, or -1 (counts
+ * only, not x86-64, no memory). */
+HIDDEN int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks,
+                            double *own_ticks);
+
 /* The thread's callbacks (exceptions), on the thread. */
 HIDDEN void shadow_unwind_enter(FunctionID function);
 HIDDEN void shadow_unwind_leave(void);
