@@ -523,6 +523,25 @@ static HRESULT STDMETHODCALLTYPE profiler_JITInlining(ICorProfilerCallback11 *if
     return S_OK;
 }
 
+static HRESULT STDMETHODCALLTYPE profiler_GetReJITParameters(ICorProfilerCallback11 *iface,
+                                                             ModuleID module, mdMethodDef method,
+                                                             ICorProfilerFunctionControl *control)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, rejit_parameters, module, method, control);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_ReJITError(ICorProfilerCallback11 *iface, ModuleID module,
+                                                     mdMethodDef method, FunctionID function,
+                                                     HRESULT status)
+{
+    (void)function;
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    DISPATCH(p, rejit_error, module, method, status);
+    return S_OK;
+}
+
 CLR_VTBL_BEGIN
 static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     CLR_CALLBACK_DEFAULTS
@@ -578,6 +597,9 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .EventPipeEventDelivered = profiler_EventPipeEventDelivered,
     /* tracing */
     .JITInlining = profiler_JITInlining,
+    /* ICorProfilerCallback4: live probes */
+    .GetReJITParameters = profiler_GetReJITParameters,
+    .ReJITError = profiler_ReJITError,
 };
 CLR_VTBL_END
 

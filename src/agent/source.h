@@ -100,6 +100,11 @@ struct source_hooks {
      * ReadyToRun code (set *use_cached to FALSE: it is compiled), never
      * grant it */
     void (*r2r_lookup)(struct source *s, FunctionID f, BOOL *use_cached);
+    /* GetReJITParameters: the new IL of a method the source asked to
+     * rejit (RequestReJIT), through control; ReJITError: it failed */
+    void (*rejit_parameters)(struct source *s, ModuleID module, mdMethodDef method,
+                             ICorProfilerFunctionControl *control);
+    void (*rejit_error)(struct source *s, ModuleID module, mdMethodDef method, HRESULT status);
 };
 
 struct source_ops {
@@ -133,5 +138,6 @@ HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: all
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
 HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */
+HIDDEN extern const struct source_ops source_watch;       /* corscope watch: live probes by ReJIT */
 
 #endif

@@ -206,6 +206,13 @@ static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr,
 int attach_run(const struct attach_target *t, const struct config *cfg_in, const char *agent,
                const char *path, uint64_t duration_ns, int quiet)
 {
+    return attach_run_with(t, cfg_in, agent, path, duration_ns, quiet, NULL, NULL);
+}
+
+int attach_run_with(const struct attach_target *t, const struct config *cfg_in, const char *agent,
+                    const char *path, uint64_t duration_ns, int quiet,
+                    void (*setup)(struct session *s, void *ctx), void *ctx)
+{
     pid_t pid = t->proc.pid;
     char name[64], err[512];
     comm_of(pid, name, sizeof name);
@@ -214,6 +221,8 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
         cli_error("%s", err);
         return EXIT_WORK_FAILED;
     }
+    if (setup)
+        setup(&s, ctx);
     struct config cfg = *cfg_in;
     snprintf(cfg.control, sizeof cfg.control, "%s", s.address);
     /* the agent expands %p in the path; a literal % travels as %% */

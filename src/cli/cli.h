@@ -21,6 +21,7 @@ HIDDEN int cmd_report(int argc, char **argv);
 HIDDEN int cmd_check(int argc, char **argv);
 HIDDEN int cmd_ps(int argc, char **argv);
 HIDDEN int cmd_cover(int argc, char **argv);
+HIDDEN int cmd_watch(int argc, char **argv);
 
 struct option;
 /* The option getopt_long just returned (c, and *longindex, which it resets

@@ -34,6 +34,7 @@ typedef struct ICorProfilerFunctionEnum ICorProfilerFunctionEnum;
 typedef struct ICorProfilerObjectEnum ICorProfilerObjectEnum;
 typedef struct ICorProfilerMethodEnum ICorProfilerMethodEnum;
 typedef struct IMetaDataImport IMetaDataImport;
+typedef struct IMetaDataEmit IMetaDataEmit;
 typedef struct IMetaDataImport2 IMetaDataImport2;
 typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerFunctionControl ICorProfilerFunctionControl;
@@ -607,6 +608,41 @@ typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
     CLR_IUNKNOWN_METHODS(X, T) \
     X(1, PVOID, Alloc, (T *This, ULONG cb))
 
+/* IMetaDataEmit (cor.h), as far as live probes use it: the slots before
+ * GetTokenFromSig are declared with opaque parameters (never called). */
+#define CLR_METADATAEMIT_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, HRESULT, SetModuleProps, (T *This, LPCWSTR szName)) \
+    X(1, HRESULT, Save, (T *This, LPCWSTR szFile, DWORD dwSaveFlags)) \
+    X(1, HRESULT, SaveToStream, (T *This, void *pIStream, DWORD dwSaveFlags)) \
+    X(1, HRESULT, GetSaveSize, (T *This, int fSave, DWORD *pdwSaveSize)) \
+    X(1, HRESULT, DefineTypeDef, (T *This, void *a, DWORD b, void *c, void *d, void *e)) \
+    X(1, HRESULT, DefineNestedType, (T *This, void *a, DWORD b, void *c, void *d, mdTypeDef e, \
+        void *f)) \
+    X(1, HRESULT, SetHandler, (T *This, IUnknown *pUnk)) \
+    X(1, HRESULT, DefineMethod, (T *This, mdTypeDef a, LPCWSTR b, DWORD c, PCCOR_SIGNATURE d, \
+        ULONG e, ULONG f, DWORD g, mdMethodDef *h)) \
+    X(1, HRESULT, DefineMethodImpl, (T *This, mdTypeDef a, mdToken b, mdToken c)) \
+    X(1, HRESULT, DefineTypeRefByName, (T *This, mdToken tkResolutionScope, LPCWSTR szName, \
+        mdTypeRef *ptr)) \
+    X(1, HRESULT, DefineImportType, (T *This, void *a, const void *b, ULONG c, void *d, \
+        mdTypeDef e, void *f, mdTypeRef *g)) \
+    X(1, HRESULT, DefineMemberRef, (T *This, mdToken a, LPCWSTR b, PCCOR_SIGNATURE c, ULONG d, \
+        mdToken *e)) \
+    X(1, HRESULT, DefineImportMember, (T *This, void *a, const void *b, ULONG c, void *d, \
+        mdToken e, void *f, mdToken g, mdToken *h)) \
+    X(1, HRESULT, DefineEvent, (T *This, mdTypeDef a, LPCWSTR b, DWORD c, mdToken d, \
+        mdMethodDef e, mdMethodDef f, mdMethodDef g, mdMethodDef h[], mdToken *i)) \
+    X(1, HRESULT, SetClassLayout, (T *This, mdTypeDef a, DWORD b, void *c, ULONG d)) \
+    X(1, HRESULT, DeleteClassLayout, (T *This, mdTypeDef a)) \
+    X(1, HRESULT, SetFieldMarshal, (T *This, mdToken a, PCCOR_SIGNATURE b, ULONG c)) \
+    X(1, HRESULT, DeleteFieldMarshal, (T *This, mdToken a)) \
+    X(1, HRESULT, DefinePermissionSet, (T *This, mdToken a, DWORD b, const void *c, ULONG d, \
+        mdToken *e)) \
+    X(1, HRESULT, SetRVA, (T *This, mdMethodDef a, ULONG b)) \
+    X(1, HRESULT, GetTokenFromSig, (T *This, PCCOR_SIGNATURE pvSig, ULONG cbSig, \
+        mdSignature *pmsig))
+
 /* ICorProfilerFunctionControl (corprof.idl): what GetReJITParameters
  * hands a profiler to give a rejitted method its IL (live probes). */
 #define CLR_FUNCTIONCONTROL_METHODS(X, T) \
@@ -638,6 +674,7 @@ CLR_DECLARE_INTERFACE(ICorProfilerMethodEnum, CLR_METHODENUM_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport, CLR_METADATAIMPORT_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport2, CLR_METADATAIMPORT2_METHODS)
 CLR_DECLARE_INTERFACE(IMethodMalloc, CLR_METHODMALLOC_METHODS)
+CLR_DECLARE_INTERFACE(IMetaDataEmit, CLR_METADATAEMIT_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerFunctionControl, CLR_FUNCTIONCONTROL_METHODS)
 
 #endif

@@ -19,6 +19,14 @@
  *     detached                    the runtime confirmed the detach
  *     dormant TEXT                the runtime refused the detach: the agent
  *                                 stays loaded and does nothing
+ *     call TID START DUR TEXT     `watch`: one call of a watched method: its
+ *                                 thread, start (CLOCK_MONOTONIC ns),
+ *                                 duration (ns), and "Type.Method(a=1) = 2"
+ *     watch WORD ARGS             `watch`: methods N (rewritten by ReJIT),
+ *                                 none NEAR-NAMES, too-many MATCHED MAX,
+ *                                 failed WHAT, end CALLS UNFINISHED
+ *                                 OVER-COUNT OVER-RATE QUEUE-FULL
+ *                                 REWRITTEN LEFT
  *   corscope -> agent
  *     stop                        close the recording and detach
  *
@@ -46,6 +54,8 @@ enum control_kind {
     CONTROL_DETACHED,
     CONTROL_DORMANT,
     CONTROL_STOP,
+    CONTROL_CALL,
+    CONTROL_WATCH,
 };
 
 struct control_counts {
@@ -56,7 +66,7 @@ struct control_msg {
     enum control_kind kind;
     long pid;                     /* hello */
     struct control_counts counts; /* status, closed */
-    char text[CONTROL_MESSAGE_MAX]; /* log, dormant */
+    char text[CONTROL_MESSAGE_MAX]; /* log, dormant, call, watch: the arguments */
 };
 
 /* The socket address of "@name" (abstract).  Returns 0, or -1 when the
