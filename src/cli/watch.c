@@ -376,9 +376,9 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
     int rc = attach_run_with(&t, cfg, agent, file, w->duration_ns, 1, setup, w);
     remove_temp(dir, file);
-    if (rc == 0 && !w->quiet)
-        fprintf(stderr, "corscope: the methods have their original code back; detached from "
-                "process %d\n", (int)w->pid);
+    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed)
+        fprintf(stderr, "corscope: the watched methods of process %d have their original code "
+                "back (RequestRevert)\n", (int)w->pid);
     summary(w);
     return rc ? rc : (w->none || w->too_many || w->failed) ? EXIT_WORK_FAILED : 0;
 }

@@ -94,6 +94,20 @@ public static class Program
         Console.WriteLine($"cart {cart.Add(3, 0.25f)}");
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static bool Step(int n)
+    {
+        int qty = n % 5;
+        string sku = "sku-" + (n % 3);
+        decimal got = Pricing.Quote(sku, qty);
+        if (got != 2.25m * qty)
+        {
+            Console.WriteLine($"wrong {sku} {qty} {got}");
+            return false;
+        }
+        return true;
+    }
+
     static int Serve(int seconds)
     {
         Console.WriteLine($"ready {Environment.ProcessId}");
@@ -101,14 +115,10 @@ public static class Program
         int n = 0;
         while (DateTime.UtcNow < until)
         {
-            int qty = n % 5;
-            string sku = "sku-" + (n % 3);
-            decimal got = Pricing.Quote(sku, qty);
-            if (got != 2.25m * qty)
-            {
-                Console.WriteLine($"wrong {sku} {qty} {got}");
+            // a request: a method entered anew each time (a loop that
+            // inlined Quote would keep its old code until it is left)
+            if (!Step(n))
                 return 1;
-            }
             n++;
             Thread.Sleep(10);
         }
