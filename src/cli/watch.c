@@ -69,7 +69,7 @@ struct watch_run {
     struct method_stats *methods;
     size_t method_count;
     int got_end, none, too_many, failed;
-    uint64_t end[7];
+    uint64_t end[8];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
     struct session *session;
@@ -170,11 +170,12 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
             fprintf(stderr, "corscope: watching %llu method%s matching '%s'\n", a, a == 1 ? "" : "s",
                     w->pattern);
     } else if (!strncmp(text, "end ", 4)) {
-        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu",
+        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
                             (unsigned long long *)&w->end[0], (unsigned long long *)&w->end[1],
                             (unsigned long long *)&w->end[2], (unsigned long long *)&w->end[3],
                             (unsigned long long *)&w->end[4], (unsigned long long *)&w->end[5],
-                            (unsigned long long *)&w->end[6]) == 7;
+                            (unsigned long long *)&w->end[6],
+                            (unsigned long long *)&w->end[7]) == 8;
     }
 }
 
@@ -226,9 +227,9 @@ static void summary(struct watch_run *w)
         if (left)
             fprintf(stderr, "; %llu methods could not be rewritten (said above)",
                     (unsigned long long)left);
-        if (w->end[0] > w->shown && !w->count)
-            fprintf(stderr, "; %llu calls not received (the control socket was full)",
-                    (unsigned long long)(w->end[0] - w->shown));
+        if (w->end[7])
+            fprintf(stderr, "; %llu not sent (corscope did not read them in time)",
+                    (unsigned long long)w->end[7]);
         fprintf(stderr, "\n");
     } else {
         fprintf(stderr, "%llu calls shown (the agent's final counts did not arrive)\n",

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/agent.h"
 #include "agent/control_client.h"
@@ -51,6 +52,7 @@
 #define MAX_MODULES 512
 #define MAX_PENDING 1024
 #define NEAR_NAMES 5
+#define OUTBOX 1024   /* call lines waiting for room in the control socket */
 
 enum { M_UNKNOWN, M_BUSY, M_DONE, M_LEFT };
 
@@ -91,8 +93,11 @@ static struct {
     /* loop only */
     struct pending pending[MAX_PENDING];
     uint32_t pending_count;
-    uint64_t calls, unfinished, unpaired;
+    uint64_t calls, unfinished, unpaired, unsent;
     int reverted;
+    char outbox[OUTBOX][CONTROL_MESSAGE_MAX];
+    uint16_t outbox_len[OUTBOX];
+    uint32_t outbox_head, outbox_count;
 } W;
 
 /* ---- names ------------------------------------------------------------------------ */
@@ -768,11 +773,44 @@ static void say_none(void)
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
+/* Sends what waits in the outbox, as much as the socket takes now. */
+static void flush_outbox(void)
+{
+    while (W.outbox_count) {
+        int rc = control_client_try_send(W.outbox[W.outbox_head], W.outbox_len[W.outbox_head]);
+        if (rc < 0)
+            return; /* full: corscope reads it, the next cycle tries again */
+        if (rc > 0)
+            W.unsent++;
+        W.outbox_head = (W.outbox_head + 1) % OUTBOX;
+        W.outbox_count--;
+    }
+}
+
 static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
 {
     W.calls++;
-    control_client_send("call %d %llu %llu %s", (int)tid, (unsigned long long)start,
-                        (unsigned long long)duration, text);
+    flush_outbox();
+    if (W.outbox_count == OUTBOX) {
+        W.unsent++; /* corscope is not reading: bounded, counted */
+        return;
+    }
+    uint32_t slot = (W.outbox_head + W.outbox_count) % OUTBOX;
+    int n = snprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, "call %d %llu %llu %s", (int)tid,
+                     (unsigned long long)start, (unsigned long long)duration, text);
+    if (n < 0)
+        return;
+    W.outbox_len[slot] = (uint16_t)(n < CONTROL_MESSAGE_MAX ? n : CONTROL_MESSAGE_MAX - 1);
+    W.outbox_count++;
+    flush_outbox();
+}
+
+static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
+{
+    (void)a;
+    (void)s;
+    flush_outbox();
+    return W.outbox_count ? now + 2000000 : 0;
 }
 
 static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
@@ -929,13 +967,29 @@ static void finish(struct agent *a, struct source *s)
         say_none();
     W.unfinished += W.pending_count;
     W.pending_count = 0;
-    control_client_send("watch end %llu %llu %llu %llu %llu %llu %llu",
-                        (unsigned long long)W.calls, (unsigned long long)W.unfinished,
-                        (unsigned long long)atomic_load(&watch_probe.over_count),
-                        (unsigned long long)atomic_load(&watch_probe.over_rate),
-                        (unsigned long long)atomic_load(&watch_probe.queue_full),
-                        (unsigned long long)atomic_load(&W.rewritten),
-                        (unsigned long long)atomic_load(&W.left));
+    for (int i = 0; i < 500 && W.outbox_count; i++) { /* at most 1 s for corscope to read */
+        flush_outbox();
+        if (W.outbox_count) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    W.unsent += W.outbox_count;
+    W.outbox_count = 0;
+    for (int i = 0; i < 100; i++) { /* the last word must arrive */
+        char end[256];
+        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu",
+                         (unsigned long long)W.calls, (unsigned long long)W.unfinished,
+                         (unsigned long long)atomic_load(&watch_probe.over_count),
+                         (unsigned long long)atomic_load(&watch_probe.over_rate),
+                         (unsigned long long)atomic_load(&watch_probe.queue_full),
+                         (unsigned long long)atomic_load(&W.rewritten),
+                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent);
+        if (control_client_try_send(end, (size_t)n) != -1)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
     log_info("watch: %llu calls, %llu methods rewritten, %llu left", (unsigned long long)W.calls,
              (unsigned long long)atomic_load(&W.rewritten), (unsigned long long)atomic_load(&W.left));
 }
@@ -989,6 +1043,7 @@ const struct source_ops source_watch = {
     .name = "watch",
     .init = watch_init,
     .start = start,
+    .cycle = cycle,
     .entry = entry,
     .stop = stop,
     .finish = finish,

@@ -2,6 +2,7 @@
 // (tests/e2e/t_watch.sh).
 //   WatchApp run        a fixed sequence of calls, each result printed; the
 //                       output is the same with or without the probes
+//   WatchApp bench N    N calls of Pricing.Mix, timed (bench/watch.sh)
 //   WatchApp serve SEC  prints "ready PID", then calls Pricing.Quote every
 //                       10 ms for SEC seconds, checking every result (prints
 //                       "wrong" and exits 1 at the first wrong one), and
@@ -55,6 +56,11 @@ public static class Pricing
     }
 
     public static string Long(string text) => text.ToUpperInvariant();
+
+    // bench/watch.sh: a call with a few primitive arguments (never inlined,
+    // so that plain and watched runs make the same call)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static long Mix(int a, long b, double c) => a + b + (long)c;
 }
 
 public sealed class Cart
@@ -126,8 +132,23 @@ public static class Program
         return 0;
     }
 
+    static int Bench(long calls)
+    {
+        long sum = 0;
+        for (int i = 0; i < 100000; i++) // warm up: tier 1
+            sum += Pricing.Mix(i, i, 0.5);
+        var sw = System.Diagnostics.Stopwatch.StartNew();
+        for (long i = 0; i < calls; i++)
+            sum += Pricing.Mix((int)i, i, 1.5);
+        sw.Stop();
+        Console.WriteLine($"ns/call {sw.Elapsed.TotalNanoseconds / calls:F1} (sum {sum})");
+        return 0;
+    }
+
     public static int Main(string[] args)
     {
+        if (args.Length >= 2 && args[0] == "bench")
+            return Bench(long.Parse(args[1]));
         if (args.Length >= 2 && args[0] == "serve")
             return Serve(int.Parse(args[1]));
         Run();
