@@ -216,7 +216,7 @@ static void summary(struct watch_run *w)
                  full = w->end[4], left = w->end[6];
         fprintf(stderr, "%llu calls shown", (unsigned long long)w->shown);
         if (unfinished)
-            fprintf(stderr, "; %llu entered and did not return (threw, or still running)",
+            fprintf(stderr, "; %llu entered and did not return (threw, still running, or the return was dropped)",
                     (unsigned long long)unfinished);
         if (over_count)
             fprintf(stderr, "; %llu past --count not taken", (unsigned long long)over_count);
