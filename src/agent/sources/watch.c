@@ -44,6 +44,7 @@
 #include "agent/log.h"
 #include "agent/sources/watch.h"
 #include "clr/clr_guids.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/pdb/assembly.h"
 #include "common/pdb/meta.h"
@@ -98,6 +99,7 @@ static struct {
     char outbox[OUTBOX][CONTROL_MESSAGE_MAX];
     uint16_t outbox_len[OUTBOX];
     uint32_t outbox_head, outbox_count;
+    uint64_t again_at[2];         /* attached: when to ask for the ReJIT again */
 } W;
 
 /* ---- names ------------------------------------------------------------------------ */
@@ -857,11 +859,22 @@ static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *
     flush_outbox();
 }
 
+static HRESULT request_rejit(uint32_t n);
+
 static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
 {
     (void)a;
     (void)s;
     flush_outbox();
+    for (int k = 0; k < 2; k++)
+        if (W.again_at[k] && now >= W.again_at[k]) {
+            W.again_at[k] = 0;
+            uint32_t n = atomic_load(&W.method_count);
+            if (n && atomic_load(&watch_probe.active) && !W.reverted) {
+                HRESULT hr = request_rejit(n);
+                log_debug("watch: ReJIT asked again (0x%08x)", (unsigned)hr);
+            }
+        }
     return W.outbox_count ? now + 2000000 : 0;
 }
 
@@ -950,6 +963,20 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_exit_entry(e, method);
 }
 
+/* Asks the runtime to rejit the n methods and the methods that inlined
+ * them. */
+static HRESULT request_rejit(uint32_t n)
+{
+    static ModuleID mods[WATCH_MAX_METHODS];
+    static mdMethodDef toks[WATCH_MAX_METHODS];
+    for (uint32_t i = 0; i < n; i++) {
+        mods[i] = W.modules[W.methods[i].module]->id;
+        toks[i] = W.methods[i].token;
+    }
+    return W.info->lpVtbl->RequestReJITWithInliners(W.info, COR_PRF_REJIT_BLOCK_INLINING, n, mods,
+                                                    toks);
+}
+
 /* Attached: the methods of the modules loaded now, rejitted. */
 static int start(struct agent *a, struct source *s)
 {
@@ -973,20 +1000,20 @@ static int start(struct agent *a, struct source *s)
         say_none();
         return 0;
     }
-    ModuleID mods[WATCH_MAX_METHODS];
-    mdMethodDef toks[WATCH_MAX_METHODS];
-    for (uint32_t i = 0; i < n; i++) {
-        mods[i] = W.modules[W.methods[i].module]->id;
-        toks[i] = W.methods[i].token;
-    }
-    HRESULT hr = W.info->lpVtbl->RequestReJITWithInliners(W.info, COR_PRF_REJIT_BLOCK_INLINING, n,
-                                                          mods, toks);
+    HRESULT hr = request_rejit(n);
     if (hr < 0) {
         log_warn("watch: the runtime refused to rejit the methods (0x%08x)", (unsigned)hr);
         control_client_send("watch failed rejit 0x%08x", (unsigned)hr);
         return 0;
     }
     control_client_send("watch methods %u", n);
+    /* a caller being compiled (tier 1) while the request is made can be
+     * installed with the original method inlined, after the runtime
+     * looked for inliners: ask again a little later (seen on .NET 10: a
+     * service attached to as it tiered up showed no call) */
+    uint64_t now = clock_now_ns();
+    W.again_at[0] = now + 1000000000ull;
+    W.again_at[1] = now + 3000000000ull;
     return 0;
 }
 
@@ -995,6 +1022,7 @@ static void stop(struct agent *a, struct source *s)
     (void)a;
     (void)s;
     atomic_store(&watch_probe.active, 0);
+    W.again_at[0] = W.again_at[1] = 0;
     uint32_t n = atomic_load(&W.method_count);
     if (W.attached && n && !W.too_many && !W.reverted) {
         ModuleID mods[WATCH_MAX_METHODS];
