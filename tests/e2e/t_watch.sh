@@ -47,17 +47,6 @@ grep -Ev "$CALL" "$T/out" > "$T/app" || true
 diff -q "$T/plain" "$T/app" > /dev/null || fail "the program's output changed under watch Cart.Add"
 
 # ---- bad input ----
-expect_error() {
-    local what=$1 want=$2 pattern=$3
-    shift 3
-    set +e
-    "$@" > "$T/out" 2> "$T/err"
-    local rc=$?
-    set -e
-    [ "$rc" = "$want" ] || fail "$what: exit $rc, expected $want: $(cat "$T/err")"
-    grep -q "^corscope: .*$pattern" "$T/err" || fail "$what: no 'corscope: ...$pattern' line: $(cat "$T/err")"
-    note "$what: exit $rc, $(grep -m1 "^corscope: .*$pattern" "$T/err")"
-}
 expect_error "no match" 1 "no method matches 'Pricing.Qoute'; nearest: WatchApp.Pricing.Quote" \
     cs watch -- dotnet "$W" run 'Pricing.Qoute'
 grep -Ev "$CALL" "$T/out" | diff -q "$T/plain" - > /dev/null || fail "no match: the program's output changed"

@@ -5,8 +5,9 @@
  * time; the loop pairs each return with its entry and sends corscope one
  * line per call over the control socket ("call TID START DURATION TEXT").
  *
- * Finding the methods.  Each module's assembly is read from its file
- * (common/pdb/assembly.h, no runtime call) and every method with a body
+ * Finding the methods (names: watch_names.c).  Each module's assembly is
+ * read from its file (common/pdb/assembly.h, no runtime call) and every
+ * method with a body
  * whose "Namespace.Type.Method" matches the pattern (fnmatch; a pattern
  * may leave out leading namespaces) is taken, overloads all; compiler-
  * generated methods only when named exactly.  The framework's assemblies
@@ -14,16 +15,17 @@
  * Past --max-methods nothing is rewritten and corscope is told; when
  * nothing matches, it is told the nearest names.
  *
- * Rewriting.  Launched: the new IL is given at the method's first
+ * Rewriting (the new IL: watch_il.c).  Launched: the new IL is given at
+ * the method's first
  * JITCompilationStarted (SetILFunctionBody, as coverage does), its
  * ReadyToRun code and inlining into callers refused, so every call is
  * seen.  Attached: RequestReJITWithInliners (callers that inlined it are
  * rejitted too) from the loop thread, the IL given in GetReJITParameters;
- * at the stop, RequestRevert restores the original code, the probes go
+ * at the stop, RequestRevert restores the original code and the probes go
  * quiet (a frame still inside the old code calls a probe that returns at
- * once: the library stays loaded, see watch_init) and the agent detaches.
- * The probes' two StandAloneSigs and each method's new local signature are
- * made with IMetaDataEmit::GetTokenFromSig (ApplyMetaData after attach).
+ * once: the library stays loaded, see watch_init).  The runtime never
+ * lets a profiler that used ReJIT detach: the agent then stays dormant
+ * (lifecycle.c) until the process ends.
  * A body the engine refuses (il.h) or the runtime rejects is left as it
  * was and said so.
  *
@@ -31,7 +33,6 @@
  * and are counted as unfinished (thrown, or still running at the end).
  */
 #include <dlfcn.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,6 @@
 
 #define MAX_MODULES 512
 #define MAX_PENDING 1024
-#define NEAR_NAMES 5
 #define OUTBOX 1024   /* call lines waiting for room in the control socket */
 
 enum { M_UNKNOWN, M_BUSY, M_DONE, M_LEFT };
@@ -61,7 +61,7 @@ struct wmodule {
     ModuleID id;
     struct assembly a;
     int framework;
-    uint32_t enter_sig, exit_sig; /* StandAloneSig tokens of the probes' calli, 0 until made */
+    uint32_t sigs[2]; /* StandAloneSig tokens of the probes' calli (enter, exit), 0 until made */
 };
 
 struct wmethod {
@@ -102,204 +102,23 @@ static struct {
     uint64_t again_at[2];         /* attached: when to ask for the ReJIT again */
 } W;
 
-/* ---- names ------------------------------------------------------------------------ */
-
-/* strncpy that always terminates (and says nothing of truncation) */
-static void copy(char *out, size_t size, const char *in)
-{
-    size_t n = strlen(in);
-    if (n >= size)
-        n = size - 1;
-    memcpy(out, in, n);
-    out[n] = '\0';
-}
-
-static const char *last_dot(const char *s)
-{
-    const char *d = strrchr(s, '.');
-    return d ? d + 1 : s;
-}
-
-/* A TypeDef/TypeRef/TypeSpec token's short name. */
-static void token_name(const struct assembly *a, uint32_t token, char *out, size_t size)
-{
-    uint32_t row = token & 0xffffff;
-    out[0] = '\0';
-    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count) {
-        char full[256];
-        assembly_type_name(a, row, full, sizeof full);
-        copy(out, size, last_dot(full));
-    } else if ((token >> 24) == MD_TYPEREF) {
-        snprintf(out, size, "%s", md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)));
-    }
-    char *tick = strchr(out, '`');
-    if (tick)
-        *tick = '\0';
-    if (!out[0])
-        snprintf(out, size, "?");
-}
-
-static int token_is(const struct assembly *a, uint32_t token, const char *ns, const char *name)
-{
-    uint32_t row = token & 0xffffff;
-    if ((token >> 24) == MD_TYPEREF)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)), name);
-    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAME)), name);
-    return 0;
-}
-
-static const char *const keywords[] = {
-    [SIG_VOID] = "void", [SIG_BOOL] = "bool", [SIG_CHAR] = "char", [SIG_I1] = "sbyte",
-    [SIG_U1] = "byte", [SIG_I2] = "short", [SIG_U2] = "ushort", [SIG_I4] = "int",
-    [SIG_U4] = "uint", [SIG_I8] = "long", [SIG_U8] = "ulong", [SIG_R4] = "float",
-    [SIG_R8] = "double", [SIG_I] = "nint", [SIG_U] = "nuint", [SIG_STRING] = "string",
-};
-
-/* A type's short name for showing ("Order", "int[]", "ref int", "T"). */
-static void type_text(const struct assembly *a, const struct sig_type *t, char *out, size_t size)
-{
-    const uint8_t *p = t->bytes, *end = t->bytes + t->len;
-    while (p < end && (*p == 0x1f || *p == 0x20 || *p == 0x45)) { /* modifiers, pinned */
-        uint8_t b = *p++;
-        uint32_t skip;
-        if (b != 0x45 && md_uncompress(&p, end, &skip) < 0)
-            break;
-    }
-    struct sig_type inner;
-    const uint8_t *q = p + 1;
-    char sub[48];
-    if (t->kind < sizeof keywords / sizeof keywords[0] && keywords[t->kind]) {
-        snprintf(out, size, "%s", keywords[t->kind]);
-    } else if (t->kind == SIG_OBJECT && t->array && p < end && *p == 0x1d &&
-               sig_type(&q, end, &inner) == 0) {
-        type_text(a, &inner, sub, sizeof sub);
-        snprintf(out, size, "%.40s[]", sub);
-    } else if (t->kind == SIG_OBJECT && t->array) {
-        snprintf(out, size, "Array");
-    } else if (t->kind == SIG_OBJECT && !t->token) {
-        snprintf(out, size, "object");
-    } else if (t->kind == SIG_OBJECT || t->kind == SIG_VALUETYPE) {
-        token_name(a, t->token, out, size);
-    } else if (t->kind == SIG_BYREF && p < end && sig_type(&q, end, &inner) == 0) {
-        type_text(a, &inner, sub, sizeof sub);
-        snprintf(out, size, "ref %.40s", sub);
-    } else if (t->kind == SIG_GENERIC) {
-        snprintf(out, size, "T");
-    } else if (t->kind == SIG_POINTER) {
-        snprintf(out, size, "pointer");
-    } else {
-        snprintf(out, size, "?");
-    }
-}
-
-static void describe(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
-{
-    static const uint8_t sizes[] = {
-        [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
-        [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
-        [SIG_I] = 8, [SIG_U] = 8, [SIG_POINTER] = 8,
-    };
-    v->kind = t->kind;
-    type_text(a, t, v->type, sizeof v->type);
-    if (t->kind < sizeof sizes && sizes[t->kind]) {
-        v->read = WATCH_READ_BYTES;
-        v->size = sizes[t->kind];
-    } else if (t->kind == SIG_STRING) {
-        v->read = WATCH_READ_STRING;
-    } else if (t->kind == SIG_OBJECT) {
-        v->read = t->array ? WATCH_READ_ARRAY : WATCH_READ_REF;
-    } else if (t->kind == SIG_VALUETYPE && token_is(a, t->token, "System", "Decimal")) {
-        v->read = WATCH_READ_BYTES;
-        v->size = 16;
-        v->decimal = 1;
-    } else {
-        v->read = WATCH_READ_NONE;
-    }
-}
-
-/* "Namespace.Type.Method" of a MethodDef row. */
-static void full_name(const struct assembly *a, uint32_t row, char *out, size_t size)
-{
-    char type[512];
-    assembly_type_name(a, a->methods[row - 1].type, type, sizeof type);
-    snprintf(out, size, "%s.%s", type, assembly_method_name(a, row));
-}
-
-static int pattern_matches(const char *pattern, const char *name)
-{
-    if (!fnmatch(pattern, name, 0))
-        return 1;
-    char suffix[CONFIG_WATCH_MAX + 4];
-    snprintf(suffix, sizeof suffix, "*.%s", pattern);
-    return !fnmatch(suffix, name, 0);
-}
-
-/* ---- finding the methods ------------------------------------------------------------ */
-
-static int has_body(const struct assembly *a, uint32_t row)
-{
-    return md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_RVA) != 0;
-}
-
-/* Fills watch_methods[index] for a MethodDef row.  Returns 0, or -1 with why. */
-static int describe_method(const struct assembly *a, uint32_t row, uint32_t index, char *why,
-                           size_t why_size)
-{
-    struct watch_method *m = &watch_methods[index];
-    const uint8_t *blob;
-    uint32_t len;
-    struct sig_method sig;
-    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) < 0 ||
-        sig_method(blob, len, &sig) < 0)
-        return snprintf(why, why_size, "its signature could not be read"), -1;
-    if (sig.vararg)
-        return snprintf(why, why_size, "a varargs method"), -1;
-    if (sig.ret.kind == SIG_OTHER)
-        return snprintf(why, why_size, "its return type cannot be kept in a local"), -1;
-    char type[512];
-    assembly_type_name(a, a->methods[row - 1].type, type, sizeof type);
-    snprintf(m->display, sizeof m->display, "%.80s.%.70s", last_dot(type), assembly_method_name(a, row));
-    m->params = sig.param_count;
-    m->taken = sig.param_count < WATCH_ARGS ? sig.param_count : WATCH_ARGS;
-    m->has_this = sig.has_this;
-    for (uint32_t i = 0; i < m->taken; i++) {
-        describe(a, &sig.params[i], &m->args[i]);
-        snprintf(m->args[i].name, sizeof m->args[i].name, "arg%u", i + 1);
-    }
-    describe(a, &sig.ret, &m->ret);
-    /* parameter names: Param rows [ParamList, next method's ParamList) */
-    uint32_t first = md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_PARAMLIST);
-    uint32_t end = row < md_rows(&a->md, MD_METHODDEF)
-                       ? md_get(&a->md, MD_METHODDEF, row + 1, MD_METHODDEF_PARAMLIST)
-                       : md_rows(&a->md, MD_PARAM) + 1;
-    for (uint32_t p = first; p && p < end && p <= md_rows(&a->md, MD_PARAM); p++) {
-        uint32_t seq = md_get(&a->md, MD_PARAM, p, 1);
-        if (seq >= 1 && seq <= m->taken)
-            snprintf(m->args[seq - 1].name, sizeof m->args[seq - 1].name, "%s",
-                     md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
-    }
-    return 0;
-}
 
 /* Takes the methods of module mi the pattern names.  Returns how many. */
 static uint32_t match_module(uint32_t mi)
 {
     struct wmodule *wm = W.modules[mi];
     const struct assembly *a = &wm->a;
-    const char *method_part = last_dot(W.pattern);
+    const char *method_part = watch_last_dot(W.pattern);
     int literal_generated = method_part[0] == '<' || method_part[0] == '.';
     uint32_t found = 0;
     char name[768], why[160];
     for (uint32_t row = 1; row <= a->method_count; row++) {
-        full_name(a, row, name, sizeof name);
-        if (!pattern_matches(W.pattern, name) || !has_body(a, row))
+        watch_full_name(a, row, name, sizeof name);
+        if (!watch_pattern_matches(W.pattern, name) || !watch_has_body(a, row))
             continue;
         const char *mname = assembly_method_name(a, row);
         int generated = mname[0] == '<' || mname[0] == '.' || strchr(name, '<');
-        if (generated && !literal_generated && strcmp(last_dot(name), method_part))
+        if (generated && !literal_generated && strcmp(watch_last_dot(name), method_part))
             continue;
         W.matched_total++;
         if (W.too_many)
@@ -309,7 +128,7 @@ static uint32_t match_module(uint32_t mi)
             W.too_many = 1;
             continue;
         }
-        if (describe_method(a, row, n, why, sizeof why) < 0) {
+        if (watch_describe_method(a, row, &watch_methods[n], why, sizeof why) < 0) {
             log_warn("watch: %s is not watched: %s", name, why);
             continue;
         }
@@ -371,249 +190,13 @@ static void module_loaded(ModuleID id)
         control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
 }
 
-/* ---- the new IL -------------------------------------------------------------------- */
 
-static IMetaDataEmit *emitter(ModuleID module)
-{
-    IUnknown *unk = NULL;
-    if (W.info->lpVtbl->GetModuleMetaData(W.info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
-                                          &unk) < 0 || !unk)
-        return NULL;
-    return (IMetaDataEmit *)unk;
-}
-
-/* The AssemblyRef of the core library a module references, 0 when none. */
-static uint32_t core_library(const struct assembly *a)
-{
-    static const char *const names[] = {"System.Runtime", "System.Private.CoreLib", "netstandard",
-                                         "mscorlib"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        for (uint32_t row = 1; row <= md_rows(&a->md, MD_ASSEMBLYREF); row++)
-            if (!strcmp(md_string(&a->md, md_get(&a->md, MD_ASSEMBLYREF, row, MD_ASSEMBLYREF_NAME)),
-                        names[k]))
-                return md_token(MD_ASSEMBLYREF, row);
-    return 0;
-}
-
-/* The probes' calli signatures in a module: unmanaged, with
- * modopt(CallConvSuppressGCTransition) on the return type when the module
- * references a core library to name it from -- the thread then stays in
- * cooperative mode (no transition frame: a probe costs tens of
- * nanoseconds less, and no collection can move an object the probe
- * reads); else plain cdecl, with the transition. */
-static int probe_sigs(struct wmodule *wm, IMetaDataEmit *emit)
-{
-    if (wm->enter_sig && wm->exit_sig)
-        return 0;
-    uint8_t modopt[8];
-    size_t mod_len = 0;
-    uint32_t scope = core_library(&wm->a);
-    static const char name[] = "System.Runtime.CompilerServices.CallConvSuppressGCTransition";
-    WCHAR wname[sizeof name];
-    for (size_t i = 0; i < sizeof name; i++)
-        wname[i] = (WCHAR)name[i];
-    mdTypeRef type_ref = 0;
-    if (scope && emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) >= 0 &&
-        (type_ref >> 24) == MD_TYPEREF) {
-        modopt[0] = 0x20; /* CMOD_OPT */
-        mod_len = 1 + sig_compress((type_ref & 0xffffff) << 2 | 1, modopt + 1);
-        if (mod_len == 1)
-            mod_len = 0;
-    }
-    uint8_t cc = mod_len ? 0x09 : 0x01; /* unmanaged (with modifiers), or C */
-    /* int64 (int32, native int x WATCH_ARGS) */
-    uint8_t enter[16 + WATCH_ARGS];
-    size_t n = 0;
-    enter[n++] = cc;
-    enter[n++] = 1 + WATCH_ARGS;
-    memcpy(enter + n, modopt, mod_len);
-    n += mod_len;
-    enter[n++] = 0x0a;
-    enter[n++] = 0x08;
-    for (int i = 0; i < WATCH_ARGS; i++)
-        enter[n++] = 0x18;
-    /* void (int32, int64, native int) */
-    uint8_t leave[16];
-    size_t m = 0;
-    leave[m++] = cc;
-    leave[m++] = 3;
-    memcpy(leave + m, modopt, mod_len);
-    m += mod_len;
-    leave[m++] = 0x01;
-    leave[m++] = 0x08;
-    leave[m++] = 0x0a;
-    leave[m++] = 0x18;
-    mdSignature a = 0, b = 0;
-    if (emit->lpVtbl->GetTokenFromSig(emit, enter, (ULONG)n, &a) < 0 ||
-        emit->lpVtbl->GetTokenFromSig(emit, leave, (ULONG)m, &b) < 0)
-        return -1;
-    wm->enter_sig = a;
-    wm->exit_sig = b;
-    log_debug("watch: %s: probes called %s", wm->a.name,
-              mod_len ? "without a GC transition" : "with a GC transition (no core library reference)");
-    return 0;
-}
-
-static size_t put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    return 2;
-}
-
-static size_t put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-    return 4;
-}
-
-static size_t put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-    return 8;
-}
-
-/* The rewritten body of watched method `index`, into out (free with
- * il_rewritten_free).  Returns 0, or -1 with why. */
-static int rewrite(uint32_t index, struct il_rewritten *out, char *why, size_t why_size)
+static int rewrite_method(uint32_t index, struct il_rewritten *out, char *why, size_t why_size)
 {
     struct wmethod *wmth = &W.methods[index];
     struct wmodule *wm = W.modules[wmth->module];
-    const struct watch_method *m = &watch_methods[index];
-    memset(out, 0, sizeof *out);
-    LPCBYTE old = NULL;
-    ULONG old_size = 0;
-    if (W.info->lpVtbl->GetILFunctionBody(W.info, wm->id, wmth->token, &old, &old_size) < 0 || !old)
-        return snprintf(why, why_size, "the runtime gave no IL body"), -1;
-    struct il_body body;
-    if (il_parse(old, old_size, &body, why, why_size) < 0)
-        return -1;
-    int rc = -1;
-    struct il_edit edit;
-    il_edit_init(&edit);
-    IMetaDataEmit *emit = emitter(wm->id);
-    if (!emit) {
-        snprintf(why, why_size, "no metadata emitter for the module");
-        goto done;
-    }
-    if (probe_sigs(wm, emit) < 0) {
-        snprintf(why, why_size, "the probes' signatures could not be made");
-        goto done;
-    }
-    /* the locals: the old ones, the token (int64), the result */
-    const uint8_t *old_locals = NULL;
-    uint32_t old_len = 0;
-    if (body.local_sig) {
-        uint32_t row = body.local_sig & 0xffffff;
-        if ((body.local_sig >> 24) != MD_STANDALONESIG ||
-            md_blob(&wm->a.md, md_get(&wm->a.md, MD_STANDALONESIG, row, 0), &old_locals, &old_len) < 0) {
-            snprintf(why, why_size, "its locals' signature could not be read");
-            goto done;
-        }
-    }
-    const uint8_t *blob;
-    uint32_t len;
-    struct sig_method sig;
-    uint32_t row = wmth->token & 0xffffff;
-    if (md_blob(&wm->a.md, md_get(&wm->a.md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) < 0 ||
-        sig_method(blob, len, &sig) < 0) {
-        snprintf(why, why_size, "its signature could not be read");
-        goto done;
-    }
-    static const uint8_t i8[] = {0x0a};
-    struct sig_type add[2] = {{.kind = SIG_I8, .bytes = i8, .len = 1}, sig.ret};
-    uint32_t add_count = sig.ret.kind == SIG_VOID ? 1 : 2;
-    uint8_t locals[4096];
-    size_t locals_len;
-    long first = sig_locals_append(old_locals, old_len, add, add_count, locals, sizeof locals,
-                                   &locals_len);
-    mdSignature locals_token = 0;
-    if (first < 0 || emit->lpVtbl->GetTokenFromSig(emit, locals, (ULONG)locals_len, &locals_token) < 0) {
-        snprintf(why, why_size, "its new locals' signature could not be made");
-        goto done;
-    }
-    uint16_t token_local = (uint16_t)first, result_local = (uint16_t)(first + 1);
-    il_edit_set_locals(&edit, locals_token);
-
-    uint8_t s[128];
-    size_t n = 0;
-    s[n++] = 0x20; /* ldc.i4 index */
-    n += put_u32(s + n, index);
-    for (uint32_t i = 0; i < WATCH_ARGS; i++) {
-        if (i < m->taken) {
-            s[n++] = 0xfe; /* ldarga */
-            s[n++] = 0x0a;
-            n += put_u16(s + n, (uint16_t)(i + (m->has_this ? 1 : 0)));
-        } else {
-            s[n++] = 0x16; /* ldc.i4.0 */
-        }
-        s[n++] = 0xe0; /* conv.u */
-    }
-    s[n++] = 0x21; /* ldc.i8 */
-    n += put_u64(s + n, (uint64_t)(uintptr_t)&watch_enter);
-    s[n++] = 0xd3; /* conv.i */
-    s[n++] = 0x29; /* calli */
-    n += put_u32(s + n, wm->enter_sig);
-    s[n++] = 0xfe; /* stloc token */
-    s[n++] = 0x0e;
-    n += put_u16(s + n, token_local);
-    if (il_edit_add(&edit, &body, 0, IL_ENTRY, 0, s, (uint32_t)n, 2 + WATCH_ARGS, why, why_size) < 0)
-        goto done;
-
-    n = 0;
-    int has_result = sig.ret.kind != SIG_VOID;
-    if (has_result) {
-        s[n++] = 0xfe; /* stloc result */
-        s[n++] = 0x0e;
-        n += put_u16(s + n, result_local);
-    }
-    s[n++] = 0x20;
-    n += put_u32(s + n, index);
-    s[n++] = 0xfe; /* ldloc token */
-    s[n++] = 0x0c;
-    n += put_u16(s + n, token_local);
-    if (has_result) {
-        s[n++] = 0xfe; /* ldloca result */
-        s[n++] = 0x0d;
-        n += put_u16(s + n, result_local);
-    } else {
-        s[n++] = 0x16;
-    }
-    s[n++] = 0xe0;
-    s[n++] = 0x21;
-    n += put_u64(s + n, (uint64_t)(uintptr_t)&watch_exit);
-    s[n++] = 0xd3;
-    s[n++] = 0x29;
-    n += put_u32(s + n, wm->exit_sig);
-    if (has_result) {
-        s[n++] = 0xfe; /* ldloc result */
-        s[n++] = 0x0c;
-        n += put_u16(s + n, result_local);
-    }
-    for (uint32_t i = 0; i < body.count; i++) {
-        if (body.instrs[i].op != 0x2a) /* ret */
-            continue;
-        if (il_edit_add(&edit, &body, i, IL_BEFORE, 0, s, (uint32_t)n, 5, why, why_size) < 0)
-            goto done;
-    }
-    if (il_rewrite(&body, &edit, out, why, why_size) < 0 ||
-        il_check(&body, &edit, out, why, why_size) < 0) {
-        il_rewritten_free(out);
-        memset(out, 0, sizeof *out);
-        goto done;
-    }
-    rc = 0;
-done:
-    if (emit) {
-        if (W.attached)
-            W.info->lpVtbl->ApplyMetaData(W.info, wm->id);
-        emit->lpVtbl->Release(emit);
-    }
-    il_edit_free(&edit);
-    il_body_free(&body);
-    return rc;
+    return watch_rewrite(W.info, wm->id, &wm->a, wm->sigs, wmth->token, index, W.attached, out, why,
+                         why_size);
 }
 
 static void left_alone(uint32_t index, const char *why)
@@ -652,7 +235,7 @@ static void jit_started(struct source *s, FunctionID f, int dynamic)
                  * is at it: one compilation of that instantiation may miss its probes) */
     char why[256];
     struct il_rewritten out;
-    if (rewrite((uint32_t)i, &out, why, sizeof why) < 0) {
+    if (rewrite_method((uint32_t)i, &out, why, sizeof why) < 0) {
         left_alone((uint32_t)i, why);
         return;
     }
@@ -710,7 +293,7 @@ static void rejit_parameters(struct source *s, ModuleID module, mdMethodDef meth
         return;
     char why[256];
     struct il_rewritten out;
-    if (rewrite((uint32_t)i, &out, why, sizeof why) < 0) {
+    if (rewrite_method((uint32_t)i, &out, why, sizeof why) < 0) {
         left_alone((uint32_t)i, why);
         return;
     }
@@ -745,84 +328,17 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
         module_loaded((ModuleID)id);
 }
 
-/* ---- near names ---------------------------------------------------------------------- */
-
-static unsigned distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 200 || m > 200)
-        return 1000;
-    unsigned row[201];
-    for (size_t j = 0; j <= m; j++)
-        row[j] = (unsigned)j;
-    for (size_t i = 1; i <= n; i++) {
-        unsigned prev = row[0];
-        row[0] = (unsigned)i;
-        for (size_t j = 1; j <= m; j++) {
-            unsigned cur = row[j];
-            unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            unsigned best = prev + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            prev = cur;
-        }
-    }
-    return row[m];
-}
 
 /* Tells corscope that nothing matched, with the nearest method names. */
 static void say_none(void)
 {
-    struct {
-        unsigned d;
-        char name[200];
-    } best[NEAR_NAMES];
-    int count = 0;
-    char name[768];
-    uint32_t modules = atomic_load(&W.module_count);
-    for (uint32_t mi = 0; mi < modules; mi++) {
-        const struct assembly *a = &W.modules[mi]->a;
-        for (uint32_t row = 1; row <= a->method_count; row++) {
-            full_name(a, row, name, sizeof name);
-            if (strchr(name, '<') || !has_body(a, row))
-                continue;
-            /* compare as many trailing parts as the pattern has */
-            const char *tail = name;
-            int dots = 0;
-            for (const char *c = W.pattern; *c; c++)
-                dots += *c == '.';
-            for (const char *c = name + strlen(name); c > name; c--)
-                if (c[-1] == '.' && dots-- == 0) {
-                    tail = c;
-                    break;
-                }
-            unsigned d = distance(W.pattern, tail);
-            int dup = 0;
-            for (int k = 0; k < count; k++)
-                dup |= !strcmp(best[k].name, name);
-            if (dup)
-                continue;
-            int at = count;
-            while (at > 0 && best[at - 1].d > d)
-                at--;
-            if (at >= NEAR_NAMES)
-                continue;
-            if (count < NEAR_NAMES)
-                count++;
-            memmove(&best[at + 1], &best[at], (size_t)(count - 1 - at) * sizeof best[0]);
-            best[at].d = d;
-            copy(best[at].name, sizeof best[at].name, name);
-        }
-    }
+    static const struct assembly *assemblies[MAX_MODULES];
+    uint32_t n = atomic_load(&W.module_count);
+    for (uint32_t i = 0; i < n; i++)
+        assemblies[i] = &W.modules[i]->a;
     char text[900];
-    size_t o = 0;
-    for (int k = 0; k < count && o < sizeof text; k++)
-        o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", k ? ", " : "", best[k].name);
-    text[sizeof text - 1] = '\0';
-    control_client_send("watch none %s", count ? text : "-");
+    watch_near_names(W.pattern, assemblies, n, text, sizeof text);
+    control_client_send("watch none %s", text[0] ? text : "-");
 }
 
 /* ---- the loop ------------------------------------------------------------------------ */

@@ -22,6 +22,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "agent/il/il.h"
+#include "clr/clr_interfaces.h"
+#include "common/pdb/assembly.h"
 #include "common/pdb/sig.h"
 #include "common/visibility.h"
 
@@ -99,5 +102,27 @@ HIDDEN int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t 
 /* A decoded value as text ("4", "\"sku-1\"", "null", "int[3]", "9.00"). */
 HIDDEN void watch_format_value(const struct watch_value *v, const struct watch_decoded *d,
                                char *out, size_t size);
+
+/* watch_names.c: names and reading plans from the assembly's file. */
+HIDDEN void watch_copy(char *out, size_t size, const char *in);
+HIDDEN const char *watch_last_dot(const char *s);
+HIDDEN void watch_full_name(const struct assembly *a, uint32_t row, char *out, size_t size);
+/* Does "Namespace.Type.Method" match the pattern (fnmatch; or with
+ * leading namespaces left out)? */
+HIDDEN int watch_pattern_matches(const char *pattern, const char *name);
+HIDDEN int watch_has_body(const struct assembly *a, uint32_t row);
+/* Fills m for a MethodDef row.  Returns 0, or -1 with why. */
+HIDDEN int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m,
+                                 char *why, size_t why_size);
+HIDDEN void watch_near_names(const char *pattern, const struct assembly *const *assemblies,
+                             uint32_t count, char *out, size_t size);
+
+/* watch_il.c: the rewritten body of watched method `index` (token of
+ * module, read from the file asm_), into out (free with
+ * il_rewritten_free); sigs caches the module's probe signatures.
+ * Returns 0, or -1 with why. */
+HIDDEN int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assembly *asm_,
+                         uint32_t sigs[2], mdMethodDef token, uint32_t index, int attached,
+                         struct il_rewritten *out, char *why, size_t why_size);
 
 #endif
