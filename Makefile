@@ -2,11 +2,12 @@
 #
 #   make                 build build/libcorscope.so and build/corscope
 #   make demo            install what is missing, build, profile the demo app
-#   make test            every test: unit (plain, ASan+UBSan), fuzz corpus replay,
+#   make test            every test: unit (plain, ASan+UBSan, TSan for a few), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
 #   make reliability     regenerates docs/reliability.md
+#   make events-doc      regenerates the event tables of docs/events.md (src/format/schema.h)
 #   make bench           the benchmarks of docs/performance.md
 #   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
 #   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
@@ -53,12 +54,13 @@ for_arch = $(filter-out %_$(OTHER_ARCH).c %_$(OTHER_ARCH).S,$(1))
 COMMON_SRC := $(wildcard src/common/*.c src/common/pdb/*.c)
 CLR_SRC := $(wildcard src/clr/*.c)
 AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/agent/sources/*.c \
-	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/covfile.c src/format/covplan.c
+	src/agent/trace/*.c src/agent/il/*.c)) src/format/writer.c src/format/schema.c \
+	src/format/covfile.c src/format/covplan.c
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/covfile.c \
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
 	src/format/covplan.c $(wildcard src/agent/il/*.c)
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(wildcard tests/unit/*.S)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -78,17 +80,18 @@ AGENT_OBJ := $(call obj,$(AGENT_SRC) $(COMMON_SRC) $(CLR_SRC)) $(call asm_obj,$(
 GEN_SRC := $(BUILD)/gen/flamegraph_html.c
 CLI_OBJ := $(call obj,$(CLI_SRC) $(COMMON_SRC)) $(BUILD)/gen/flamegraph_html.o
 # unit tests link everything except the two programs' entry points
-UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) src/format/writer.c \
-	src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
-	$(filter-out src/format/writer.c,$(AGENT_SRC)) $(PORTABLE_SRC)) \
+UNIT_OBJ := $(call obj,$(UNIT_SRC) $(COMMON_SRC) $(CLR_SRC) $(wildcard src/format/*.c) \
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+	$(filter-out src/format/%,$(AGENT_SRC)) $(PORTABLE_SRC)) \
 	$(call asm_obj,$(AGENT_ASM) $(UNIT_ASM)) $(BUILD)/gen/flamegraph_html.o
 
 AGENT := $(BUILD)/libcorscope.so
 CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all clean test unit unit-plain unit-asan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick
+.PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
+	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
+	events-doc
 
 all: $(AGENT) $(CLI)
 
@@ -154,15 +157,20 @@ $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(ZLIB)
 
-$(UNIT): $(UNIT_OBJ)
+$(UNIT): $(UNIT_OBJ) $(BUILD)/unloadable.so
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBS) -lz
+
+# a library the unit tests load and unload, beside them (stripped, no sanitizer)
+$(BUILD)/unloadable.so: tests/unit/unloadable.c
+	$(say) LINK $@
+	$(Q)$(CC) -shared -fPIC -O1 -s -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---- tests ---------------------------------------------------------------
 
-unit: unit-plain unit-asan
+unit: unit-plain unit-asan unit-tsan
 
 unit-plain: $(UNIT)
 	$(UNIT)
@@ -171,8 +179,19 @@ unit-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN='$(ASAN_FLAGS)' build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/unit-tests
 
+# the unit tests named tsan_ (lock-free publication between threads) under
+# the thread sanitizer: a race no plain build shows fails them
+unit-tsan:
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN='$(TSAN_FLAGS)' build/tsan/unit-tests
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests tsan_
+
 apps:
 	tests/apps/build.sh
+
+# rewrites the event tables of docs/events.md from src/format/schema.h (the
+# unit test schema_docs fails while they differ)
+events-doc: $(UNIT)
+	CORSCOPE_WRITE_EVENTS_DOC=1 $(UNIT) schema_docs
 
 e2e: all apps asan-programs
 	tests/e2e/run.sh
@@ -188,6 +207,7 @@ test: deps
 # ---- reliability: fuzz corpus, sanitizers, stress ---------------------------
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -fsanitize=thread
 
 # The fuzz harnesses: tests/fuzz/fuzz_NAME.c over the sources FUZZ_SRC_NAME,
 # its corpus in tests/fuzz/corpus/NAME (seeds from tests/fuzz/seeds.sh and
@@ -195,7 +215,8 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
 FUZZERS := reader cfi elfsym leaf config il pdb
-FUZZ_SRC_reader := src/format/recording.c $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
+FUZZ_SRC_reader := src/format/recording.c src/format/schema.c \
+	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
 FUZZ_SRC_cfi := src/agent/signal/cfi.c src/common/mem.c
@@ -266,7 +287,7 @@ stress: all apps
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
-reliability: all apps asan-programs replay
+reliability: all apps asan-programs replay $(UNIT) unit-tsan
 	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------

@@ -15,6 +15,7 @@ need timeout coreutils
 need pgrep procps
 need /usr/bin/time time   # bench/: wall and CPU time of each run
 need strace strace        # t_thread_costs: which thread grows the descriptor table
+need python3 python3      # t_attach (a process group of its own), t_ps (a silent diagnostics socket)
 # the C library's full symbol table, so native frames inside it have names
 # (its waits and sorts live in functions it does not export)
 pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }

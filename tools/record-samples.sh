@@ -34,6 +34,7 @@ rec events-threads -e cpu -- $(app Events) threads
 rec memory-gc -e cpu,alloc,gc -- $(app Memory) gcs 3 4 5 64 2
 rec memory-live -e cpu,live -i 1ms -- $(app Memory) live 20 80
 rec trace-counts --trace -- $(app Trace) counts
+rec trace-calls-only --trace=counts -- $(app Trace) counts
 rec trace-throws --trace -- $(app Trace) throws 200
 rec boundaries -i 1ms -- $(app Boundaries) all 300
 rec boundaries-wall -e wall -i 1ms -- $(app Boundaries) hijack 300

@@ -13,14 +13,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 static _Atomic int fd = -1;
 static int held = -1; /* the descriptor, until control_client_close: never reused meanwhile */
 static int hung_up;
 
+static uint64_t elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)((now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000);
+}
+
 int control_client_connect(const char *address)
 {
+    struct timespec began;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     struct sockaddr_un sa;
     socklen_t len;
     if (control_sockaddr(address, &sa, &len) < 0)
@@ -29,8 +40,18 @@ int control_client_connect(const char *address)
     if (s < 0)
         return -1;
     /* the listener is there before the program starts (or the attach is
-     * sent): connecting completes at once, or fails at once */
-    if (connect(s, (struct sockaddr *)&sa, len) < 0) {
+     * sent): connecting completes at once, or fails at once, unless its
+     * backlog is full (corscope held up, or another local user filling it):
+     * then the wait is bounded (a Unix socket's connect waits at most its
+     * send time-out), and Initialize goes on without corscope */
+    struct timeval bound = {CONTROL_CLIENT_CONNECT_TIMEOUT_MS / 1000,
+                            (CONTROL_CLIENT_CONNECT_TIMEOUT_MS % 1000) * 1000};
+    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
+    int r;
+    do
+        r = connect(s, (struct sockaddr *)&sa, len);
+    while (r < 0 && errno == EINTR && elapsed_ms(&began) < CONTROL_CLIENT_CONNECT_TIMEOUT_MS);
+    if (r < 0) {
         close(s);
         return -1;
     }
@@ -103,6 +124,8 @@ int control_client_stop_wanted(void)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
+        if (n < 0 && errno == ECONNRESET)
+            continue; /* it hung up on a message of ours unread: what it sent before follows */
         if (n <= 0) {
             hung_up = 1; /* corscope is gone */
             return 1;
@@ -110,6 +133,12 @@ int control_client_stop_wanted(void)
         struct control_msg m;
         if (control_parse(buf, (size_t)n, &m) == 0 && m.kind == CONTROL_STOP)
             return 1;
+        if (m.kind == CONTROL_ALONE) {
+            /* corscope does not follow us: no more messages, and its
+             * hang-up is not a stop */
+            control_client_hangup();
+            return 0;
+        }
     }
 }
 

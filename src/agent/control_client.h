@@ -14,8 +14,10 @@
 #include "common/control.h"
 #include "common/visibility.h"
 
-/* Connects to the control socket at address and says hello.  Returns 0,
- * or -1 (nothing to close). */
+/* Connects to the control socket at address and says hello, waiting at
+ * most CONTROL_CLIENT_CONNECT_TIMEOUT_MS for room in its backlog.  Returns 0, or
+ * -1 (nothing to close). */
+#define CONTROL_CLIENT_CONNECT_TIMEOUT_MS 1000
 HIDDEN int control_client_connect(const char *address);
 HIDDEN int control_client_connected(void);
 /* Sends one message (printf-style); dropped when it cannot go now. */
@@ -25,7 +27,8 @@ HIDDEN void control_client_send(const char *fmt, ...) __attribute__((format(prin
 HIDDEN int control_client_try_send(const char *text, size_t len);
 HIDDEN void control_client_send_counts(enum control_kind kind, const struct control_counts *c);
 /* Loop: has corscope asked the agent to stop, or gone away?  Reads what
- * arrived without waiting. */
+ * arrived without waiting.  Told "alone", the agent ends the line and
+ * records on (0, then and after). */
 HIDDEN int control_client_stop_wanted(void);
 /* Ends the line (corscope sees its end) but keeps the descriptor: a
  * thread still sending sends on a dead socket, never on a file that took

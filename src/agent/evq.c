@@ -316,6 +316,8 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
 
 int evq_room(uint32_t words)
 {
+    if (atomic_load_explicit(&paused, memory_order_relaxed))
+        return 1; /* nothing is queued any more, and nothing drains: never wait */
     struct evq *q = own_queue();
     if (!q)
         return 1; /* no queue (closed, or the budget spent): nothing to wait for */

@@ -61,7 +61,8 @@ HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void
                           uint64_t until);
 /* Any thread (a callback): does the calling thread's queue have room for
  * an entry of `words` words (payload and stack)?  0 only when it is too
- * full right now (a thread without a queue gets 1: waiting would not help). */
+ * full right now (a thread without a queue, or any thread once the queues
+ * are paused, gets 1: waiting would not help). */
 HIDDEN int evq_room(uint32_t words);
 /* Any thread, after evq_push: is the calling thread's queue more than half
  * full?  Then the loop should drain soon (agent_hurry), or entries will be

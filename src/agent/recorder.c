@@ -26,12 +26,6 @@
  * header, its pointer and length, its index slots. */
 #define STRING_OVERHEAD 48
 
-static const char *const counter_keys[FMT_COUNTER_COUNT] = {
-#define KEY(name, key, words) key,
-    FMT_COUNTERS(KEY)
-#undef KEY
-};
-
 static int file_write(void *ctx, const void *data, size_t n)
 {
     struct recorder *r = ctx;
@@ -183,6 +177,13 @@ uint32_t recorder_define(struct recorder *r, struct writer_event_def *d)
     writer_event_def(&r->w, d);
     check_failed(r);
     return r->w.error ? 0 : d->id;
+}
+
+uint32_t recorder_define_event(struct recorder *r, enum fmt_ev ev)
+{
+    struct writer_event_def d;
+    schema_event_def(&d, ev);
+    return recorder_define(r, &d);
 }
 
 uint64_t recorder_since_start(const struct recorder *r, uint64_t now_ns)
@@ -377,7 +378,7 @@ void recorder_flush(struct recorder *r)
     recorder_max(r, FMT_COUNTER_MAX_AGENT_HEAP, mem_live_bytes());
     for (int i = 0; i < FMT_COUNTER_COUNT; i++)
         if (r->counters[i])
-            writer_stat(&r->w, counter_keys[i], r->counters[i]);
+            writer_stat(&r->w, schema_counter_key(i), r->counters[i]);
     writer_flush(&r->w);
     check_failed(r);
     r->last_flush_ns = clock_now_ns();
@@ -410,7 +411,7 @@ void recorder_close(struct recorder *r)
         uint64_t values[FMT_COUNTER_COUNT];
         size_t n = 0;
         for (int i = 0; i < FMT_COUNTER_COUNT; i++) {
-            keys[n] = counter_keys[i];
+            keys[n] = schema_counter_key(i);
             values[n++] = r->counters[i];
         }
         writer_finish(&r->w, keys, values, n);

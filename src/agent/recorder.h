@@ -30,6 +30,7 @@
 #include "common/map.h"
 #include "common/strtab.h"
 #include "common/visibility.h"
+#include "format/schema.h"
 #include "format/writer.h"
 
 #define RECORDER_FLUSH_NS 250000000ull
@@ -87,6 +88,8 @@ HIDDEN void recorder_sampled_event(struct recorder *r, uint32_t id, const char *
 /* A recorded event: fills in its id (from FMT_EVENT_FIRST_RECORDED) and
  * writes its definition.  Returns the id, 0 on failure. */
 HIDDEN uint32_t recorder_define(struct recorder *r, struct writer_event_def *d);
+/* The same for an event of the schema (format/schema.h), all of it. */
+HIDDEN uint32_t recorder_define_event(struct recorder *r, enum fmt_ev ev);
 /* One occurrence of a recorded event: values and fields as defined; time
  * CLOCK_MONOTONIC, thread and stack 0 for none. */
 HIDDEN void recorder_record(struct recorder *r, uint32_t event, uint32_t thread, uint64_t now_ns,

@@ -1,17 +1,17 @@
 /*
  * resolve: see resolve.h.  Native names come from the dynamic linker's
- * view of each object (dladdr1 with the symbol entry, so that an address
- * past the end of the nearest exported symbol is shown as an offset and
- * not blamed on that symbol).
+ * view of each object (dynsym.h: copied under its lock; an address past
+ * the end of the nearest exported symbol is shown as an offset and not
+ * blamed on that symbol).
  */
 #include "agent/resolve.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/codemap.h"
+#include "agent/dynsym.h"
 #include "common/mem.h"
 #include "common/path.h"
 
@@ -135,30 +135,34 @@ static int is_agent_module(const char *path)
            !strcmp(self.dli_fname, path);
 }
 
-/* Native code of a loaded ELF object: 1 and *frame (maybe | NO_SYMBOL), or 0. */
+static void (*after_lookup)(void);
+
+void resolve_test_after_lookup(void (*fn)(void))
+{
+    after_lookup = fn;
+}
+
+/* Native code of a loaded ELF object: 1 and *frame (maybe | NO_SYMBOL), or
+ * 0.  What the loader says is a copy (dynsym.h): the object may be gone by
+ * the time it is used. */
 static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame)
 {
-    Dl_info info;
-    const ElfW(Sym) *sym = NULL;
-    struct link_map *map = NULL;
-    if (!dladdr1((void *)address, &info, (void **)&sym, RTLD_DL_SYMENT) || !info.dli_fbase ||
-        !dladdr1((void *)address, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+    static struct dynsym_hit hit; /* the loop's own; big */
+    if (!dynsym_lookup(address, &hit))
         return 0;
-    const char *module = info.dli_fname && info.dli_fname[0] ? info.dli_fname : "[main]";
-    const char *file = map->l_name && map->l_name[0] ? map->l_name : "/proc/self/exe";
+    if (after_lookup)
+        after_lookup();
+    const char *module = hit.module[0] ? hit.module : "[main]";
     int runtime = resolve_is_runtime_module(path_basename(module));
     enum fmt_frame_kind kind = runtime ? FMT_FRAME_RUNTIME : FMT_FRAME_NATIVE;
-    const char *full = elfsym_find(module_symbols(r, file), (uint64_t)(address - map->l_addr));
-    uintptr_t start = (uintptr_t)info.dli_saddr;
+    const char *full = elfsym_find(module_symbols(r, hit.file), (uint64_t)(address - hit.bias));
     if (full) {
         *frame = native_symbol_frame(r, module, full, kind);
-    } else if (info.dli_sname && sym && start <= address &&
-               (address < start + sym->st_size || sym->st_size == 0)) {
-        *frame = native_symbol_frame(r, module, info.dli_sname, kind);
+    } else if (hit.symbol[0]) {
+        *frame = native_symbol_frame(r, module, hit.symbol, kind);
     } else {
         /* shown as module!+offset: placed, though not named */
-        *frame = recorder_frame(r->out, kind, module, NULL, NULL,
-                                (uint64_t)(address - (uintptr_t)info.dli_fbase));
+        *frame = recorder_frame(r->out, kind, module, NULL, NULL, (uint64_t)(address - hit.base));
         if (*frame)
             set_class(r, *frame, runtime ? FRAME_RUNTIME : FRAME_NATIVE);
         if (*frame)

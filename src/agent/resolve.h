@@ -85,4 +85,8 @@ HIDDEN const struct code_range *resolve_managed(uintptr_t address);
 /* Is this module basename part of the runtime (coreclr, clrjit, the host)? */
 HIDDEN int resolve_is_runtime_module(const char *basename);
 
+/* Tests: fn runs after each native lookup, before its answer is used
+ * (a library unloaded there must not be read). */
+HIDDEN void resolve_test_after_lookup(void (*fn)(void));
+
 #endif

@@ -144,12 +144,15 @@ void attach_default_output(const struct attach_target *t, char *out, size_t size
     snprintf(out, size, "%s-%d-%s.corscope", name, (int)t->proc.pid, stamp);
 }
 
-int attach_prepare_output(const struct attach_target *t, const char *path)
+int attach_prepare_output(const struct attach_target *t, int fd)
 {
     if (geteuid() != 0 || t->proc.uid == 0)
         return 0;
-    if (chown(path, t->proc.uid, t->gid) < 0) {
-        cli_error("cannot give %s to the process's user (uid %u): %s", path,
+    /* by the descriptor: the path may name something else by now (that
+     * user may write in the directory, and swap the file for a link to
+     * one of root's) */
+    if (fchown(fd, t->proc.uid, t->gid) < 0) {
+        cli_error("cannot give the recording to the process's user (uid %u): %s",
                   (unsigned)t->proc.uid, strerror(errno));
         return -1;
     }

@@ -39,9 +39,10 @@ HIDDEN int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_
 HIDDEN int attach_check(pid_t pid, struct attach_target *t);
 /* NAME-PID-YYYYmmdd-HHMMSS.corscope, NAME from the process. */
 HIDDEN void attach_default_output(const struct attach_target *t, char *out, size_t size);
-/* Gives the recording file to the process's user (root attaching to
- * another user's process).  Returns 0 or -1 (printed). */
-HIDDEN int attach_prepare_output(const struct attach_target *t, const char *path);
+/* Gives the recording file, open at fd (as created: never its path again),
+ * to the process's user (root attaching to another user's process).
+ * Returns 0 or -1 (printed). */
+HIDDEN int attach_prepare_output(const struct attach_target *t, int fd);
 /* Attaches, records, detaches (see above).  Returns 0 when the recording
  * was closed, else 1 after printing why. */
 HIDDEN int attach_run(const struct attach_target *t, const struct config *cfg, const char *agent,

@@ -9,16 +9,15 @@
 #include "cli/timeline.h"
 #include "common/mem.h"
 
-int event_table_open(struct event_table *e, const struct profile *p, const struct report_options *o,
-             const char *name)
+int event_table_open(struct event_table *e, const struct profile *p,
+                     const struct report_options *o, enum fmt_ev ev)
 {
     memset(e, 0, sizeof *e);
     e->p = p;
     e->r = p->rec;
     e->o = o;
-    e->event = rec_event_index(p->rec, name);
-    if (e->event >= 0 && !p->rec->events[e->event].recorded)
-        e->event = -1;
+    e->ev = ev;
+    e->event = rec_event_of(p->rec, ev);
     e->memo = mem_calloc(p->names->count ? 2 * p->names->count : 2, 1);
     return e->memo ? 0 : -1;
 }
@@ -29,19 +28,14 @@ void event_table_close(struct event_table *e)
     memset(e, 0, sizeof *e);
 }
 
-long event_table_field(const struct event_table *e, const char *name)
+uint64_t event_table_get(const struct event_table *e, const struct rec_record *x, unsigned field)
 {
-    return e->event < 0 ? -1 : rec_field_index(&e->r->events[e->event], name);
+    return rec_field(e->r, x, e->ev, field);
 }
 
-uint64_t event_table_get(const struct event_table *e, const struct rec_record *x, long field)
+uint64_t event_table_value(const struct event_table *e, const struct rec_record *x, unsigned value)
 {
-    return field < 0 ? 0 : rec_fields(e->r, x)[field];
-}
-
-uint64_t event_table_value(const struct event_table *e, const struct rec_record *x, uint32_t value)
-{
-    return value < e->r->events[x->event].value_count ? rec_values(e->r, x)[value] : 0;
+    return rec_value(e->r, x, e->ev, value);
 }
 
 static int stack_matches(struct event_table *e, uint32_t stack, const regex_t *re, uint8_t *memo)
@@ -77,7 +71,8 @@ int event_table_keep(struct event_table *e, const struct rec_record *x)
     return 1;
 }
 
-const struct rec_record *event_table_next(struct event_table *e, const struct rec_record *after)
+const struct rec_record *event_table_next(struct event_table *e,
+                                          const struct rec_record *after)
 {
     if (e->event < 0 || !e->r->record_count)
         return NULL; /* (no records: `records` may be NULL, and NULL + 0 is undefined) */
@@ -107,7 +102,8 @@ const char *event_table_string(const struct event_table *e, uint64_t id, char *b
     return buf;
 }
 
-void event_table_thread_name(const struct event_table *e, uint32_t thread_plus_one, char *out, size_t size)
+void event_table_thread_name(const struct event_table *e, uint32_t thread_plus_one, char *out,
+                             size_t size)
 {
     if (!thread_plus_one || thread_plus_one > e->r->thread_count) {
         snprintf(out, size, "-");
@@ -145,7 +141,8 @@ uint32_t event_table_site(const struct event_table *e, uint32_t stack)
     return 0;
 }
 
-void event_table_stack_text(const struct event_table *e, uint32_t stack, int frames, char *out, size_t size)
+void event_table_stack_text(const struct event_table *e, uint32_t stack, int frames, char *out,
+                            size_t size)
 {
     size_t used = 0;
     out[0] = '\0';

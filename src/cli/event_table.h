@@ -1,7 +1,8 @@
 /*
  * event_table: what the table reports of recorded events share (report -f
- * exceptions, locks, jit, threads): finding an event and its fields by
- * name, the records the report's filters keep (thread, time window, and
+ * exceptions, locks, jit, threads): opening an event of the schema
+ * (format/schema.h) and reading its values and fields by their enums, the
+ * records the report's filters keep (thread, time window, and
  * --include/--exclude on the stack of records that have one), naming
  * frames, stacks and threads as the other reports do, counting by a key,
  * and printing durations.  Every table reads the recording's records
@@ -18,42 +19,50 @@
 #include "common/map.h"
 #include "common/visibility.h"
 
-/* One recorded event of a recording, with the indices of its fields. */
+/* One recorded event of a recording. */
 struct event_table {
     const struct profile *p;
     const struct recording *r;
     const struct report_options *o;
+    enum fmt_ev ev;
     long event;    /* index into r->events, -1 when the recording has none */
     uint8_t *memo; /* name id -> regex result cache (0 unknown, 1 no, 2 yes), x2 */
 };
 
-/* Opens event `name`; e->event is -1 when the recording has no such event
+/* Opens event `ev`; e->event is -1 when the recording has no such event
  * (not an error: the table says so).  Returns -1 only when out of memory. */
-HIDDEN int event_table_open(struct event_table *e, const struct profile *p, const struct report_options *o,
-                    const char *name);
+HIDDEN int event_table_open(struct event_table *e, const struct profile *p,
+                            const struct report_options *o, enum fmt_ev ev);
 HIDDEN void event_table_close(struct event_table *e);
-/* Index of a field (or -1), and a record's value of it (0 when absent). */
-HIDDEN long event_table_field(const struct event_table *e, const char *name);
-HIDDEN uint64_t event_table_get(const struct event_table *e, const struct rec_record *x, long field);
-HIDDEN uint64_t event_table_value(const struct event_table *e, const struct rec_record *x, uint32_t value);
+/* A record's field or value of the event (FMT_NAME_MEMBER), 0 when the
+ * recording's event has none. */
+HIDDEN uint64_t event_table_get(const struct event_table *e, const struct rec_record *x,
+                                unsigned field);
+HIDDEN uint64_t event_table_value(const struct event_table *e, const struct rec_record *x,
+                                  unsigned value);
 /* Does the report keep this record (thread, window, stack filters)? */
 HIDDEN int event_table_keep(struct event_table *e, const struct rec_record *x);
-/* Iterate over the kept records of the event: for (x = event_table_next(e, NULL); x; x = event_table_next(e, x)) */
-HIDDEN const struct rec_record *event_table_next(struct event_table *e, const struct rec_record *after);
+/* Iterate over the kept records of the event:
+ * for (x = event_table_next(e, NULL); x; x = event_table_next(e, x)) */
+HIDDEN const struct rec_record *event_table_next(struct event_table *e,
+                                                 const struct rec_record *after);
 
 /* Names, as every report spells them. */
 HIDDEN const char *event_table_frame_name(const struct event_table *e, uint64_t frame);
-HIDDEN const char *event_table_string(const struct event_table *e, uint64_t string_id, char *buf, size_t size);
+HIDDEN const char *event_table_string(const struct event_table *e, uint64_t string_id, char *buf,
+                                      size_t size);
 /* "name (tid 123)" or "thread 123"; "-" for none (thread index + 1 as in records). */
-HIDDEN void event_table_thread_name(const struct event_table *e, uint32_t thread_plus_one, char *out, size_t size);
+HIDDEN void event_table_thread_name(const struct event_table *e, uint32_t thread_plus_one,
+                                    char *out, size_t size);
 /* The same for a thread field's value (a thread id of the recording). */
-HIDDEN void event_table_thread_id_name(const struct event_table *e, uint64_t id, char *out, size_t size);
+HIDDEN void event_table_thread_id_name(const struct event_table *e, uint64_t id, char *out,
+                                       size_t size);
 /* The first frame of a stack that is code (managed, native or the
  * runtime's), not a label: the method an event happened in.  0 if none. */
 HIDDEN uint32_t event_table_site(const struct event_table *e, uint32_t stack);
 /* Up to `frames` code frames of a stack from the leaf, joined by " < ". */
-HIDDEN void event_table_stack_text(const struct event_table *e, uint32_t stack, int frames, char *out,
-                           size_t size);
+HIDDEN void event_table_stack_text(const struct event_table *e, uint32_t stack, int frames,
+                                   char *out, size_t size);
 /* The recording's length (ns), from its samples and records. */
 HIDDEN uint64_t event_table_duration(const struct recording *r);
 

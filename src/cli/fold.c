@@ -43,6 +43,13 @@ static int contains(struct rec_str s, const char *what)
     return 0;
 }
 
+/* The agent's mark at the root of a walk that failed. */
+static int is_failed_walk_mark(const struct recording *r, uint32_t id)
+{
+    const struct rec_frame *f = &r->frames[id];
+    return f->kind == FMT_FRAME_SYNTHETIC && rec_str_eq(r->strings[f->name], "[unknown]");
+}
+
 static uint8_t classify(const struct recording *r, uint32_t id)
 {
     const struct rec_frame *f = &r->frames[id];
@@ -80,33 +87,15 @@ struct folder {
     size_t buf_cap;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    void *p = mem_grow(*arr, cap, need, elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    return 0;
-}
-
 static uint32_t add_string(struct recording *r, const char *s)
 {
-    if (grow((void **)&r->strings, &r->string_cap, r->string_count + 1, sizeof *r->strings))
-        return 0;
-    struct rec_str str = {s, (uint32_t)strlen(s)};
-    r->strings[r->string_count] = str;
-    return (uint32_t)r->string_count++;
+    return rec_add_string(r, (struct rec_str){s, (uint32_t)strlen(s)});
 }
 
 static uint32_t add_frame(struct recording *r, uint8_t kind, uint32_t module, uint32_t name,
                           uint64_t extra)
 {
-    if (r->frame_count >= UINT32_MAX - 1 ||
-        grow((void **)&r->frames, &r->frame_cap, r->frame_count + 1, sizeof *r->frames))
-        return 0;
-    struct rec_frame f = {kind, module, 0, name, extra};
-    r->frames[r->frame_count] = f;
-    return (uint32_t)r->frame_count++;
+    return rec_add_frame(r, (struct rec_frame){kind, module, 0, name, extra});
 }
 
 /* A label frame at the root, named by string `name` ([start], [.NET BGC]). */
@@ -137,7 +126,7 @@ static uint32_t run_frame(struct folder *fd, uint32_t old)
 
 static int push(struct folder *fd, size_t *n, uint32_t frame)
 {
-    if (!frame || grow((void **)&fd->buf, &fd->buf_cap, *n + 1, sizeof *fd->buf))
+    if (!frame || mem_grow_array((void **)&fd->buf, &fd->buf_cap, *n + 1, sizeof *fd->buf))
         return -1;
     fd->buf[(*n)++] = frame;
     return 0;
@@ -200,16 +189,10 @@ static uint32_t intern_stack(struct folder *fd, size_t n)
     if (map64_get(&fd->by_hash, h, &id) && r->stacks[id].depth == n &&
         memcmp(r->stack_frames + r->stacks[id].offset, fd->buf, n * sizeof *fd->buf) == 0)
         return id;
-    if (r->stack_count >= UINT32_MAX - 1 || r->stack_frame_count + n >= UINT32_MAX ||
-        grow((void **)&r->stacks, &r->stack_cap, r->stack_count + 1, sizeof *r->stacks) ||
-        grow((void **)&r->stack_frames, &r->stack_frame_cap, r->stack_frame_count + n,
-             sizeof *r->stack_frames))
+    uint32_t *frames = rec_add_stack(r, (uint32_t)n, &id);
+    if (!frames)
         return 0;
-    memcpy(r->stack_frames + r->stack_frame_count, fd->buf, n * sizeof *fd->buf);
-    struct rec_stack s = {(uint32_t)r->stack_frame_count, (uint32_t)n};
-    r->stack_frame_count += n;
-    id = (uint32_t)r->stack_count++;
-    r->stacks[id] = s;
+    memcpy(frames, fd->buf, n * sizeof *fd->buf);
     if (map64_put(&fd->by_hash, h, id) < 0)
         return 0;
     return id;
@@ -237,14 +220,20 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
         if (frames[k] >= fd->old_frames)
             return stack; /* already folded: cannot happen, never refold */
     /* a stack without managed frames carries the agent's labels at its
-     * root: they go after the root this fold gives it */
-    uint32_t body = s.depth;
+     * root: they go after the root this fold gives it.  A walk that ended
+     * early has its mark ([unknown]) outside them: the root is looked for
+     * inside, as for the same walk without labels (whose mark the root
+     * fold takes in) */
+    uint32_t body = s.depth, labels_end = s.depth;
+    if (body > 1 && is_failed_walk_mark(r, frames[body - 1]) &&
+        r->frames[frames[body - 2]].kind == FMT_FRAME_LABEL)
+        body = labels_end = s.depth - 1;
     while (body > 0 && r->frames[frames[body - 1]].kind == FMT_FRAME_LABEL)
         body--;
     uint32_t label = 0;
     uint32_t root_from = root_span(fd, frames, body, thread_name, &label);
     if (root_from >= body)
-        root_from = body = s.depth; /* no root fold: labels stay where they were */
+        root_from = body = labels_end = s.depth; /* no root fold: labels stay where they were */
     size_t n = 0;
     for (uint32_t k = 0; k < root_from; k++) {
         uint32_t f = frames[k];
@@ -262,7 +251,7 @@ static uint32_t fold_stack(struct folder *fd, uint32_t stack, uint32_t thread_na
             return 0;
         }
     }
-    for (uint32_t k = body; k < s.depth; k++)
+    for (uint32_t k = body; k < labels_end; k++)
         if (push(fd, &n, frames[k]) < 0)
             return 0;
     if (root_from < body && push(fd, &n, label) < 0)

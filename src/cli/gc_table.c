@@ -47,32 +47,27 @@ static int by_start(const void *a, const void *b)
 int gc_table_load(const struct recording *r, uint64_t from, uint64_t to, struct gc_table *t)
 {
     memset(t, 0, sizeof *t);
-    long gc = rec_event_index(r, "gc"), pause = rec_event_index(r, "gc-pause");
+    long gc = rec_event_of(r, FMT_EV_GC), pause = rec_event_of(r, FMT_EV_GC_PAUSE);
     for (size_t i = 0; i < r->record_count; i++)
         if (r->records[i].time > t->run_ns)
             t->run_ns = r->records[i].time;
     for (size_t i = 0; i < r->sample_count; i++)
         if (r->samples[i].time > t->run_ns)
             t->run_ns = r->samples[i].time;
-    if (gc < 0 || !r->events[gc].recorded)
+    if (gc < 0)
         return 0;
-    static const char *const names[] = {"number", "generation", "reason", "kind", "compacting",
-                                        "start", "gen0", "gen1", "gen2", "loh", "poh",
-                                        "promoted", "pinned_objects"};
-    long f[13];
-    for (int k = 0; k < 13; k++)
-        f[k] = rec_field_index(&r->events[gc], names[k]);
+    int has_compacting = rec_field_of(r, FMT_EV_GC, FMT_GC_COMPACTING) >= 0;
     size_t cap = 0, pause_cap = 0;
     for (size_t i = 0; i < r->record_count; i++) {
         const struct rec_record *x = &r->records[i];
         if ((long)x->event != gc)
             continue;
-        const uint64_t *v = rec_values(r, x), *fs = rec_fields(r, x);
-#define FIELD(k) (f[k] >= 0 ? fs[f[k]] : 0)
-        struct gc_row row = {FIELD(0), FIELD(1), FIELD(2), FIELD(3), f[4] >= 0 ? fs[f[4]] : 2,
-                             FIELD(5), v[0], 0, 0,
-                             {FIELD(6), FIELD(7), FIELD(8), FIELD(9), FIELD(10)},
-                             FIELD(11), FIELD(12)};
+#define FIELD(f) rec_field(r, x, FMT_EV_GC, FMT_GC_##f)
+        struct gc_row row = {FIELD(NUMBER), FIELD(GENERATION), FIELD(REASON), FIELD(KIND),
+                             has_compacting ? FIELD(COMPACTING) : 2,
+                             FIELD(START), rec_value(r, x, FMT_EV_GC, FMT_GC_DURATION), 0, 0,
+                             {FIELD(GEN0), FIELD(GEN1), FIELD(GEN2), FIELD(LOH), FIELD(POH)},
+                             FIELD(PROMOTED), FIELD(PINNED_OBJECTS)};
 #undef FIELD
         if (row.start < from || (to && row.start >= to))
             continue;
@@ -82,18 +77,17 @@ int gc_table_load(const struct recording *r, uint64_t from, uint64_t to, struct 
         t->rows = grown;
         t->rows[t->count++] = row;
     }
-    qsort(t->rows, t->count, sizeof *t->rows, by_number);
-    if (pause >= 0 && r->events[pause].recorded) {
-        long ps = rec_field_index(&r->events[pause], "start"),
-             pr = rec_field_index(&r->events[pause], "reason"),
-             pg = rec_field_index(&r->events[pause], "gc");
+    if (t->count) /* (none: rows is NULL, which qsort must not be given) */
+        qsort(t->rows, t->count, sizeof *t->rows, by_number);
+    if (pause >= 0 && rec_field_of(r, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_START) >= 0) {
         for (size_t i = 0; i < r->record_count; i++) {
             const struct rec_record *x = &r->records[i];
-            if ((long)x->event != pause || ps < 0)
+            if ((long)x->event != pause)
                 continue;
-            const uint64_t *fs = rec_fields(r, x);
-            struct gc_pause p = {fs[ps], rec_values(r, x)[0], pr >= 0 ? fs[pr] : 0,
-                                 pg >= 0 ? fs[pg] : 0};
+            struct gc_pause p = {rec_field(r, x, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_START),
+                                 rec_value(r, x, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_PAUSE),
+                                 rec_field(r, x, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_REASON),
+                                 rec_field(r, x, FMT_EV_GC_PAUSE, FMT_GC_PAUSE_GC)};
             if (p.start < from || (to && p.start >= to))
                 continue;
             struct gc_pause *grown = mem_grow(t->pauses, &pause_cap, t->pause_count + 1,
@@ -104,15 +98,16 @@ int gc_table_load(const struct recording *r, uint64_t from, uint64_t to, struct 
             t->pauses[t->pause_count++] = p;
             struct gc_row key = {0};
             key.number = p.gc;
-            struct gc_row *row = p.gc ? bsearch(&key, t->rows, t->count, sizeof *t->rows,
-                                                by_number)
-                                      : NULL;
+            struct gc_row *row =
+                p.gc && t->count ? bsearch(&key, t->rows, t->count, sizeof *t->rows, by_number)
+                                 : NULL;
             if (row) {
                 row->pause += p.duration;
                 row->pauses++;
             }
         }
-        qsort(t->pauses, t->pause_count, sizeof *t->pauses, by_start);
+        if (t->pause_count)
+            qsort(t->pauses, t->pause_count, sizeof *t->pauses, by_start);
     }
     return 1;
 oom:

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/mem.h"
 #include "common/utf.h"
 
 static const char magic[14] = "DOTNET_IPC_V1";
@@ -235,127 +237,283 @@ static long long now_ms(void)
     return (long long)(clock_now_ns() / 1000000);
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. */
-static int wait_fd(int fd, short events, long long deadline)
+/* One command on a connection of its own, driven without blocking, so that
+ * several go at once (ps asks every process together) and no step waits
+ * past the deadline: connecting (a backlog that is full is tried again),
+ * sending, reading the reply's header, then its payload. */
+enum call_stage { CALL_CONNECT, CALL_SEND, CALL_HEADER, CALL_PAYLOAD, CALL_DONE, CALL_FAILED };
+
+struct ipc_call {
+    const char *path;
+    const uint8_t *msg;
+    size_t msg_len;
+    uint8_t *payload; /* cap bytes kept of the answer's payload */
+    size_t cap;
+    /* the answer */
+    uint8_t set, id;
+    size_t len;
+    char err[256];
+    /* progress */
+    enum call_stage stage;
+    int fd;
+    size_t sent, got, want;
+    uint8_t header[IPC_HEADER_SIZE];
+};
+
+static void call_fail(struct ipc_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void call_fail(struct ipc_call *c, const char *fmt, ...)
 {
-    for (;;) {
-        long long left = deadline - now_ms();
-        if (left <= 0)
-            return -1;
-        struct pollfd p = {fd, events, 0};
-        int r = poll(&p, 1, (int)(left > 60000 ? 60000 : left));
-        if (r > 0)
-            return 0;
-        if (r < 0 && errno != EINTR)
-            return -1;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->stage = CALL_FAILED;
 }
 
-static int read_full(int fd, uint8_t *buf, size_t n, long long deadline)
+static void call_connect(struct ipc_call *c)
 {
-    size_t got = 0;
-    while (got < n) {
-        if (wait_fd(fd, POLLIN, deadline) < 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        ssize_t r = read(fd, buf + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = ECONNRESET;
-            return -1;
-        }
-        got += (size_t)r;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, c->path, strlen(c->path) + 1); /* checked by call_start */
+    if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        c->stage = CALL_SEND;
+    else if (errno != EAGAIN && errno != EINTR)
+        call_fail(c, "cannot connect to %s: %s", c->path, strerror(errno));
+}
+
+static void call_start(struct ipc_call *c)
+{
+    c->fd = -1;
+    c->sent = c->got = c->want = c->len = 0;
+    if (strlen(c->path) >= sizeof((struct sockaddr_un *)0)->sun_path) {
+        call_fail(c, "the socket's path is too long: %s", c->path);
+        return;
     }
-    return 0;
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (c->fd < 0) {
+        call_fail(c, "cannot connect to %s: %s", c->path, strerror(errno));
+        return;
+    }
+    c->stage = CALL_CONNECT;
+    call_connect(c);
+}
+
+/* What was ready on the call's connection is done. */
+static void call_step(struct ipc_call *c)
+{
+    if (c->stage == CALL_SEND) {
+        ssize_t w = send(c->fd, c->msg + c->sent, c->msg_len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (w <= 0) {
+            call_fail(c, "cannot send to %s: %s", c->path, strerror(w < 0 ? errno : EPIPE));
+            return;
+        }
+        c->sent += (size_t)w;
+        if (c->sent == c->msg_len)
+            c->stage = CALL_HEADER;
+        return;
+    }
+    uint8_t scratch[4096];
+    int header = c->stage == CALL_HEADER;
+    size_t room = header ? sizeof c->header - c->got : c->want - c->got;
+    if (room > sizeof scratch)
+        room = sizeof scratch;
+    ssize_t r = read(c->fd, header ? c->header + c->got : scratch, room);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        const char *why = strerror(r < 0 ? errno : ECONNRESET);
+        if (header)
+            call_fail(c, "no answer from the runtime at %s: %s", c->path, why);
+        else
+            call_fail(c, "the answer of the runtime at %s was cut short: %s", c->path, why);
+        return;
+    }
+    if (!header) {
+        if (c->got < c->cap)
+            memcpy(c->payload + c->got, scratch,
+                   (size_t)r < c->cap - c->got ? (size_t)r : c->cap - c->got);
+        c->got += (size_t)r;
+        if (c->got == c->want) {
+            c->len = c->want < c->cap ? c->want : c->cap;
+            c->stage = CALL_DONE;
+        }
+        return;
+    }
+    c->got += (size_t)r;
+    if (c->got < sizeof c->header)
+        return;
+    size_t size = (size_t)c->header[14] | (size_t)c->header[15] << 8;
+    if (memcmp(c->header, magic, sizeof magic) != 0 || size < IPC_HEADER_SIZE) {
+        call_fail(c, "the answer of the runtime at %s is not in the diagnostics protocol", c->path);
+        return;
+    }
+    c->set = c->header[16];
+    c->id = c->header[17];
+    c->want = size - IPC_HEADER_SIZE;
+    c->got = 0;
+    c->stage = c->want ? CALL_PAYLOAD : CALL_DONE;
+}
+
+/* Runs the calls together until each is done or failed, or the deadline
+ * (CLOCK_MONOTONIC ms) passes: those not finished then fail. */
+static void run_calls(struct ipc_call *calls, size_t n, long long deadline)
+{
+    for (size_t i = 0; i < n; i++)
+        call_start(&calls[i]);
+    struct pollfd one[1];
+    size_t one_at[1];
+    struct pollfd *pfd = n == 1 ? one : mem_alloc(n * sizeof *pfd);
+    size_t *at = n == 1 ? one_at : mem_alloc(n * sizeof *at);
+    for (;;) {
+        size_t k = 0;
+        int connecting = 0;
+        for (size_t i = 0; pfd && at && i < n; i++) {
+            struct ipc_call *c = &calls[i];
+            if (c->stage == CALL_CONNECT)
+                call_connect(c);
+            if (c->stage == CALL_CONNECT)
+                connecting = 1;
+            else if (c->stage == CALL_SEND || c->stage == CALL_HEADER || c->stage == CALL_PAYLOAD)
+                pfd[k] = (struct pollfd){c->fd, c->stage == CALL_SEND ? POLLOUT : POLLIN, 0},
+                at[k++] = i;
+        }
+        long long left = deadline - now_ms();
+        if ((!k && !connecting) || left <= 0)
+            break;
+        /* a full backlog gives no event: it is tried again every 10 ms */
+        int timeout = (int)(connecting && left > 10 ? 10 : left > 60000 ? 60000 : left);
+        int r = poll(pfd, (nfds_t)k, timeout);
+        if (r < 0 && errno != EINTR)
+            break;
+        for (size_t j = 0; r > 0 && j < k; j++)
+            if (pfd[j].revents)
+                call_step(&calls[at[j]]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ipc_call *c = &calls[i];
+        if (!pfd || !at)
+            call_fail(c, "cannot ask the runtime at %s: out of memory", c->path);
+        else if (c->stage == CALL_CONNECT)
+            call_fail(c, "cannot connect to %s: its backlog stays full (timed out)", c->path);
+        else if (c->stage == CALL_SEND)
+            call_fail(c, "cannot send to %s: timed out", c->path);
+        else if (c->stage == CALL_HEADER)
+            call_fail(c, "no answer from the runtime at %s: timed out", c->path);
+        else if (c->stage == CALL_PAYLOAD)
+            call_fail(c, "the answer of the runtime at %s was cut short: timed out", c->path);
+        if (c->fd >= 0)
+            close(c->fd);
+        c->fd = -1;
+    }
+    if (n != 1) {
+        mem_free(pfd);
+        mem_free(at);
+    }
 }
 
 int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int timeout_ms,
                 uint8_t *reply_set, uint8_t *reply_id, uint8_t *payload, size_t cap,
                 size_t *payload_len, char *err, size_t err_size)
 {
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    if (strlen(socket_path) >= sizeof sa.sun_path) {
-        snprintf(err, err_size, "the socket's path is too long: %s", socket_path);
+    struct ipc_call c;
+    memset(&c, 0, sizeof c);
+    c.path = socket_path;
+    c.msg = msg;
+    c.msg_len = msg_len;
+    c.payload = payload;
+    c.cap = cap;
+    run_calls(&c, 1, now_ms() + timeout_ms);
+    if (c.stage != CALL_DONE) {
+        snprintf(err, err_size, "%s", c.err);
         return -1;
     }
-    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
-    long long deadline = now_ms() + timeout_ms;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        snprintf(err, err_size, "cannot connect to %s: %s", socket_path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    size_t sent = 0;
-    while (sent < msg_len) {
-        ssize_t w = send(fd, msg + sent, msg_len - sent, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            snprintf(err, err_size, "cannot send to %s: %s", socket_path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-        sent += (size_t)w;
-    }
-    uint8_t header[IPC_HEADER_SIZE];
-    if (read_full(fd, header, sizeof header, deadline) < 0) {
-        snprintf(err, err_size, "no answer from the runtime: %s",
-                 errno == ETIMEDOUT ? "timed out" : strerror(errno));
-        close(fd);
-        return -1;
-    }
-    size_t size = (size_t)header[14] | (size_t)header[15] << 8;
-    if (memcmp(header, magic, sizeof magic) != 0 || size < IPC_HEADER_SIZE) {
-        snprintf(err, err_size, "the runtime's answer is not in the diagnostics protocol");
-        close(fd);
-        return -1;
-    }
-    size_t want = size - IPC_HEADER_SIZE;
-    uint8_t scratch[IPC_MESSAGE_MAX];
-    if (read_full(fd, scratch, want, deadline) < 0) {
-        snprintf(err, err_size, "the runtime's answer was cut short: %s", strerror(errno));
-        close(fd);
-        return -1;
-    }
-    close(fd);
-    *reply_set = header[16];
-    *reply_id = header[17];
-    *payload_len = want < cap ? want : cap;
-    memcpy(payload, scratch, *payload_len);
+    *reply_set = c.set;
+    *reply_id = c.id;
+    *payload_len = c.len;
     return 0;
+}
+
+/* ProcessInfo2 to every query not answered yet (ProcessInfo with
+ * version2 0, to those that did not know ProcessInfo2); marks those it
+ * answered, and those to ask again without ProcessInfo2 in *again. */
+static void ask_info(struct ipc_query *q, size_t n, int version2, long long deadline,
+                     int *again)
+{
+    uint8_t msg[IPC_HEADER_SIZE];
+    ipc_encode(msg, sizeof msg, IPC_SET_PROCESS, version2 ? IPC_PROCESS_INFO2 : IPC_PROCESS_INFO,
+               NULL, 0);
+    struct ipc_call *calls = mem_calloc(n, sizeof *calls);
+    uint8_t *replies = mem_alloc(n * (size_t)IPC_MESSAGE_MAX);
+    size_t *of = mem_alloc(n * sizeof *of);
+    size_t m = 0;
+    for (size_t i = 0; calls && replies && of && i < n; i++) {
+        if (q[i].ok || (!version2 && !again[i]))
+            continue;
+        again[i] = 0;
+        calls[m] = (struct ipc_call){.path = q[i].socket_path, .msg = msg, .msg_len = sizeof msg,
+                                     .payload = replies + m * (size_t)IPC_MESSAGE_MAX,
+                                     .cap = IPC_MESSAGE_MAX};
+        of[m++] = i;
+    }
+    if (!calls || !replies || !of) {
+        for (size_t i = 0; i < n; i++)
+            if (!q[i].ok)
+                snprintf(q[i].err, sizeof q[i].err, "out of memory");
+    }
+    run_calls(calls, m, deadline);
+    for (size_t j = 0; j < m; j++) {
+        struct ipc_call *c = &calls[j];
+        struct ipc_query *r = &q[of[j]];
+        if (c->stage != CALL_DONE) {
+            snprintf(r->err, sizeof r->err, "%s", c->err);
+        } else if (c->set == IPC_SET_SERVER && c->id == IPC_REPLY_OK) {
+            if (ipc_decode_info(c->payload, c->len, version2, r->info) == 0)
+                r->ok = 1;
+            else
+                snprintf(r->err, sizeof r->err, "the runtime's process information is malformed");
+        } else {
+            uint32_t hr = c->len >= 4 ? get32(c->payload) : 0;
+            if (version2 && hr == IPC_E_UNKNOWN_COMMAND)
+                again[of[j]] = 1; /* .NET 5 */
+            else
+                snprintf(r->err, sizeof r->err, "the runtime refused ProcessInfo (0x%08x)",
+                         (unsigned)hr);
+        }
+    }
+    mem_free(calls);
+    mem_free(replies);
+    mem_free(of);
+}
+
+void ipc_process_info_many(struct ipc_query *q, size_t n, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    int *again = mem_calloc(n ? n : 1, sizeof *again);
+    for (size_t i = 0; i < n; i++) {
+        q[i].ok = 0;
+        snprintf(q[i].err, sizeof q[i].err, "out of memory");
+    }
+    if (!again)
+        return;
+    ask_info(q, n, 1, deadline, again);
+    ask_info(q, n, 0, deadline, again);
+    mem_free(again);
 }
 
 int ipc_process_info(const char *socket_path, struct ipc_info *out, char *err, size_t err_size)
 {
-    for (int version2 = 1; version2 >= 0; version2--) {
-        uint8_t msg[IPC_HEADER_SIZE], reply[IPC_MESSAGE_MAX], set, id;
-        size_t len;
-        ipc_encode(msg, sizeof msg, IPC_SET_PROCESS, version2 ? IPC_PROCESS_INFO2 : IPC_PROCESS_INFO,
-                   NULL, 0);
-        if (ipc_request(socket_path, msg, sizeof msg, 5000, &set, &id, reply, sizeof reply, &len,
-                        err, err_size) < 0)
-            return -1;
-        if (set == IPC_SET_SERVER && id == IPC_REPLY_OK) {
-            if (ipc_decode_info(reply, len, version2, out) < 0) {
-                snprintf(err, err_size, "the runtime's process information is malformed");
-                return -1;
-            }
-            return 0;
-        }
-        uint32_t hr = len >= 4 ? get32(reply) : 0;
-        if (!version2 || hr != IPC_E_UNKNOWN_COMMAND) {
-            snprintf(err, err_size, "the runtime refused ProcessInfo (0x%08x)", (unsigned)hr);
-            return -1;
-        }
-    }
-    return -1;
+    struct ipc_query q = {.socket_path = socket_path, .info = out};
+    ipc_process_info_many(&q, 1, 5000);
+    if (!q.ok)
+        snprintf(err, err_size, "%s", q.err);
+    return q.ok ? 0 : -1;
 }
 
 int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const char *library,

@@ -17,7 +17,8 @@
  *   reply    set 0xFF, id 0 (OK) or 0xFF (error: an i32 HRESULT)
  *
  * The encoders and decoders are pure functions over buffers (unit-tested);
- * ipc_request does the talking, bounded by a timeout.
+ * ipc_request does the talking, every step bounded by one deadline (the
+ * connect included: a full backlog is tried again, never waited on).
  */
 #ifndef CORSCOPE_IPC_H
 #define CORSCOPE_IPC_H
@@ -84,6 +85,17 @@ HIDDEN int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_l
  * -1 with the reason in err. */
 HIDDEN int ipc_process_info(const char *socket_path, struct ipc_info *out, char *err,
                             size_t err_size);
+/* The same of several processes at once, all within timeout_ms (a runtime
+ * that accepts and never answers holds up no one else, and nothing longer
+ * than that).  Each query's ok says whether its info was filled, else err
+ * says why. */
+struct ipc_query {
+    const char *socket_path; /* in */
+    struct ipc_info *info;   /* out */
+    int ok;
+    char err[256];
+};
+HIDDEN void ipc_process_info_many(struct ipc_query *q, size_t n, int timeout_ms);
 /* AttachProfiler.  Returns 0 when the runtime answered (*hresult is its
  * answer, 0 for success), -1 with the reason in err when it did not. */
 HIDDEN int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const char *library,

@@ -65,23 +65,10 @@ static struct rec_str put_text(struct image *im, const char *text)
     return s;
 }
 
-#define GROW(arr, count, cap) mem_grow((arr), &(cap), (count) + 1, sizeof *(arr))
-
-static int add_string(struct recording *m, struct rec_str s, uint32_t *id)
-{
-    struct rec_str *g = GROW(m->strings, m->string_count, m->string_cap);
-    if (!g)
-        return -1;
-    m->strings = g;
-    *id = (uint32_t)m->string_count;
-    m->strings[m->string_count++] = s;
-    return 0;
-}
-
 /* ---- one input into the merged recording ---------------------------------- */
 
 struct bases {
-    uint32_t string, frame, stack, thread, thread_id, data;
+    uint32_t string, frame, stack, thread, thread_id;
     uint32_t *event; /* input event index -> merged one */
     uint64_t offset; /* ns from the earliest start to this input's start */
 };
@@ -115,21 +102,19 @@ static int map_event(struct recording *m, const struct recording *in, size_t e,
         snprintf(err, err_size, "too many events to merge");
         return -1;
     }
-    struct rec_event *g = GROW(m->events, m->event_count, m->event_cap);
-    if (!g)
-        return -2;
-    m->events = g;
-    struct rec_event *ne = &m->events[m->event_count];
-    *ne = *ev;
-    ne->name = rebase(ev->name, in, image);
-    ne->unit = rebase(ev->unit, in, image);
+    struct rec_event ne = *ev;
+    ne.name = rebase(ev->name, in, image);
+    ne.unit = rebase(ev->unit, in, image);
     for (uint32_t i = 0; i < FMT_MAX_VALUES; i++) {
-        ne->value_names[i] = rebase(ev->value_names[i], in, image);
-        ne->value_units[i] = rebase(ev->value_units[i], in, image);
+        ne.value_names[i] = rebase(ev->value_names[i], in, image);
+        ne.value_units[i] = rebase(ev->value_units[i], in, image);
     }
     for (uint32_t i = 0; i < FMT_MAX_FIELDS; i++)
-        ne->field_names[i] = rebase(ev->field_names[i], in, image);
-    *out = (uint32_t)m->event_count++;
+        ne.field_names[i] = rebase(ev->field_names[i], in, image);
+    long k = rec_add_event(m, &ne);
+    if (k < 0)
+        return -2;
+    *out = (uint32_t)k;
     return 0;
 }
 
@@ -144,58 +129,42 @@ static int append(struct recording *m, struct image *im, const struct recording 
     }
     /* strings, then this process's label and command */
     b->string = (uint32_t)m->string_count;
-    for (size_t i = 1; i < in->string_count; i++) {
-        uint32_t id;
-        if (add_string(m, rebase(in->strings[i], in, image), &id) < 0)
+    for (size_t i = 1; i < in->string_count; i++)
+        if (!rec_add_string(m, rebase(in->strings[i], in, image)))
             return -2;
-    }
     char label[64];
     long pid = merge_pid_of(in);
     snprintf(label, sizeof label, "process %ld", pid);
     const struct rec_str *cmd = rec_info(in, FMT_INFO_COMMAND);
-    uint32_t label_id, cmd_id = 0;
-    if (add_string(m, put_text(im, label), &label_id) < 0 ||
-        (cmd && cmd->len && add_string(m, rebase(*cmd, in, image), &cmd_id) < 0))
+    uint32_t label_id = rec_add_string(m, put_text(im, label)), cmd_id = 0;
+    if (!label_id || (cmd && cmd->len && !(cmd_id = rec_add_string(m, rebase(*cmd, in, image)))))
         return -2;
     /* frames, then the root frame of this process */
     b->frame = (uint32_t)m->frame_count;
     for (size_t i = 1; i < in->frame_count; i++) {
-        struct rec_frame *g = GROW(m->frames, m->frame_count, m->frame_cap);
-        if (!g)
-            return -2;
-        m->frames = g;
         struct rec_frame f = in->frames[i];
         f.module = map_id(f.module, b->string);
         f.type = map_id(f.type, b->string);
         f.name = map_id(f.name, b->string);
         if (f.kind == FMT_FRAME_LABEL && f.extra)
             f.extra = map_id((uint32_t)f.extra, b->frame);
-        m->frames[m->frame_count++] = f;
+        if (!rec_add_frame(m, f))
+            return -2;
     }
-    struct rec_frame *g = GROW(m->frames, m->frame_count, m->frame_cap);
-    if (!g)
+    uint32_t root = rec_add_frame(m, (struct rec_frame){FMT_FRAME_LABEL, 0, cmd_id, label_id, 0});
+    if (!root)
         return -2;
-    m->frames = g;
-    uint32_t root = (uint32_t)m->frame_count;
-    m->frames[m->frame_count++] = (struct rec_frame){FMT_FRAME_LABEL, 0, cmd_id, label_id, 0};
     /* stacks, each under the root */
     b->stack = (uint32_t)m->stack_count;
     for (size_t i = 1; i < in->stack_count; i++) {
         const struct rec_stack *s = &in->stacks[i];
-        uint32_t *fr = mem_grow(m->stack_frames, &m->stack_frame_cap,
-                                m->stack_frame_count + s->depth + 1, sizeof *fr);
-        struct rec_stack *st = GROW(m->stacks, m->stack_count, m->stack_cap);
-        if (fr)
-            m->stack_frames = fr;
-        if (st)
-            m->stacks = st;
-        if (!fr || !st)
+        uint32_t id;
+        uint32_t *frames = rec_add_stack(m, s->depth + 1, &id);
+        if (!frames)
             return -2;
-        m->stacks[m->stack_count++] = (struct rec_stack){(uint32_t)m->stack_frame_count, s->depth + 1};
         for (uint32_t k = 0; k < s->depth; k++)
-            m->stack_frames[m->stack_frame_count++] =
-                map_id(in->stack_frames[s->offset + k], b->frame);
-        m->stack_frames[m->stack_frame_count++] = root;
+            frames[k] = map_id(in->stack_frames[s->offset + k], b->frame);
+        frames[s->depth] = root;
     }
     /* threads, with ids of their own */
     b->thread = (uint32_t)m->thread_count;
@@ -205,47 +174,39 @@ static int append(struct recording *m, struct image *im, const struct recording 
         return -1;
     }
     for (size_t i = 0; i < in->thread_count; i++) {
-        struct rec_thread *t = GROW(m->threads, m->thread_count, m->thread_cap);
-        if (!t)
-            return -2;
-        m->threads = t;
         struct rec_thread th = in->threads[i];
         if (th.id > most_id)
             most_id = th.id;
         th.id += b->thread_id;
         th.name = map_id(th.name, b->string);
-        m->threads[m->thread_count++] = th;
+        if (rec_add_thread(m, th) < 0)
+            return -2;
     }
     /* samples on the common clock */
     for (size_t i = 0; i < in->sample_count; i++) {
-        struct rec_sample *sg = GROW(m->samples, m->sample_count, m->sample_cap);
-        if (!sg)
-            return -2;
-        m->samples = sg;
         struct rec_sample s = in->samples[i];
         s.time += b->offset;
         s.stack = map_id(s.stack, b->stack);
         s.thread = (uint32_t)(s.thread + b->thread) & 0xffffff;
         s.event = b->event[s.event] & 0xff;
-        m->samples[m->sample_count++] = s;
+        if (rec_add_sample(m, s) < 0)
+            return -2;
     }
     /* records: their ids and times in the fields as well */
-    b->data = (uint32_t)m->record_data_count;
-    for (size_t i = 0; i < in->record_data_count; i++) {
-        uint64_t *d = GROW(m->record_data, m->record_data_count, m->record_data_cap);
-        if (!d)
-            return -2;
-        m->record_data = d;
-        m->record_data[m->record_data_count++] = in->record_data[i];
-    }
     for (size_t i = 0; i < in->record_count; i++) {
-        struct rec_record *rg = GROW(m->records, m->record_count, m->record_cap);
-        if (!rg)
-            return -2;
-        m->records = rg;
         struct rec_record r = in->records[i];
         const struct rec_event *ev = &in->events[r.event];
-        uint64_t *fields = m->record_data + b->data + r.data + ev->value_count;
+        size_t n = ev->value_count + ev->field_count;
+        r.time += b->offset;
+        r.stack = map_id(r.stack, b->stack);
+        if (r.thread)
+            r.thread = (uint32_t)(r.thread + b->thread) & 0xffffff;
+        r.event = b->event[r.event] & 0xff;
+        uint64_t *data = rec_add_record(m, r, n);
+        if (!data)
+            return -2;
+        memcpy(data, in->record_data + in->records[i].data, n * sizeof *data);
+        uint64_t *fields = data + ev->value_count;
         for (uint32_t f = 0; f < ev->field_count; f++) {
             switch (ev->field_types[f]) {
             case FMT_FIELD_STRING: fields[f] = map_id((uint32_t)fields[f], b->string); break;
@@ -256,33 +217,19 @@ static int append(struct recording *m, struct image *im, const struct recording 
             default: break;
             }
         }
-        r.time += b->offset;
-        r.data += b->data;
-        r.stack = map_id(r.stack, b->stack);
-        if (r.thread)
-            r.thread = (uint32_t)(r.thread + b->thread) & 0xffffff;
-        r.event = b->event[r.event] & 0xff;
-        m->records[m->record_count++] = r;
     }
     b->thread_id += most_id;
     /* counters: summed, the largest of the max_ ones */
     for (size_t i = 0; i < in->stat_count; i++) {
         struct rec_str key = rebase(in->stats[i].key, in, image);
-        size_t k = 0;
-        while (k < m->stat_count && (m->stats[k].key.len != key.len ||
-                                     memcmp(m->stats[k].key.p, key.p, key.len) != 0))
-            k++;
-        if (k == m->stat_count) {
-            struct rec_stat *sg = GROW(m->stats, m->stat_count, m->stat_cap);
-            if (!sg)
-                return -2;
-            m->stats = sg;
-            m->stats[m->stat_count++] = (struct rec_stat){key, in->stats[i].value};
-        } else if (key.len > 4 && !memcmp(key.p, "max_", 4)) {
-            if (in->stats[i].value > m->stats[k].value)
-                m->stats[k].value = in->stats[i].value;
+        struct rec_stat *sum = rec_stat_slot(m, key);
+        if (!sum)
+            return -2;
+        if (key.len > 4 && !memcmp(key.p, "max_", 4)) {
+            if (in->stats[i].value > sum->value)
+                sum->value = in->stats[i].value;
         } else {
-            m->stats[k].value += in->stats[i].value;
+            sum->value += in->stats[i].value;
         }
     }
     return 0;
@@ -334,20 +281,7 @@ int merge_recordings(struct recording *in, size_t n, struct recording *out, char
         m->version_minor = in[order[0]].version_minor;
         m->status = REC_COMPLETE;
         m->has_trailer = 1;
-        uint32_t empty;
-        rc = add_string(m, (struct rec_str){"", 0}, &empty) < 0 ? -2 : 0;
-        struct rec_frame *f0 = mem_calloc(1, sizeof *f0);
-        struct rec_stack *s0 = mem_calloc(1, sizeof *s0);
-        if (f0 && s0) {
-            m->frames = f0;
-            m->frame_count = m->frame_cap = 1;
-            m->stacks = s0;
-            m->stack_count = m->stack_cap = 1;
-        } else {
-            mem_free(f0);
-            mem_free(s0);
-            rc = -2;
-        }
+        rc = rec_add_none(m) < 0 ? -2 : 0;
         char ended[2048] = "";
         struct bases b;
         memset(&b, 0, sizeof b);
@@ -380,28 +314,14 @@ int merge_recordings(struct recording *in, size_t n, struct recording *out, char
         const struct recording *first = &in[order[0]];
         uint8_t *first_image = im.data; /* it went in first */
         for (size_t i = 0; i < first->info_count && rc == 0; i++) {
-            struct rec_kv *g = GROW(m->info, m->info_count, m->info_cap);
-            if (!g) {
-                rc = -2;
-                break;
-            }
-            m->info = g;
             struct rec_kv kv = {rebase(first->info[i].key, first, first_image),
                                 rebase(first->info[i].value, first, first_image)};
-            if (rec_str_eq(kv.key, FMT_INFO_ENDED_BY))
-                continue;
-            m->info[m->info_count++] = kv;
-        }
-        if (rc == 0 && ended[0]) {
-            struct rec_kv *g = GROW(m->info, m->info_count, m->info_cap);
-            if (!g) {
+            if (!rec_str_eq(kv.key, FMT_INFO_ENDED_BY) && rec_add_info(m, kv.key, kv.value) < 0)
                 rc = -2;
-            } else {
-                m->info = g;
-                m->info[m->info_count++] =
-                    (struct rec_kv){put_text(&im, FMT_INFO_ENDED_BY), put_text(&im, ended)};
-            }
         }
+        if (rc == 0 && ended[0] &&
+            rec_add_info(m, put_text(&im, FMT_INFO_ENDED_BY), put_text(&im, ended)) < 0)
+            rc = -2;
     }
     if (rc == -2)
         snprintf(err, err_size, "out of memory while merging the recordings");

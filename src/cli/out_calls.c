@@ -84,12 +84,10 @@ static void duration(uint64_t ns, char *out, size_t size)
 
 static const struct profile *calls_view(const struct profile *p)
 {
-    for (size_t i = 0; i < p->view_count; i++) {
-        const struct profile *v = &p->views[i];
-        if (v->event >= 0 && !strcmp(prof_event_name(v), "calls") &&
-            p->rec->events[v->event].recorded)
-            return v;
-    }
+    long calls = rec_event_of(p->rec, FMT_EV_CALLS);
+    for (size_t i = 0; i < p->view_count && calls >= 0; i++)
+        if (p->views[i].event == calls)
+            return &p->views[i];
     return NULL;
 }
 
@@ -108,9 +106,8 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         cli_error("the recording has no calls: record with --trace to count calls");
         return -1;
     }
-    const struct rec_event *e = &r->events[v->event];
-    int timed = e->value_count >= 2;
-    long incl_field = rec_field_index(e, "inclusive"), max_field = rec_field_index(e, "max");
+    /* --trace=counts: the calls alone */
+    int timed = rec_value_of(r, FMT_EV_CALLS, FMT_CALLS_SELF) >= 0;
 
     /* the k-th sample of the event is its k-th record with a stack */
     uint32_t *record_of = mem_calloc(r->sample_count ? r->sample_count : 1, sizeof *record_of);
@@ -143,7 +140,6 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         if (record_of[si] >= r->record_count)
             continue;
         const struct rec_record *x = &r->records[record_of[si]];
-        const uint64_t *values = rec_values(r, x), *fields = rec_fields(r, x);
         struct rec_stack st = r->stacks[sm->stack];
         if (!st.depth)
             continue;
@@ -152,7 +148,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         for (uint32_t k = 1; k < st.depth && !nested; k++)
             nested = p->frame_name[r->stack_frames[st.offset + k]] == leaf;
         struct row *row = &rows[leaf];
-        uint64_t calls = timed ? values[1] : values[0];
+        uint64_t calls = rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_CALLS);
         row->calls += calls;
         all_calls += calls;
         if (threads && !threads[sm->thread]) {
@@ -161,14 +157,14 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         }
         if (!timed)
             continue;
-        row->self += values[0];
+        row->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
         if (!nested) {
             row->outer_calls += calls;
-            if (incl_field >= 0)
-                row->incl += fields[incl_field];
+            row->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
         }
-        if (max_field >= 0 && fields[max_field] > row->max)
-            row->max = fields[max_field];
+        uint64_t max = rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_MAX);
+        if (max > row->max)
+            row->max = max;
     }
     mem_free(threads);
     mem_free(record_of);
@@ -186,7 +182,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
     report_losses(v, losses, sizeof losses);
     if (losses[0])
         fprintf(out, "# lost: %s\n", losses);
-    uint64_t open = report_counter(r, FMT_COUNTER_OPEN_AT_END);
+    uint64_t open = rec_counter(r, FMT_COUNTER_OPEN_AT_END);
     if (open)
         fprintf(out, "# %llu calls were still running when their thread or the recording ended; "
                 "their times run to that moment\n", (unsigned long long)open);

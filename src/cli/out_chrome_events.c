@@ -58,26 +58,29 @@ static void add(struct items *it, uint32_t thread, enum kind kind, uint64_t star
 }
 
 /* Slices (or instants) of one event: a record's time is its end, its
- * first value its duration (0 for instants). */
-static void collect(const struct profile *p, struct items *it, const char *event, enum kind kind)
+ * value `duration` its duration (-1: an instant).  Lock's totals of short
+ * waits are left out. */
+static void collect(const struct profile *p, struct items *it, enum fmt_ev ev, enum kind kind,
+                    int duration)
 {
     struct event_table e;
-    if (event_table_open(&e, p, NULL, event) < 0 || e.event < 0) {
+    if (event_table_open(&e, p, NULL, ev) < 0 || e.event < 0) {
         event_table_close(&e);
         return;
     }
-    long f_below = event_table_field(&e, "below_min");
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-        if (!x->thread || x->thread > p->rec->thread_count || event_table_get(&e, x, f_below))
+        if (!x->thread || x->thread > p->rec->thread_count ||
+            (ev == FMT_EV_LOCK && event_table_get(&e, x, FMT_LOCK_BELOW_MIN)))
             continue;
-        uint64_t ns = kind == THROW ? 0 : event_table_value(&e, x, 0);
+        uint64_t ns = duration < 0 ? 0 : event_table_value(&e, x, (unsigned)duration);
         add(it, x->thread - 1, kind, ns < x->time ? x->time - ns : 0, x->time, x);
     }
     event_table_close(&e);
 }
 
 /* The events, opened once, by kind. */
-static const char *const event_of[] = {"thread", "lock", "jit", "loads", "exceptions", "thread"};
+static const enum fmt_ev event_of[] = {FMT_EV_THREAD, FMT_EV_LOCK,       FMT_EV_JIT,
+                                       FMT_EV_LOADS,  FMT_EV_EXCEPTIONS, FMT_EV_THREAD};
 #define KINDS (sizeof event_of / sizeof event_of[0])
 
 static void name_of(struct event_table *events, const struct item *i, char *out, size_t size)
@@ -94,8 +97,8 @@ static void name_of(struct event_table *events, const struct item *i, char *out,
         break;
     case LOCK: {
         char owner[160];
-        event_table_thread_id_name(&e, event_table_get(&e, i->record, event_table_field(&e, "owner")), owner,
-                           sizeof owner);
+        event_table_thread_id_name(&e, event_table_get(&e, i->record, FMT_LOCK_OWNER), owner,
+                                   sizeof owner);
         snprintf(out, size, "lock wait (held by %s)", owner);
         break;
     }
@@ -103,23 +106,26 @@ static void name_of(struct event_table *events, const struct item *i, char *out,
         static const char *const tiers[] = {"", "", " minopts", " optimized", " tier0", " tier1",
                                             " OSR", " tier0 instrumented",
                                             " tier1 instrumented"};
-        uint64_t tier = event_table_get(&e, i->record, event_table_field(&e, "tier"));
+        uint64_t tier = event_table_get(&e, i->record, FMT_JIT_TIER);
         snprintf(out, size, "JIT%s %s", tier < sizeof tiers / sizeof tiers[0] ? tiers[tier] : "",
-                 event_table_frame_name(&e, event_table_get(&e, i->record, event_table_field(&e, "method"))));
+                 event_table_frame_name(&e, event_table_get(&e, i->record, FMT_JIT_METHOD)));
         break;
     }
     case LOAD:
         snprintf(out, size, "load %s %s",
-                 event_table_get(&e, i->record, event_table_field(&e, "kind")) == 1 ? "assembly" : "module",
-                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "name")), text, sizeof text));
+                 event_table_get(&e, i->record, FMT_LOADS_KIND) == 1 ? "assembly" : "module",
+                 event_table_string(&e, event_table_get(&e, i->record, FMT_LOADS_NAME), text,
+                                    sizeof text));
         break;
     case THROW:
         snprintf(out, size, "throw %s",
-                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "type")), text, sizeof text));
+                 event_table_string(&e, event_table_get(&e, i->record, FMT_EXCEPTIONS_TYPE), text,
+                                    sizeof text));
         break;
     case NAME:
         snprintf(out, size, "named %s",
-                 event_table_string(&e, event_table_get(&e, i->record, event_table_field(&e, "name")), text, sizeof text));
+                 event_table_string(&e, event_table_get(&e, i->record, FMT_THREAD_NAME), text,
+                                    sizeof text));
         break;
     }
 }
@@ -133,24 +139,23 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
     uint64_t end_of_recording = event_table_duration(r);
     /* the threads' lives */
     struct event_table life;
-    if (event_table_open(&life, p, NULL, "thread") < 0)
+    if (event_table_open(&life, p, NULL, FMT_EV_THREAD) < 0)
         return -1;
     if (life.event >= 0) {
         uint64_t *start = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *start);
         uint64_t *end = mem_calloc(r->thread_count ? r->thread_count : 1, sizeof *end);
-        long f_what = event_table_field(&life, "what");
         for (size_t t = 0; start && end && t < r->thread_count; t++)
             start[t] = end[t] = UINT64_MAX;
         for (const struct rec_record *x = event_table_next(&life, NULL); start && end && x;
              x = event_table_next(&life, x)) {
             if (!x->thread || x->thread > r->thread_count)
                 continue;
-            uint64_t what = event_table_get(&life, x, f_what);
-            if (what == 1)
+            uint64_t what = event_table_get(&life, x, FMT_THREAD_WHAT);
+            if (what == FMT_WHAT_START)
                 start[x->thread - 1] = x->time;
-            else if (what == 3)
+            else if (what == FMT_WHAT_END)
                 end[x->thread - 1] = x->time;
-            else if (what == 2)
+            else if (what == FMT_WHAT_NAME)
                 add(&it, x->thread - 1, NAME, x->time, x->time, x);
         }
         for (size_t t = 0; start && end && t < r->thread_count; t++) {
@@ -166,10 +171,10 @@ int chrome_runtime_events(const struct profile *p, FILE *out, int *first)
         mem_free(end);
     }
     event_table_close(&life);
-    collect(p, &it, "lock", LOCK);
-    collect(p, &it, "jit", JIT);
-    collect(p, &it, "loads", LOAD);
-    collect(p, &it, "exceptions", THROW);
+    collect(p, &it, FMT_EV_LOCK, LOCK, FMT_LOCK_WAIT);
+    collect(p, &it, FMT_EV_JIT, JIT, FMT_JIT_COMPILE);
+    collect(p, &it, FMT_EV_LOADS, LOAD, FMT_LOADS_LOAD);
+    collect(p, &it, FMT_EV_EXCEPTIONS, THROW, -1);
     if (it.failed) {
         mem_free(it.v);
         return -1;

@@ -31,7 +31,7 @@ static const char *outcome_short(uint64_t outcome)
 int report_exceptions(const struct profile *p, const struct report_options *o, FILE *out)
 {
     struct event_table e;
-    if (event_table_open(&e, p, o, "exceptions") < 0) {
+    if (event_table_open(&e, p, o, FMT_EV_EXCEPTIONS) < 0) {
         cli_error("out of memory while writing the exceptions table");
         return -1;
     }
@@ -40,10 +40,6 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
         event_table_close(&e);
         return 0;
     }
-    long f_type = event_table_field(&e, "type"), f_rethrow = event_table_field(&e, "rethrow");
-    long f_outcome = event_table_field(&e, "outcome"), f_catch = event_table_field(&e, "catch");
-    long f_filter = event_table_field(&e, "by_filter"), f_filters = event_table_field(&e, "filters");
-    long f_length = event_table_field(&e, "message_length");
     uint64_t with_message = 0, message_chars = 0, longest = 0;
     struct event_table_rows types, sites, catches;
     event_table_rows_init(&types);
@@ -52,25 +48,24 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
     uint64_t total = 0, rethrown = 0, by_filter = 0, filters_run = 0;
     uint64_t outcomes[OUTCOMES] = {0};
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-        uint64_t type = event_table_get(&e, x, f_type), again = event_table_get(&e, x, f_rethrow) != 0;
-        uint64_t outcome = event_table_get(&e, x, f_outcome);
+        uint64_t type = event_table_get(&e, x, FMT_EXCEPTIONS_TYPE);
+        uint64_t again = event_table_get(&e, x, FMT_EXCEPTIONS_RETHROW) != 0;
+        uint64_t outcome = event_table_get(&e, x, FMT_EXCEPTIONS_OUTCOME);
         if (outcome >= OUTCOMES)
             outcome = 0;
         total++;
         rethrown += again;
         outcomes[outcome]++;
-        filters_run += event_table_get(&e, x, f_filters);
-        if (f_length >= 0) {
-            uint64_t z = event_table_get(&e, x, f_length);
-            int64_t length = (int64_t)(z >> 1) ^ -(int64_t)(z & 1); /* zigzag */
-            if (length > 0) {
-                with_message++;
-                message_chars += (uint64_t)length;
-                if ((uint64_t)length > longest)
-                    longest = (uint64_t)length;
-            }
+        filters_run += event_table_get(&e, x, FMT_EXCEPTIONS_FILTERS);
+        uint64_t z = event_table_get(&e, x, FMT_EXCEPTIONS_MESSAGE_LENGTH);
+        int64_t length = (int64_t)(z >> 1) ^ -(int64_t)(z & 1); /* zigzag; 0 when absent */
+        if (length > 0) {
+            with_message++;
+            message_chars += (uint64_t)length;
+            if ((uint64_t)length > longest)
+                longest = (uint64_t)length;
         }
-        int filtered = outcome == 1 && event_table_get(&e, x, f_filter);
+        int filtered = outcome == 1 && event_table_get(&e, x, FMT_EXCEPTIONS_BY_FILTER);
         by_filter += (uint64_t)filtered;
         struct event_table_row *t = event_table_row(&types, type);
         if (t) {
@@ -81,12 +76,13 @@ int report_exceptions(const struct profile *p, const struct report_options *o, F
         /* a site: the throwing method and the type, so a method that
          * throws two types has two rows */
         uint32_t site = event_table_site(&e, x->stack);
-        struct event_table_row *s = event_table_row(&sites, (uint64_t)site << 32 | (type & 0xffffffff));
+        struct event_table_row *s =
+            event_table_row(&sites, (uint64_t)site << 32 | (type & 0xffffffff));
         if (s) {
             s->count++;
             s->a += again;
         }
-        uint64_t catcher = outcome == 1 ? event_table_get(&e, x, f_catch) : 0;
+        uint64_t catcher = outcome == 1 ? event_table_get(&e, x, FMT_EXCEPTIONS_CATCH) : 0;
         /* caught: by the catching method; else by how it ended */
         struct event_table_row *c = event_table_row(&catches, catcher ? catcher << 8 : outcome);
         if (c) {

@@ -44,18 +44,18 @@ static int slower(const void *a, const void *b)
 static void print_loads(struct event_table *e, FILE *out)
 {
     struct event_table loads;
-    if (event_table_open(&loads, e->p, e->o, "loads") < 0 || loads.event < 0) {
+    if (event_table_open(&loads, e->p, e->o, FMT_EV_LOADS) < 0 || loads.event < 0) {
         event_table_close(&loads);
         return;
     }
-    long f_kind = event_table_field(&loads, "kind"), f_name = event_table_field(&loads, "name");
     struct event_table_rows rows;
     event_table_rows_init(&rows);
     uint64_t count[3] = {0}, ns[3] = {0};
     size_t i = 0;
-    for (const struct rec_record *x = event_table_next(&loads, NULL); x; x = event_table_next(&loads, x), i++) {
-        uint64_t kind = event_table_get(&loads, x, f_kind);
-        uint64_t t = event_table_value(&loads, x, 0);
+    for (const struct rec_record *x = event_table_next(&loads, NULL); x;
+         x = event_table_next(&loads, x), i++) {
+        uint64_t kind = event_table_get(&loads, x, FMT_LOADS_KIND);
+        uint64_t t = event_table_value(&loads, x, FMT_LOADS_LOAD);
         if (kind > 2)
             kind = 0;
         count[kind]++;
@@ -64,7 +64,7 @@ static void print_loads(struct event_table *e, FILE *out)
         if (r) {
             r->sum = t;
             r->a = kind;
-            r->b = event_table_get(&loads, x, f_name);
+            r->b = event_table_get(&loads, x, FMT_LOADS_NAME);
         }
     }
     char a[32], m[32];
@@ -91,13 +91,13 @@ static void counts(struct event_table *e, uint64_t *classes, uint64_t *r2r)
 {
     struct event_table c;
     *classes = *r2r = 0;
-    if (event_table_open(&c, e->p, NULL, "jit_counts") < 0 || c.event < 0) {
+    if (event_table_open(&c, e->p, NULL, FMT_EV_JIT_COUNTS) < 0 || c.event < 0) {
         event_table_close(&c);
         return;
     }
     for (const struct rec_record *x = event_table_next(&c, NULL); x; x = event_table_next(&c, x)) {
-        *classes += event_table_value(&c, x, 0);
-        *r2r += event_table_value(&c, x, 1);
+        *classes += event_table_value(&c, x, FMT_JIT_COUNTS_CLASSES);
+        *r2r += event_table_value(&c, x, FMT_JIT_COUNTS_R2R_METHODS);
     }
     event_table_close(&c);
 }
@@ -105,7 +105,7 @@ static void counts(struct event_table *e, uint64_t *classes, uint64_t *r2r)
 int report_jit(const struct profile *p, const struct report_options *o, FILE *out)
 {
     struct event_table e;
-    if (event_table_open(&e, p, o, "jit") < 0) {
+    if (event_table_open(&e, p, o, FMT_EV_JIT) < 0) {
         cli_error("out of memory while writing the jit table");
         return -1;
     }
@@ -114,8 +114,6 @@ int report_jit(const struct profile *p, const struct report_options *o, FILE *ou
         event_table_close(&e);
         return 0;
     }
-    long f_method = event_table_field(&e, "method"), f_tier = event_table_field(&e, "tier");
-    long f_r2r = event_table_field(&e, "had_r2r");
     struct compile *all = NULL;
     size_t n = 0, cap = 0;
     uint64_t total = 0, tier_count[TIERS] = {0}, tier_ns[TIERS] = {0}, replaced_r2r = 0;
@@ -128,8 +126,10 @@ int report_jit(const struct profile *p, const struct report_options *o, FILE *ou
     if (!per_second || !ns_second)
         goto oom;
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-        struct compile c = {event_table_value(&e, x, 0), x->time, event_table_get(&e, x, f_method),
-                            event_table_get(&e, x, f_tier), event_table_get(&e, x, f_r2r)};
+        struct compile c = {event_table_value(&e, x, FMT_JIT_COMPILE), x->time,
+                            event_table_get(&e, x, FMT_JIT_METHOD),
+                            event_table_get(&e, x, FMT_JIT_TIER),
+                            event_table_get(&e, x, FMT_JIT_HAD_R2R)};
         struct compile *grown = mem_grow(all, &cap, n + 1, sizeof *grown);
         if (!grown)
             goto oom;

@@ -11,7 +11,8 @@
 #include "cli/cli.h"
 #include "cli/event_table.h"
 
-static void print_rows(const struct event_table *e, const struct event_table_rows *t, FILE *out, int what)
+static void print_rows(const struct event_table *e, const struct event_table_rows *t, FILE *out,
+                       int what)
 {
     for (size_t i = 0; i < event_table_limit(e, t->count); i++) {
         const struct event_table_row *r = &t->rows[i];
@@ -31,7 +32,7 @@ static void print_rows(const struct event_table *e, const struct event_table_row
 int report_locks(const struct profile *p, const struct report_options *o, FILE *out)
 {
     struct event_table e;
-    if (event_table_open(&e, p, o, "lock") < 0) {
+    if (event_table_open(&e, p, o, FMT_EV_LOCK) < 0) {
         cli_error("out of memory while writing the locks table");
         return -1;
     }
@@ -40,26 +41,26 @@ int report_locks(const struct profile *p, const struct report_options *o, FILE *
         event_table_close(&e);
         return 0;
     }
-    long f_owner = event_table_field(&e, "owner"), f_lock = event_table_field(&e, "lock");
-    long f_below = event_table_field(&e, "below_min");
     struct event_table_rows stacks, owners, locks;
     event_table_rows_init(&stacks);
     event_table_rows_init(&owners);
     event_table_rows_init(&locks);
     uint64_t waits = 0, waited = 0, short_waits = 0, short_waited = 0, unknown_owner = 0;
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-        uint64_t ns = event_table_value(&e, x, 0), n = event_table_value(&e, x, 1);
-        if (event_table_get(&e, x, f_below)) {
+        uint64_t ns = event_table_value(&e, x, FMT_LOCK_WAIT);
+        uint64_t n = event_table_value(&e, x, FMT_LOCK_WAITS);
+        if (event_table_get(&e, x, FMT_LOCK_BELOW_MIN)) {
             short_waits += n;
             short_waited += ns;
             continue;
         }
         waits++;
         waited += ns;
-        uint64_t owner = event_table_get(&e, x, f_owner);
+        uint64_t owner = event_table_get(&e, x, FMT_LOCK_OWNER);
         unknown_owner += owner == 0;
-        struct event_table_row *rows[3] = {event_table_row(&stacks, x->stack), event_table_row(&owners, owner),
-                                   event_table_row(&locks, event_table_get(&e, x, f_lock))};
+        struct event_table_row *rows[3] = {
+            event_table_row(&stacks, x->stack), event_table_row(&owners, owner),
+            event_table_row(&locks, event_table_get(&e, x, FMT_LOCK_LOCK))};
         for (int k = 0; k < 3; k++) {
             if (!rows[k])
                 continue;
@@ -93,8 +94,8 @@ int report_locks(const struct profile *p, const struct report_options *o, FILE *
                 (unsigned long long)short_waits, shorter);
     }
     if (unknown_owner)
-        fprintf(out, "#   %llu waits whose owner the runtime did not say (it says it from .NET 8 on, when it knows)\n",
-                (unsigned long long)unknown_owner);
+        fprintf(out, "#   %llu waits whose owner the runtime did not say (it says it from .NET 8 "
+                "on, when it knows)\n", (unsigned long long)unknown_owner);
     event_table_rows_sort(&stacks, 1);
     fprintf(out, "\nby waiting stack (leaf < callers)\n%12s %8s %12s  %s\n", "waited", "waits",
             "longest", "stack");

@@ -283,7 +283,7 @@ int report_pprof(const struct profile *p, const struct report_options *o, FILE *
         }
         pb_message(&b, 5, &m);
     }
-    const struct rec_str *start = rec_info(r, "start_realtime_ns");
+    const struct rec_str *start = rec_info(r, FMT_INFO_START_REALTIME_NS);
     char start_text[32] = "0";
     if (start)
         snprintf(start_text, sizeof start_text, "%.*s", (int)start->len, start->p);

@@ -13,7 +13,6 @@
 #include "cli/event_table.h"
 #include "common/mem.h"
 
-enum { WHAT_START = 1, WHAT_NAME = 2, WHAT_END = 3, WHAT_RUNNING = 4 };
 
 struct thread_row {
     uint32_t thread; /* index */
@@ -44,28 +43,27 @@ static void time_text(uint64_t t, char *out, size_t size)
         snprintf(out, size, "%.3f s", (double)t / 1e9);
 }
 
-/* Adds the records of one event to each row (a value or a count). */
+/* Adds the records of one event (exceptions, lock, jit) to each row. */
 static void add_event(const struct profile *p, const struct report_options *o,
-                      struct thread_row *rows, const char *event, int what)
+                      struct thread_row *rows, enum fmt_ev ev)
 {
     struct event_table e;
-    if (event_table_open(&e, p, o, event) < 0 || e.event < 0) {
+    if (event_table_open(&e, p, o, ev) < 0 || e.event < 0) {
         event_table_close(&e);
         return;
     }
-    long f_below = event_table_field(&e, "below_min");
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
         if (!x->thread || x->thread > p->rec->thread_count)
             continue;
         struct thread_row *r = &rows[x->thread - 1];
-        if (what == 0) {
+        if (ev == FMT_EV_EXCEPTIONS) {
             r->throws++;
-        } else if (what == 1 && !event_table_get(&e, x, f_below)) {
+        } else if (ev == FMT_EV_LOCK && !event_table_get(&e, x, FMT_LOCK_BELOW_MIN)) {
             r->waits++;
-            r->waited += event_table_value(&e, x, 0);
-        } else if (what == 2) {
+            r->waited += event_table_value(&e, x, FMT_LOCK_WAIT);
+        } else if (ev == FMT_EV_JIT) {
             r->compiles++;
-            r->jit_ns += event_table_value(&e, x, 0);
+            r->jit_ns += event_table_value(&e, x, FMT_JIT_COMPILE);
         }
     }
     event_table_close(&e);
@@ -75,7 +73,7 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
 {
     const struct recording *r = p->rec;
     struct event_table e;
-    if (event_table_open(&e, p, o, "thread") < 0) {
+    if (event_table_open(&e, p, o, FMT_EV_THREAD) < 0) {
         cli_error("out of memory while writing the threads table");
         return -1;
     }
@@ -90,23 +88,22 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
         rows[t].thread = (uint32_t)t;
         rows[t].start = rows[t].end = UINT64_MAX;
     }
-    long f_what = event_table_field(&e, "what"), f_name = event_table_field(&e, "name");
     size_t renames = 0;
     for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
         if (!x->thread || x->thread > n)
             continue;
         struct thread_row *row = &rows[x->thread - 1];
-        uint64_t what = event_table_get(&e, x, f_what);
-        if (what == WHAT_START) {
+        uint64_t what = event_table_get(&e, x, FMT_THREAD_WHAT);
+        if (what == FMT_WHAT_START) {
             row->start = x->time;
-        } else if (what == WHAT_NAME) {
+        } else if (what == FMT_WHAT_NAME) {
             row->renames++;
             renames++;
-        } else if (what == WHAT_END || what == WHAT_RUNNING) {
-            if (what == WHAT_END)
+        } else if (what == FMT_WHAT_END || what == FMT_WHAT_RUNNING) {
+            if (what == FMT_WHAT_END)
                 row->end = x->time;
-            if (!row->has_cpu || what == WHAT_END) {
-                row->cpu = event_table_value(&e, x, 0);
+            if (!row->has_cpu || what == FMT_WHAT_END) {
+                row->cpu = event_table_value(&e, x, FMT_THREAD_CPU);
                 row->has_cpu = 1;
             }
         }
@@ -123,9 +120,9 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
         rows[s->thread].samples++;
         rows[s->thread].sampled += s->weight * ev->period;
     }
-    add_event(p, o, rows, "exceptions", 0);
-    add_event(p, o, rows, "lock", 1);
-    add_event(p, o, rows, "jit", 2);
+    add_event(p, o, rows, FMT_EV_EXCEPTIONS);
+    add_event(p, o, rows, FMT_EV_LOCK);
+    add_event(p, o, rows, FMT_EV_JIT);
 
     size_t shown = 0, started = 0, ended = 0;
     for (size_t t = 0; t < n; t++) {
@@ -169,14 +166,17 @@ int report_threads(const struct profile *p, const struct report_options *o, FILE
     }
     if (renames) {
         fputs("\nnames, as threads were given them\n", out);
-        for (const struct rec_record *x = event_table_next(&e, NULL); x; x = event_table_next(&e, x)) {
-            if (!x->thread || x->thread > n || event_table_get(&e, x, f_what) != WHAT_NAME)
+        for (const struct rec_record *x = event_table_next(&e, NULL); x;
+             x = event_table_next(&e, x)) {
+            if (!x->thread || x->thread > n ||
+                event_table_get(&e, x, FMT_THREAD_WHAT) != FMT_WHAT_NAME)
                 continue;
             char at[32], name[256];
             time_text(x->time, at, sizeof at);
             fprintf(out, "%10s  tid %llu  %s\n", at,
                     (unsigned long long)r->threads[x->thread - 1].os_tid,
-                    event_table_string(&e, event_table_get(&e, x, f_name), name, sizeof name));
+                    event_table_string(&e, event_table_get(&e, x, FMT_THREAD_NAME), name,
+                                       sizeof name));
         }
     }
     mem_free(rows);

@@ -16,16 +16,7 @@
 #include "cli/live.h"
 #include "common/mem.h"
 
-#define GROW(arr, cap, n) grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
-
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    void *p = mem_grow(*arr, cap, need, elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    return 0;
-}
+#define GROW(arr, cap, n) mem_grow_array((void **)&(arr), &(cap), (n), sizeof *(arr))
 
 const char *prof_name(const struct profile *p, uint32_t name_id)
 {

@@ -14,6 +14,8 @@
 
 #include "cli/cli.h"
 #include "cli/ipc.h"
+#include "cli/termsafe.h"
+#include "common/mem.h"
 
 /* Profiler libraries known by name: the file name seen in maps, and what
  * to call it. */
@@ -237,6 +239,11 @@ static const char ps_usage[] =
     "runtime version, the profiler already loaded in it if any, and the\n"
     "command line.  `corscope record -p PID` attaches to one.\n";
 
+/* How long `ps` waits for the runtimes' answers, all of them together:
+ * one that accepts and never answers (held up, or not a runtime at all)
+ * costs no more than that, and its row shows what /proc says. */
+#define PS_ASK_MS 2000
+
 int cmd_ps(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -251,28 +258,59 @@ int cmd_ps(int argc, char **argv)
         cli_error("cannot read /proc");
         return EXIT_WORK_FAILED;
     }
+    /* the processes first, from /proc; then every runtime asked at once */
     uid_t me = geteuid();
     pid_t self = getpid();
-    int shown = 0;
+    struct dotnet_process *procs = NULL;
+    size_t count = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 0 || pid == self)
             continue;
-        struct dotnet_process p;
-        if (ps_inspect((pid_t)pid, &p, 1) != 1 || (me != 0 && p.uid != me))
-            continue;
-        if (!shown++)
-            printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
-        const char *note = !p.socket[0] ? "  (no diagnostics socket: cannot attach)"
-                           : p.other_namespace ? "  (in a container: attach from inside it)"
-                                               : "";
-        printf("%7ld  %-9s  %-12s  %s%s\n", pid, p.version[0] ? p.version : "?",
-               p.profiler[0] ? p.profiler : "-", p.command, note);
+        struct dotnet_process *grown = mem_grow(procs, &cap, count + 1, sizeof *procs);
+        if (!grown) {
+            cli_error("out of memory");
+            break;
+        }
+        procs = grown;
+        if (ps_inspect((pid_t)pid, &procs[count], 0) == 1 && (me == 0 || procs[count].uid == me))
+            count++;
     }
     closedir(d);
-    if (!shown)
+    struct ipc_query *q = mem_calloc(count ? count : 1, sizeof *q);
+    struct ipc_info *info = mem_calloc(count ? count : 1, sizeof *info);
+    size_t asked = 0;
+    for (size_t i = 0; q && info && i < count; i++)
+        if (procs[i].socket[0])
+            q[asked++] = (struct ipc_query){.socket_path = procs[i].socket, .info = &info[i]};
+    ipc_process_info_many(q, asked, PS_ASK_MS);
+    for (size_t j = 0; j < asked; j++)
+        if (q[j].ok && q[j].info->version[0]) {
+            struct dotnet_process *p = &procs[q[j].info - info];
+            snprintf(p->version, sizeof p->version, "%s", q[j].info->version);
+        }
+    for (size_t i = 0; i < count; i++) {
+        const struct dotnet_process *p = &procs[i];
+        if (!i)
+            printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
+        const char *note = !p->socket[0] ? "  (no diagnostics socket: cannot attach)"
+                           : p->other_namespace ? "  (in a container: attach from inside it)"
+                                                : "";
+        /* what the processes say of themselves (other users' among them),
+         * escaped */
+        char version[4 * sizeof p->version], profiler[4 * sizeof p->profiler],
+            command[4 * sizeof p->command];
+        printf("%7ld  %-9s  %-12s  %s%s\n", (long)p->pid,
+               p->version[0] ? termsafe(p->version, version, sizeof version) : "?",
+               p->profiler[0] ? termsafe(p->profiler, profiler, sizeof profiler) : "-",
+               termsafe(p->command, command, sizeof command), note);
+    }
+    if (!count)
         fprintf(stderr, "corscope: no .NET process of yours is running\n");
+    mem_free(q);
+    mem_free(info);
+    mem_free(procs);
     return 0;
 }

@@ -137,8 +137,8 @@ static void default_output(char **cmd, char *out, size_t size)
     snprintf(out, size, "%s-%s.corscope", stem[0] ? stem : "corscope", stamp);
 }
 
-/* Creates the recording file (see the top of this file).  Returns 0 or -1
- * after printing the reason. */
+/* Creates the recording file (see the top of this file).  Returns its
+ * descriptor, or -1 after printing the reason. */
 static int create_output(const char *path, int force)
 {
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
@@ -160,8 +160,7 @@ static int create_output(const char *path, int force)
         close(fd);
         return -1;
     }
-    close(fd);
-    return 0;
+    return fd;
 }
 
 /* Writes the report asked for with -o app.html; returns code, or the
@@ -338,7 +337,8 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
 
 /* The recording's absolute path (created: create_output) into path and,
  * with -o app.html (any report's extension), the report to write from it
- * at the end.  Returns 0, or -1 after printing why. */
+ * at the end.  Returns the created file's descriptor, or -1 after printing
+ * why. */
 static int output_paths(struct record_run *rr, const struct attach_target *target, char *path,
                         const struct report_format **render_out, const char **report_path)
 {
@@ -408,19 +408,24 @@ static size_t written_recordings(const char *path, char (*before)[PATH_MAX], siz
     return count;
 }
 
-/* -p: attaches, records until -d or Ctrl-C, detaches. */
+/* -p: attaches, records until -d or Ctrl-C, detaches.  created: the
+ * recording file as created (given to the process's user by it, never by
+ * its path). */
 static int record_attached(struct record_run *rr, const struct attach_target *target,
-                           const char *agent, const char *path,
+                           const char *agent, const char *path, int created,
                            const struct report_format *render, const char *report_path)
 {
     uint64_t t0 = clock_now_ns();
-    if (attach_prepare_output(target, path) < 0 ||
+    if (attach_prepare_output(target, created) < 0 ||
         attach_run(target, &rr->cfg, agent, path, rr->duration_ns, rr->quiet) != 0) {
-        struct stat st;
-        if (stat(path, &st) == 0 && st.st_size == 0)
-            unlink(path);
-        else if (!rr->quiet)
+        /* nothing written: the file goes, if the path still names it */
+        struct stat st, now;
+        if (fstat(created, &st) == 0 && st.st_size == 0) {
+            if (lstat(path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+                unlink(path);
+        } else if (!rr->quiet) {
             summary_print(path, 0, rr->quiet, 0);
+        }
         return EXIT_WORK_FAILED;
     }
     double seconds = (double)(clock_now_ns() - t0) / 1e9;
@@ -520,13 +525,18 @@ int cmd_record(int argc, char **argv)
     char path[PATH_MAX];
     const struct report_format *render = NULL;
     const char *report_path = NULL;
-    if (output_paths(rr, &target, path, &render, &report_path) < 0)
+    int created = output_paths(rr, &target, path, &render, &report_path);
+    if (created < 0)
         return EXIT_WORK_FAILED;
     /* recordings beside it from an earlier run are not this run's */
     static char before[PROCESS_TREE_MAX][PATH_MAX];
     size_t before_count = process_tree_list(path, before, PROCESS_TREE_MAX);
 
-    if (rr->attach_pid)
-        return record_attached(rr, &target, agent, path, render, report_path);
+    if (rr->attach_pid) {
+        int attached = record_attached(rr, &target, agent, path, created, render, report_path);
+        close(created);
+        return attached;
+    }
+    close(created);
     return record_launched(rr, agent, path, before, before_count, render, report_path);
 }

@@ -393,7 +393,7 @@ int cmd_report(int argc, char **argv)
     }
     /* the calls table is the calls event's, whatever the default view */
     if (!strcmp(fmt->name, "calls") && !filter.event)
-        filter.event = "calls";
+        filter.event = schema_event_name(FMT_EV_CALLS);
     const char *path = argv[optind];
     const char *const *paths = (const char *const *)argv + optind;
     size_t path_count = (size_t)(argc - optind);
@@ -419,7 +419,7 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const struct profile *p = prof_current(&ps);
-    if (filter.has_at && rec_event_index(p->rec, "live") < 0) {
+    if (filter.has_at && rec_event_of(p->rec, FMT_EV_LIVE) < 0) {
         cli_usage_error("report", "--at goes with a recording of -e live");
         prof_free(&ps);
         goto out;

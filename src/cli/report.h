@@ -71,8 +71,6 @@ HIDDEN int report_render(const char *const *recordings, size_t count,
 HIDDEN void report_format_value(const struct profile *p, uint64_t weight, char *out, size_t size);
 /* "COMMAND (EVENT)" for titles. */
 HIDDEN void report_title(const struct profile *p, char *out, size_t size);
-/* A counter's final value in a recording (0 when absent). */
-HIDDEN uint64_t report_counter(const struct recording *r, enum fmt_counter c);
 /* One line describing what was lost (drops, failed walks ...), or "" when
  * nothing was. */
 HIDDEN void report_losses(const struct profile *p, char *out, size_t size);

@@ -53,42 +53,31 @@ static const enum fmt_counter loss_counters[] = {
     FMT_COUNTER_UNTRACKED_CALLS, FMT_COUNTER_UNTRACED_THREADS,
 };
 
-static const char *const counter_keys[] = {
-#define KEY(name, key, words) key,
-    FMT_COUNTERS(KEY)
-#undef KEY
-};
-static const char *const counter_words[] = {
-#define WORDS(name, key, words) words,
-    FMT_COUNTERS(WORDS)
-#undef WORDS
-};
-
-uint64_t report_counter(const struct recording *r, enum fmt_counter c)
-{
-    return rec_stat(r, counter_keys[c]);
-}
-
 void report_losses(const struct profile *p, char *out, size_t size)
 {
     size_t used = 0;
     out[0] = '\0';
     for (size_t i = 0; i < sizeof loss_counters / sizeof loss_counters[0]; i++) {
-        uint64_t v = report_counter(p->rec, loss_counters[i]);
+        uint64_t v = rec_counter(p->rec, loss_counters[i]);
         if (!v || used >= size)
             continue;
         int n = snprintf(out + used, size - used, "%s%llu %s", used ? ", " : "",
-                         (unsigned long long)v, counter_words[loss_counters[i]]);
+                         (unsigned long long)v, schema_counter_words(loss_counters[i]));
         if (n > 0)
             used += (size_t)n;
     }
 }
 
+/* Is the view's event the schema's ev? */
+static int view_is(const struct profile *p, enum fmt_ev ev)
+{
+    return p->event >= 0 && p->event == rec_event_of(p->rec, ev);
+}
+
 const char *report_biased(const struct profile *p)
 {
-    const char *event = prof_event_name(p);
     const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
-    if ((strcmp(event, "alloc") && strcmp(event, "live")) || !how || how->len < 14 ||
+    if ((!view_is(p, FMT_EV_ALLOC) && !view_is(p, FMT_EV_LIVE)) || !how || how->len < 14 ||
         memcmp(how->p, "AllocationTick", 14) != 0)
         return NULL;
     return "allocation weights are biased: this runtime (before .NET 10) has only "
@@ -97,11 +86,10 @@ const char *report_biased(const struct profile *p)
 
 void report_note(const struct profile *p, char *out, size_t size)
 {
-    const char *event = prof_event_name(p);
     out[0] = '\0';
-    if (!strcmp(event, "live")) {
+    if (view_is(p, FMT_EV_LIVE)) {
         snprintf(out, size, "%s", p->shared->live_note);
-    } else if (!strcmp(event, "alloc")) {
+    } else if (view_is(p, FMT_EV_ALLOC)) {
         const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);
         if (how)
             snprintf(out, size, "alloc: %.*s", (int)how->len, how->p);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 #include "common/clock.h"
 
 #ifndef SYS_pidfd_open
@@ -49,7 +50,7 @@ int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size)
     socklen_t len;
     control_sockaddr(s->address, &sa, &len);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 16) < 0) {
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, SOMAXCONN) < 0) {
         snprintf(err, err_size, "cannot open the control socket: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -63,6 +64,12 @@ int session_open(struct session *s, pid_t only_pid, char *err, size_t err_size)
 void session_close(struct session *s)
 {
     status_end(&s->status);
+    if (s->refused > 1)
+        cli_warn("%llu control connections refused in all (processes neither of the recorded "
+                 "program nor of your user)", (unsigned long long)s->refused);
+    if (s->unfollowed > 1)
+        cli_warn("%llu processes recorded on their own in all (more than %d at once)",
+                 (unsigned long long)s->unfollowed, SESSION_MAX_PEERS);
     for (int i = 0; i < s->peer_count; i++) {
         if (s->peers[i].fd >= 0)
             close(s->peers[i].fd);
@@ -75,26 +82,132 @@ void session_close(struct session *s)
 
 /* ---- the agents' messages ------------------------------------------------------ */
 
+/* The parent of a process, from /proc/PID/stat (after the command's
+ * closing parenthesis: the state, then the parent), or 0 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')');
+    char state;
+    int parent;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &parent) != 2)
+        return 0;
+    return (pid_t)parent;
+}
+
+/* Is pid the program or one of its descendants?  A process whose parent
+ * ended was taken over by init (or a subreaper) and is no longer seen as
+ * one. */
+static int in_tree(pid_t pid, pid_t root)
+{
+    for (int depth = 0; pid > 1 && depth < 4096; depth++) {
+        if (pid == root)
+            return 1;
+        pid = parent_of(pid);
+    }
+    return 0;
+}
+
+/* May the process at the other end talk to us?  Attached: the target, once.
+ * Launched: the processes of the program's tree, whatever user they became
+ * (a setuid program, su, a service dropping its privileges), and the
+ * processes of corscope's own user (one that left the tree, as a daemon
+ * does; a process of ours could do what it likes to corscope anyway).  No
+ * one else: the socket is abstract, any local user can reach it, and
+ * corscope may run as root. */
+static int peer_allowed(const struct session *s, const struct ucred *cred)
+{
+    if (s->only_pid)
+        return cred->pid == s->only_pid && s->peer_count == 0;
+    return cred->uid == geteuid() || (s->tree_root > 0 && in_tree(cred->pid, s->tree_root));
+}
+
+/* A slot for a new agent: one whose process hung up (its counts kept in
+ * s->gone), or a new one; NULL when SESSION_MAX_PEERS are connected. */
+static struct session_peer *free_slot(struct session *s)
+{
+    for (int i = 0; i < s->peer_count; i++) {
+        struct session_peer *p = &s->peers[i];
+        if (p->fd < 0 && !s->only_pid) {
+            s->gone.samples += p->counts.samples;
+            s->gone.events += p->counts.events;
+            s->gone.dropped += p->counts.dropped;
+            s->gone.bytes += p->counts.bytes;
+            return p;
+        }
+    }
+    return s->peer_count < SESSION_MAX_PEERS ? &s->peers[s->peer_count++] : NULL;
+}
+
+/* An agent we do not follow goes on recording on its own: told so before
+ * the hang-up, which it would otherwise take for corscope's end (a stop).
+ * What it said is read first: a hang-up with its messages unread reaches
+ * it as an error before our word. */
+static void send_alone(int fd)
+{
+    char buf[CONTROL_MESSAGE_MAX];
+    for (int i = 0; i < 64 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; i++) {
+    }
+    send(fd, "alone", 5, MSG_DONTWAIT | MSG_NOSIGNAL);
+    close(fd);
+}
+
 static void accept_peers(struct session *s)
 {
     for (;;) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && errno == EINTR)
+            continue;
         if (fd < 0)
             return;
         struct ucred cred;
         socklen_t len = sizeof cred;
-        int ours = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-                   (s->only_pid ? cred.pid == s->only_pid
-                                : (cred.uid == geteuid() || geteuid() == 0));
-        if (!ours || s->peer_count >= SESSION_MAX_PEERS) {
-            close(fd);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+            !peer_allowed(s, &cred)) {
+            if (s->only_pid) {
+                close(fd);
+                continue;
+            }
+            if (!s->refused++) {
+                status_clear(&s->status);
+                cli_warn("refused the control connection of process %d (uid %u): it is not a "
+                         "process of the recorded program, nor of your user",
+                         (int)cred.pid, (unsigned)cred.uid);
+            }
+            send_alone(fd);
             continue;
         }
-        struct session_peer *p = &s->peers[s->peer_count++];
+        struct session_peer *p = free_slot(s);
+        if (!p) {
+            if (!s->unfollowed++) {
+                status_clear(&s->status);
+                cli_warn("more than %d .NET processes at once: process %d records on its own "
+                         "(its recording is whole, but it is not in the status line, and -d "
+                         "does not stop it)", SESSION_MAX_PEERS, (int)cred.pid);
+            }
+            send_alone(fd);
+            continue;
+        }
         memset(p, 0, sizeof *p);
         p->fd = fd;
         p->pid = cred.pid;
     }
+}
+
+/* One of an agent's log lines on our terminal: escaped, whoever sent it. */
+static void print_agent_line(const char *text)
+{
+    char safe[4 * CONTROL_MESSAGE_MAX];
+    fprintf(stderr, "corscope: %s\n", termsafe(text, safe, sizeof safe));
 }
 
 static void on_message(struct session *s, struct session_peer *p, const struct control_msg *m)
@@ -105,7 +218,7 @@ static void on_message(struct session *s, struct session_peer *p, const struct c
         break;
     case CONTROL_LOG:
         status_clear(&s->status);
-        fprintf(stderr, "corscope: %s\n", m->text);
+        print_agent_line(m->text);
         break;
     case CONTROL_STATUS:
         p->counts = m->counts;
@@ -127,7 +240,7 @@ static void on_message(struct session *s, struct session_peer *p, const struct c
     case CONTROL_DORMANT:
         p->dormant = 1;
         status_clear(&s->status);
-        fprintf(stderr, "corscope: %s\n", m->text);
+        print_agent_line(m->text);
         break;
     default:
         break;
@@ -166,7 +279,7 @@ static void send_stop(struct session *s)
 
 static void totals(const struct session *s, struct control_counts *c)
 {
-    memset(c, 0, sizeof *c);
+    *c = s->gone;
     for (int i = 0; i < s->peer_count; i++) {
         c->samples += s->peers[i].counts.samples;
         c->events += s->peers[i].counts.events;
@@ -205,11 +318,13 @@ static int wait_once(struct session *s, int timeout_ms, int extra0, int extra1)
         p[n++] = (struct pollfd){s->peers[i].fd, POLLIN, 0};
     if (poll(p, (nfds_t)n, timeout_ms) <= 0)
         return 0;
-    if (p[2].revents)
-        accept_peers(s);
-    for (int i = 0; i < s->peer_count; i++)
+    /* the agents that hung up first: their slots serve the new ones */
+    int polled = s->peer_count;
+    for (int i = 0; i < polled; i++)
         if (p[3 + i].revents)
             read_peer(s, &s->peers[i]);
+    if (p[2].revents)
+        accept_peers(s);
     return (p[0].revents ? 1 : 0) | (p[1].revents ? 2 : 0);
 }
 
@@ -233,6 +348,7 @@ static int open_pidfd(pid_t pid)
 int session_wait_child(struct session *s, pid_t child, uint64_t duration_ns, int quiet)
 {
     status_begin(&s->status, STATUS_BOTTOM_ROW, quiet);
+    s->tree_root = child;
     int pidfd = open_pidfd(child);
     uint64_t deadline = duration_ns ? s->start_ns + duration_ns : 0;
     uint64_t stop_at = 0, term_at = 0;
@@ -347,7 +463,7 @@ int session_print_pending(struct session *s, int timeout_ms)
             }
             struct control_msg m;
             if (control_parse(buf, (size_t)n, &m) == 0 && m.kind == CONTROL_LOG) {
-                fprintf(stderr, "corscope: %s\n", m.text);
+                print_agent_line(m.text);
                 printed++;
             }
         }

@@ -2,8 +2,10 @@
  * session: `record`'s side of the control line (common/control.h) while a
  * recording runs, in both modes.  It listens on the control socket, takes
  * the agents' connections (attached: only the target's, checked with
- * SO_PEERCRED; launched: any process of ours the program starts), prints
- * their log lines, keeps their counts for the status line (status.h), and
+ * SO_PEERCRED; launched: the processes of the program's tree, whatever
+ * user they became, and processes of corscope's own user), prints their
+ * log lines (escaped: termsafe.h), keeps their counts for the status line
+ * (status.h), and
  * ends the recording: at the -d deadline or on Ctrl-C when attached, at the
  * deadline when launched (the program then gets SIGTERM, as from
  * `timeout`).
@@ -22,7 +24,10 @@
 #include "common/control.h"
 #include "common/visibility.h"
 
-#define SESSION_MAX_PEERS 64
+/* Agents connected at once.  A slot is free again when its process hung
+ * up; one more is told it records on its own ("alone", control.h) and the
+ * user is warned. */
+#define SESSION_MAX_PEERS 256
 
 struct session_peer {
     int fd;      /* -1 once the agent hung up */
@@ -35,8 +40,12 @@ struct session {
     int listen_fd;
     char address[CONFIG_CONTROL_MAX];
     pid_t only_pid; /* attached: the one process that may connect */
+    pid_t tree_root; /* launched: the program, whose processes may connect */
     struct session_peer peers[SESSION_MAX_PEERS];
-    int peer_count;
+    int peer_count;  /* slots used so far (some may be free again: fd -1) */
+    struct control_counts gone; /* of the agents whose slot was taken again */
+    uint64_t refused;    /* connections of processes not ours */
+    uint64_t unfollowed; /* agents told to record on their own: no slot free */
     struct status status;
     uint64_t start_ns;
     uint64_t first_sample_ns; /* when a count first showed a sample, 0 before */

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/merge.h"
+#include "cli/termsafe.h"
 #include "format/recording.h"
 
 int summary_print(const char *path, double seconds, int quiet, int many)
@@ -40,8 +41,9 @@ int summary_print(const char *path, double seconds, int quiet, int many)
         if (k > 0)
             used += (size_t)k;
     }
-    uint64_t dropped = rec_stat(&r, "dropped_samples") + rec_stat(&r, "dropped_events");
-    uint64_t failed = rec_stat(&r, "failed_walks");
+    uint64_t dropped =
+        rec_counter(&r, FMT_COUNTER_DROPPED) + rec_counter(&r, FMT_COUNTER_DROPPED_EVENTS);
+    uint64_t failed = rec_counter(&r, FMT_COUNTER_FAILED_WALKS);
     if (!quiet) {
         char extra[160] = "";
         if (failed)
@@ -58,9 +60,13 @@ int summary_print(const char *path, double seconds, int quiet, int many)
         long pid = merge_pid_of(&r);
         const struct rec_str *cmd = rec_info(&r, FMT_INFO_COMMAND);
         char who[160] = "";
-        if (many && pid > 0)
-            snprintf(who, sizeof who, "process %ld (%.*s): ", pid, cmd ? (int)(cmd->len > 100 ? 100 : cmd->len) : 0,
+        if (many && pid > 0) {
+            /* the process's own words (another user's, for root): escaped */
+            char raw[101], safe[sizeof who];
+            snprintf(raw, sizeof raw, "%.*s", cmd ? (int)(cmd->len > 100 ? 100 : cmd->len) : 0,
                      cmd ? cmd->p : "");
+            snprintf(who, sizeof who, "process %ld (%s): ", pid, termsafe(raw, safe, 120));
+        }
         if (r.status != REC_COMPLETE && pid > 0 && kill((pid_t)pid, 0) == 0) {
             /* a process that outlived the command: its recording goes on */
             snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);

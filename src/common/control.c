@@ -10,7 +10,8 @@
 static const char *const words[] = {
     [CONTROL_HELLO] = "hello",     [CONTROL_LOG] = "log",           [CONTROL_STATUS] = "status",
     [CONTROL_CLOSED] = "closed",   [CONTROL_DETACHED] = "detached", [CONTROL_DORMANT] = "dormant",
-    [CONTROL_STOP] = "stop",       [CONTROL_CALL] = "call",         [CONTROL_WATCH] = "watch",
+    [CONTROL_STOP] = "stop",       [CONTROL_ALONE] = "alone",       [CONTROL_CALL] = "call",
+    [CONTROL_WATCH] = "watch",
 };
 
 int control_sockaddr(const char *address, struct sockaddr_un *sa, socklen_t *len)
@@ -95,6 +96,7 @@ int control_parse(const char *msg, size_t len, struct control_msg *m)
         break;
     case CONTROL_DETACHED:
     case CONTROL_STOP:
+    case CONTROL_ALONE:
         if (*args)
             return -1;
         break;

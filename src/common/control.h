@@ -29,6 +29,11 @@
  *                                 REWRITTEN LEFT
  *   corscope -> agent
  *     stop                        close the recording and detach
+ *     alone                       corscope does not follow this process
+ *                                 (too many at once, or not one it
+ *                                 started): record on, end with the
+ *                                 process, say nothing more; the hang-up
+ *                                 that follows is no stop
  *
  * The agent also stops when the connection ends (corscope was killed): a
  * service is never left profiled by a command that is gone.
@@ -54,6 +59,7 @@ enum control_kind {
     CONTROL_DETACHED,
     CONTROL_DORMANT,
     CONTROL_STOP,
+    CONTROL_ALONE,
     CONTROL_CALL,
     CONTROL_WATCH,
 };

@@ -100,6 +100,15 @@ void *mem_grow(void *ptr, size_t *cap, size_t need, size_t elem)
     return p;
 }
 
+int mem_grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    void *p = mem_grow(*arr, cap, need, elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    return 0;
+}
+
 char *mem_strndup(const char *s, size_t n)
 {
     char *p = mem_alloc(n + 1);

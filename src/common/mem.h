@@ -23,6 +23,9 @@ HIDDEN void *mem_realloc(void *ptr, size_t size);
  * doubling; updates *cap.  Returns the (possibly moved) array or NULL with
  * the old array still valid. */
 HIDDEN void *mem_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+/* The same for the array *arr, which it updates: 0, or -1 with the array
+ * unchanged. */
+HIDDEN int mem_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 HIDDEN char *mem_strndup(const char *s, size_t n);
 HIDDEN char *mem_strdup(const char *s);
 HIDDEN void mem_free(void *ptr);

@@ -20,18 +20,10 @@
 #include "common/hash.h"
 #include "common/mem.h"
 
-/* Grows r->NAME to hold one more entry; evaluates to 0 or -1. */
-#define GROW(r, arr, pre) \
-    grow_array((void **)&(r)->arr, &(r)->pre##_cap, (r)->pre##_count + 1, sizeof *(r)->arr)
-
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    void *p = mem_grow(*arr, cap, need, elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    return 0;
-}
+/* Grows r->ARR (its count and cap named PRE_count, PRE_cap) to hold n more
+ * entries; evaluates to 0 or -1. */
+#define GROW(r, arr, pre, n)                                                                   \
+    mem_grow_array((void **)&(r)->arr, &(r)->pre##_cap, (r)->pre##_count + (n), sizeof *(r)->arr)
 
 struct loader {
     struct recording *r;
@@ -71,22 +63,6 @@ long rec_event_index(const struct recording *r, const char *name)
     return -1;
 }
 
-long rec_field_index(const struct rec_event *e, const char *name)
-{
-    for (uint32_t i = 0; i < e->field_count; i++)
-        if (rec_str_eq(e->field_names[i], name))
-            return i;
-    return -1;
-}
-
-long rec_value_index(const struct rec_event *e, const char *name)
-{
-    for (uint32_t i = 0; i < e->value_count; i++)
-        if (rec_str_eq(e->value_names[i], name))
-            return i;
-    return -1;
-}
-
 int rec_str_eq(struct rec_str s, const char *c)
 {
     size_t n = strlen(c);
@@ -102,6 +78,169 @@ struct rec_str rec_str_basename(struct rec_str s)
         }
     }
     return s;
+}
+
+/* ---- the schema's lookup ----------------------------------------------- */
+
+/* The name is a sampled event's: the schema's event is absent. */
+#define SCHEMA_TAKEN UINT16_MAX
+
+/* Learns event k, if it is the first of a schema event's name. */
+static void learn_event(struct recording *r, size_t k)
+{
+    const struct rec_event *e = &r->events[k];
+    for (int ev = 0; ev < FMT_EV_COUNT; ev++) {
+        const struct schema_event *s = &schema_events[ev];
+        if (r->schema.event[ev] || !rec_str_eq(e->name, s->name))
+            continue;
+        r->schema.event[ev] = e->recorded ? (uint16_t)(k + 1) : SCHEMA_TAKEN;
+        for (uint32_t v = 0; v < s->value_count && e->recorded; v++) {
+            for (uint32_t i = 0; i < e->value_count; i++) {
+                if (rec_str_eq(e->value_names[i], s->values[v].name)) {
+                    r->schema.value[ev][v] = (uint8_t)(i + 1);
+                    break;
+                }
+            }
+        }
+        for (uint32_t f = 0; f < s->field_count && e->recorded; f++) {
+            for (uint32_t i = 0; i < e->field_count; i++) {
+                if (e->field_types[i] == s->fields[f].type &&
+                    rec_str_eq(e->field_names[i], s->fields[f].name)) {
+                    r->schema.field[ev][f] = (uint8_t)(i + 1);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+static void learn_events(struct recording *r)
+{
+    memset(&r->schema, 0, sizeof r->schema);
+    for (size_t k = 0; k < r->event_count; k++)
+        learn_event(r, k);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+int rec_add_none(struct recording *r)
+{
+    if (GROW(r, strings, string, 1) || GROW(r, frames, frame, 1) || GROW(r, stacks, stack, 1))
+        return -1;
+    r->strings[r->string_count++] = str_of((const uint8_t *)"", 0);
+    memset(&r->frames[r->frame_count++], 0, sizeof *r->frames);
+    memset(&r->stacks[r->stack_count++], 0, sizeof *r->stacks);
+    return 0;
+}
+
+uint32_t rec_add_string(struct recording *r, struct rec_str s)
+{
+    if (r->string_count >= UINT32_MAX || GROW(r, strings, string, 1))
+        return 0;
+    r->strings[r->string_count] = s;
+    return (uint32_t)r->string_count++;
+}
+
+uint32_t rec_add_frame(struct recording *r, struct rec_frame f)
+{
+    if (r->frame_count >= UINT32_MAX - 1 || GROW(r, frames, frame, 1))
+        return 0;
+    r->frames[r->frame_count] = f;
+    return (uint32_t)r->frame_count++;
+}
+
+uint32_t *rec_add_stack(struct recording *r, uint32_t depth, uint32_t *id)
+{
+    if (r->stack_count >= UINT32_MAX - 1 || r->stack_frame_count + depth >= UINT32_MAX ||
+        GROW(r, stack_frames, stack_frame, depth) || GROW(r, stacks, stack, 1))
+        return NULL;
+    uint32_t *frames = r->stack_frames + r->stack_frame_count;
+    r->stacks[r->stack_count] = (struct rec_stack){(uint32_t)r->stack_frame_count, depth};
+    r->stack_frame_count += depth;
+    *id = (uint32_t)r->stack_count++;
+    return frames;
+}
+
+int rec_add_thread(struct recording *r, struct rec_thread t)
+{
+    if (r->thread_count >= REC_MAX_THREADS || GROW(r, threads, thread, 1))
+        return -1;
+    r->threads[r->thread_count++] = t;
+    return 0;
+}
+
+int rec_add_sample(struct recording *r, struct rec_sample s)
+{
+    if (GROW(r, samples, sample, 1))
+        return -1;
+    r->samples[r->sample_count++] = s;
+    return 0;
+}
+
+int rec_add_info(struct recording *r, struct rec_str key, struct rec_str value)
+{
+    if (GROW(r, info, info, 1))
+        return -1;
+    r->info[r->info_count++] = (struct rec_kv){key, value};
+    return 0;
+}
+
+uint64_t *rec_add_record(struct recording *r, struct rec_record x, size_t n)
+{
+    if (r->record_data_count + n > UINT32_MAX || GROW(r, record_data, record_data, n) ||
+        GROW(r, records, record, 1))
+        return NULL;
+    x.data = (uint32_t)r->record_data_count;
+    r->records[r->record_count++] = x;
+    r->record_data_count += n;
+    return r->record_data + x.data;
+}
+
+long rec_add_event(struct recording *r, const struct rec_event *e)
+{
+    if (r->event_count >= 255 || GROW(r, events, event, 1))
+        return -1;
+    r->events[r->event_count] = *e;
+    learn_event(r, r->event_count);
+    return (long)r->event_count++;
+}
+
+static struct rec_str str_of_text(const char *text)
+{
+    return str_of((const uint8_t *)text, strlen(text));
+}
+
+long rec_add_schema_event(struct recording *r, enum fmt_ev ev)
+{
+    const struct schema_event *s = &schema_events[ev];
+    struct rec_event e;
+    memset(&e, 0, sizeof e);
+    e.name = str_of_text(s->name);
+    e.period = 1;
+    e.recorded = 1;
+    e.value_count = s->value_count;
+    for (uint32_t i = 0; i < s->value_count; i++) {
+        e.value_names[i] = str_of_text(s->values[i].name);
+        e.value_units[i] = str_of_text(s->values[i].unit);
+    }
+    e.unit = e.value_units[0];
+    e.field_count = s->field_count;
+    for (uint32_t i = 0; i < s->field_count; i++) {
+        e.field_names[i] = str_of_text(s->fields[i].name);
+        e.field_types[i] = s->fields[i].type;
+    }
+    return rec_add_event(r, &e);
+}
+
+struct rec_stat *rec_stat_slot(struct recording *r, struct rec_str key)
+{
+    for (size_t i = 0; i < r->stat_count; i++)
+        if (r->stats[i].key.len == key.len && memcmp(r->stats[i].key.p, key.p, key.len) == 0)
+            return &r->stats[i];
+    if (GROW(r, stats, stat, 1))
+        return NULL;
+    r->stats[r->stat_count] = (struct rec_stat){key, 0};
+    return &r->stats[r->stat_count++];
 }
 
 /* ---- thread id map ---------------------------------------------------- */
@@ -172,11 +311,8 @@ static const char *decode_info(struct loader *l, struct cur *c)
         const uint8_t *v = cur_bytes(c, &vn);
         if (c->err)
             return c->err;
-        if (GROW(r, info, info))
+        if (rec_add_info(r, str_of(k, kn), str_of(v, vn)) < 0)
             return oom;
-        r->info[r->info_count].key = str_of(k, kn);
-        r->info[r->info_count].value = str_of(v, vn);
-        r->info_count++;
     }
     return NULL;
 }
@@ -210,9 +346,8 @@ static const char *decode_events(struct loader *l, struct cur *c)
         e.value_units[0] = e.unit;
         if (r->event_count >= 255)
             return "too many events";
-        if (GROW(r, events, event))
+        if (rec_add_event(r, &e) < 0)
             return oom;
-        r->events[r->event_count++] = e;
     }
     return NULL;
 }
@@ -266,9 +401,8 @@ static const char *decode_event_defs(struct loader *l, struct cur *c)
         e.unit = e.value_units[0];
         e.period = 1;
         e.recorded = 1;
-        if (GROW(r, events, event))
+        if (rec_add_event(r, &e) < 0)
             return oom;
-        r->events[r->event_count++] = e;
     }
     return NULL;
 }
@@ -285,9 +419,8 @@ static const char *decode_strings(struct loader *l, struct cur *c)
             return c->err;
         if (id != r->string_count)
             return "string ids out of sequence";
-        if (GROW(r, strings, string))
+        if (!rec_add_string(r, str_of(s, n)))
             return oom;
-        r->strings[r->string_count++] = str_of(s, n);
     }
     return NULL;
 }
@@ -320,9 +453,8 @@ static const char *decode_frames(struct loader *l, struct cur *c)
         f.module = (uint32_t)module;
         f.type = (uint32_t)type;
         f.name = (uint32_t)name;
-        if (GROW(r, frames, frame))
+        if (!rec_add_frame(r, f))
             return oom;
-        r->frames[r->frame_count++] = f;
     }
     return NULL;
 }
@@ -342,22 +474,18 @@ static const char *decode_stacks(struct loader *l, struct cur *c)
             return "stack deeper than the format allows";
         if (depth > cur_left(c))
             return "stack longer than its chunk";
-        if (grow_array((void **)&r->stack_frames, &r->stack_frame_cap,
-                       r->stack_frame_count + depth, sizeof *r->stack_frames))
+        uint32_t added;
+        uint32_t *frames = rec_add_stack(r, (uint32_t)depth, &added);
+        if (!frames)
             return oom;
-        struct rec_stack s = {(uint32_t)r->stack_frame_count, (uint32_t)depth};
         for (uint64_t i = 0; i < depth; i++) {
             uint64_t f = cur_varint(c);
             if (c->err)
                 return c->err;
             if (f == 0 || f >= r->frame_count)
                 return "stack refers to an undefined frame";
-            r->stack_frames[s.offset + i] = (uint32_t)f;
+            frames[i] = (uint32_t)f;
         }
-        if (GROW(r, stacks, stack))
-            return oom;
-        r->stack_frame_count += depth;
-        r->stacks[r->stack_count++] = s;
     }
     return NULL;
 }
@@ -376,17 +504,17 @@ static const char *decode_threads(struct loader *l, struct cur *c)
             return "thread id out of range";
         if (!valid_string(r, name))
             return "thread refers to an undefined string";
+        struct rec_thread t = {(uint32_t)id, tid, (uint32_t)name};
         long at = thread_lookup(l, (uint32_t)id);
-        if (at < 0) {
-            if (r->thread_count >= REC_MAX_THREADS)
-            return "too many threads";
-        if (GROW(r, threads, thread) || thread_insert(l, (uint32_t)id, (uint32_t)r->thread_count))
-                return oom;
-            at = (long)r->thread_count++;
+        if (at >= 0) {
+            r->threads[at] = t; /* renamed */
+            continue;
         }
-        r->threads[at].id = (uint32_t)id;
-        r->threads[at].os_tid = tid;
-        r->threads[at].name = (uint32_t)name;
+        if (r->thread_count >= REC_MAX_THREADS)
+            return "too many threads";
+        if (rec_add_thread(r, t) < 0 ||
+            thread_insert(l, (uint32_t)id, (uint32_t)r->thread_count - 1) < 0)
+            return oom;
     }
     return NULL;
 }
@@ -422,10 +550,9 @@ static const char *decode_samples(struct loader *l, struct cur *c)
         if (delta > UINT64_MAX - time)
             return "sample time overflows";
         time += delta;
-        if (GROW(r, samples, sample))
-            return oom;
         struct rec_sample s = {time, weight, 1, (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
-        r->samples[r->sample_count++] = s;
+        if (rec_add_sample(r, s) < 0)
+            return oom;
     }
     return NULL;
 }
@@ -480,10 +607,12 @@ static const char *decode_records(struct loader *l, struct cur *c)
             return "record time out of range";
         time = back ? time - step : time + step;
         size_t n = e->value_count + e->field_count;
-        if (grow_array((void **)&r->record_data, &r->record_data_cap, r->record_data_count + n,
-                       sizeof *r->record_data))
+        if (r->record_data_count + n > UINT32_MAX)
+            return "too many records";
+        struct rec_record x = {time, 0, (uint32_t)stack, (uint32_t)(th + 1), (uint32_t)ev};
+        uint64_t *data = rec_add_record(r, x, n);
+        if (!data)
             return oom;
-        uint64_t *data = r->record_data + r->record_data_count;
         for (size_t i = 0; i < n; i++)
             data[i] = cur_varint(c);
         if (c->err)
@@ -491,38 +620,11 @@ static const char *decode_records(struct loader *l, struct cur *c)
         for (uint32_t i = 0; i < e->field_count; i++)
             if (!valid_field(l, e->field_types[i], data[e->value_count + i]))
                 return "record field refers to something undefined";
-        if (r->record_data_count + n > UINT32_MAX)
-            return "too many records";
-        if (GROW(r, records, record))
+        struct rec_sample s = {time, data[0], e->value_count > 1 ? data[1] : 1, (uint32_t)stack,
+                               (uint32_t)th, (uint32_t)ev};
+        if (stack && rec_add_sample(r, s) < 0)
             return oom;
-        struct rec_record x = {time, (uint32_t)r->record_data_count, (uint32_t)stack,
-                               (uint32_t)(th + 1), (uint32_t)ev};
-        r->records[r->record_count++] = x;
-        r->record_data_count += n;
-        if (stack) {
-            if (GROW(r, samples, sample))
-                return oom;
-            struct rec_sample s = {time, data[0], e->value_count > 1 ? data[1] : 1,
-                                   (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
-            r->samples[r->sample_count++] = s;
-        }
     }
-    return NULL;
-}
-
-static const char *add_stat(struct recording *r, struct rec_str key, uint64_t value)
-{
-    for (size_t i = 0; i < r->stat_count; i++) {
-        if (r->stats[i].key.len == key.len && memcmp(r->stats[i].key.p, key.p, key.len) == 0) {
-            r->stats[i].value = value;
-            return NULL;
-        }
-    }
-    if (GROW(r, stats, stat))
-        return oom;
-    r->stats[r->stat_count].key = key;
-    r->stats[r->stat_count].value = value;
-    r->stat_count++;
     return NULL;
 }
 
@@ -535,9 +637,10 @@ static const char *decode_stats(struct loader *l, struct cur *c)
         uint64_t v = cur_varint(c);
         if (c->err)
             return c->err;
-        const char *e = add_stat(l->r, str_of(k, kn), v);
-        if (e)
-            return e;
+        struct rec_stat *slot = rec_stat_slot(l->r, str_of(k, kn));
+        if (!slot)
+            return oom;
+        slot->value = v;
     }
     return NULL;
 }
@@ -571,8 +674,11 @@ static struct counts save_counts(const struct recording *r)
 static void restore_counts(struct loader *l, struct counts k)
 {
     struct recording *r = l->r;
+    int events_changed = r->event_count != k.events;
     r->info_count = k.info;
     r->event_count = k.events;
+    if (events_changed)
+        learn_events(r);
     r->string_count = k.strings;
     r->frame_count = k.frames;
     r->stack_count = k.stacks;
@@ -583,6 +689,8 @@ static void restore_counts(struct loader *l, struct counts k)
     r->stat_count = k.stats;
     if (r->thread_count != k.threads) {
         r->thread_count = k.threads;
+        if (!l->thread_table_size)
+            return; /* its first thread's map could not be made */
         /* rebuild the id map without the threads the bad chunk added */
         memset(l->thread_slots, 0, l->thread_table_size * sizeof *l->thread_slots);
         size_t mask = l->thread_table_size - 1;
@@ -748,15 +856,11 @@ static int load_image(uint8_t *image, size_t size, struct recording *r, char *er
         rec_free(r);
         return -1;
     }
-    /* id 0 of every table is "none" */
-    if (GROW(r, strings, string) || GROW(r, frames, frame) || GROW(r, stacks, stack)) {
+    if (rec_add_none(r) < 0) {
         snprintf(err, err_size, "out of memory");
         rec_free(r);
         return -1;
     }
-    r->strings[r->string_count++] = str_of((const uint8_t *)"", 0);
-    memset(&r->frames[r->frame_count++], 0, sizeof *r->frames);
-    memset(&r->stacks[r->stack_count++], 0, sizeof *r->stacks);
 
     struct loader l = {r, 0, 0, NULL, NULL, 0};
     r->status = REC_COMPLETE;
@@ -866,4 +970,9 @@ uint64_t rec_stat(const struct recording *r, const char *key)
         if (rec_str_eq(r->stats[i].key, key))
             return r->stats[i].value;
     return 0;
+}
+
+uint64_t rec_counter(const struct recording *r, enum fmt_counter c)
+{
+    return rec_stat(r, schema_counter_key(c));
 }

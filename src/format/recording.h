@@ -20,6 +20,7 @@
 
 #include "common/visibility.h"
 #include "format/format.h"
+#include "format/schema.h"
 
 enum rec_status {
     REC_COMPLETE,  /* trailer present, counts agree */
@@ -101,6 +102,17 @@ struct rec_record {
 
 #define REC_MAX_THREADS (1u << 24)
 
+/* The schema's events (format/schema.h) as this recording has them,
+ * learnt by name whenever an event is added (the reader's EVDF records,
+ * merge, live): the first event of the name, if it is a recorded one, and
+ * in it each value of the name and each field of the name and type.  Each
+ * an index + 1, 0 when absent; read through rec_event_of and the like. */
+struct rec_schema {
+    uint16_t event[FMT_EV_COUNT];
+    uint8_t value[FMT_EV_COUNT][FMT_MAX_VALUES];
+    uint8_t field[FMT_EV_COUNT][FMT_MAX_FIELDS];
+};
+
 struct recording {
     uint8_t *image; /* the whole file */
     size_t size;
@@ -135,6 +147,7 @@ struct recording {
     struct rec_stat *stats; /* latest value of each counter */
     size_t stat_count, stat_cap;
     int has_trailer;
+    struct rec_schema schema;
 };
 
 /* Loads and validates.  Returns 0 when at least the header was readable
@@ -149,18 +162,35 @@ HIDDEN void rec_free(struct recording *r);
 HIDDEN const char *rec_status_name(enum rec_status s);
 /* Value of an INFO key, or NULL. */
 HIDDEN const struct rec_str *rec_info(const struct recording *r, const char *key);
-/* Latest value of a counter (0 when absent). */
+/* Latest value of a counter (0 when absent), by key or by the format's name. */
 HIDDEN uint64_t rec_stat(const struct recording *r, const char *key);
-/* Index of the thread with this id, or -1. */
+HIDDEN uint64_t rec_counter(const struct recording *r, enum fmt_counter c);
 HIDDEN int rec_str_eq(struct rec_str s, const char *c);
 /* What follows the last '/' of a path (the whole string when it has none). */
 HIDDEN struct rec_str rec_str_basename(struct rec_str s);
-/* Index of the event named `name`, or -1. */
+/* Index of the event named `name` (sampled or recorded), or -1: for names
+ * from outside (report --event); the CLI's own use goes by the schema. */
 HIDDEN long rec_event_index(const struct recording *r, const char *name);
-/* Index of a recorded event's field or value named `name`, or -1. */
-HIDDEN long rec_field_index(const struct rec_event *e, const char *name);
-HIDDEN long rec_value_index(const struct rec_event *e, const char *name);
-/* A record's values and fields. */
+
+/* The schema's event `ev` in this recording: its index into r->events, or
+ * -1 when the recording has none (an older recording, another -e). */
+static inline long rec_event_of(const struct recording *r, enum fmt_ev ev)
+{
+    uint16_t k = r->schema.event[ev];
+    return k && k <= r->event_count ? (long)k - 1 : -1;
+}
+/* Where its value `v` (FMT_NAME_MEMBER) and its field `f` are in the
+ * recording's definition of it, or -1 when absent. */
+static inline long rec_value_of(const struct recording *r, enum fmt_ev ev, unsigned v)
+{
+    return rec_event_of(r, ev) < 0 ? -1 : (long)r->schema.value[ev][v] - 1;
+}
+static inline long rec_field_of(const struct recording *r, enum fmt_ev ev, unsigned f)
+{
+    return rec_event_of(r, ev) < 0 ? -1 : (long)r->schema.field[ev][f] - 1;
+}
+
+/* A record's values and fields, in its event's order. */
 static inline const uint64_t *rec_values(const struct recording *r, const struct rec_record *x)
 {
     return r->record_data + x->data;
@@ -169,5 +199,50 @@ static inline const uint64_t *rec_fields(const struct recording *r, const struct
 {
     return r->record_data + x->data + r->events[x->event].value_count;
 }
+/* A record of event ev: its value `v` or field `f` (FMT_NAME_MEMBER), 0
+ * when the recording's event has none (or x is another event's). */
+static inline uint64_t rec_value(const struct recording *r, const struct rec_record *x,
+                                 enum fmt_ev ev, unsigned v)
+{
+    long k = (long)x->event == rec_event_of(r, ev) ? rec_value_of(r, ev, v) : -1;
+    return k < 0 ? 0 : rec_values(r, x)[k];
+}
+static inline uint64_t rec_field(const struct recording *r, const struct rec_record *x,
+                                 enum fmt_ev ev, unsigned f)
+{
+    long k = (long)x->event == rec_event_of(r, ev) ? rec_field_of(r, ev, f) : -1;
+    return k < 0 ? 0 : rec_fields(r, x)[k];
+}
+
+/* ---- building a recording ------------------------------------------------------------
+ * The reader, merge, fold and live add to a recording's tables through
+ * these, which grow them.  On failure (out of memory, or ids that would
+ * not fit) they change nothing. */
+
+/* The "none" entries, id 0, of strings, frames and stacks: a recording
+ * starts with them.  Returns 0 or -1. */
+HIDDEN int rec_add_none(struct recording *r);
+/* Each returns the new id, 0 on failure.  The string's bytes must live as
+ * long as the recording (its image, or static text). */
+HIDDEN uint32_t rec_add_string(struct recording *r, struct rec_str s);
+HIDDEN uint32_t rec_add_frame(struct recording *r, struct rec_frame f);
+/* A stack of `depth` frames: returns where its frame ids go (leaf first),
+ * for the caller to fill, and its id in *id; NULL on failure. */
+HIDDEN uint32_t *rec_add_stack(struct recording *r, uint32_t depth, uint32_t *id);
+/* Each returns 0 or -1. */
+HIDDEN int rec_add_thread(struct recording *r, struct rec_thread t);
+HIDDEN int rec_add_sample(struct recording *r, struct rec_sample s);
+HIDDEN int rec_add_info(struct recording *r, struct rec_str key, struct rec_str value);
+/* A record with n words of values and fields (x.data is set here):
+ * returns where they go, for the caller to fill; NULL on failure. */
+HIDDEN uint64_t *rec_add_record(struct recording *r, struct rec_record x, size_t n);
+/* An event (at most 255), learnt by the schema's lookup: returns its
+ * index, or -1.  Its names must live as long as the recording. */
+HIDDEN long rec_add_event(struct recording *r, const struct rec_event *e);
+/* The schema's event `ev` as its definition says, recorded, id 0 (an event
+ * the CLI makes: live): its index, or -1. */
+HIDDEN long rec_add_schema_event(struct recording *r, enum fmt_ev ev);
+/* The counter named `key`, made with value 0 when new; NULL on failure. */
+HIDDEN struct rec_stat *rec_stat_slot(struct recording *r, struct rec_str key);
 
 #endif

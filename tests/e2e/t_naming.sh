@@ -79,10 +79,17 @@ labelled_managed_leaf=$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); if (n
 assert_eq "demo: stacks with a label just above a managed leaf" "$labelled_managed_leaf" 0
 pid=$(cs check "$T/demo.corscope" | awk '$1 == "pid" { print $2 }')
 cs report -f collapsed --thread "$pid" "$T/demo.corscope" > "$T/main.txt" 2> /dev/null
-# depth (1-based) of the first managed frame: not [label], not library!symbol, not a folded library
-awk '{
+# the native modules of its stacks (a folded run is named by its module:
+# libcoreclr.so, and the host executable's `dotnet`, which is no managed
+# frame: a walk that did not reach the thread's start, as one that met
+# libc's unwind table before the agent had parsed it, leaves it unfolded
+# under [unknown])
+natives=$(cs report -f collapsed --native raw --thread "$pid" "$T/demo.corscope" 2> /dev/null |
+    sed 's/ [0-9]*$//' | tr ';' '\n' | sed -n 's/!.*//p' | sort -u | tr '\n' ' ')
+# depth (1-based) of the first managed frame: not [label], not library!symbol, not a folded module
+awk -v natives="$natives" 'BEGIN { split(natives, m, " "); for (k in m) native[m[k]] = 1 } {
     sub(/ [0-9]+$/, ""); n = split($0, f, ";"); first = 0
-    for (i = 1; i <= n; i++) if (f[i] !~ /^\[/ && f[i] !~ /!/ && f[i] !~ /\.so(\.[0-9]+)*$/) { first = i; break }
+    for (i = 1; i <= n; i++) if (f[i] !~ /^\[/ && f[i] !~ /!/ && !(f[i] in native) && f[i] !~ /\.so(\.[0-9]+)*$/) { first = i; break }
     if (first) { managed++; if (first > 2) { print "deep: " $0; bad++ } }
     if (f[1] != "[start]" && f[1] != "[unknown]") { print "root: " $0; bad++ }
 } END { printf "%d %d\n", managed, bad }' "$T/main.txt" > "$T/depth.txt"

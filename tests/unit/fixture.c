@@ -109,6 +109,43 @@ int fixture_profiles(struct profiles *p, struct prof_filter *f)
 
 enum { EV_ALLOC = 16, EV_COLLECTED, EV_SCAN, EV_GC, EV_PAUSE };
 
+/* gc's fields in the schema's order (number, generation, reason, kind,
+ * compacting, start, gen0, gen1, gen2, loh, poh, promoted, pinned_objects) */
+static void gc_record(struct writer *w, uint64_t at, uint64_t duration, const uint64_t *fields)
+{
+    uint64_t v[FMT_GC_VALUE_COUNT] = {[FMT_GC_DURATION] = duration};
+    writer_record(w, EV_GC, 0, at, 0, v, FMT_GC_VALUE_COUNT, fields, FMT_GC_FIELD_COUNT);
+}
+
+static void pause_record(struct writer *w, uint64_t at, uint64_t pause, uint64_t start,
+                         uint64_t reason, uint64_t gc)
+{
+    uint64_t v[FMT_GC_PAUSE_VALUE_COUNT] = {[FMT_GC_PAUSE_PAUSE] = pause};
+    uint64_t f[FMT_GC_PAUSE_FIELD_COUNT] = {
+        [FMT_GC_PAUSE_START] = start, [FMT_GC_PAUSE_REASON] = reason, [FMT_GC_PAUSE_GC] = gc};
+    writer_record(w, EV_PAUSE, 0, at, 0, v, FMT_GC_PAUSE_VALUE_COUNT, f, FMT_GC_PAUSE_FIELD_COUNT);
+}
+
+static void collected_record(struct writer *w, uint64_t at, uint64_t object, uint64_t by)
+{
+    uint64_t v[FMT_COLLECTED_VALUE_COUNT] = {[FMT_COLLECTED_OBJECTS] = 1};
+    uint64_t f[FMT_COLLECTED_FIELD_COUNT] = {[FMT_COLLECTED_OBJECT] = object,
+                                             [FMT_COLLECTED_BY] = by};
+    writer_record(w, EV_COLLECTED, 0, at, 0, v, FMT_COLLECTED_VALUE_COUNT, f,
+                  FMT_COLLECTED_FIELD_COUNT);
+}
+
+static void scan_record(struct writer *w, uint64_t at, uint64_t followed, uint64_t as_of,
+                        uint64_t allocated_before, uint64_t collections)
+{
+    uint64_t v[FMT_LIVE_SCAN_VALUE_COUNT] = {[FMT_LIVE_SCAN_FOLLOWED] = followed};
+    uint64_t f[FMT_LIVE_SCAN_FIELD_COUNT] = {[FMT_LIVE_SCAN_AS_OF] = as_of,
+                                             [FMT_LIVE_SCAN_ALLOCATED_BEFORE] = allocated_before,
+                                             [FMT_LIVE_SCAN_COLLECTIONS] = collections};
+    writer_record(w, EV_SCAN, 0, at, 0, v, FMT_LIVE_SCAN_VALUE_COUNT, f,
+                  FMT_LIVE_SCAN_FIELD_COUNT);
+}
+
 /* Ten allocations on two stacks, 1 MiB each, object ids 1..10 (0 for the
  * last two: not followed); collections at 100 ms and 200 ms: the first
  * finds 1-3 dead, the second 4-6; looks after each and at the end (300
@@ -121,30 +158,20 @@ int fixture_memory_recording(struct buf *out)
         return -1;
     writer_info(&w, "events", "alloc,gc,live");
     writer_info(&w, "alloc", "sampled (test)");
-    struct writer_event_def alloc = {EV_ALLOC, "alloc", 2, {"alloc_space", "alloc_objects"},
-                                     {"bytes", "objects"}, 4,
-                                     {"type", "size", "heap", "object"},
-                                     {FMT_FIELD_STRING, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT}};
-    struct writer_event_def collected = {EV_COLLECTED, "collected", 1, {"objects"}, {"objects"}, 2,
-                                         {"object", "by"}, {FMT_FIELD_UINT, FMT_FIELD_TIME}};
-    struct writer_event_def scan = {EV_SCAN, "live-scan", 1, {"followed"}, {"objects"}, 3,
-                                    {"as_of", "allocated_before", "collections"},
-                                    {FMT_FIELD_TIME, FMT_FIELD_TIME, FMT_FIELD_UINT}};
-    struct writer_event_def gc = {EV_GC, "gc", 1, {"duration"}, {"ns"}, 13,
-                                  {"number", "generation", "reason", "kind", "compacting", "start",
-                                   "gen0", "gen1", "gen2", "loh", "poh", "promoted", "pinned_objects"},
-                                  {FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                   FMT_FIELD_UINT, FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                   FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                   FMT_FIELD_UINT}};
-    struct writer_event_def pause = {EV_PAUSE, "gc-pause", 1, {"pause"}, {"ns"}, 3,
-                                     {"start", "reason", "gc"},
-                                     {FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT}};
-    writer_event_def(&w, &alloc);
-    writer_event_def(&w, &collected);
-    writer_event_def(&w, &scan);
-    writer_event_def(&w, &gc);
-    writer_event_def(&w, &pause);
+    static const struct {
+        uint32_t id;
+        enum fmt_ev ev;
+    } defs[] = {{EV_ALLOC, FMT_EV_ALLOC},
+                {EV_COLLECTED, FMT_EV_COLLECTED},
+                {EV_SCAN, FMT_EV_LIVE_SCAN},
+                {EV_GC, FMT_EV_GC},
+                {EV_PAUSE, FMT_EV_GC_PAUSE}};
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+        struct writer_event_def d;
+        schema_event_def(&d, defs[i].ev);
+        d.id = defs[i].id;
+        writer_event_def(&w, &d);
+    }
     uint32_t mod = writer_string(&w, "App.dll", 7);
     uint32_t type = writer_string(&w, "App.Work", 8);
     uint32_t keep = writer_string(&w, "Keep", 4), drop = writer_string(&w, "Drop", 4);
@@ -158,36 +185,30 @@ int fixture_memory_recording(struct buf *out)
     writer_thread(&w, 1, 100, 0);
     /* 1-6: Drop (collected later), 7-10: Keep; the last two not followed */
     for (uint64_t i = 1; i <= 10; i++) {
-        uint64_t v[2] = {1 << 20, 4}, f[4] = {bytes, 1000, 0, i <= 8 ? i : 0};
-        writer_record(&w, EV_ALLOC, 1, i * 15 * MS, i <= 6 ? s_drop : s_keep, v, 2, f, 4);
+        uint64_t v[FMT_ALLOC_VALUE_COUNT] = {[FMT_ALLOC_SPACE] = 1 << 20, [FMT_ALLOC_OBJECTS] = 4};
+        uint64_t f[FMT_ALLOC_FIELD_COUNT] = {[FMT_ALLOC_TYPE] = bytes, [FMT_ALLOC_SIZE] = 1000,
+                                             [FMT_ALLOC_OBJECT] = i <= 8 ? i : 0};
+        writer_record(&w, EV_ALLOC, 1, i * 15 * MS, i <= 6 ? s_drop : s_keep, v,
+                      FMT_ALLOC_VALUE_COUNT, f, FMT_ALLOC_FIELD_COUNT);
         if (i == 6) {
             /* collection 1 at 90-100 ms: 1-3 found dead at the look */
-            uint64_t d = 10 * MS, gf[13] = {1, 0, 0, 0, 1, 90 * MS, 1, 2, 3, 4, 5, 6, 7};
-            writer_record(&w, EV_GC, 0, 100 * MS, 0, &d, 1, gf, 13);
-            uint64_t p = 11 * MS, pf[3] = {89 * MS, 1, 1};
-            writer_record(&w, EV_PAUSE, 0, 100 * MS, 0, &p, 1, pf, 3);
-            for (uint64_t k = 1; k <= 3; k++) {
-                uint64_t one = 1, cf[2] = {k, 100 * MS};
-                writer_record(&w, EV_COLLECTED, 0, 100 * MS, 0, &one, 1, cf, 2);
-            }
-            uint64_t n = 5, sf[3] = {100 * MS, 90 * MS, 1};
-            writer_record(&w, EV_SCAN, 0, 100 * MS, 0, &n, 1, sf, 3);
+            uint64_t gf[FMT_GC_FIELD_COUNT] = {1, 0, 0, 0, 1, 90 * MS, 1, 2, 3, 4, 5, 6, 7};
+            gc_record(&w, 100 * MS, 10 * MS, gf);
+            pause_record(&w, 100 * MS, 11 * MS, 89 * MS, 1, 1);
+            for (uint64_t k = 1; k <= 3; k++)
+                collected_record(&w, 100 * MS, k, 100 * MS);
+            scan_record(&w, 100 * MS, 5, 100 * MS, 90 * MS, 1);
         }
     }
     /* collection 2 (gen2, background) at 180-200 ms with two pauses: 4-6 die */
-    uint64_t d = 20 * MS, gf[13] = {2, 2, 0, 1, 0, 180 * MS, 0, 0, 8, 0, 0, 9, 0};
-    writer_record(&w, EV_GC, 0, 200 * MS, 0, &d, 1, gf, 13);
-    uint64_t p1 = 1 * MS, p1f[3] = {181 * MS, 6, 2}, p2 = 2 * MS, p2f[3] = {195 * MS, 6, 2};
-    writer_record(&w, EV_PAUSE, 0, 200 * MS, 0, &p1, 1, p1f, 3);
-    writer_record(&w, EV_PAUSE, 0, 200 * MS, 0, &p2, 1, p2f, 3);
-    for (uint64_t k = 4; k <= 6; k++) {
-        uint64_t one = 1, cf[2] = {k, 200 * MS};
-        writer_record(&w, EV_COLLECTED, 0, 200 * MS, 0, &one, 1, cf, 2);
-    }
-    uint64_t n = 2, sf[3] = {200 * MS, 150 * MS, 2};
-    writer_record(&w, EV_SCAN, 0, 200 * MS, 0, &n, 1, sf, 3);
-    uint64_t n2 = 2, sf2[3] = {200 * MS, 300 * MS, 2}; /* the last look, at the end */
-    writer_record(&w, EV_SCAN, 0, 300 * MS, 0, &n2, 1, sf2, 3);
+    uint64_t gf[FMT_GC_FIELD_COUNT] = {2, 2, 0, 1, 0, 180 * MS, 0, 0, 8, 0, 0, 9, 0};
+    gc_record(&w, 200 * MS, 20 * MS, gf);
+    pause_record(&w, 200 * MS, 1 * MS, 181 * MS, 6, 2);
+    pause_record(&w, 200 * MS, 2 * MS, 195 * MS, 6, 2);
+    for (uint64_t k = 4; k <= 6; k++)
+        collected_record(&w, 200 * MS, k, 200 * MS);
+    scan_record(&w, 200 * MS, 2, 200 * MS, 150 * MS, 2);
+    scan_record(&w, 300 * MS, 2, 200 * MS, 300 * MS, 2); /* the last look, at the end */
     writer_stat(&w, "live_untracked", 2);
     const char *keys[] = {"live_untracked"};
     uint64_t values[] = {2};

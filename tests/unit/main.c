@@ -42,13 +42,13 @@ void test_run(const char *name, void (*fn)(void))
  * data is in fixture.c, and in data/ (the IL corpus, an assembly and its
  * PDBs). */
 #define SUITES(X)                                                                               \
-    X(buf) X(crc32) X(units) X(utf) X(map) X(strtab) X(format) X(reader_damage) X(clr)          \
-    X(clrdesc) X(codemap) X(recorder) X(proctree) X(evq) X(config) X(names) X(thread_registry) \
-    X(thread_ids) X(resolve) X(merge) X(report) X(out_jit)                                      \
+    X(buf) X(crc32) X(units) X(utf) X(map) X(strtab) X(format) X(reader_damage) X(schema)      \
+    X(clr) X(clrdesc) X(codemap) X(recorder) X(proctree) X(evq) X(config) X(names)             \
+    X(thread_registry) X(thread_ids) X(resolve) X(merge) X(report) X(out_jit)                  \
     X(profile) X(frame_name) X(json) X(out_collapsed) X(out_top) X(out_tree) X(stack_bounds)   \
     X(cfi) X(nativeunwind) X(elfsym) X(fold) X(thread_rings) X(exflow) X(live) X(gc_table)     \
     X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(mcode) X(walk)       \
-    X(mshape) X(mshape_arm64) X(il) X(inflate) X(assembly) X(covfile) X(sig)
+    X(mshape) X(mshape_arm64) X(il) X(inflate) X(assembly) X(covfile) X(review) X(sig)
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)

@@ -181,9 +181,14 @@ static void test_recorded_events(void)
     CHECK(r.events[0].recorded);
     CHECK_EQ(r.events[0].value_count, 2);
     CHECK(rec_str_eq(r.events[0].unit, "bytes"));
-    CHECK_EQ(rec_value_index(&r.events[0], "alloc_objects"), 1);
-    CHECK_EQ(rec_field_index(&r.events[0], "size"), 1);
-    CHECK_EQ(rec_field_index(&r.events[0], "nope"), -1);
+    /* the schema's alloc, as this (lesser) definition has it */
+    CHECK_EQ(rec_event_of(&r, FMT_EV_ALLOC), 0);
+    CHECK_EQ(rec_value_of(&r, FMT_EV_ALLOC, FMT_ALLOC_OBJECTS), 1);
+    CHECK_EQ(rec_field_of(&r, FMT_EV_ALLOC, FMT_ALLOC_SIZE), 1);
+    CHECK_EQ(rec_field_of(&r, FMT_EV_ALLOC, FMT_ALLOC_HEAP), -1);
+    CHECK_EQ(rec_event_of(&r, FMT_EV_GC), -1);
+    CHECK_EQ(rec_field(&r, &r.records[1], FMT_EV_ALLOC, FMT_ALLOC_SIZE), 2048);
+    CHECK_EQ(rec_field(&r, &r.records[1], FMT_EV_ALLOC, FMT_ALLOC_HEAP), 0);
     CHECK_EQ(r.record_count, 4);
     CHECK_EQ(r.sample_count, 2); /* the records with a stack */
     CHECK_EQ(r.samples[0].weight, 102400);
@@ -252,10 +257,74 @@ static void test_header_checks(void)
     buf_free(&b);
 }
 
+/* What the reader, merge, fold and live build recordings with: ids as the
+ * reader hands them out, and an addition that fails (allocation) leaves the
+ * recording as it was. */
+static void test_building_a_recording(void)
+{
+    for (long n = 1; n <= 24; n++) {
+        struct recording r;
+        memset(&r, 0, sizeof r);
+        mem_fail_after(n, 1);
+        if (rec_add_none(&r) < 0) {
+            CHECK(r.string_count == 0 && r.frame_count == 0 && r.stack_count == 0);
+            mem_fail_after(0, 0);
+            rec_free(&r);
+            continue;
+        }
+        CHECK(r.string_count == 1 && r.frame_count == 1 && r.stack_count == 1);
+        uint32_t name = rec_add_string(&r, (struct rec_str){"Main", 4});
+        CHECK_EQ(r.string_count, name ? 2 : 1);
+        CHECK(!name || name == 1);
+        uint32_t frame = rec_add_frame(&r, (struct rec_frame){FMT_FRAME_MANAGED, 0, 0, name, 0});
+        CHECK_EQ(r.frame_count, frame ? 2 : 1);
+        uint32_t stack = 0;
+        uint32_t *frames = rec_add_stack(&r, 2, &stack);
+        CHECK_EQ(r.stack_count, frames ? 2 : 1);
+        CHECK_EQ(r.stack_frame_count, frames ? 2 : 0);
+        if (frames) {
+            CHECK_EQ(stack, 1);
+            CHECK_EQ(r.stacks[stack].depth, 2);
+            frames[0] = frames[1] = frame;
+        }
+        long lock = rec_add_schema_event(&r, FMT_EV_LOCK);
+        CHECK_EQ(r.event_count, lock < 0 ? 0 : 1);
+        CHECK_EQ(rec_event_of(&r, FMT_EV_LOCK), lock);
+        int thread = rec_add_thread(&r, (struct rec_thread){1, 100, name});
+        CHECK_EQ(r.thread_count, thread < 0 ? 0 : 1);
+        struct rec_record x = {1000, 0, stack, 1, 0};
+        size_t words = FMT_LOCK_VALUE_COUNT + FMT_LOCK_FIELD_COUNT;
+        uint64_t *data = lock < 0 ? NULL : rec_add_record(&r, x, words);
+        CHECK_EQ(r.record_count, data ? 1 : 0);
+        CHECK_EQ(r.record_data_count, data ? words : 0);
+        if (data) {
+            memset(data, 0, words * sizeof *data);
+            data[FMT_LOCK_WAIT] = 5000;
+            data[FMT_LOCK_VALUE_COUNT + FMT_LOCK_LOCK] = 42;
+            CHECK_EQ(rec_value(&r, &r.records[0], FMT_EV_LOCK, FMT_LOCK_WAIT), 5000);
+            CHECK_EQ(rec_field(&r, &r.records[0], FMT_EV_LOCK, FMT_LOCK_LOCK), 42);
+        }
+        int sample = rec_add_sample(&r, (struct rec_sample){1000, 5, 1, stack, 0, 0});
+        CHECK_EQ(r.sample_count, sample < 0 ? 0 : 1);
+        int info = rec_add_info(&r, (struct rec_str){"pid", 3}, (struct rec_str){"42", 2});
+        CHECK_EQ(r.info_count, info < 0 ? 0 : 1);
+        struct rec_stat *st = rec_stat_slot(&r, (struct rec_str){"samples", 7});
+        if (st) {
+            st->value += 7;
+            CHECK(rec_stat_slot(&r, (struct rec_str){"samples", 7}) == st); /* found, not made */
+            CHECK_EQ(rec_stat(&r, "samples"), 7);
+        }
+        CHECK_EQ(r.stat_count, st ? 1 : 0);
+        mem_fail_after(0, 0);
+        rec_free(&r);
+    }
+}
+
 void suite_format(void)
 {
     RUN(test_round_trip);
     RUN(test_recorded_events);
+    RUN(test_building_a_recording);
     RUN(test_unclosed_recording_is_truncated);
     RUN(test_writer_allocation_failures_are_clean);
     RUN(test_reader_allocation_failures_are_clean);

@@ -24,10 +24,9 @@ static int jit_recording(struct buf *out)
         return -1;
     writer_info(&w, "events", "cpu,jit");
     writer_event(&w, FMT_EVENT_CPU, "cpu", "ns", 10000000);
-    struct writer_event_def jit = {EV_JIT, "jit", 2, {"compile", "compiles"}, {"ns", "count"}, 5,
-                                   {"method", "tier", "dynamic", "failed", "had_r2r"},
-                                   {FMT_FIELD_FRAME, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                    FMT_FIELD_UINT, FMT_FIELD_UINT}};
+    struct writer_event_def jit;
+    schema_event_def(&jit, FMT_EV_JIT);
+    jit.id = EV_JIT;
     writer_event_def(&w, &jit);
     uint32_t mod = writer_string(&w, "App.dll", 7), type = writer_string(&w, "App.Work", 8);
     uint32_t name = writer_string(&w, "Compute", 7), tname = writer_string(&w, "main", 4);
@@ -35,8 +34,11 @@ static int jit_recording(struct buf *out)
     uint32_t stack = writer_stack(&w, &method, 1);
     writer_thread(&w, 1, 100, tname);
     for (uint64_t i = 0; i < 20; i++) {
-        uint64_t v[2] = {2000000, 1}, f[5] = {method, i % 4 == 3 ? 1 : 0, 0, 0, 0};
-        writer_record(&w, EV_JIT, 1, 150000000 * (i + 1), stack, v, 2, f, 5);
+        uint64_t v[FMT_JIT_VALUE_COUNT] = {[FMT_JIT_COMPILE] = 2000000, [FMT_JIT_COMPILES] = 1};
+        uint64_t f[FMT_JIT_FIELD_COUNT] = {[FMT_JIT_METHOD] = method,
+                                           [FMT_JIT_TIER] = i % 4 == 3 ? 1 : 0};
+        writer_record(&w, EV_JIT, 1, 150000000 * (i + 1), stack, v, FMT_JIT_VALUE_COUNT, f,
+                      FMT_JIT_FIELD_COUNT);
     }
     int rc = writer_finish(&w, NULL, NULL, 0);
     writer_free(&w);

@@ -423,8 +423,8 @@ static int calls_recording(struct buf *out)
     if (writer_begin(&w, sink) < 0)
         return -1;
     writer_info(&w, FMT_INFO_TRACE, "calls and times of every method; inlining was off");
-    struct writer_event_def d = {0, "calls", 2, {"self", "calls"}, {"ns", "calls"}, 2,
-                                 {"inclusive", "max"}, {FMT_FIELD_DURATION, FMT_FIELD_DURATION}};
+    struct writer_event_def d;
+    schema_event_def(&d, FMT_EV_CALLS);
     d.id = FMT_EVENT_FIRST_RECORDED;
     writer_event_def(&w, &d);
     uint32_t mod = writer_string(&w, "Demo.dll", 8), type = writer_string(&w, "Demo", 4);
@@ -446,9 +446,12 @@ static int calls_recording(struct buf *out)
         {1, s4, 100, 10, 100, 20},   {2, s5, 50, 5, 50, 15},    {1, s2, 10, 1, 100, 600},
     };
     for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
-        uint64_t values[] = {rec[i].self, rec[i].calls}, fields[] = {rec[i].incl, rec[i].max};
+        uint64_t values[FMT_CALLS_VALUE_COUNT] = {[FMT_CALLS_SELF] = rec[i].self,
+                                                  [FMT_CALLS_CALLS] = rec[i].calls};
+        uint64_t fields[FMT_CALLS_FIELD_COUNT] = {[FMT_CALLS_INCLUSIVE] = rec[i].incl,
+                                                  [FMT_CALLS_MAX] = rec[i].max};
         writer_record(&w, FMT_EVENT_FIRST_RECORDED, rec[i].thread, 1000 + i, rec[i].stack, values,
-                      2, fields, 2);
+                      FMT_CALLS_VALUE_COUNT, fields, FMT_CALLS_FIELD_COUNT);
     }
     int rc = writer_finish(&w, NULL, NULL, 0);
     writer_free(&w);

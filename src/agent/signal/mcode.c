@@ -397,18 +397,45 @@ static struct mc_array *rebuild(int merge)
     return out;
 }
 
+/* Everything a publication needs is allocated before anything is
+ * replaced: `big` and `images` are always the arrays of the published
+ * snapshot, and an array goes to the reclaimer only once the snapshot that
+ * no longer refers to it is published.  A failed allocation leaves the
+ * published table as it was and the changes for the next publication. */
 void mcode_publish(void)
 {
     if (!dirty)
         return;
-    struct mc_array *old_big = NULL;
-    struct mc_images *old_images = NULL;
     size_t total = (big ? big->count : 0) + recent_count;
     int merge = (double)recent_count * (double)recent_count > (double)total + 1024;
+    size_t keep_recent = merge ? 0 : recent_count;
+    struct mc_snap *s = mem_alloc(sizeof *s + keep_recent * sizeof s->recent[0]);
+    if (!s)
+        return;
+    struct mc_array *nb = NULL;
     if (merge || (removed_init && removed.count)) {
-        struct mc_array *nb = rebuild(merge);
-        if (!nb)
-            return; /* try again at the next publication */
+        nb = rebuild(merge);
+        if (!nb) {
+            mem_free(s);
+            return;
+        }
+    }
+    struct mc_images *ni = NULL;
+    if (pending_count) {
+        size_t have = images ? images->count : 0;
+        ni = mem_alloc(sizeof *ni + (have + pending_count) * sizeof ni->im[0]);
+        if (ni) { /* else the images wait for the next publication */
+            if (have)
+                memcpy(ni->im, images->im, have * sizeof ni->im[0]);
+            memcpy(ni->im + have, pending_images, pending_count * sizeof ni->im[0]);
+            ni->count = have + pending_count;
+            qsort(ni->im, ni->count, sizeof ni->im[0], by_lo);
+        }
+    }
+    /* nothing fails from here on */
+    struct mc_array *old_big = NULL;
+    struct mc_images *old_images = NULL;
+    if (nb) {
         old_big = big;
         big = nb;
         if (merge)
@@ -416,28 +443,10 @@ void mcode_publish(void)
         if (removed_init)
             map64_clear(&removed);
     }
-    if (pending_count) {
-        size_t have = images ? images->count : 0;
-        struct mc_images *ni = mem_alloc(sizeof *ni + (have + pending_count) * sizeof ni->im[0]);
-        if (ni) {
-            if (have)
-                memcpy(ni->im, images->im, have * sizeof ni->im[0]);
-            memcpy(ni->im + have, pending_images, pending_count * sizeof ni->im[0]);
-            ni->count = have + pending_count;
-            qsort(ni->im, ni->count, sizeof ni->im[0], by_lo);
-            old_images = images;
-            images = ni;
-            pending_count = 0;
-        }
-    }
-    struct mc_snap *s = mem_alloc(sizeof *s + recent_count * sizeof s->recent[0]);
-    if (!s) {
-        /* the arrays stay as made; a later publication shows them */
-        if (old_big)
-            thread_rings_retire_object(old_big, free_snap);
-        if (old_images)
-            thread_rings_retire_object(old_images, free_snap);
-        return;
+    if (ni) {
+        old_images = images;
+        images = ni;
+        pending_count = 0;
     }
     s->big = big;
     s->images = images;

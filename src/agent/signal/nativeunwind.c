@@ -214,13 +214,21 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     return NU_OK;
 }
 
+/* The row of a module's table for `at`, read only once the acquire of
+ * `ready` has shown the table whole (NULL before, or with no module). */
+static const struct cfi_row *published_row(const struct nu_module *m, uintptr_t at)
+{
+    if (!m || !atomic_load_explicit(&m->ready, memory_order_acquire))
+        return NULL;
+    return cfi_find(&m->table, at - m->bias);
+}
+
 int nativeunwind_covers(uintptr_t at)
 {
     const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
     if (!s)
         return 0;
-    const struct nu_module *m = find_module(s, at);
-    return m && cfi_find(&m->table, at - m->bias) != NULL;
+    return published_row(find_module(s, at), at) != NULL;
 }
 
 int nativeunwind_is_sigreturn(uintptr_t ra)
@@ -228,8 +236,7 @@ int nativeunwind_is_sigreturn(uintptr_t ra)
     const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
     if (!s || ra < 1)
         return 0;
-    const struct nu_module *m = find_module(s, ra - 1);
-    const struct cfi_row *row = m ? cfi_find(&m->table, ra - 1 - m->bias) : NULL;
+    const struct cfi_row *row = published_row(find_module(s, ra - 1), ra - 1);
     return row && row->cfa == CFI_SIGFRAME;
 }
 

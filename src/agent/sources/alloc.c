@@ -82,6 +82,7 @@ struct alloc_state {
     _Atomic uint64_t samples, thinned;
     _Atomic uint64_t callback_ns; /* spent in the callbacks, on the allocating threads */
     _Atomic uint64_t callbacks_timed;
+    _Atomic int waits_given_up; /* exact: a wait for the loop ran out (wait_for_room) */
     uint32_t event;
     struct stackb stack;
     struct strtab names;   /* type name -> index into label */
@@ -159,16 +160,7 @@ static int alloc_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
 static int alloc_start(struct agent *a, struct source *s)
 {
     struct alloc_state *st = s->state;
-    struct writer_event_def d = {
-        .name = "alloc",
-        .value_count = 2,
-        .value_names = {"alloc_space", "alloc_objects"},
-        .value_units = {"bytes", "objects"},
-        .field_count = 4,
-        .field_names = {"type", "size", "heap", "object"},
-        .field_types = {FMT_FIELD_STRING, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT},
-    };
-    st->event = recorder_define(&a->out, &d);
+    st->event = recorder_define_event(&a->out, FMT_EV_ALLOC);
     char text[256];
     if (st->how == HOW_SAMPLED)
         snprintf(text, sizeof text,
@@ -340,18 +332,31 @@ static void take_event(struct source *s, DWORD id, DWORD version, const BYTE *p,
 
 /* --alloc exact is for counting every allocation: when the thread's queue
  * is full, the allocation waits for the loop to empty it, a little at a
- * time and at most EXACT_WAIT_NS in all (then it is dropped and counted, so
- * that a loop held up elsewhere cannot hold the program).  Sampled
- * allocations never wait. */
+ * time and at most EXACT_WAIT_NS (then it is dropped and counted).  A wait
+ * that runs out means the loop is held up (a stalled disk): from then on no
+ * allocation waits, so that a loop held up elsewhere costs the program one
+ * wait, not one per allocation.  Nothing waits once the recording halted
+ * (evq_room says so: nothing drains the queues then).  Sampled allocations
+ * never wait. */
 #define EXACT_ENTRY_WORDS 64
 #define EXACT_WAIT_NS 50000000ull
 
 static void wait_for_room(struct source *s)
 {
+    struct alloc_state *st = s->state;
+    if (atomic_load_explicit(&st->waits_given_up, memory_order_relaxed))
+        return;
     struct timespec pause = {0, 200000};
-    for (uint64_t waited = 0; waited < EXACT_WAIT_NS && !evq_room(EXACT_ENTRY_WORDS) &&
-                              s->agent->loop_started && !atomic_load(&s->agent->stopping);
-         waited += (uint64_t)pause.tv_nsec) {
+    for (uint64_t waited = 0; !evq_room(EXACT_ENTRY_WORDS); waited += (uint64_t)pause.tv_nsec) {
+        if (!s->agent->loop_started || atomic_load(&s->agent->stopping))
+            return;
+        if (waited >= EXACT_WAIT_NS) {
+            if (!atomic_exchange(&st->waits_given_up, 1))
+                log_warn("--alloc exact: the agent's thread was held up for %llu ms; allocations "
+                         "no longer wait for it (those its queue cannot hold are dropped, and "
+                         "counted)", (unsigned long long)(EXACT_WAIT_NS / 1000000ull));
+            return;
+        }
         agent_hurry(s->agent);
         nanosleep(&pause, NULL);
     }
@@ -470,12 +475,18 @@ static void alloc_entry(struct agent *a, struct source *s, const struct evq_entr
         live_seen(e->time);
     if (w[P_HANDLE])
         id = live_add((ObjectHandleID)(uintptr_t)w[P_HANDLE], e->time);
-    uint64_t values[2] = {round_random(st, bytes), round_random(st, objects)};
-    if (!values[1])
-        values[1] = 1; /* fewer than one object is not a thing to show */
-    uint64_t fields[4] = {recorder_string(&a->out, type_name, strlen(type_name)), size, kind, id};
+    uint64_t values[FMT_ALLOC_VALUE_COUNT] = {[FMT_ALLOC_SPACE] = round_random(st, bytes)};
+    values[FMT_ALLOC_OBJECTS] = round_random(st, objects);
+    if (!values[FMT_ALLOC_OBJECTS])
+        values[FMT_ALLOC_OBJECTS] = 1; /* fewer than one object is not a thing to show */
+    uint64_t fields[FMT_ALLOC_FIELD_COUNT] = {
+        [FMT_ALLOC_TYPE] = recorder_string(&a->out, type_name, strlen(type_name)),
+        [FMT_ALLOC_SIZE] = size,
+        [FMT_ALLOC_HEAP] = kind,
+        [FMT_ALLOC_OBJECT] = id};
     uint32_t thread = thread_ids_get(&a->thread_ids, &a->out, e->tid);
-    recorder_record(&a->out, st->event, thread, e->time, stack, values, 2, fields, 4);
+    recorder_record(&a->out, st->event, thread, e->time, stack, values, FMT_ALLOC_VALUE_COUNT,
+                    fields, FMT_ALLOC_FIELD_COUNT);
 }
 
 static uint64_t alloc_cycle(struct agent *a, struct source *s, uint64_t now)

@@ -330,12 +330,7 @@ static int start(struct agent *a, struct source *s)
     map64_init(&x->type_of);
     map64_init(&x->label_of);
     map64_init(&x->pending_of);
-    struct writer_event_def d = {
-        0, "exceptions", 1, {"exceptions"}, {"count"}, 7,
-        {"type", "rethrow", "outcome", "catch", "by_filter", "filters", "message_length"},
-        {FMT_FIELD_STRING, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_FRAME, FMT_FIELD_UINT,
-         FMT_FIELD_UINT, FMT_FIELD_INT}};
-    x->event = recorder_define(&a->out, &d);
+    x->event = recorder_define_event(&a->out, FMT_EV_EXCEPTIONS);
     return x->event ? 0 : -1;
 }
 
@@ -387,12 +382,18 @@ static void write_throw(struct agent *a, const struct pending *p, uint64_t outco
                         FunctionID catcher, uint64_t seen_ns, uint64_t by_filter, uint64_t filters)
 {
     struct exsource *x = &state;
-    uint64_t one = 1;
     uint64_t ml = (uint64_t)p->message_length;
-    uint64_t fields[7] = {p->type, p->rethrow, outcome,
-                          catcher ? resolve_function(&a->resolver, catcher, seen_ns) : 0,
-                          by_filter, filters, ml << 1 ^ (uint64_t)(p->message_length >> 63)};
-    recorder_record(&a->out, x->event, p->thread, p->time, p->stack, &one, 1, fields, 7);
+    uint64_t values[FMT_EXCEPTIONS_VALUE_COUNT] = {[FMT_EXCEPTIONS_EXCEPTIONS] = 1};
+    uint64_t fields[FMT_EXCEPTIONS_FIELD_COUNT] = {
+        [FMT_EXCEPTIONS_TYPE] = p->type,
+        [FMT_EXCEPTIONS_RETHROW] = p->rethrow,
+        [FMT_EXCEPTIONS_OUTCOME] = outcome,
+        [FMT_EXCEPTIONS_CATCH] = catcher ? resolve_function(&a->resolver, catcher, seen_ns) : 0,
+        [FMT_EXCEPTIONS_BY_FILTER] = by_filter,
+        [FMT_EXCEPTIONS_FILTERS] = filters,
+        [FMT_EXCEPTIONS_MESSAGE_LENGTH] = ml << 1 ^ (uint64_t)(p->message_length >> 63)};
+    recorder_record(&a->out, x->event, p->thread, p->time, p->stack, values,
+                    FMT_EXCEPTIONS_VALUE_COUNT, fields, FMT_EXCEPTIONS_FIELD_COUNT);
 }
 
 static void release(uint32_t at)

@@ -91,30 +91,8 @@ static int gc_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 static int gc_start(struct agent *a, struct source *s)
 {
     struct gc_state *st = s->state;
-    struct writer_event_def gc = {
-        .name = "gc",
-        .value_count = 1,
-        .value_names = {"duration"},
-        .value_units = {"ns"},
-        .field_count = 13,
-        .field_names = {"number", "generation", "reason", "kind", "compacting", "start", "gen0",
-                        "gen1", "gen2", "loh", "poh", "promoted", "pinned_objects"},
-        .field_types = {FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                        FMT_FIELD_UINT, FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                        FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                        FMT_FIELD_UINT},
-    };
-    st->ev_gc = recorder_define(&a->out, &gc);
-    struct writer_event_def pause = {
-        .name = "gc-pause",
-        .value_count = 1,
-        .value_names = {"pause"},
-        .value_units = {"ns"},
-        .field_count = 3,
-        .field_names = {"start", "reason", "gc"},
-        .field_types = {FMT_FIELD_TIME, FMT_FIELD_UINT, FMT_FIELD_UINT},
-    };
-    st->ev_pause = recorder_define(&a->out, &pause);
+    st->ev_gc = recorder_define_event(&a->out, FMT_EV_GC);
+    st->ev_pause = recorder_define_event(&a->out, FMT_EV_GC_PAUSE);
     recorder_info(&a->out, FMT_INFO_GC,
                   "the runtime's GC events (EventPipe, keyword GC, informational); GC modes "
                   "unchanged (concurrent GC as the program configured it)");
@@ -230,20 +208,23 @@ static void record_gc(struct agent *a, struct gc_state *st, const struct pending
                       const uint64_t *stats, uint64_t now)
 {
     uint64_t duration = p->end > p->start ? p->end - p->start : 0;
-    uint64_t fields[13] = {p->count,
-                           p->gen,
-                           p->reason,
-                           p->type,
-                           (uint64_t)p->compacting,
-                           recorder_since_start(&a->out, p->start),
-                           stats ? stats[W_GEN0] : 0,
-                           stats ? stats[W_GEN1] : 0,
-                           stats ? stats[W_GEN2] : 0,
-                           stats ? stats[W_LOH] : 0,
-                           stats ? stats[W_POH] : 0,
-                           stats ? stats[W_PROMOTED] : 0,
-                           stats ? stats[W_PINNED] : 0};
-    recorder_record(&a->out, st->ev_gc, 0, now, 0, &duration, 1, fields, 13);
+    uint64_t values[FMT_GC_VALUE_COUNT] = {[FMT_GC_DURATION] = duration};
+    uint64_t fields[FMT_GC_FIELD_COUNT] = {
+        [FMT_GC_NUMBER] = p->count,
+        [FMT_GC_GENERATION] = p->gen,
+        [FMT_GC_REASON] = p->reason,
+        [FMT_GC_KIND] = p->type,
+        [FMT_GC_COMPACTING] = (uint64_t)p->compacting,
+        [FMT_GC_START] = recorder_since_start(&a->out, p->start),
+        [FMT_GC_GEN0] = stats ? stats[W_GEN0] : 0,
+        [FMT_GC_GEN1] = stats ? stats[W_GEN1] : 0,
+        [FMT_GC_GEN2] = stats ? stats[W_GEN2] : 0,
+        [FMT_GC_LOH] = stats ? stats[W_LOH] : 0,
+        [FMT_GC_POH] = stats ? stats[W_POH] : 0,
+        [FMT_GC_PROMOTED] = stats ? stats[W_PROMOTED] : 0,
+        [FMT_GC_PINNED_OBJECTS] = stats ? stats[W_PINNED] : 0};
+    recorder_record(&a->out, st->ev_gc, 0, now, 0, values, FMT_GC_VALUE_COUNT, fields,
+                    FMT_GC_FIELD_COUNT);
 }
 
 static void gc_entry(struct agent *a, struct source *s, const struct evq_entry *e)
@@ -335,8 +316,13 @@ static void gc_entry(struct agent *a, struct source *s, const struct evq_entry *
             break;
         uint64_t length = e->time > pa->start ? e->time - pa->start : 0;
         uint32_t gc = pa->gc ? pa->gc : pa->bgc ? pa->bgc : st->background;
-        uint64_t fields[3] = {recorder_since_start(&a->out, pa->start), pa->reason, gc};
-        recorder_record(&a->out, st->ev_pause, 0, e->time, 0, &length, 1, fields, 3);
+        uint64_t values[FMT_GC_PAUSE_VALUE_COUNT] = {[FMT_GC_PAUSE_PAUSE] = length};
+        uint64_t fields[FMT_GC_PAUSE_FIELD_COUNT] = {
+            [FMT_GC_PAUSE_START] = recorder_since_start(&a->out, pa->start),
+            [FMT_GC_PAUSE_REASON] = pa->reason,
+            [FMT_GC_PAUSE_GC] = gc};
+        recorder_record(&a->out, st->ev_pause, 0, e->time, 0, values, FMT_GC_PAUSE_VALUE_COUNT,
+                        fields, FMT_GC_PAUSE_FIELD_COUNT);
         pa->tid = 0;
         break;
     }

@@ -219,18 +219,9 @@ static int start(struct agent *a, struct source *s)
     (void)s;
     map64_init(&state.r2r);
     map64_init(&state.label_of);
-    struct writer_event_def compile = {0, "jit", 2, {"compile", "compiles"}, {"ns", "count"}, 5,
-                                       {"method", "tier", "dynamic", "failed", "had_r2r"},
-                                       {FMT_FIELD_FRAME, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                        FMT_FIELD_UINT, FMT_FIELD_UINT}};
-    struct writer_event_def loads = {0, "loads", 1, {"load"}, {"ns"}, 3,
-                                     {"kind", "name", "status"},
-                                     {FMT_FIELD_UINT, FMT_FIELD_STRING, FMT_FIELD_UINT}};
-    struct writer_event_def counts = {0, "jit_counts", 2, {"classes", "r2r_methods"},
-                                      {"count", "count"}, 0, {NULL}, {0}};
-    state.compile_event = recorder_define(&a->out, &compile);
-    state.load_event = recorder_define(&a->out, &loads);
-    state.counts_event = recorder_define(&a->out, &counts);
+    state.compile_event = recorder_define_event(&a->out, FMT_EV_JIT);
+    state.load_event = recorder_define_event(&a->out, FMT_EV_LOADS);
+    state.counts_event = recorder_define_event(&a->out, FMT_EV_JIT_COUNTS);
     return state.compile_event && state.load_event && state.counts_event ? 0 : -1;
 }
 
@@ -262,18 +253,26 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         uint32_t stack = stacks_of_event(a, &state.stack, e,
                                          STACKS_TRIM_RUNTIME | STACKS_TRIM_NO_MANAGED,
                                          compile_label(a, method, tier));
-        uint64_t values[2] = {e->payload[1], 1};
-        uint64_t fields[5] = {method, tier, e->payload[2] >> 8 & 1, e->payload[2] >> 9 & 1,
-                              map64_get(&state.r2r, f, &unused)};
-        recorder_record(&a->out, state.compile_event, thread, e->time, stack, values, 2, fields,
-                        5);
+        uint64_t values[FMT_JIT_VALUE_COUNT] = {[FMT_JIT_COMPILE] = e->payload[1],
+                                                [FMT_JIT_COMPILES] = 1};
+        uint64_t fields[FMT_JIT_FIELD_COUNT] = {
+            [FMT_JIT_METHOD] = method,
+            [FMT_JIT_TIER] = tier,
+            [FMT_JIT_DYNAMIC] = e->payload[2] >> 8 & 1,
+            [FMT_JIT_FAILED] = e->payload[2] >> 9 & 1,
+            [FMT_JIT_HAD_R2R] = map64_get(&state.r2r, f, &unused)};
+        recorder_record(&a->out, state.compile_event, thread, e->time, stack, values,
+                        FMT_JIT_VALUE_COUNT, fields, FMT_JIT_FIELD_COUNT);
     } else if (e->kind == KIND_LOAD && e->words >= 3) {
         const char *name = (const char *)(e->payload + 3);
         uint32_t sid = recorder_string(&a->out, name, strnlen(name, (e->words - 3) * 8));
         uint32_t thread = thread_ids_get_at(&a->thread_ids, &a->out, e->tid, e->time);
-        uint64_t value = e->payload[1];
-        uint64_t fields[3] = {e->payload[0], sid, e->payload[2]};
-        recorder_record(&a->out, state.load_event, thread, e->time, 0, &value, 1, fields, 3);
+        uint64_t values[FMT_LOADS_VALUE_COUNT] = {[FMT_LOADS_LOAD] = e->payload[1]};
+        uint64_t fields[FMT_LOADS_FIELD_COUNT] = {[FMT_LOADS_KIND] = e->payload[0],
+                                                  [FMT_LOADS_NAME] = sid,
+                                                  [FMT_LOADS_STATUS] = e->payload[2]};
+        recorder_record(&a->out, state.load_event, thread, e->time, 0, values,
+                        FMT_LOADS_VALUE_COUNT, fields, FMT_LOADS_FIELD_COUNT);
     }
 }
 
@@ -283,8 +282,11 @@ static void write_counts(struct agent *a, uint64_t now)
     uint64_t r2r = atomic_load_explicit(&r2r_used, memory_order_relaxed);
     if (classes == state.classes_seen && r2r == state.r2r_seen)
         return;
-    uint64_t values[2] = {classes - state.classes_seen, r2r - state.r2r_seen};
-    recorder_record(&a->out, state.counts_event, 0, now, 0, values, 2, NULL, 0);
+    uint64_t values[FMT_JIT_COUNTS_VALUE_COUNT] = {
+        [FMT_JIT_COUNTS_CLASSES] = classes - state.classes_seen,
+        [FMT_JIT_COUNTS_R2R_METHODS] = r2r - state.r2r_seen};
+    recorder_record(&a->out, state.counts_event, 0, now, 0, values, FMT_JIT_COUNTS_VALUE_COUNT,
+                    NULL, 0);
     state.classes_seen = classes;
     state.r2r_seen = r2r;
     state.counts_written_ns = now;

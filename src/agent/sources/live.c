@@ -61,26 +61,8 @@ int live_init(uint32_t max)
 
 void live_start(struct agent *a)
 {
-    struct writer_event_def collected = {
-        .name = "collected",
-        .value_count = 1,
-        .value_names = {"objects"},
-        .value_units = {"objects"},
-        .field_count = 2,
-        .field_names = {"object", "by"},
-        .field_types = {FMT_FIELD_UINT, FMT_FIELD_TIME},
-    };
-    ev_collected = recorder_define(&a->out, &collected);
-    struct writer_event_def scan = {
-        .name = "live-scan",
-        .value_count = 1,
-        .value_names = {"followed"},
-        .value_units = {"objects"},
-        .field_count = 3,
-        .field_names = {"as_of", "allocated_before", "collections"},
-        .field_types = {FMT_FIELD_TIME, FMT_FIELD_TIME, FMT_FIELD_UINT},
-    };
-    ev_scan = recorder_define(&a->out, &scan);
+    ev_collected = recorder_define_event(&a->out, FMT_EV_COLLECTED);
+    ev_scan = recorder_define_event(&a->out, FMT_EV_LIVE_SCAN);
 }
 
 /* ---- the callbacks' side ------------------------------------------------------ */
@@ -189,8 +171,11 @@ static void scan(struct agent *a, uint64_t now, uint64_t gc_count)
             table[kept++] = table[i];
             continue;
         }
-        uint64_t one = 1, fields[2] = {table[i].id, by};
-        recorder_record(&a->out, ev_collected, 0, at, 0, &one, 1, fields, 2);
+        uint64_t values[FMT_COLLECTED_VALUE_COUNT] = {[FMT_COLLECTED_OBJECTS] = 1};
+        uint64_t fields[FMT_COLLECTED_FIELD_COUNT] = {[FMT_COLLECTED_OBJECT] = table[i].id,
+                                                      [FMT_COLLECTED_BY] = by};
+        recorder_record(&a->out, ev_collected, 0, at, 0, values, FMT_COLLECTED_VALUE_COUNT,
+                        fields, FMT_COLLECTED_FIELD_COUNT);
         ObjectHandleID *b = mem_grow(backlog, &backlog_cap, backlog_count + 1, sizeof *backlog);
         if (b) {
             backlog = b;
@@ -199,10 +184,13 @@ static void scan(struct agent *a, uint64_t now, uint64_t gc_count)
     }
     table_count = kept;
     flush_backlog();
-    uint64_t followed = table_count;
-    uint64_t before = recorder_since_start(&a->out, handed_over_ns);
-    uint64_t fields[3] = {by, before, gc_count};
-    recorder_record(&a->out, ev_scan, 0, at, 0, &followed, 1, fields, 3);
+    uint64_t values[FMT_LIVE_SCAN_VALUE_COUNT] = {[FMT_LIVE_SCAN_FOLLOWED] = table_count};
+    uint64_t fields[FMT_LIVE_SCAN_FIELD_COUNT] = {
+        [FMT_LIVE_SCAN_AS_OF] = by,
+        [FMT_LIVE_SCAN_ALLOCATED_BEFORE] = recorder_since_start(&a->out, handed_over_ns),
+        [FMT_LIVE_SCAN_COLLECTIONS] = gc_count};
+    recorder_record(&a->out, ev_scan, 0, at, 0, values, FMT_LIVE_SCAN_VALUE_COUNT, fields,
+                    FMT_LIVE_SCAN_FIELD_COUNT);
     scanned_gcs = gc_count;
     last_scan_ns = now;
 }

@@ -118,11 +118,7 @@ static int init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 static int start(struct agent *a, struct source *s)
 {
     (void)s;
-    struct writer_event_def d = {0, "lock", 2, {"wait", "waits"}, {"ns", "count"}, 4,
-                                 {"owner", "lock", "native", "below_min"},
-                                 {FMT_FIELD_THREAD, FMT_FIELD_UINT, FMT_FIELD_UINT,
-                                  FMT_FIELD_UINT}};
-    state.event = recorder_define(&a->out, &d);
+    state.event = recorder_define_event(&a->out, FMT_EV_LOCK);
     char min[32];
     snprintf(min, sizeof min, "%llu", (unsigned long long)min_ns);
     recorder_info(&a->out, FMT_INFO_LOCK_MIN_NS, min);
@@ -138,11 +134,15 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     uint32_t stack =
         stacks_of_event(a, &state.stack, e, STACKS_TRIM_RUNTIME | STACKS_TRIM_MACHINERY, 0);
     uint64_t owner = e->payload[1];
-    uint64_t values[2] = {e->payload[0], 1};
-    uint64_t fields[4] = {owner && owner < (1ull << 31) ? thread_ids_get_at(&a->thread_ids, &a->out, (pid_t)owner, e->time)
-                                                        : 0,
-                          e->payload[2], e->payload[3] & 1, 0};
-    recorder_record(&a->out, state.event, thread, e->time, stack, values, 2, fields, 4);
+    uint32_t owner_thread = owner && owner < (1ull << 31)
+                                ? thread_ids_get_at(&a->thread_ids, &a->out, (pid_t)owner, e->time)
+                                : 0;
+    uint64_t values[FMT_LOCK_VALUE_COUNT] = {[FMT_LOCK_WAIT] = e->payload[0], [FMT_LOCK_WAITS] = 1};
+    uint64_t fields[FMT_LOCK_FIELD_COUNT] = {[FMT_LOCK_OWNER] = owner_thread,
+                                             [FMT_LOCK_LOCK] = e->payload[2],
+                                             [FMT_LOCK_NATIVE] = e->payload[3] & 1};
+    recorder_record(&a->out, state.event, thread, e->time, stack, values, FMT_LOCK_VALUE_COUNT,
+                    fields, FMT_LOCK_FIELD_COUNT);
 }
 
 /* The waits under --lock-min since the last time, as one record. */
@@ -152,9 +152,11 @@ static void write_short(struct agent *a, uint64_t now)
     uint64_t ns = atomic_load_explicit(&short_ns, memory_order_relaxed);
     if (count == state.short_count_seen)
         return;
-    uint64_t values[2] = {ns - state.short_ns_seen, count - state.short_count_seen};
-    uint64_t fields[4] = {0, 0, 0, 1};
-    recorder_record(&a->out, state.event, 0, now, 0, values, 2, fields, 4);
+    uint64_t values[FMT_LOCK_VALUE_COUNT] = {[FMT_LOCK_WAIT] = ns - state.short_ns_seen,
+                                             [FMT_LOCK_WAITS] = count - state.short_count_seen};
+    uint64_t fields[FMT_LOCK_FIELD_COUNT] = {[FMT_LOCK_BELOW_MIN] = 1};
+    recorder_record(&a->out, state.event, 0, now, 0, values, FMT_LOCK_VALUE_COUNT, fields,
+                    FMT_LOCK_FIELD_COUNT);
     state.short_count_seen = count;
     state.short_ns_seen = ns;
     state.short_written_ns = now;

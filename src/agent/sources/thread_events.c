@@ -29,7 +29,6 @@
 #include "common/map.h"
 
 enum { KIND_START = 1, KIND_NAME = 2, KIND_END = 3 };
-enum { WHAT_START = 1, WHAT_NAME = 2, WHAT_END = 3, WHAT_RUNNING = 4 };
 
 #define NAME_WORDS 12 /* 95 bytes, as the registry keeps */
 
@@ -103,9 +102,7 @@ static int start(struct agent *a, struct source *s)
 {
     (void)s;
     map64_init(&state.ended);
-    struct writer_event_def d = {0, "thread", 1, {"cpu"}, {"ns"}, 2, {"what", "name"},
-                                 {FMT_FIELD_UINT, FMT_FIELD_STRING}};
-    state.event = recorder_define(&a->out, &d);
+    state.event = recorder_define_event(&a->out, FMT_EV_THREAD);
     return state.event ? 0 : -1;
 }
 
@@ -114,11 +111,13 @@ static void record_moment(struct agent *a, pid_t tid, uint64_t time, uint64_t wh
 {
     /* a new name is the recording's name of the thread too, even if it
      * is gone by the time the loop looks at names */
-    uint32_t thread = what == WHAT_NAME && name < a->out.strings.count
+    uint32_t thread = what == FMT_WHAT_NAME && name < a->out.strings.count
                           ? thread_ids_named(&a->thread_ids, &a->out, tid, time, a->out.strings.strs[name])
                           : thread_ids_get_at(&a->thread_ids, &a->out, tid, time);
-    uint64_t fields[2] = {what, name};
-    recorder_record(&a->out, state.event, thread, time, 0, &cpu, 1, fields, 2);
+    uint64_t values[FMT_THREAD_VALUE_COUNT] = {[FMT_THREAD_CPU] = cpu};
+    uint64_t fields[FMT_THREAD_FIELD_COUNT] = {[FMT_THREAD_WHAT] = what, [FMT_THREAD_NAME] = name};
+    recorder_record(&a->out, state.event, thread, time, 0, values, FMT_THREAD_VALUE_COUNT, fields,
+                    FMT_THREAD_FIELD_COUNT);
 }
 
 static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
@@ -134,15 +133,15 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
     switch (e->kind) {
     case KIND_START:
         map64_remove(&state.ended, (uint64_t)tid);
-        record_moment(a, tid, e->time, WHAT_START, cpu, 0);
+        record_moment(a, tid, e->time, FMT_WHAT_START, cpu, 0);
         if (sid)
-            record_moment(a, tid, e->time, WHAT_NAME, cpu, sid);
+            record_moment(a, tid, e->time, FMT_WHAT_NAME, cpu, sid);
         break;
     case KIND_NAME:
-        record_moment(a, tid, e->time, WHAT_NAME, cpu, sid);
+        record_moment(a, tid, e->time, FMT_WHAT_NAME, cpu, sid);
         break;
     case KIND_END:
-        record_moment(a, tid, e->time, WHAT_END, cpu, 0);
+        record_moment(a, tid, e->time, FMT_WHAT_END, cpu, 0);
         map64_put(&state.ended, (uint64_t)tid, 1);
         break;
     }
@@ -166,7 +165,7 @@ static void finish(struct agent *a, struct source *s)
         uint64_t cpu = os_thread_cpu_ns((pid_t)tid);
         if (cpu == UINT64_MAX)
             continue; /* ended meanwhile */
-        record_moment(a, (pid_t)tid, now, WHAT_RUNNING, cpu, 0);
+        record_moment(a, (pid_t)tid, now, FMT_WHAT_RUNNING, cpu, 0);
     }
     if (dir)
         closedir(dir);

@@ -171,24 +171,10 @@ static int trace_start(struct agent *a, struct source *s)
 {
     struct trace_state *st = s->state;
     struct writer_event_def d;
-    memset(&d, 0, sizeof d);
-    d.name = "calls";
-    if (st->timed) {
-        d.value_count = 2;
-        d.value_names[0] = "self";
-        d.value_units[0] = "ns";
-        d.value_names[1] = "calls";
-        d.value_units[1] = "count";
-        d.field_count = 2;
-        d.field_names[0] = "inclusive";
-        d.field_types[0] = FMT_FIELD_DURATION;
-        d.field_names[1] = "max";
-        d.field_types[1] = FMT_FIELD_DURATION;
-    } else {
-        d.value_count = 1;
-        d.value_names[0] = "calls";
-        d.value_units[0] = "count";
-    }
+    if (st->timed)
+        schema_event_def(&d, FMT_EV_CALLS);
+    else /* --trace=counts: the calls alone */
+        schema_event_def_part(&d, FMT_EV_CALLS, 1u << FMT_CALLS_CALLS, 0);
     st->event = recorder_define(&a->out, &d);
     st->frames = mem_alloc((st->path_depth + 4) * sizeof *st->frames);
     if (!st->event || !st->frames)
@@ -374,17 +360,17 @@ static int harvest_thread(void *ctx, struct trace_thread *t, int ended)
             continue;
         if (!seen->stack)
             seen->stack = path_stack(a, st, node);
-        uint64_t values[2], fields[2];
+        uint64_t values[FMT_CALLS_VALUE_COUNT], fields[FMT_CALLS_FIELD_COUNT];
         uint32_t value_count = 1, field_count = 0;
         if (st->timed) {
-            values[0] = to_ns(st, d_self);
-            values[1] = d_calls;
-            fields[0] = to_ns(st, d_incl);
-            fields[1] = to_ns(st, report_max);
-            value_count = 2;
-            field_count = 2;
+            values[FMT_CALLS_SELF] = to_ns(st, d_self);
+            values[FMT_CALLS_CALLS] = d_calls;
+            fields[FMT_CALLS_INCLUSIVE] = to_ns(st, d_incl);
+            fields[FMT_CALLS_MAX] = to_ns(st, report_max);
+            value_count = FMT_CALLS_VALUE_COUNT;
+            field_count = FMT_CALLS_FIELD_COUNT;
         } else {
-            values[0] = d_calls;
+            values[0] = d_calls; /* the one value of the counts' definition */
         }
         recorder_record(&a->out, st->event, ts->thread, h->now_ns, seen->stack, values,
                         value_count, fields, field_count);

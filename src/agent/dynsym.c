@@ -1,0 +1,188 @@
+/*
+ * dynsym: see dynsym.h.
+ */
+#include "agent/dynsym.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct search {
+    uintptr_t address;
+    uintptr_t page_mask; /* ~(page size - 1) */
+    struct dynsym_hit *hit;
+    int found;
+};
+
+/* Does [p, p + n) lie in the file-backed part of one of the object's
+ * loaded segments (mapped for as long as the object is)? */
+static int in_object(const struct dl_phdr_info *info, uintptr_t p, size_t n)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && p >= lo && n <= ph->p_filesz && p - lo <= ph->p_filesz - n)
+            return 1;
+    }
+    return 0;
+}
+
+/* A dynamic-section address: relocated in place by the loader for most
+ * objects, left as a link-time address where the section is read-only
+ * (the vDSO). */
+static uintptr_t dyn_address(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+    return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+/* Symbols in the dynamic symbol table: from the GNU hash table (the highest
+ * index any chain reaches, plus one) or the SysV one (nchain); 0 when
+ * neither can be read. */
+static size_t symbol_count(const struct dl_phdr_info *info, uintptr_t gnu, uintptr_t sysv)
+{
+    if (sysv && in_object(info, sysv, 8))
+        return ((const uint32_t *)sysv)[1];
+    if (!gnu || !in_object(info, gnu, 16))
+        return 0;
+    const uint32_t *h = (const uint32_t *)gnu;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_words = h[2];
+    uintptr_t buckets = gnu + 16 + (uintptr_t)bloom_words * sizeof(ElfW(Addr));
+    if (!nbuckets || !in_object(info, buckets, (size_t)nbuckets * 4))
+        return 0;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++)
+        if (((const uint32_t *)buckets)[b] > last)
+            last = ((const uint32_t *)buckets)[b];
+    if (last < symoffset)
+        return symoffset; /* no exported symbol at all */
+    uintptr_t chain = buckets + (uintptr_t)nbuckets * 4;
+    for (;; last++) {
+        uintptr_t at = chain + (uintptr_t)(last - symoffset) * 4;
+        if (!in_object(info, at, 4))
+            return 0;
+        if (*(const uint32_t *)at & 1)
+            return (size_t)last + 1;
+    }
+}
+
+/* The exported symbol covering the address, copied into the hit. */
+static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, struct dynsym_hit *hit)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    size_t dyn_size = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+            dyn_size = info->dlpi_phdr[i].p_filesz;
+        }
+    if (!dyn || !in_object(info, (uintptr_t)dyn, dyn_size))
+        return;
+    uintptr_t symtab = 0, strtab = 0, gnu = 0, sysv = 0;
+    size_t strsz = 0, syment = sizeof(ElfW(Sym));
+    for (size_t i = 0; i < dyn_size / sizeof *dyn && dyn[i].d_tag != DT_NULL; i++) {
+        switch (dyn[i].d_tag) {
+        case DT_SYMTAB: symtab = dyn_address(info, dyn[i].d_un.d_ptr); break;
+        case DT_STRTAB: strtab = dyn_address(info, dyn[i].d_un.d_ptr); break;
+        case DT_STRSZ: strsz = dyn[i].d_un.d_val; break;
+        case DT_SYMENT: syment = dyn[i].d_un.d_val; break;
+        case DT_GNU_HASH: gnu = dyn_address(info, dyn[i].d_un.d_ptr); break;
+        case DT_HASH: sysv = dyn_address(info, dyn[i].d_un.d_ptr); break;
+        default: break;
+        }
+    }
+    size_t count = symbol_count(info, gnu, sysv);
+    if (!symtab || !strtab || !strsz || syment != sizeof(ElfW(Sym)) || !count ||
+        !in_object(info, symtab, count * sizeof(ElfW(Sym))) || !in_object(info, strtab, strsz))
+        return;
+    const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab, *best = NULL;
+    for (size_t i = 1; i < count; i++) {
+        const ElfW(Sym) *s = &syms[i];
+        int type = ELF64_ST_TYPE(s->st_info);
+        if ((s->st_shndx == SHN_UNDEF && s->st_value == 0) || s->st_shndx == SHN_ABS ||
+            type == STT_TLS || type == STT_SECTION || type == STT_FILE || s->st_name >= strsz)
+            continue;
+        uintptr_t start = info->dlpi_addr + s->st_value;
+        int covers = address >= start && ((s->st_size == 0 || s->st_shndx == SHN_UNDEF)
+                                              ? address == start
+                                              : address - start < s->st_size);
+        if (covers && (!best || best->st_value < s->st_value))
+            best = s;
+    }
+    if (!best)
+        return;
+    const char *name = (const char *)strtab + best->st_name;
+    size_t len = strnlen(name, strsz - best->st_name);
+    if (len >= sizeof hit->symbol)
+        len = sizeof hit->symbol - 1;
+    memcpy(hit->symbol, name, len);
+    hit->symbol[len] = '\0';
+    hit->symbol_start = info->dlpi_addr + best->st_value;
+}
+
+/* Does the object hold the address?  As the loader decides: inside one of
+ * its loaded segments, or anywhere between its first and last page when
+ * the segments leave no hole between them (the padding counts). */
+static int holds(const struct dl_phdr_info *info, uintptr_t address, uintptr_t page_mask,
+                 uintptr_t *lo_out)
+{
+#define PAGE_DOWN(a) ((a) & page_mask)
+#define PAGE_UP(a) PAGE_DOWN((a) + ~page_mask)
+    uintptr_t lo = UINTPTR_MAX, hi = 0, prev_end = 0;
+    int inside = 0, contiguous = 1, any = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        if (any && PAGE_DOWN(start) != prev_end)
+            contiguous = 0;
+        any = 1;
+        prev_end = PAGE_UP(end);
+        if (PAGE_DOWN(start) < lo)
+            lo = PAGE_DOWN(start);
+        if (PAGE_UP(end) > hi)
+            hi = PAGE_UP(end);
+        if (address >= start && address < end)
+            inside = 1;
+    }
+    *lo_out = lo;
+    return inside || (any && contiguous && address >= lo && address < hi);
+#undef PAGE_DOWN
+#undef PAGE_UP
+}
+
+/* Called for each loaded object with the loader's lock held. */
+static int on_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct search *s = data;
+    uintptr_t lo;
+    if (!holds(info, s->address, s->page_mask, &lo))
+        return 0;
+    struct dynsym_hit *hit = s->hit;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    if (name[0]) {
+        snprintf(hit->module, sizeof hit->module, "%s", name);
+        snprintf(hit->file, sizeof hit->file, "%s", name);
+    } else { /* the main program, as dladdr names it */
+        snprintf(hit->module, sizeof hit->module, "%s", program_invocation_name);
+        snprintf(hit->file, sizeof hit->file, "/proc/self/exe");
+    }
+    hit->bias = info->dlpi_addr;
+    hit->base = lo;
+    find_symbol(info, s->address, hit);
+    s->found = 1;
+    return 1;
+}
+
+int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit)
+{
+    memset(hit, 0, sizeof *hit);
+    long page = sysconf(_SC_PAGESIZE);
+    struct search s = {address, ~(uintptr_t)((page > 0 ? page : 4096) - 1), hit, 0};
+    dl_iterate_phdr(on_object, &s);
+    return s.found;
+}

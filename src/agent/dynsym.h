@@ -1,0 +1,39 @@
+/*
+ * dynsym: the dynamic linker's view of a native address (which loaded
+ * object holds it, and the exported symbol that covers it), copied out
+ * while the loader still holds the object.
+ *
+ * dladdr1 answers with pointers into the object and the loader's own
+ * records (its name, its link_map, its .dynsym entry and .dynstr string),
+ * valid only while the object stays loaded; a program that unloads a
+ * library at that moment (NativeLibrary.Free, dlclose on another thread)
+ * unmaps them under the reader.  Here the lookup runs inside
+ * dl_iterate_phdr's callback, under the loader's lock, which an unload
+ * takes before it unmaps anything: everything needed is copied there.  The
+ * symbol is found as dladdr finds it: the object's dynamic symbols (their
+ * count from its GNU or SysV hash table), the one with the highest address
+ * whose extent holds the address (or, of size 0, at the address itself).
+ * For the collector, never a signal handler.
+ */
+#ifndef CORSCOPE_DYNSYM_H
+#define CORSCOPE_DYNSYM_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "common/visibility.h"
+
+struct dynsym_hit {
+    char module[PATH_MAX];   /* as the loader names it; the main program: its argv[0] */
+    char file[PATH_MAX];     /* where its symbol table can be read: its path, or /proc/self/exe */
+    uintptr_t bias;          /* runtime address - link-time address */
+    uintptr_t base;          /* its lowest mapped address */
+    char symbol[512];        /* the exported symbol covering the address, "" when none */
+    uintptr_t symbol_start;  /* its runtime address */
+};
+
+/* Fills *hit for the loaded object holding address.  Returns 1, or 0 when
+ * no loaded object holds it. */
+HIDDEN int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit);
+
+#endif
