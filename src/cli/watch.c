@@ -70,7 +70,7 @@ struct watch_run {
     uint64_t shown;
     struct method_stats *methods;
     size_t method_count;
-    int got_end, none, too_many, failed;
+    int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
     uint64_t end[8];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
@@ -146,6 +146,7 @@ static void on_call(struct watch_run *w, const char *args)
 static void on_watch(void *ctx, enum control_kind kind, const char *text)
 {
     struct watch_run *w = ctx;
+    w->heard = 1;
     if (kind == CONTROL_CALL) {
         on_call(w, text);
         return;
@@ -387,6 +388,8 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
     int rc = attach_run_with(&t, cfg, agent, file, w->duration_ns, 1, setup, w);
     remove_temp(dir, file);
+    if (rc && !w->heard)
+        return rc; /* the attach failed (said): nothing to sum up */
     if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
