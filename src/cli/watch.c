@@ -7,10 +7,11 @@
  *
  *     12:04:31.207 [4242] Pricing.Quote(sku="sku-1", qty=4) = 9.00  0.8 us
  *
+ * or, for a call that threw out of the method, `... !! ExceptionType`;
  * and, at the end (-d, --count calls shown, Ctrl-C, the program's end),
- * a summary per method on stderr: calls, p50, p99, max, and what was not
- * shown (calls past --count or the rate, a full queue, calls that never
- * returned: thrown exceptions).  Attached, the end reverts the methods
+ * a summary per method on stderr: calls, p50, p99, max, how many threw,
+ * and what was not shown (calls past --count or the rate, a full queue,
+ * calls whose end never came).  Attached, the end reverts the methods
  * and detaches the agent.
  */
 #include <errno.h>
@@ -67,7 +68,7 @@ struct watch_run {
     const char *pattern;
     char **command;
     /* what came */
-    uint64_t shown;
+    uint64_t shown, threw;
     struct method_stats *methods;
     size_t method_count;
     int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
@@ -126,6 +127,8 @@ static void on_call(struct watch_run *w, const char *args)
     printf("%s.%03u [%d] %s  %s\n", stamp, (unsigned)(real / 1000000ull % 1000), tid, text, dur);
     fflush(stdout);
     w->shown++;
+    if (strstr(text, ") !! "))
+        w->threw++;
     struct method_stats *m = stats_for(w, text);
     if (m) {
         if (m->count == m->cap) {
@@ -218,8 +221,10 @@ static void summary(struct watch_run *w)
         uint64_t unfinished = w->end[1], over_count = w->end[2], over_rate = w->end[3],
                  full = w->end[4], left = w->end[6];
         fprintf(stderr, "%llu calls shown", (unsigned long long)w->shown);
+        if (w->threw)
+            fprintf(stderr, " (%llu threw)", (unsigned long long)w->threw);
         if (unfinished)
-            fprintf(stderr, "; %llu entered and did not return (threw, still running, or the return was dropped)",
+            fprintf(stderr, "; %llu entered and did not end (still running, or the end was dropped)",
                     (unsigned long long)unfinished);
         if (over_count)
             fprintf(stderr, "; %llu past --count not taken", (unsigned long long)over_count);

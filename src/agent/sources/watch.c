@@ -29,8 +29,11 @@
  * A body the engine refuses (il.h) or the runtime rejects is left as it
  * was and said so.
  *
- * Calls that throw have no return: their entries wait in a bounded table
- * and are counted as unfinished (thrown, or still running at the end).
+ * A call that throws out of a watched method has no return: the runtime's
+ * ExceptionUnwindFunctionEnter for its frame ends its line (`!! Type`),
+ * with the class taken at ExceptionThrown.  Entries whose end never came
+ * (still running, or a return dropped) wait in a bounded table and are
+ * counted.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -43,6 +46,7 @@
 #include "agent/evq.h"
 #include "agent/il/il.h"
 #include "agent/log.h"
+#include "agent/names.h"
 #include "agent/sources/watch.h"
 #include "clr/clr_guids.h"
 #include "common/clock.h"
@@ -94,7 +98,7 @@ static struct {
     /* loop only */
     struct pending pending[MAX_PENDING];
     uint32_t pending_count;
-    uint64_t calls, unfinished, unpaired, unsent;
+    uint64_t calls, unfinished, unpaired, unsent, throws;
     int reverted;
     char outbox[OUTBOX][CONTROL_MESSAGE_MAX];
     uint16_t outbox_len[OUTBOX];
@@ -320,6 +324,33 @@ static void rejit_error(struct source *s, ModuleID module, mdMethodDef method, H
     }
 }
 
+/* Throws: the class of the exception the thread threw last, and each
+ * watched frame it unwinds (the call ends by the throw). */
+static __thread ClassID thrown_class;
+
+static void exception(struct source *s, enum source_exception_step step, FunctionID function,
+                      ObjectID object)
+{
+    (void)s;
+    if (step == SOURCE_EX_THROWN) {
+        ClassID k = 0;
+        if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
+            k = 0;
+        thrown_class = k;
+        return;
+    }
+    if (step != SOURCE_EX_UNWIND_ENTER || !function)
+        return;
+    ClassID klass;
+    ModuleID module;
+    mdToken token;
+    if (W.info->lpVtbl->GetFunctionInfo(W.info, function, &klass, &module, &token) < 0)
+        return;
+    long i = find_method(module, token);
+    if (i >= 0)
+        watch_thrown((uint32_t)i, thrown_class);
+}
+
 static void load(struct source *s, enum source_load_kind kind, int finished, uintptr_t id,
                  HRESULT status)
 {
@@ -463,6 +494,27 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
     W.unpaired++;
 }
 
+/* A watched call of this thread ended by a throw: its line, with the
+ * exception's class. */
+static void on_throw(const struct evq_entry *e, uint32_t method)
+{
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->method != method)
+            continue;
+        char name[256] = "an exception";
+        if (e->payload[1])
+            names_describe_class(W.info, (ClassID)e->payload[1], name, sizeof name);
+        char line[1000];
+        snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
+        send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
+        W.throws++;
+        memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        return;
+    }
+}
+
 static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
 {
     (void)a;
@@ -477,6 +529,8 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_enter(e, method, count);
     else if (e->kind == WATCH_ENTRY_EXIT)
         on_exit_entry(e, method);
+    else if (e->kind == WATCH_ENTRY_THROW)
+        on_throw(e, method);
 }
 
 /* Asks the runtime to rejit the n methods and the methods that inlined
@@ -595,6 +649,7 @@ static const struct source_hooks hooks = {
     .jit_inlining = jit_inlining,
     .r2r_lookup = r2r_lookup,
     .load = load,
+    .exception = exception,
     .rejit_parameters = rejit_parameters,
     .rejit_error = rejit_error,
 };
@@ -626,6 +681,7 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
     atomic_store(&watch_probe.active, 1);
+    *mask |= COR_PRF_MONITOR_EXCEPTIONS; /* calls that end by a throw */
     if (W.attached)
         *mask |= COR_PRF_ENABLE_REJIT;
     else

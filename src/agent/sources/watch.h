@@ -76,11 +76,14 @@ struct watch_probe_state {
 };
 HIDDEN extern struct watch_probe_state watch_probe;
 
-enum { WATCH_ENTRY_ENTER = 1, WATCH_ENTRY_EXIT = 2 };
+enum { WATCH_ENTRY_ENTER = 1, WATCH_ENTRY_EXIT = 2, WATCH_ENTRY_THROW = 3 };
 
 HIDDEN int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void *a4,
                            void *a5);
 HIDDEN void watch_exit(int32_t method, int64_t token, void *result);
+/* ExceptionUnwindFunctionEnter of a watched method (the call throws out
+ * of it): queues the exception's class (a ClassID, 0 when unknown). */
+HIDDEN void watch_thrown(uint32_t method, uint64_t klass);
 
 /* Loop: waits (briefly, bounded) until no probe is running, after
  * active was cleared. */

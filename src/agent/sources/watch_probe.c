@@ -148,6 +148,18 @@ void watch_exit(int32_t method, int64_t token, void *result)
     atomic_fetch_sub_explicit(&p->inflight, 1, memory_order_acq_rel);
 }
 
+void watch_thrown(uint32_t method, uint64_t klass)
+{
+    struct watch_probe_state *p = &watch_probe;
+    atomic_fetch_add_explicit(&p->inflight, 1, memory_order_acq_rel);
+    if (atomic_load_explicit(&p->active, memory_order_acquire) && method < WATCH_MAX_METHODS) {
+        uint64_t w[2] = {method, klass};
+        if (evq_push(p->source, WATCH_ENTRY_THROW, w, 2, 0) < 0)
+            atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
+    }
+    atomic_fetch_sub_explicit(&p->inflight, 1, memory_order_acq_rel);
+}
+
 void watch_probe_quiesce(void)
 {
     for (int i = 0; i < 20000 && atomic_load(&watch_probe.inflight); i++) {
