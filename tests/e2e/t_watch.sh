@@ -79,19 +79,22 @@ grep -q '^wrong' "$T/serve" && fail "the service computed a wrong result: $(cat 
 grep -q '^served [0-9]' "$T/serve" || fail "the service did not finish: $(cat "$T/serve")"
 note "attached: 5 calls, results right; service went on: $(grep '^served' "$T/serve")"
 
-# Ctrl-C ends an attached watch as -d would: lines shown, methods reverted
+# Ctrl-C ends an attached watch as -d would: lines shown (the throws of
+# Pricing.Check with their type, after an attach), methods reverted
 dotnet "$W" serve 6 > "$T/serve2" 2>&1 &
 svc=$!
 for _ in $(seq 100); do grep -q '^ready' "$T/serve2" && break; sleep 0.1; done
-"$CORSCOPE" watch -p "$svc" 'Pricing.Quote' > "$T/out" 2> "$T/err" &
+"$CORSCOPE" watch -p "$svc" 'Pricing.[CQ]*' > "$T/out" 2> "$T/err" &
 cw=$!
 sleep 2.5
 kill -INT "$cw"
 wait "$cw" || fail "watch after Ctrl-C: exit $?: $(cat "$T/err")"
 n=$(calls "$T/out" | wc -l)
 assert_ge "Ctrl-C: calls shown" "$n" 1
-grep -q "^$n calls shown" "$T/err" || fail "Ctrl-C: summary: $(cat "$T/err")"
+threw=$(calls "$T/out" | grep -c '^Pricing\.Check(qty=-[0-9]*) !! System\.ArgumentOutOfRangeException$' || true)
+assert_ge "attached: calls that threw, shown" "$threw" 1
+grep -q "^$n calls shown ($threw threw)" "$T/err" || fail "Ctrl-C: summary: $(cat "$T/err")"
 grep -q 'have their original code back' "$T/err" || fail "Ctrl-C: no revert: $(cat "$T/err")"
 wait "$svc" || fail "the service failed after watch and Ctrl-C: $(cat "$T/serve2")"
 grep -q '^served [0-9]' "$T/serve2" || fail "the service did not finish after Ctrl-C"
-note "Ctrl-C: $n calls, reverted, the service finished"
+note "Ctrl-C: $n calls ($threw threw), reverted, the service finished"

@@ -4,7 +4,8 @@
 //                       output is the same with or without the probes
 //   WatchApp bench N    N calls of Pricing.Mix, timed (bench/watch.sh)
 //   WatchApp serve SEC  prints "ready PID", then calls Pricing.Quote every
-//                       10 ms for SEC seconds, checking every result (prints
+//                       10 ms (and every fourth time Pricing.Check, which
+//                       throws) for SEC seconds, checking every result (prints
 //                       "wrong" and exits 1 at the first wrong one), and
 //                       at the end "served N"
 using System.Runtime.CompilerServices;
@@ -110,6 +111,19 @@ public static class Program
         {
             Console.WriteLine($"wrong {sku} {qty} {got}");
             return false;
+        }
+        if (n % 4 == 0)
+        {
+            // a bad request: thrown and handled
+            try
+            {
+                Pricing.Check(-n - 1);
+                Console.WriteLine("wrong: no throw");
+                return false;
+            }
+            catch (ArgumentOutOfRangeException)
+            {
+            }
         }
         return true;
     }
