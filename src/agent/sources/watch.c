@@ -220,17 +220,29 @@ static long find_method(ModuleID module, mdToken token)
     return -1;
 }
 
+/* The watched method a function is (its index), or -1. */
+static long watched(FunctionID f, ModuleID *module_out, mdToken *token_out)
+{
+    ClassID klass;
+    ModuleID module;
+    mdToken token;
+    if (!f || W.info->lpVtbl->GetFunctionInfo(W.info, f, &klass, &module, &token) < 0)
+        return -1;
+    if (module_out)
+        *module_out = module;
+    if (token_out)
+        *token_out = token;
+    return find_method(module, token);
+}
+
 static void jit_started(struct source *s, FunctionID f, int dynamic)
 {
     (void)s;
     if (dynamic || W.attached)
         return;
-    ClassID klass;
     ModuleID module;
     mdToken token;
-    if (W.info->lpVtbl->GetFunctionInfo(W.info, f, &klass, &module, &token) < 0)
-        return;
-    long i = find_method(module, token);
+    long i = watched(f, &module, &token);
     if (i < 0)
         return;
     int st = M_UNKNOWN;
@@ -268,22 +280,14 @@ static void jit_inlining(struct source *s, FunctionID caller, FunctionID callee,
 {
     (void)s;
     (void)caller;
-    ClassID klass;
-    ModuleID module;
-    mdToken token;
-    if (!W.attached && W.info->lpVtbl->GetFunctionInfo(W.info, callee, &klass, &module, &token) >= 0 &&
-        find_method(module, token) >= 0)
+    if (!W.attached && watched(callee, NULL, NULL) >= 0)
         *should_inline = FALSE;
 }
 
 static void r2r_lookup(struct source *s, FunctionID f, BOOL *use_cached)
 {
     (void)s;
-    ClassID klass;
-    ModuleID module;
-    mdToken token;
-    if (W.info->lpVtbl->GetFunctionInfo(W.info, f, &klass, &module, &token) >= 0 &&
-        find_method(module, token) >= 0)
+    if (watched(f, NULL, NULL) >= 0)
         *use_cached = FALSE;
 }
 
@@ -339,14 +343,9 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         thrown_class = k;
         return;
     }
-    if (step != SOURCE_EX_UNWIND_ENTER || !function)
+    if (step != SOURCE_EX_UNWIND_ENTER)
         return;
-    ClassID klass;
-    ModuleID module;
-    mdToken token;
-    if (W.info->lpVtbl->GetFunctionInfo(W.info, function, &klass, &module, &token) < 0)
-        return;
-    long i = find_method(module, token);
+    long i = watched(function, NULL, NULL);
     if (i >= 0)
         watch_thrown((uint32_t)i, thrown_class);
 }
