@@ -58,6 +58,8 @@ public static class Pricing
 
     public static string Long(string text) => text.ToUpperInvariant();
 
+    public static T First<T>(T[] items, int skip) => items[skip];
+
     // bench/watch.sh: a call with a few primitive arguments (never inlined,
     // so that plain and watched runs make the same call)
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -96,6 +98,7 @@ public static class Program
             Console.WriteLine("check threw");
         }
         Console.WriteLine($"long {Pricing.Long(new string('x', 60)).Length}");
+        Console.WriteLine($"first {Pricing.First(new[] { 5, 6 }, 1)} {Pricing.First(new[] { "a", "b" }, 0)}");
         var cart = new Cart();
         cart.Add(2, 1.5f);
         Console.WriteLine($"cart {cart.Add(3, 0.25f)}");
