@@ -175,6 +175,9 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         if (!w->quiet)
             fprintf(stderr, "corscope: watching %llu method%s matching '%s'\n", a, a == 1 ? "" : "s",
                     w->pattern);
+    } else if (!strncmp(text, "note ", 5)) {
+        if (!w->quiet)
+            fprintf(stderr, "corscope: %s\n", text + 5);
     } else if (!strncmp(text, "end ", 4)) {
         w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
                             (unsigned long long *)&w->end[0], (unsigned long long *)&w->end[1],

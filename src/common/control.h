@@ -24,6 +24,7 @@
  *                                 duration (ns), and "Type.Method(a=1) = 2"
  *     watch WORD ARGS             `watch`: methods N (rewritten by ReJIT),
  *                                 none NEAR-NAMES, too-many MATCHED MAX,
+ *                                 note TEXT (said to the user),
  *                                 failed WHAT, end CALLS UNFINISHED
  *                                 OVER-COUNT OVER-RATE QUEUE-FULL
  *                                 REWRITTEN LEFT

@@ -95,7 +95,7 @@ dotnet "$APPS/WatchApp/WatchApp.dll" run > "$T/watch.plain"
 sanitized watch -- dotnet "$APPS/WatchApp/WatchApp.dll" run 'WatchApp.Pricing.*' \
     > "$T/watch.out" 2> "$T/watch.err" || fail "watch of WatchApp under the sanitizers failed: $(tail -3 "$T/watch.err")"
 no_reports "$T/watch.err" "watch of WatchApp"
-[ "$(grep -c ' Pricing\.' "$T/watch.out")" = 12 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
+[ "$(grep -c ' Pricing\.' "$T/watch.out")" = 13 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
 grep -v ' Pricing\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
     fail "watch under the sanitizers: the program's output changed"
-note "watch: WatchApp's 12 calls under the sanitized agent and CLI"
+note "watch: WatchApp's 13 calls under the sanitized agent and CLI"

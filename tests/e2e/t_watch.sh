@@ -3,7 +3,8 @@
 #   - launched: every call of Pricing.* and Cart.Add shown with its
 #     arguments and result, exactly, in order, the call that threw with its
 #     exception's type, a generic method's two instantiations (int, string:
-#     values of type T shown as T); the program's own output unchanged;
+#     values of type T shown as T), an async method (said what its line
+#     is); the program's own output unchanged;
 #   - attached: --count 5 shows five calls of a running service, with
 #     results consistent with their arguments; the service goes on, every
 #     result right, after the methods are reverted;
@@ -36,12 +37,15 @@ Pricing.Check(qty=-1) !! System.ArgumentOutOfRangeException
 Pricing.Long(text="xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...(60 chars)) = "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...(60 chars)
 Pricing.First(items=T[2], skip=1) = T
 Pricing.First(items=T[2], skip=0) = T
+Pricing.Fetch(id=4) = Task
 WANT
 calls "$T/out" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "launched: calls differ: $(cat "$T/diff")"
 note "launched: $(wc -l < "$T/got") calls exactly as expected, program output unchanged"
-grep -qx '12 calls shown (1 threw)' "$T/err" || fail "launched: summary: $(cat "$T/err")"
+grep -qx '13 calls shown (1 threw)' "$T/err" || fail "launched: summary: $(cat "$T/err")"
 grep -Eq '^Pricing\.Quote +2 +[0-9.]+ (us|ms) ' "$T/err" || fail "launched: no Quote row in the summary: $(cat "$T/err")"
+grep -q '^corscope: Pricing.Fetch returns a Task: its line ends at the method.s first await' "$T/err" ||
+    fail "launched: the async method is not explained: $(cat "$T/err")"
 
 # an instance method, the pattern before the command, --count
 cs watch --count 1 'Cart.Add' -- dotnet "$W" run > "$T/out" 2> "$T/err" || fail "watch Cart.Add: exit $?: $(cat "$T/err")"

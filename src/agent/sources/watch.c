@@ -136,6 +136,12 @@ static uint32_t match_module(uint32_t mi)
             log_warn("watch: %s is not watched: %s", name, why);
             continue;
         }
+        const char *ret = watch_methods[n].ret.type;
+        if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
+            control_client_send("watch note %s returns a %s: its line ends at the method's first "
+                                "await that waits (its result is the %s, its time the call's "
+                                "synchronous part), not when the operation completes",
+                                watch_methods[n].display, ret, ret);
         W.methods[n].module = mi;
         W.methods[n].token = md_token(MD_METHODDEF, row);
         atomic_store(&W.methods[n].state, M_UNKNOWN);

@@ -60,6 +60,12 @@ public static class Pricing
 
     public static T First<T>(T[] items, int skip) => items[skip];
 
+    public static async Task<int> Fetch(int id)
+    {
+        await Task.Delay(5);
+        return id * 10;
+    }
+
     // bench/watch.sh: a call with a few primitive arguments (never inlined,
     // so that plain and watched runs make the same call)
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -99,6 +105,7 @@ public static class Program
         }
         Console.WriteLine($"long {Pricing.Long(new string('x', 60)).Length}");
         Console.WriteLine($"first {Pricing.First(new[] { 5, 6 }, 1)} {Pricing.First(new[] { "a", "b" }, 0)}");
+        Console.WriteLine($"fetch {Pricing.Fetch(4).GetAwaiter().GetResult()}");
         var cart = new Cart();
         cart.Add(2, 1.5f);
         Console.WriteLine($"cart {cart.Add(3, 0.25f)}");
