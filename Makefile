@@ -12,6 +12,11 @@
 #   make arm64           cross-builds build/aarch64/libcorscope.so and build/aarch64/corscope
 #   make test-arm64      the arm64 tests under qemu-user (a subset runs in make test)
 #   make install PREFIX=/usr/local [DESTDIR=...]
+#   make nupkg           build/corscope.VERSION.nupkg, the .NET tool (linux-x64,
+#                        and linux-arm64 when build/aarch64/ holds a build)
+#   make dist            build/corscope-VERSION-linux-ARCH.tar.gz (bin/, lib/)
+#   make e2e-runtimes    the representative e2e tests (RUNTIME_TESTS) on .NET 8 and 9
+#   make test-runtimes   every e2e test on .NET 8 and 9
 #
 # One object tree per variant (build/ and build/asan/); the agent and the CLI
 # link the same objects.  Everything is compiled -fPIC and
@@ -90,8 +95,8 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability arm64 apps-arm64 test-arm64 test-arm64-quick \
-	events-doc
+	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
+	arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
 
 all: $(AGENT) $(CLI)
 
@@ -193,14 +198,34 @@ apps:
 events-doc: $(UNIT)
 	CORSCOPE_WRITE_EVENTS_DOC=1 $(UNIT) schema_docs
 
-e2e: all apps asan-programs
+e2e: all apps asan-programs runtimes nupkg dist
 	tests/e2e/run.sh
+
+# The runtimes besides the SDK's (.NET 10) that the tests run on, and the
+# tests that make test runs on each: one per capability.
+OLDER_RUNTIMES := 8 9
+RUNTIME_TESTS := cpu_shares wall mixed_stack alloc gc exceptions locks jit trace attach containers
+
+runtimes:
+	tests/apps/runtimes.sh $(OLDER_RUNTIMES)
+
+e2e-runtimes: all apps runtimes
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		ATTACH_CYCLES=3 CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "e2e-runtimes: failed on .NET$$failed"; exit 1; }
+
+test-runtimes: all apps asan-programs nupkg dist
+	tests/apps/runtimes.sh --all $(OLDER_RUNTIMES)
+	@failed=; for v in $(OLDER_RUNTIMES); do \
+		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh || failed="$$failed $$v"; \
+	done; [ -z "$$failed" ] || { echo "test-runtimes: failed on .NET$$failed"; exit 1; }
 
 test: deps
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory e2e-runtimes
 	$(MAKE) --no-print-directory stress
 	$(MAKE) --no-print-directory test-arm64-quick
 
@@ -316,6 +341,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/startup.sh
 	bench/codemap.sh
+	bench/tool.sh
 
 # ---- arm64 ---------------------------------------------------------------
 
@@ -347,6 +373,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/corscope
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/corscope
 	install -m 0644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so
+
+nupkg: all
+	scripts/package.sh nupkg $(VERSION)
+
+dist: all
+	scripts/package.sh dist $(VERSION)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/corscope $(DESTDIR)$(PREFIX)/lib/corscope/libcorscope.so

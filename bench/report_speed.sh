@@ -5,7 +5,9 @@
 # timed (median of RUNS) with its peak resident memory, against the goals
 # of under 2 s for collapsed, under 5 s for the flame graph, and memory
 # under 10 times the recording's size.  Then the flame graph page itself in
-# headless Chromium (tests/viewers/flame_speed.mjs), when it is installed.
+# headless Chromium (tests/viewers/flame_speed.mjs, medians of RUNS page
+# loads), when it is installed, against the goals of opening in under 2 s
+# and redrawing a range selected on its timeline in under 200 ms.
 #
 #   bench/report_speed.sh [RUNS] [SAMPLES] [STACKS]     (default 3 1000000 100000)
 set -euo pipefail
@@ -39,5 +41,5 @@ for f in collapsed flamegraph top tree pprof speedscope chrome; do
 done
 if command -v chromium > /dev/null && [ -d "$ROOT/tests/viewers/node_modules/playwright-core" ]; then
     echo
-    echo "flame graph page in headless Chromium: $(node "$ROOT/tests/viewers/flame_speed.mjs" "$T/flame.html")"
+    echo "flame graph page in headless Chromium (median of $RUNS loads, ms): $(node "$ROOT/tests/viewers/flame_speed.mjs" "$T/flame.html" "$RUNS")"
 fi

@@ -35,11 +35,18 @@
 
 #define AGENT_MAX_SOURCES 16
 
+/* The lowest ICorProfilerInfo the agent loads with (.NET Core 3.1): the
+ * highest version whose methods it calls without asking.  A method of a
+ * later version is called only where its function checks info_version, or
+ * says "needs ICorProfilerInfoN" and its callers check (a unit test holds
+ * every call to this). */
+#define AGENT_INFO_MIN 11
+
 struct agent {
     struct config cfg;
     char output[4096];         /* cfg.output with %p expanded */
     ICorProfilerInfo15 *info;  /* the highest version the runtime offers */
-    int info_version;
+    int info_version;          /* at least AGENT_INFO_MIN: use only its slots */
     struct source sources[AGENT_MAX_SOURCES];
     uint32_t source_count;
     DWORD mask, high_mask;     /* the event mask the sources asked for */

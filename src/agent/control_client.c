@@ -110,6 +110,22 @@ void control_client_send_counts(enum control_kind kind, const struct control_cou
         send_text(msg, (size_t)n);
 }
 
+int control_client_receive_recording(int timeout_ms)
+{
+    int s = atomic_load(&fd);
+    struct control_msg m;
+    int file = -1;
+    if (s < 0 || control_recv_fd(s, timeout_ms, &m, &file) < 0)
+        return -1;
+    if (m.kind == CONTROL_RECORDING && file >= 0)
+        return file;
+    if (file >= 0)
+        close(file);
+    if (m.kind == CONTROL_STOP)
+        hung_up = 1; /* the loop that would have heard it never runs */
+    return -1;
+}
+
 int control_client_stop_wanted(void)
 {
     int s = atomic_load(&fd);

@@ -26,6 +26,11 @@ HIDDEN void control_client_send(const char *fmt, ...) __attribute__((format(prin
  * is full (try again later), 1 it cannot go (no line, an error). */
 HIDDEN int control_client_try_send(const char *text, size_t len);
 HIDDEN void control_client_send_counts(enum control_kind kind, const struct control_counts *c);
+/* Attached: waits up to timeout_ms for the file to record into, which
+ * corscope sends first thing (control.h: "recording").  Returns its
+ * descriptor, or -1 (corscope is gone, said something else, or is of
+ * another version). */
+HIDDEN int control_client_receive_recording(int timeout_ms);
 /* Loop: has corscope asked the agent to stop, or gone away?  Reads what
  * arrived without waiting.  Told "alone", the agent ends the line and
  * records on (0, then and after). */

@@ -52,8 +52,9 @@ int eventpipe_start(ICorProfilerInfo15 *info, int info_version)
     if (!want_count || running)
         return 0;
     if (info_version < 12) {
-        log_error("this runtime has no in-process EventPipe (ICorProfilerInfo12, .NET 5): the "
-                  "events asked for cannot be recorded");
+        log_error("the runtime's events asked for (-e gc, lock, alloc) need .NET 5 or later "
+                  "(in-process EventPipe, ICorProfilerInfo12; this runtime has "
+                  "ICorProfilerInfo%d): the program runs without the profiler", info_version);
         return -1;
     }
     COR_PRF_EVENTPIPE_PROVIDER_CONFIG configs[MAX_PROVIDERS];
@@ -74,6 +75,8 @@ int eventpipe_start(ICorProfilerInfo15 *info, int info_version)
 
 void eventpipe_stop(ICorProfilerInfo15 *info)
 {
+    /* needs ICorProfilerInfo12: a session runs only once eventpipe_start
+     * found it */
     if (!running)
         return;
     info->lpVtbl->EventPipeStopSession(info, session);
@@ -84,6 +87,8 @@ void eventpipe_stop(ICorProfilerInfo15 *info)
 
 int eventpipe_is_runtime(ICorProfilerInfo15 *info, EVENTPIPE_PROVIDER provider)
 {
+    /* needs ICorProfilerInfo12: only the session eventpipe_start opened
+     * delivers events */
     EVENTPIPE_PROVIDER known = atomic_load_explicit(&runtime_provider, memory_order_relaxed);
     if (known)
         return provider == known;

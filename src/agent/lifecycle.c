@@ -29,6 +29,10 @@
 #include "common/clock.h"
 #include "common/utf.h"
 
+/* Attached: how long InitializeForAttach waits for corscope to send the
+ * recording's file (it does so the moment the agent connects). */
+#define ATTACH_RECORDING_WAIT_MS 10000
+
 static void log_ignored_callback(const char *method)
 {
     log_debug("callback %s (ignored)", method);
@@ -186,9 +190,13 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_warn("cannot reach the corscope command (%s); the recording goes on without its "
                  "status line and duration", a->cfg.control);
     }
-    if (acquire_info(a, unk) < 0 || a->info_version < 10) {
-        log_error("this runtime is too old: corscope needs ICorProfilerInfo10 (.NET 5 or later); "
-                  "profiling is off for this run");
+    if (acquire_info(a, unk) < 0 || a->info_version < AGENT_INFO_MIN) {
+        char offers[32] = "none";
+        if (a->info)
+            snprintf(offers, sizeof offers, "ICorProfilerInfo%d", a->info_version);
+        log_error("this runtime is too old for corscope, which needs ICorProfilerInfo%d (.NET Core "
+                  "3.1 or later; it offers %s): the program runs without the profiler",
+                  AGENT_INFO_MIN, offers);
         if (a->info)
             a->info->lpVtbl->Release(a->info);
         a->info = NULL;
@@ -209,7 +217,20 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
     }
-    if (a->cfg.children == CONFIG_CHILDREN_NONE) {
+    if (a->attached) {
+        /* corscope created the file where it was asked, and sends it open:
+         * no path of ours is opened in the process's mount namespace, as
+         * its user (control.h) */
+        int fd = control_client_receive_recording(ATTACH_RECORDING_WAIT_MS);
+        if (fd < 0) {
+            log_error("corscope did not send the recording's file; profiling is off");
+            goto decline;
+        }
+        if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+            log_error("%s; profiling is off", err);
+            goto decline;
+        }
+    } else if (a->cfg.children == CONFIG_CHILDREN_NONE) {
         /* the first process only, and never over another's recording */
         int fd = proctree_claim_first(a->output);
         if (fd < 0 && errno == EEXIST) {

@@ -4,6 +4,7 @@
 #include "cli/attach.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/container.h"
 #include "cli/ipc.h"
 #include "cli/session.h"
 #include "common/clock.h"
@@ -23,6 +25,10 @@
  * agent and runs InitializeForAttach on its diagnostics thread, which
  * also answers every other diagnostics client one at a time. */
 #define ATTACH_TIMEOUT_MS 30000
+/* A process that is still starting (its socket is there before its runtime
+ * takes a profiler) is asked again, every RETRY_MS, for this long. */
+#define STARTING_WAIT_NS 10000000000ull
+#define RETRY_MS 100
 
 int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_size)
 {
@@ -101,9 +107,10 @@ int attach_check(pid_t pid, struct attach_target *t)
         cli_error("process %d (%s) is not a .NET program (no .NET runtime in it)", (int)pid, name);
         return -1;
     }
-    if (t->proc.other_namespace) {
-        cli_error("process %d (%s) runs in another pid or mount namespace (a container, or a "
-                  "service with a private /tmp); run corscope inside it", (int)pid, name);
+    if (geteuid() != 0 && container_other(pid, "net")) {
+        cli_error("process %d (%s) runs in another network namespace (a container), where "
+                  "corscope's control line must be opened: attaching to it needs root", (int)pid,
+                  name);
         return -1;
     }
     if (!t->proc.socket[0]) {
@@ -112,9 +119,10 @@ int attach_check(pid_t pid, struct attach_target *t)
                   "the runtime cannot take a profiler after it started", (int)pid, name);
         return -1;
     }
+    /* the agent needs ICorProfilerInfo11: .NET Core 3.1 */
     int major = ps_major_version(t->proc.version);
-    if (major && major < 5) {
-        cli_error("process %d (%s) runs .NET %s; corscope attaches to .NET 5 or later",
+    if (major && (major < 3 || (major == 3 && strncmp(t->proc.version, "3.0", 3) == 0))) {
+        cli_error("process %d (%s) runs .NET %s; corscope attaches to .NET Core 3.1 or later",
                   (int)pid, name, t->proc.version);
         return -1;
     }
@@ -142,21 +150,6 @@ void attach_default_output(const struct attach_target *t, char *out, size_t size
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     snprintf(out, size, "%s-%d-%s.corscope", name, (int)t->proc.pid, stamp);
-}
-
-int attach_prepare_output(const struct attach_target *t, int fd)
-{
-    if (geteuid() != 0 || t->proc.uid == 0)
-        return 0;
-    /* by the descriptor: the path may name something else by now (that
-     * user may write in the directory, and swap the file for a link to
-     * one of root's) */
-    if (fchown(fd, t->proc.uid, t->gid) < 0) {
-        cli_error("cannot give the recording to the process's user (uid %u): %s",
-                  (unsigned)t->proc.uid, strerror(errno));
-        return -1;
-    }
-    return 0;
 }
 
 static void clsid_bytes(uint8_t out[16])
@@ -187,6 +180,11 @@ static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr,
         cli_error("a profiler is detaching from process %d (%s); try again in a few seconds",
                   (int)pid, name);
         break;
+    case IPC_E_NOT_YET_AVAILABLE:
+    case IPC_E_RUNTIME_UNINITIALIZED:
+        cli_error("process %d (%s) is still starting: its runtime took no profiler for %llu s",
+                  (int)pid, name, STARTING_WAIT_NS / 1000000000ull);
+        break;
     case IPC_E_FILE_NOT_FOUND:
         cli_error("process %d (%s) could not load %s (is it, and each directory above it, "
                   "readable by the process's user?)", (int)pid, name, agent);
@@ -206,81 +204,141 @@ static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr,
     }
 }
 
-int attach_run(const struct attach_target *t, const struct config *cfg_in, const char *agent,
-               const char *path, uint64_t duration_ns, int quiet)
+struct opening {
+    struct session *s;
+    pid_t pid;
+    char *err;
+    size_t err_size;
+};
+
+static int open_session(void *ctx)
 {
-    return attach_run_with(t, cfg_in, agent, path, duration_ns, quiet, NULL, NULL);
+    struct opening *o = ctx;
+    return session_open(o->s, o->pid, o->err, o->err_size);
+}
+
+struct giving {
+    struct session *s;
+    int file;
+};
+
+static void give_recording(void *ctx)
+{
+    struct giving *g = ctx;
+    session_give_recording(g->s, g->file);
+}
+
+int attach_run(const struct attach_target *t, const struct config *cfg_in, const char *agent,
+               const char *path, int file, uint64_t duration_ns, int quiet)
+{
+    return attach_run_with(t, cfg_in, agent, path, file, duration_ns, quiet, NULL, NULL);
 }
 
 int attach_run_with(const struct attach_target *t, const struct config *cfg_in, const char *agent,
-                    const char *path, uint64_t duration_ns, int quiet,
+                    const char *path, int file, uint64_t duration_ns, int quiet,
                     void (*setup)(struct session *s, void *ctx), void *ctx)
 {
     pid_t pid = t->proc.pid;
     char name[64], err[512];
     comm_of(pid, name, sizeof name);
     struct session s;
-    if (session_open(&s, pid, err, sizeof err) < 0) {
+    /* the control line is opened in the process's network namespace */
+    struct opening o = {&s, pid, err, sizeof err};
+    if (container_in_net(pid, open_session, &o, err, sizeof err) < 0) {
         cli_error("%s", err);
+        return EXIT_WORK_FAILED;
+    }
+    /* the agent by a path the process sees: corscope's own, or a copy */
+    char tmpdir[PATH_MAX], loadable[PATH_MAX];
+    ipc_tmpdir(pid, tmpdir, sizeof tmpdir);
+    if (container_agent(pid, agent, tmpdir, loadable, sizeof loadable, err, sizeof err) < 0) {
+        cli_error("process %d (%s): %s", (int)pid, name, err);
+        session_close(&s);
+        return EXIT_WORK_FAILED;
+    }
+    /* the recording, created by record where it was asked: the agent gets
+     * that very file open over the control line (never its path again:
+     * the directory may be writable by the process's user) */
+    struct giving g = {&s, fcntl(file, F_DUPFD_CLOEXEC, 0)};
+    if (g.file < 0) {
+        cli_error("cannot pass on %s: %s", path, strerror(errno));
+        session_close(&s);
         return EXIT_WORK_FAILED;
     }
     if (setup)
         setup(&s, ctx);
     struct config cfg = *cfg_in;
     snprintf(cfg.control, sizeof cfg.control, "%s", s.address);
-    /* the agent expands %p in the path; a literal % travels as %% */
-    size_t o = 0;
-    for (const char *c = path; *c && o + 2 < sizeof cfg.output; c++) {
+    /* the agent expands %p in the path (its name in messages only); a
+     * literal % travels as %% */
+    size_t o_len = 0;
+    for (const char *c = path; *c && o_len + 2 < sizeof cfg.output; c++) {
         if (*c == '%')
-            cfg.output[o++] = '%';
-        cfg.output[o++] = *c;
+            cfg.output[o_len++] = '%';
+        cfg.output[o_len++] = *c;
     }
-    cfg.output[o] = '\0';
+    cfg.output[o_len] = '\0';
     static char text[CONFIG_TEXT_MAX];
     int len = config_to_text(&cfg, text, sizeof text);
+    int rc = EXIT_WORK_FAILED;
     if (len < 0) {
         cli_error("the settings do not fit in an attach request");
-        session_close(&s);
-        return EXIT_WORK_FAILED;
+        goto out;
     }
     uint8_t clsid[16];
     clsid_bytes(clsid);
     uint64_t t0 = clock_now_ns();
     uint32_t hr = 0;
-    if (ipc_attach_profiler(t->proc.socket, clsid, agent, text, (size_t)len, ATTACH_TIMEOUT_MS,
-                            &hr, err, sizeof err) < 0) {
+    struct ipc_waiter w = {s.listen_fd, give_recording, &g};
+    int asked;
+    for (;;) {
+        asked = ipc_attach_profiler(t->proc.socket, clsid, loadable, text, (size_t)len,
+                                    ATTACH_TIMEOUT_MS, &w, &hr, err, sizeof err);
+        if (asked < 0 || (hr != IPC_E_NOT_YET_AVAILABLE && hr != IPC_E_RUNTIME_UNINITIALIZED) ||
+            clock_now_ns() - t0 > STARTING_WAIT_NS)
+            break;
+        struct timespec pause = {0, RETRY_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    if (asked < 0) {
         cli_error("attaching to process %d (%s): %s", (int)pid, name, err);
         session_print_pending(&s, 200);
-        session_close(&s);
-        return EXIT_WORK_FAILED;
+        goto out;
     }
     if (hr != 0) {
         int spoke = session_print_pending(&s, 500);
-        refused(pid, name, agent, hr, spoke);
-        session_close(&s);
-        return EXIT_WORK_FAILED;
+        refused(pid, name, loadable, hr, spoke);
+        goto out;
     }
     if (session_accept_agent(&s, 5000) < 0) {
         session_print_pending(&s, 200);
         cli_error("the agent attached to process %d (%s) but never reached corscope; it stops on "
                   "its own", (int)pid, name);
-        session_close(&s);
-        return EXIT_WORK_FAILED;
+        goto out;
     }
+    session_give_recording(&s, g.file);
+    close(g.file);
+    g.file = -1;
     if (!quiet) {
-        char until[64] = "Ctrl-C";
+        char until[64] = "Ctrl-C", inner[64] = "";
         if (duration_ns) {
             char d[32];
             units_format_duration(duration_ns, d, sizeof d);
             snprintf(until, sizeof until, "%s or Ctrl-C", d);
         }
-        fprintf(stderr, "corscope: attached to process %d (%s, .NET %s) in %.0f ms; recording "
-                "until %s\n", (int)pid, name, t->proc.version[0] ? t->proc.version : "?",
+        pid_t in = container_inner_pid(pid);
+        if (in != pid)
+            snprintf(inner, sizeof inner, ", pid %d in its container", (int)in);
+        fprintf(stderr, "corscope: attached to process %d (%s, .NET %s%s) in %.0f ms; recording "
+                "until %s\n", (int)pid, name, t->proc.version[0] ? t->proc.version : "?", inner,
                 (double)(clock_now_ns() - t0) / 1e6, until);
     }
-    int rc = session_attached(&s, pid, duration_ns, quiet);
+    rc = session_attached(&s, pid, duration_ns, quiet) == 0 ? 0 : EXIT_WORK_FAILED;
     if (!quiet && s.peers[0].detached)
         fprintf(stderr, "corscope: detached from process %d (%s); it runs on\n", (int)pid, name);
+out:
+    if (g.file >= 0)
+        close(g.file);
     session_close(&s);
-    return rc == 0 ? 0 : EXIT_WORK_FAILED;
+    return rc;
 }

@@ -3,9 +3,9 @@
  * running, and leaves it running.
  *
  *   1. attach_check looks at the process (ps.h) and refuses, in one line,
- *      one that is gone, not .NET, another user's, in a container, without
- *      a diagnostics socket, on a runtime before .NET 5, or that already
- *      has a profiler.
+ *      one that is gone, not .NET, another user's, without a diagnostics
+ *      socket, on a runtime before .NET Core 3.1, that already has a profiler, or
+ *      in another network namespace when corscope is not root.
  *   2. attach_run listens on a control socket (session.h), sends the
  *      runtime AttachProfiler (ipc.h) with the agent's path and the
  *      settings as text in the client data (config_to_text: the agent
@@ -13,9 +13,12 @@
  *      and records until -d, Ctrl-C or the process's end; then the agent
  *      closes the recording and detaches, and the process runs on.
  *
- * Paths (the agent, the recording) are opened by the process, in its own
- * mount namespace and as its own user: corscope creates the recording
- * first, and as root gives it to the process's user.
+ * A process in a container or with a private /tmp is reached across its
+ * namespaces (container.h): its socket under its own root, its own pid,
+ * the agent by a path it sees, the control line in its network namespace.
+ * The recording is never opened by the process: record creates it where
+ * it was asked, as the user who asked, and the agent gets it open over the
+ * control line (common/control.h).
  */
 #ifndef CORSCOPE_ATTACH_H
 #define CORSCOPE_ATTACH_H
@@ -39,19 +42,15 @@ HIDDEN int attach_parse_pid(const char *text, pid_t *pid, char *err, size_t err_
 HIDDEN int attach_check(pid_t pid, struct attach_target *t);
 /* NAME-PID-YYYYmmdd-HHMMSS.corscope, NAME from the process. */
 HIDDEN void attach_default_output(const struct attach_target *t, char *out, size_t size);
-/* Gives the recording file, open at fd (as created: never its path again),
- * to the process's user (root attaching to another user's process).
- * Returns 0 or -1 (printed). */
-HIDDEN int attach_prepare_output(const struct attach_target *t, int fd);
 /* Attaches, records, detaches (see above).  Returns 0 when the recording
  * was closed, else 1 after printing why. */
 HIDDEN int attach_run(const struct attach_target *t, const struct config *cfg, const char *agent,
-                      const char *path, uint64_t duration_ns, int quiet);
+                      const char *path, int file, uint64_t duration_ns, int quiet);
 /* The same, with setup(session, ctx) called on the session before the
  * attach (`watch` takes the agent's call lines there). */
 struct session;
 HIDDEN int attach_run_with(const struct attach_target *t, const struct config *cfg,
-                           const char *agent, const char *path, uint64_t duration_ns, int quiet,
-                           void (*setup)(struct session *s, void *ctx), void *ctx);
+                           const char *agent, const char *path, int file, uint64_t duration_ns,
+                           int quiet, void (*setup)(struct session *s, void *ctx), void *ctx);
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/container.h"
 #include "common/clock.h"
 #include "common/mem.h"
 #include "common/utf.h"
@@ -60,9 +61,7 @@ static int start_key(pid_t pid, unsigned long long *key)
     return -1;
 }
 
-/* The process's TMPDIR as the runtime sees it (its initial environment),
- * with a trailing slash; /tmp/ when unset or unreadable. */
-static void target_tmpdir(pid_t pid, char *out, size_t size)
+void ipc_tmpdir(pid_t pid, char *out, size_t size)
 {
     snprintf(out, size, "/tmp/");
     char path[64];
@@ -85,24 +84,43 @@ static void target_tmpdir(pid_t pid, char *out, size_t size)
     fclose(f);
 }
 
+/* A socket file at path (under /proc/PID/root/: inside that root)? */
+static int is_socket(const char *path)
+{
+    int fd = container_open(path, O_PATH | O_NOFOLLOW);
+    struct stat st;
+    int yes = fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    return yes;
+}
+
 int ipc_socket_path(pid_t pid, char *out, size_t size)
 {
-    char dir[PATH_MAX];
-    target_tmpdir(pid, dir, sizeof dir);
+    /* in a container: its /tmp (or TMPDIR), and the pid it knows itself by */
+    char root[64], tmp[PATH_MAX], dir[PATH_MAX + 64];
+    container_root(pid, root, sizeof root);
+    ipc_tmpdir(pid, tmp, sizeof tmp);
+    snprintf(dir, sizeof dir, "%s%s", root, tmp);
+    pid_t inner = container_inner_pid(pid);
     unsigned long long key;
     struct stat st;
     if (start_key(pid, &key) == 0) {
-        int n = snprintf(out, size, "%sdotnet-diagnostic-%d-%llu-socket", dir, (int)pid, key);
-        if (n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISSOCK(st.st_mode))
+        int n = snprintf(out, size, "%sdotnet-diagnostic-%d-%llu-socket", dir, (int)inner, key);
+        if (n > 0 && (size_t)n < size && is_socket(out))
             return 0;
     }
     /* the start time could not be read, or differs (a runtime that put the
-     * socket elsewhere): the newest socket named for the pid */
-    DIR *d = opendir(dir);
-    if (!d)
+     * socket elsewhere, a time namespace): the newest socket named for the pid */
+    int dfd = container_open(dir, O_RDONLY | O_DIRECTORY);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return -1;
+    }
     char prefix[64];
-    int plen = snprintf(prefix, sizeof prefix, "dotnet-diagnostic-%d-", (int)pid);
+    int plen = snprintf(prefix, sizeof prefix, "dotnet-diagnostic-%d-", (int)inner);
     time_t newest = 0;
     int found = -1;
     struct dirent *e;
@@ -111,11 +129,10 @@ int ipc_socket_path(pid_t pid, char *out, size_t size)
         if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || len < 7 ||
             strcmp(e->d_name + len - 7, "-socket") != 0)
             continue;
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s%s", dir, e->d_name);
-        if (stat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || (found == 0 && st.st_mtime < newest))
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
+            (found == 0 && st.st_mtime < newest))
             continue;
-        if ((size_t)snprintf(out, size, "%s", path) >= size)
+        if ((size_t)snprintf(out, size, "%s%s", dir, e->d_name) >= size)
             continue;
         newest = st.st_mtime;
         found = 0;
@@ -276,11 +293,9 @@ static void call_fail(struct ipc_call *c, const char *fmt, ...)
 
 static void call_connect(struct ipc_call *c)
 {
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, c->path, strlen(c->path) + 1); /* checked by call_start */
-    if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+    /* container_connect: a socket inside a container's root, or a path
+     * longer than sun_path, is reached through a descriptor of it */
+    if (container_connect(c->fd, c->path) == 0)
         c->stage = CALL_SEND;
     else if (errno != EAGAIN && errno != EINTR)
         call_fail(c, "cannot connect to %s: %s", c->path, strerror(errno));
@@ -290,10 +305,6 @@ static void call_start(struct ipc_call *c)
 {
     c->fd = -1;
     c->sent = c->got = c->want = c->len = 0;
-    if (strlen(c->path) >= sizeof((struct sockaddr_un *)0)->sun_path) {
-        call_fail(c, "the socket's path is too long: %s", c->path);
-        return;
-    }
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c->fd < 0) {
         call_fail(c, "cannot connect to %s: %s", c->path, strerror(errno));
@@ -363,13 +374,14 @@ static void call_step(struct ipc_call *c)
 
 /* Runs the calls together until each is done or failed, or the deadline
  * (CLOCK_MONOTONIC ms) passes: those not finished then fail. */
-static void run_calls(struct ipc_call *calls, size_t n, long long deadline)
+static void run_calls(struct ipc_call *calls, size_t n, long long deadline,
+                      const struct ipc_waiter *w)
 {
     for (size_t i = 0; i < n; i++)
         call_start(&calls[i]);
-    struct pollfd one[1];
+    struct pollfd one[2]; /* the call, and the waiter's descriptor */
     size_t one_at[1];
-    struct pollfd *pfd = n == 1 ? one : mem_alloc(n * sizeof *pfd);
+    struct pollfd *pfd = n == 1 ? one : mem_alloc((n + 1) * sizeof *pfd);
     size_t *at = n == 1 ? one_at : mem_alloc(n * sizeof *at);
     for (;;) {
         size_t k = 0;
@@ -389,9 +401,13 @@ static void run_calls(struct ipc_call *calls, size_t n, long long deadline)
             break;
         /* a full backlog gives no event: it is tried again every 10 ms */
         int timeout = (int)(connecting && left > 10 ? 10 : left > 60000 ? 60000 : left);
-        int r = poll(pfd, (nfds_t)k, timeout);
+        if (w)
+            pfd[k] = (struct pollfd){w->fd, POLLIN, 0};
+        int r = poll(pfd, (nfds_t)(k + (w != NULL)), timeout);
         if (r < 0 && errno != EINTR)
             break;
+        if (r > 0 && w && (pfd[k].revents & POLLIN))
+            w->ready(w->ctx);
         for (size_t j = 0; r > 0 && j < k; j++)
             if (pfd[j].revents)
                 call_step(&calls[at[j]]);
@@ -422,6 +438,15 @@ int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int
                 uint8_t *reply_set, uint8_t *reply_id, uint8_t *payload, size_t cap,
                 size_t *payload_len, char *err, size_t err_size)
 {
+    return ipc_request_waiting(socket_path, msg, msg_len, timeout_ms, NULL, reply_set, reply_id,
+                               payload, cap, payload_len, err, err_size);
+}
+
+int ipc_request_waiting(const char *socket_path, const uint8_t *msg, size_t msg_len,
+                        int timeout_ms, const struct ipc_waiter *w, uint8_t *reply_set,
+                        uint8_t *reply_id, uint8_t *payload, size_t cap, size_t *payload_len,
+                        char *err, size_t err_size)
+{
     struct ipc_call c;
     memset(&c, 0, sizeof c);
     c.path = socket_path;
@@ -429,7 +454,7 @@ int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int
     c.msg_len = msg_len;
     c.payload = payload;
     c.cap = cap;
-    run_calls(&c, 1, now_ms() + timeout_ms);
+    run_calls(&c, 1, now_ms() + timeout_ms, w);
     if (c.stage != CALL_DONE) {
         snprintf(err, err_size, "%s", c.err);
         return -1;
@@ -467,7 +492,7 @@ static void ask_info(struct ipc_query *q, size_t n, int version2, long long dead
             if (!q[i].ok)
                 snprintf(q[i].err, sizeof q[i].err, "out of memory");
     }
-    run_calls(calls, m, deadline);
+    run_calls(calls, m, deadline, NULL);
     for (size_t j = 0; j < m; j++) {
         struct ipc_call *c = &calls[j];
         struct ipc_query *r = &q[of[j]];
@@ -517,8 +542,8 @@ int ipc_process_info(const char *socket_path, struct ipc_info *out, char *err, s
 }
 
 int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const char *library,
-                        const void *data, size_t data_len, int timeout_ms, uint32_t *hresult,
-                        char *err, size_t err_size)
+                        const void *data, size_t data_len, int timeout_ms,
+                        const struct ipc_waiter *w, uint32_t *hresult, char *err, size_t err_size)
 {
     static uint8_t msg[IPC_MESSAGE_MAX];
     /* the timeout field bounds only the wait for a background GC when the
@@ -531,8 +556,8 @@ int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const 
     }
     uint8_t reply[64], set, id;
     size_t len;
-    if (ipc_request(socket_path, msg, (size_t)n, timeout_ms, &set, &id, reply, sizeof reply, &len,
-                    err, err_size) < 0)
+    if (ipc_request_waiting(socket_path, msg, (size_t)n, timeout_ms, w, &set, &id, reply,
+                            sizeof reply, &len, err, err_size) < 0)
         return -1;
     if (set != IPC_SET_SERVER || len < 4) {
         snprintf(err, err_size, "unexpected answer to AttachProfiler (%02x %02x, %zu bytes)", set,

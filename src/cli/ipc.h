@@ -48,6 +48,9 @@ enum {
 #define IPC_E_PROFILER_ALREADY_ACTIVE 0x8013136Au
 #define IPC_E_PROFILER_NOT_ATTACHABLE 0x80131368u
 #define IPC_E_FILE_NOT_FOUND 0x8007007Eu
+/* the runtime is still starting: it takes no profiler yet */
+#define IPC_E_NOT_YET_AVAILABLE 0x8013135Bu
+#define IPC_E_RUNTIME_UNINITIALIZED 0x80131371u
 
 struct ipc_info {
     uint64_t pid;
@@ -63,6 +66,10 @@ struct ipc_info {
  * newest dotnet-diagnostic-PID-*-socket there.  Returns 0, or -1 when it
  * has none. */
 HIDDEN int ipc_socket_path(pid_t pid, char *out, size_t size);
+/* The process's TMPDIR as the runtime sees it (its initial environment,
+ * a path in its own mount namespace), with a trailing slash; /tmp/ when
+ * unset or unreadable. */
+HIDDEN void ipc_tmpdir(pid_t pid, char *out, size_t size);
 
 /* Encoders: the whole message into buf.  Return its size, or -1 when it
  * does not fit (or a string is not UTF-8). */
@@ -80,6 +87,20 @@ HIDDEN int ipc_decode_info(const uint8_t *p, size_t len, int version2, struct ip
 HIDDEN int ipc_request(const char *socket_path, const uint8_t *msg, size_t msg_len, int timeout_ms,
                        uint8_t *reply_set, uint8_t *reply_id, uint8_t *payload, size_t cap,
                        size_t *payload_len, char *err, size_t err_size);
+
+/* What a caller does while it waits for the runtime's answer: when fd is
+ * readable, ready(ctx) runs (attach: the agent, loaded and initializing,
+ * connects to corscope's control socket before the runtime answers). */
+struct ipc_waiter {
+    int fd;
+    void (*ready)(void *ctx);
+    void *ctx;
+};
+/* ipc_request with a waiter (NULL for none). */
+HIDDEN int ipc_request_waiting(const char *socket_path, const uint8_t *msg, size_t msg_len,
+                               int timeout_ms, const struct ipc_waiter *w, uint8_t *reply_set,
+                               uint8_t *reply_id, uint8_t *payload, size_t cap,
+                               size_t *payload_len, char *err, size_t err_size);
 
 /* ProcessInfo2, or ProcessInfo on a runtime before .NET 6.  Returns 0 or
  * -1 with the reason in err. */
@@ -100,6 +121,7 @@ HIDDEN void ipc_process_info_many(struct ipc_query *q, size_t n, int timeout_ms)
  * answer, 0 for success), -1 with the reason in err when it did not. */
 HIDDEN int ipc_attach_profiler(const char *socket_path, const uint8_t clsid[16], const char *library,
                                const void *data, size_t data_len, int timeout_ms,
-                               uint32_t *hresult, char *err, size_t err_size);
+                               const struct ipc_waiter *w, uint32_t *hresult, char *err,
+                               size_t err_size);
 
 #endif

@@ -73,3 +73,16 @@ void json_string(FILE *out, const char *s)
     }
     putc('"', out);
 }
+
+void json_uint(FILE *out, uint64_t v, int first)
+{
+    char b[24];
+    size_t i = sizeof b;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (!first)
+        b[--i] = ',';
+    fwrite_unlocked(b + i, 1, sizeof b - i, out);
+}

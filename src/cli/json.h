@@ -8,11 +8,15 @@
 #ifndef CORSCOPE_JSON_H
 #define CORSCOPE_JSON_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/visibility.h"
 
 /* Writes s as a JSON string literal, quotes included. */
 HIDDEN void json_string(FILE *out, const char *s);
+/* Writes v in decimal, preceded by a comma unless `first`: the arrays of
+ * millions of numbers the flame graph carries, faster than fprintf. */
+HIDDEN void json_uint(FILE *out, uint64_t v, int first);
 
 #endif

@@ -11,6 +11,11 @@
  * its leaf is a recursive call, whose time its outer call already holds.
  * The mean is the inclusive time over those outermost calls.  A recording
  * traced with --trace=counts has calls only.
+ *
+ * With --paths the rows are the call paths themselves (summed over threads,
+ * or per thread with --threads), root first as in collapsed stacks: each
+ * path's calls, its inclusive and self time, mean and longest call, the
+ * exact counts the tree and the flame graph draw.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +25,7 @@
 #include "common/mem.h"
 
 struct row {
-    uint32_t name;
+    uint32_t name; /* a method's name id, or (--paths) a path's index */
     uint64_t calls, outer_calls;
     uint64_t incl, self, max;
 };
@@ -98,6 +103,120 @@ static void info_line(const struct recording *r, const char *key, const char *pr
         fprintf(out, "# %s%.*s\n", prefix, (int)v->len, v->p);
 }
 
+/* The k-th sample of the event is its k-th record with a stack: the
+ * record of each sample (mem_calloc'd, caller frees), or NULL. */
+static uint32_t *records_of_samples(const struct recording *r, long event)
+{
+    uint32_t *record_of = mem_calloc(r->sample_count ? r->sample_count : 1, sizeof *record_of);
+    if (!record_of)
+        return NULL;
+    size_t next_record = 0;
+    for (size_t i = 0; i < r->sample_count; i++) {
+        if ((long)r->samples[i].event != event)
+            continue;
+        while (next_record < r->record_count &&
+               ((long)r->records[next_record].event != event || !r->records[next_record].stack))
+            next_record++;
+        record_of[i] = (uint32_t)next_record++;
+    }
+    return record_of;
+}
+
+static void row_line(FILE *out, const struct row *row, int timed)
+{
+    if (timed) {
+        char incl[32], self[32], mean[32], max[32];
+        duration(row->incl, incl, sizeof incl);
+        duration(row->self, self, sizeof self);
+        duration(mean_of(row), mean, sizeof mean);
+        duration(row->max, max, sizeof max);
+        fprintf(out, "%12llu %12s %12s %12s %12s  ", (unsigned long long)row->calls, incl, self,
+                mean, max);
+    } else {
+        fprintf(out, "%12llu  ", (unsigned long long)row->calls);
+    }
+}
+
+static void heading(FILE *out, int timed, const char *what)
+{
+    if (timed)
+        fprintf(out, "%12s %12s %12s %12s %12s  %s\n", "calls", "inclusive", "self", "mean", "max",
+                what);
+    else
+        fprintf(out, "%12s  %s\n", "calls", what);
+}
+
+/* A path's names, root first, joined by ';' (the thread first with
+ * --threads). */
+static void path_text(const struct profile *v, uint32_t path, int by_thread, FILE *out)
+{
+    const struct prof_path *pp = &v->paths[path];
+    const struct recording *r = v->rec;
+    struct rec_stack st = r->stacks[pp->stack];
+    int first = 1;
+    if (by_thread) {
+        fputs(prof_name(v, v->thread_name[pp->thread]), out);
+        first = 0;
+    }
+    for (uint32_t k = st.depth; k-- > 0;) {
+        if (!first)
+            fputc(';', out);
+        fputs(prof_name(v, v->frame_name[r->stack_frames[st.offset + k]]), out);
+        first = 0;
+    }
+    fputc('\n', out);
+}
+
+/* --paths: one row per path of the view. */
+static int paths_table(const struct profile *v, const struct report_options *o, int timed,
+                       const uint32_t *record_of, FILE *out)
+{
+    const struct recording *r = v->rec;
+    struct row *rows = mem_calloc(v->path_count ? v->path_count : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < v->path_count; i++)
+        rows[i].name = (uint32_t)i;
+    for (size_t i = 0; i < v->selected_samples; i++) {
+        uint32_t si = v->selected[i].sample;
+        if (record_of[si] >= r->record_count)
+            continue;
+        const struct rec_record *x = &r->records[record_of[si]];
+        struct row *row = &rows[v->selected[i].path];
+        uint64_t calls = rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_CALLS);
+        row->calls += calls;
+        if (!timed)
+            continue;
+        /* every call of a path is outermost on it: a recursive call has a
+         * path of its own */
+        row->outer_calls += calls;
+        row->self += rec_value(r, x, FMT_EV_CALLS, FMT_CALLS_SELF);
+        row->incl += rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_INCLUSIVE);
+        uint64_t max = rec_field(r, x, FMT_EV_CALLS, FMT_CALLS_MAX);
+        if (max > row->max)
+            row->max = max;
+    }
+    qsort(rows, v->path_count, sizeof *rows, by_key);
+    size_t paths = 0;
+    for (size_t i = 0; i < v->path_count; i++)
+        paths += rows[i].calls != 0;
+    fprintf(out, "# %zu call paths, by %s; each path root first, its method last\n", paths,
+            sort_key);
+    heading(out, timed, "path");
+    long shown = 0;
+    for (size_t i = 0; i < v->path_count; i++) {
+        if (!rows[i].calls)
+            continue;
+        if (o->limit && shown >= o->limit)
+            break;
+        row_line(out, &rows[i], timed);
+        path_text(v, rows[i].name, o->filter && o->filter->thread_roots, out);
+        shown++;
+    }
+    mem_free(rows);
+    return 0;
+}
+
 int report_calls(const struct profile *p, const struct report_options *o, FILE *out)
 {
     const struct recording *r = p->rec;
@@ -109,8 +228,7 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
     /* --trace=counts: the calls alone */
     int timed = rec_value_of(r, FMT_EV_CALLS, FMT_CALLS_SELF) >= 0;
 
-    /* the k-th sample of the event is its k-th record with a stack */
-    uint32_t *record_of = mem_calloc(r->sample_count ? r->sample_count : 1, sizeof *record_of);
+    uint32_t *record_of = records_of_samples(r, v->event);
     struct row *rows = mem_calloc(p->names->count ? p->names->count : 1, sizeof *rows);
     if (!record_of || !rows) {
         mem_free(record_of);
@@ -118,16 +236,6 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
         cli_error("out of memory while writing the calls table");
         return -1;
     }
-    size_t next_record = 0;
-    for (size_t i = 0; i < r->sample_count; i++) {
-        if ((long)r->samples[i].event != v->event)
-            continue;
-        while (next_record < r->record_count &&
-               ((long)r->records[next_record].event != v->event || !r->records[next_record].stack))
-            next_record++;
-        record_of[i] = (uint32_t)next_record++;
-    }
-
     size_t names = p->names->count;
     for (size_t i = 0; i < names; i++)
         rows[i].name = (uint32_t)i;
@@ -167,7 +275,6 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
             row->max = max;
     }
     mem_free(threads);
-    mem_free(record_of);
     size_t methods = 0;
     for (size_t i = 0; i < names; i++)
         if (rows[i].calls)
@@ -188,11 +295,16 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
                 "their times run to that moment\n", (unsigned long long)open);
     if (r->status != REC_COMPLETE)
         fprintf(out, "# recording %s: %s\n", rec_status_name(r->status), r->problem);
-    if (timed)
-        fprintf(out, "%12s %12s %12s %12s %12s  %s\n", "calls", "inclusive", "self", "mean", "max",
-                "method");
-    else
-        fprintf(out, "%12s  %s\n", "calls", "method");
+    if (o->paths) {
+        mem_free(rows);
+        int rc = paths_table(v, o, timed, record_of, out);
+        mem_free(record_of);
+        if (rc < 0)
+            cli_error("out of memory while writing the calls table");
+        return rc;
+    }
+    mem_free(record_of);
+    heading(out, timed, "method");
     long shown = 0;
     for (size_t i = 0; i < names; i++) {
         const struct row *row = &rows[i];
@@ -200,17 +312,8 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
             continue;
         if (o->limit && shown >= o->limit)
             break;
-        if (timed) {
-            char incl[32], self[32], mean[32], max[32];
-            duration(row->incl, incl, sizeof incl);
-            duration(row->self, self, sizeof self);
-            duration(mean_of(row), mean, sizeof mean);
-            duration(row->max, max, sizeof max);
-            fprintf(out, "%12llu %12s %12s %12s %12s  %s\n", (unsigned long long)row->calls, incl,
-                    self, mean, max, prof_name(p, row->name));
-        } else {
-            fprintf(out, "%12llu  %s\n", (unsigned long long)row->calls, prof_name(p, row->name));
-        }
+        row_line(out, row, timed);
+        fprintf(out, "%s\n", prof_name(p, row->name));
         shown++;
     }
     mem_free(rows);

@@ -2,7 +2,9 @@
  * out_collapsed: collapsed stacks, the lingua franca of flame graph tools:
  * one line per distinct call path, root first, frames joined by ';', then a
  * space and the path's weight ("Main;Work;Hot 42").  Weights are in the
- * event's periods (samples of the interval for cpu and wall).  Lines come
+ * event's periods (samples of the interval for cpu and wall), or with
+ * --weight count the event's count (calls of a traced path, objects of an
+ * allocation, samples).  Lines come
  * in depth-first order with siblings sorted by name, so the output is
  * deterministic.  ';' and line breaks inside names would break the format
  * and are written as '_'.
@@ -40,13 +42,15 @@ static int append_name(char **path, size_t *cap, size_t at, const char *name, si
 
 int report_collapsed(const struct profile *p, const struct report_options *o, FILE *out)
 {
-    (void)o;
     int rc = -1;
+    uint64_t *self_count = NULL, *total_count = NULL;
     struct level *levels = NULL;
     size_t level_cap = 0, level_used = 0, depth = 0;
     char *path = NULL;
     size_t path_cap = 0;
 
+    if (o->by_count && prof_node_counts(p, &self_count, &total_count) < 0)
+        goto out;
     /* level 0 is the root, which has no name */
     if (!(levels = mem_grow(NULL, &level_cap, 1, sizeof *levels)))
         goto out;
@@ -76,8 +80,9 @@ int report_collapsed(const struct profile *p, const struct report_options *o, FI
         size_t len;
         if (append_name(&path, &path_cap, l->path_len, prof_name(p, p->nodes[node].name), &len))
             goto out;
-        if (p->nodes[node].self)
-            fprintf(out, "%s %llu\n", path, (unsigned long long)p->nodes[node].self);
+        uint64_t weight = self_count ? self_count[node] : p->nodes[node].self;
+        if (weight)
+            fprintf(out, "%s %llu\n", path, (unsigned long long)weight);
         c->path_len = len;
         c->next = 0;
         c->count = prof_children(p, node, PROF_BY_NAME, &c->children, &c->cap);
@@ -91,6 +96,8 @@ out:
         mem_free(levels[i].children);
     mem_free(levels);
     mem_free(path);
+    mem_free(self_count);
+    mem_free(total_count);
     if (rc < 0)
         cli_error("out of memory while writing collapsed stacks");
     return rc;

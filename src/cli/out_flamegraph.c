@@ -2,24 +2,29 @@
  * out_flamegraph: the interactive flame graph, one self-contained HTML file.
  *
  * The page (src/cli/flamegraph.html, built into the program) does the
- * drawing, zooming, searching, the inverted view and the thread filter in
- * the browser; this writer gives it the data as JSON in place of the
- * template's placeholder: the display names and their kinds (managed,
- * native, runtime ...), a call tree (each node's parent and name), the
- * thread names, and per (leaf node, thread) the value of the samples that
- * end there; the same tree and values for every other event of the
- * recording ("views": the page's event selector switches between cpu,
- * alloc, live ...).  That is compact enough for 100,000 distinct stacks: a path is
- * stored once as a chain of nodes, not once per sample.
+ * drawing, zooming, searching, the inverted view, the thread filter and
+ * the timeline in the browser; this writer gives it the data as JSON in
+ * place of the template's placeholder: the display names and their kinds
+ * (managed, native, runtime ...), a call tree (each node's parent and
+ * name; a parent's number is smaller than its children's, and is sent as
+ * their difference, "up"), the thread names, and each sample's (leaf
+ * node, thread), time, weight and count (flame_timeline.h), so that the
+ * page can redraw the graph from any range of time; the same tree and
+ * samples for every other event of the recording ("views": the page's
+ * event selector switches between cpu, alloc, live ...); and the runtime's
+ * events as marks on the timeline.  A path is stored once as a chain of
+ * nodes, a sample as a few numbers.
  *
  * With --diff BASE, the tree holds the paths of both profiles, matched by
- * name, and the baseline's values come as a second list; the page sizes
- * frames by the new profile and colours them by the change of their share.
+ * name, and the baseline's values come as a list per (leaf, thread); the
+ * page sizes frames by the new profile and colours them by the change of
+ * their share (and has no timeline: the baseline is another run).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/flame_timeline.h"
 #include "cli/json.h"
 #include "cli/report.h"
 #include "cli/resources.h"
@@ -35,11 +40,10 @@ struct fg {
     uint32_t *parent, *node_name; /* node 0 is the root */
     size_t nodes, nodes_cap;
     struct map64 child;    /* baseline: parent << 32 | name -> node */
-    struct strtab threads; /* thread labels; id 0 unused */
+    struct strtab threads; /* diff: the thread labels of both; id 0 unused */
     struct map64 leaf_index; /* baseline: thread << 32 | leaf -> entry */
-    uint32_t *leaf, *thread;
+    uint32_t *leaf, *thread; /* the baseline's (leaf, thread, value) entries */
     uint64_t *value;
-    uint8_t *set;
     size_t entries, entries_cap;
     uint32_t *path;        /* scratch */
     size_t path_cap;
@@ -83,10 +87,10 @@ static uint32_t fg_child(struct fg *g, uint32_t parent, uint32_t name)
     return at;
 }
 
-/* Appends one (leaf, thread, value) entry of a set. */
-static int fg_entry(struct fg *g, uint32_t leaf, uint32_t thread, uint64_t value, uint8_t set)
+/* Appends one (leaf, thread, value) entry of the baseline. */
+static int fg_entry(struct fg *g, uint32_t leaf, uint32_t thread, uint64_t value)
 {
-    size_t c1 = g->entries_cap, c2 = g->entries_cap, c3 = g->entries_cap;
+    size_t c1 = g->entries_cap, c2 = g->entries_cap;
     uint32_t *l = mem_grow(g->leaf, &c1, g->entries + 1, sizeof *l);
     if (!l)
         return -1;
@@ -95,18 +99,13 @@ static int fg_entry(struct fg *g, uint32_t leaf, uint32_t thread, uint64_t value
     if (!t)
         return -1;
     g->thread = t;
-    uint64_t *v = mem_grow(g->value, &c3, g->entries + 1, sizeof *v);
+    uint64_t *v = mem_grow(g->value, &g->entries_cap, g->entries + 1, sizeof *v);
     if (!v)
         return -1;
     g->value = v;
-    uint8_t *st = mem_grow(g->set, &g->entries_cap, g->entries + 1, 1);
-    if (!st)
-        return -1;
-    g->set = st;
     g->leaf[g->entries] = leaf;
     g->thread[g->entries] = thread;
     g->value[g->entries] = value;
-    g->set[g->entries] = set;
     g->entries++;
     return 0;
 }
@@ -120,35 +119,15 @@ static uint32_t fg_thread(struct fg *g, const struct profile *p, uint32_t thread
     return strtab_intern(&g->threads, label, strlen(label), &is_new);
 }
 
-static int by_leaf_thread(const void *a, const void *b, void *ctx)
-{
-    const struct profile *sort_profile = ctx;
-    const struct prof_sample *x = a, *y = b;
-    uint32_t lx = sort_profile->path_leaf[x->path], ly = sort_profile->path_leaf[y->path];
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    uint32_t tx = sort_profile->rec->samples[x->sample].thread;
-    uint32_t ty = sort_profile->rec->samples[y->sample].thread;
-    return tx < ty ? -1 : tx > ty;
-}
-
-static int by_leaf_thread_index(const void *a, const void *b, void *ctx)
-{
-    const struct profile *sort_profile = ctx;
-    return by_leaf_thread(&sort_profile->selected[*(const uint32_t *)a],
-                          &sort_profile->selected[*(const uint32_t *)b], ctx);
-}
-
 /* The profile's own call tree becomes the page's (names mapped to the
- * shared name table), and its samples are summed per (leaf, thread) by
- * sorting, not hashing: no index larger than the tree itself. */
-static int fg_add_main(struct fg *g, const struct profile *p)
+ * shared name table, node numbers kept), and its threads the page's, by
+ * label (*thread_map: the recording's thread index -> the page's). */
+static int fg_add_main(struct fg *g, const struct profile *p, uint32_t **thread_map)
 {
     int rc = -1;
     uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
-    uint32_t *thread_of = mem_calloc(p->rec->thread_count ? p->rec->thread_count : 1, sizeof *thread_of);
-    struct prof_sample *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
-    if (!name_map || !thread_of || !order)
+    *thread_map = mem_calloc(p->rec->thread_count ? p->rec->thread_count : 1, sizeof **thread_map);
+    if (!name_map || !*thread_map)
         goto out;
     for (size_t n = 1; n < p->names->count; n++) {
         name_map[n] = fg_name(g, prof_name(p, (uint32_t)n), p->name_kind[n]);
@@ -169,35 +148,21 @@ static int fg_add_main(struct fg *g, const struct profile *p)
         g->node_name[i] = i ? name_map[p->nodes[i].name] : 0;
     }
     g->nodes = p->node_count ? p->node_count : 1;
-    if (p->selected_samples)
-        memcpy(order, p->selected, p->selected_samples * sizeof *order);
-    qsort_r(order, p->selected_samples, sizeof *order, by_leaf_thread, (void *)p);
-    for (size_t i = 0; i < p->selected_samples;) {
-        uint32_t leaf = p->path_leaf[order[i].path];
-        uint32_t thread = p->rec->samples[order[i].sample].thread;
-        uint64_t value = 0;
-        for (; i < p->selected_samples && p->path_leaf[order[i].path] == leaf &&
-               p->rec->samples[order[i].sample].thread == thread;
-             i++)
-            value += (uint64_t)prof_value(p, p->rec->samples[order[i].sample].weight);
-        if (!thread_of[thread] && (thread_of[thread] = fg_thread(g, p, thread)) == UINT32_MAX)
+    for (size_t t = 0; t < p->rec->thread_count; t++) {
+        uint32_t id = fg_thread(g, p, (uint32_t)t);
+        if (id == UINT32_MAX)
             goto out;
-        if (fg_entry(g, leaf, thread_of[thread], value, 0) < 0)
-            goto out;
+        (*thread_map)[t] = id - 1; /* 0-based in the page */
     }
     rc = 0;
 out:
     mem_free(name_map);
-    mem_free(thread_of);
-    mem_free(order);
     return rc;
 }
 
-/* Adds the baseline's samples (set 1), its paths matched by name into the
- * tree. */
+/* Adds the baseline's samples, its paths matched by name into the tree. */
 static int fg_add_base(struct fg *g, const struct profile *p)
 {
-    const uint8_t set = 1;
     for (size_t i = 1; i < g->nodes; i++)
         if (map64_put(&g->child, (uint64_t)g->parent[i] << 32 | g->node_name[i], (uint32_t)i) < 0)
             return -1;
@@ -229,7 +194,7 @@ static int fg_add_base(struct fg *g, const struct profile *p)
         uint32_t at;
         if (!map64_get(&g->leaf_index, key, &at)) {
             at = (uint32_t)g->entries;
-            if (fg_entry(g, leaf, th, 0, set) < 0 || map64_put(&g->leaf_index, key, at) < 0)
+            if (fg_entry(g, leaf, th, 0) < 0 || map64_put(&g->leaf_index, key, at) < 0)
                 goto out;
         }
         g->value[at] += (uint64_t)prof_value(p, rs->weight);
@@ -253,23 +218,7 @@ static void fg_free(struct fg *g)
     mem_free(g->leaf);
     mem_free(g->thread);
     mem_free(g->value);
-    mem_free(g->set);
     mem_free(g->path);
-}
-
-static void samples_json(FILE *out, const struct fg *g, uint8_t set)
-{
-    fputc('[', out);
-    int first = 1;
-    for (size_t i = 0; i < g->entries; i++) {
-        if (g->set[i] != set)
-            continue;
-        /* threads are 0-based in the page */
-        fprintf(out, first ? "%u,%u,%llu" : ",%u,%u,%llu", g->leaf[i], g->thread[i] - 1,
-                (unsigned long long)g->value[i]);
-        first = 0;
-    }
-    fputc(']', out);
 }
 
 /* The part of the page's data both layouts share: what the profile is,
@@ -292,78 +241,9 @@ static void header_json(FILE *out, const struct fg *g, const struct profile *p)
     fputc(']', out);
 }
 
-static void view_header(FILE *out, const struct profile *p);
-
-static void data_json(FILE *out, const struct fg *g, const struct profile *p)
-{
-    header_json(out, g, p);
-    fputc(',', out);
-    view_header(out, p);
-    fputs(",\"parent\":[", out);
-    for (size_t i = 0; i < g->nodes; i++)
-        fprintf(out, i ? ",%u" : "%u", g->parent[i]);
-    fputs("],\"node\":[", out);
-    for (size_t i = 0; i < g->nodes; i++)
-        fprintf(out, i ? ",%u" : "%u", g->node_name[i]);
-    fputs("],\"threads\":[", out);
-    for (size_t i = 1; i < g->threads.count; i++) {
-        if (i > 1)
-            fputc(',', out);
-        json_string(out, g->threads.strs[i]);
-    }
-    fputs("],\"samples\":", out);
-    samples_json(out, g, 0);
-    fputs(",\"base\":", out);
-    int diff = 0;
-    for (size_t i = 0; i < g->entries && !diff; i++)
-        diff = g->set[i] == 1;
-    if (diff)
-        samples_json(out, g, 1);
-    else
-        fputs("null", out);
-    fputc('}', out);
-}
-
-/* A view's tree and its samples summed per (leaf, thread), straight from
- * the profile's own tree and a sorted index of its samples: nothing the
- * size of the tree is copied, which keeps a report of a million samples
- * within ten times the recording's size in memory.  Names are the shared
- * table's, mapped by name_map. */
-static int view_json(FILE *out, const struct profile *p, const uint32_t *name_map)
-{
-    uint32_t *order = mem_alloc((p->selected_samples ? p->selected_samples : 1) * sizeof *order);
-    if (!order)
-        return -1;
-    for (size_t i = 0; i < p->selected_samples; i++)
-        order[i] = (uint32_t)i;
-    qsort_r(order, p->selected_samples, sizeof *order, by_leaf_thread_index, (void *)p);
-    fputs("\"parent\":[0", out);
-    for (size_t i = 1; i < p->node_count; i++)
-        fprintf(out, ",%u", p->nodes[i].parent);
-    fputs("],\"node\":[0", out);
-    for (size_t i = 1; i < p->node_count; i++)
-        fprintf(out, ",%u", name_map[p->nodes[i].name]);
-    fputs("],\"samples\":[", out);
-    for (size_t i = 0; i < p->selected_samples;) {
-        const struct prof_sample *first = &p->selected[order[i]];
-        uint32_t leaf = p->path_leaf[first->path];
-        uint32_t thread = p->rec->samples[first->sample].thread;
-        uint64_t value = 0;
-        for (; i < p->selected_samples; i++) {
-            const struct prof_sample *s = &p->selected[order[i]];
-            if (p->path_leaf[s->path] != leaf || p->rec->samples[s->sample].thread != thread)
-                break;
-            value += (uint64_t)prof_value(p, p->rec->samples[s->sample].weight);
-        }
-        fprintf(out, first == &p->selected[order[0]] ? "%u,%u,%llu" : ",%u,%u,%llu", leaf, thread,
-                (unsigned long long)value);
-    }
-    fputc(']', out);
-    mem_free(order);
-    return 0;
-}
-
-/* What the page says about a view: its event, unit, losses and note. */
+/* What the page says about a view: its event, unit, losses and note, and
+ * what it can be weighed by: its value ("time", "bytes" or the value's
+ * name) and, when it has one, its count ("samples", "calls", "objects"). */
 static void view_header(FILE *out, const struct profile *p)
 {
     char losses[512], note[512];
@@ -380,11 +260,79 @@ static void view_header(FILE *out, const struct profile *p)
     json_string(out, losses);
     fputs(",\"note\":", out);
     json_string(out, note);
+    const struct rec_event *e = p->event >= 0 ? &p->rec->events[p->event] : NULL;
+    const char *unit = prof_unit(p);
+    char value[64];
+    if (!strcmp(unit, "ns"))
+        snprintf(value, sizeof value, "time");
+    else if (!strcmp(unit, "bytes"))
+        snprintf(value, sizeof value, "bytes");
+    else if (e && e->recorded)
+        snprintf(value, sizeof value, "%.*s", (int)e->value_names[0].len, e->value_names[0].p);
+    else
+        snprintf(value, sizeof value, "value");
+    fputs(",\"value\":", out);
+    json_string(out, value);
+    if (e && (!e->recorded || e->value_count > 1)) {
+        fputs(",\"count\":", out);
+        json_string(out, prof_count_name(p));
+    }
 }
 
-/* Without a baseline: the current view's tree, and every other event's
- * (cpu, alloc, live ...) in "views", for the page's event selector. */
-static int write_single(FILE *out, const struct profile *p, struct fg *g)
+/* A view's tree, names mapped by name_map, and its samples
+ * (flame_timeline.h). */
+static int view_json(FILE *out, const struct profile *p, const uint32_t *name_map)
+{
+    /* each node's distance to its parent, mostly 1: far shorter than the
+     * parents' own numbers */
+    fputs("\"up\":[0", out);
+    for (size_t i = 1; i < p->node_count; i++)
+        json_uint(out, i - p->nodes[i].parent, 0);
+    fputs("],\"node\":[0", out);
+    for (size_t i = 1; i < p->node_count; i++)
+        json_uint(out, name_map[p->nodes[i].name], 0);
+    fputs("],", out);
+    return flame_timeline_samples(out, p, NULL);
+}
+
+/* With a baseline: the two profiles' paths in one tree, the new one's
+ * samples and the baseline's values per (leaf, thread). */
+static int write_diff(FILE *out, const struct fg *g, const struct profile *p,
+                      const uint32_t *thread_map)
+{
+    header_json(out, g, p);
+    fputc(',', out);
+    view_header(out, p);
+    fputs(",\"threads\":[", out);
+    for (size_t i = 1; i < g->threads.count; i++) {
+        if (i > 1)
+            fputc(',', out);
+        json_string(out, g->threads.strs[i]);
+    }
+    fputs("],\"up\":[", out);
+    for (size_t i = 0; i < g->nodes; i++)
+        json_uint(out, i - g->parent[i], i == 0);
+    fputs("],\"node\":[", out);
+    for (size_t i = 0; i < g->nodes; i++)
+        json_uint(out, g->node_name[i], i == 0);
+    fputs("],", out);
+    if (flame_timeline_samples(out, p, thread_map) < 0)
+        return -1;
+    fputs(",\"base\":[", out);
+    for (size_t i = 0; i < g->entries; i++) {
+        json_uint(out, g->leaf[i], i == 0);
+        json_uint(out, g->thread[i] - 1, 0); /* 0-based in the page */
+        json_uint(out, g->value[i], 0);
+    }
+    fputs("]}", out);
+    return 0;
+}
+
+/* Without a baseline: the current view's tree, every other event's (cpu,
+ * alloc, live ...) in "views", for the page's event selector, and the
+ * timeline's marks. */
+static int write_single(FILE *out, const struct profile *p, const struct report_options *o,
+                        struct fg *g)
 {
     int rc = -1;
     uint32_t *name_map = mem_calloc(p->names->count ? p->names->count : 1, sizeof *name_map);
@@ -398,7 +346,7 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
     header_json(out, g, p);
     fputc(',', out);
     view_header(out, p);
-    fputs(",\"threads\":[", out);
+    fprintf(out, ",\"byCount\":%s,\"threads\":[", o->by_count ? "true" : "false");
     for (size_t t = 0; t < p->rec->thread_count; t++) {
         char label[160];
         timeline_thread_name(p, (uint32_t)t, label, sizeof label);
@@ -423,7 +371,10 @@ static int write_single(FILE *out, const struct profile *p, struct fg *g)
             goto out;
         fputc('}', out);
     }
-    fputs("]}", out);
+    fputs("],", out);
+    if (flame_timeline_marks(out, p) < 0)
+        goto out;
+    fputc('}', out);
     rc = 0;
 out:
     mem_free(name_map);
@@ -436,6 +387,7 @@ int report_flamegraph(const struct profile *p, const struct report_options *o, F
     memset(&g, 0, sizeof g);
     map64_init(&g.child);
     map64_init(&g.leaf_index);
+    uint32_t *thread_map = NULL;
     int rc = -1;
     if (strtab_init(&g.names) < 0 || strtab_init(&g.threads) < 0)
         goto out;
@@ -444,21 +396,18 @@ int report_flamegraph(const struct profile *p, const struct report_options *o, F
         cli_error("the flame graph template has no data placeholder (a build problem)");
         goto out;
     }
-    if (o->base && (fg_add_main(&g, p) < 0 || fg_add_base(&g, o->base) < 0))
+    if (o->base && (fg_add_main(&g, p, &thread_map) < 0 || fg_add_base(&g, o->base) < 0))
         goto out;
     fwrite(flamegraph_html, 1, (size_t)(marker - flamegraph_html), out);
-    if (!o->base) {
-        if (write_single(out, p, &g) < 0)
-            goto out;
-    } else {
-        data_json(out, &g, p);
-    }
+    if (o->base ? write_diff(out, &g, p, thread_map) < 0 : write_single(out, p, o, &g) < 0)
+        goto out;
     const char *rest = marker + strlen(FLAMEGRAPH_PLACEHOLDER);
     fwrite(rest, 1, flamegraph_html_len - (size_t)(rest - flamegraph_html), out);
     rc = 0;
 out:
     if (rc < 0)
         cli_error("out of memory while writing the flame graph");
+    mem_free(thread_map);
     fg_free(&g);
     return rc;
 }

@@ -8,6 +8,15 @@
  * Nodes below --min (a share of the whole, 0.5% by default) are left out,
  * and what each node lost that way is shown in one "[N more below X%]"
  * line, so the shares of the lines printed still add up.
+ *
+ * A recorded event's numbers are exact, not estimates from samples, so its
+ * tree shows them beside the shares: the total and self value (time,
+ * bytes, calls) and, for an event with a count, the count that ends at the
+ * node.  For the calls event of `record --trace` that is each node's own
+ * calls on its path, with its inclusive (total) and self time:
+ *
+ *   total%   self%      total       self      calls  name
+ *   76.00%  76.00%    3.1 ms     3.1 ms    1000000      TraceApp.Calls.Leaf
  */
 #include <string.h>
 
@@ -22,9 +31,27 @@ struct level {
     size_t hidden_count;
 };
 
-static void line(FILE *out, size_t depth, double total, double self, const char *name)
+/* The columns of exact numbers a recorded event adds; NULL self_count
+ * when it has no count. */
+struct exact {
+    int on;
+    const uint64_t *self_count;
+};
+
+static void line(FILE *out, const struct profile *p, const struct exact *x, uint32_t node,
+                 size_t depth, double all)
 {
-    fprintf(out, "%7.2f%% %7.2f%%  %*s%s\n", total, self, (int)(2 * depth), "", name);
+    const struct prof_node *n = &p->nodes[node];
+    fprintf(out, "%7.2f%% %7.2f%%", 100.0 * (double)n->total / all, 100.0 * (double)n->self / all);
+    if (x->on) {
+        char total[32], self[32];
+        report_format_value(p, n->total, total, sizeof total);
+        report_format_value(p, n->self, self, sizeof self);
+        fprintf(out, " %10s %10s", total, self);
+        if (x->self_count)
+            fprintf(out, " %10llu", (unsigned long long)x->self_count[node]);
+    }
+    fprintf(out, "  %*s%s\n", (int)(2 * depth), "", prof_name(p, n->name));
 }
 
 int report_tree(const struct profile *p, const struct report_options *o, FILE *out)
@@ -34,16 +61,37 @@ int report_tree(const struct profile *p, const struct report_options *o, FILE *o
     struct level *levels = NULL;
     size_t level_cap = 0, used = 0, depth;
     int rc = -1;
+    uint64_t *self_count = NULL, *total_count = NULL;
+    const struct rec_event *e = p->event >= 0 ? &p->rec->events[p->event] : NULL;
+    struct exact x = {e && e->recorded, NULL};
+    if (x.on && e->value_count > 1) {
+        if (prof_node_counts(p, &self_count, &total_count) < 0)
+            goto out;
+        x.self_count = self_count;
+    }
 
     char total[32];
     report_format_value(p, p->total_weight, total, sizeof total);
-    fprintf(out, "# %s: %llu samples, %s; nodes under %.2f%% left out\n", prof_event_name(p),
-            (unsigned long long)p->selected_samples, total, min);
+    if (x.self_count)
+        fprintf(out, "# %s: %s, %llu %s in %llu records; nodes under %.2f%% left out\n",
+                prof_event_name(p), total, (unsigned long long)p->total_count,
+                prof_count_name(p), (unsigned long long)p->selected_samples, min);
+    else if (x.on)
+        fprintf(out, "# %s: %s in %llu records; nodes under %.2f%% left out\n", prof_event_name(p),
+                total, (unsigned long long)p->selected_samples, min);
+    else
+        fprintf(out, "# %s: %llu samples, %s; nodes under %.2f%% left out\n", prof_event_name(p),
+                (unsigned long long)p->selected_samples, total, min);
     char losses[256];
     report_losses(p, losses, sizeof losses);
     if (losses[0])
         fprintf(out, "# lost: %s\n", losses);
-    fprintf(out, "%8s %8s  %s\n", "total%", "self%", "name");
+    fprintf(out, "%8s %8s", "total%", "self%");
+    if (x.on)
+        fprintf(out, " %10s %10s", "total", "self");
+    if (x.self_count)
+        fprintf(out, " %10s", prof_count_name(p));
+    fprintf(out, "  %s\n", "name");
 
     if (!(levels = mem_grow(NULL, &level_cap, 1, sizeof *levels)))
         goto out;
@@ -57,9 +105,10 @@ int report_tree(const struct profile *p, const struct report_options *o, FILE *o
         struct level *l = &levels[depth - 1];
         if (l->next == l->count) {
             if (l->hidden_count)
-                fprintf(out, "%7.2f%% %8s  %*s[%zu more below %.2f%%]\n",
-                        100.0 * (double)l->hidden / all, "", (int)(2 * (depth - 1)), "",
-                        l->hidden_count, min);
+                fprintf(out, "%7.2f%% %8s%*s  %*s[%zu more below %.2f%%]\n",
+                        100.0 * (double)l->hidden / all, "",
+                        (x.on ? 22 : 0) + (x.self_count ? 11 : 0), "", (int)(2 * (depth - 1)),
+                        "", l->hidden_count, min);
             depth--;
             continue;
         }
@@ -71,7 +120,7 @@ int report_tree(const struct profile *p, const struct report_options *o, FILE *o
             l->hidden_count++;
             continue;
         }
-        line(out, depth - 1, share, 100.0 * (double)n->self / all, prof_name(p, n->name));
+        line(out, p, &x, node, depth - 1, all);
         struct level *grown = mem_grow(levels, &level_cap, depth + 1, sizeof *levels);
         if (!grown)
             goto out;
@@ -94,6 +143,8 @@ out:
     for (size_t i = 0; i < used; i++)
         mem_free(levels[i].children);
     mem_free(levels);
+    mem_free(self_count);
+    mem_free(total_count);
     if (rc < 0)
         cli_error("out of memory while writing the tree");
     return rc;

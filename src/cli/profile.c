@@ -581,6 +581,26 @@ size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, si
     return depth;
 }
 
+int prof_node_counts(const struct profile *p, uint64_t **self, uint64_t **total)
+{
+    size_t n = p->node_count ? p->node_count : 1;
+    *self = mem_calloc(n, sizeof **self);
+    *total = mem_calloc(n, sizeof **total);
+    if (!*self || !*total) {
+        mem_free(*self);
+        mem_free(*total);
+        *self = *total = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < p->path_count; i++)
+        (*self)[p->path_leaf[i]] += p->paths[i].count;
+    memcpy(*total, *self, n * sizeof **total);
+    /* a parent comes before its children (build_tree): one pass upwards */
+    for (size_t i = p->node_count; i-- > 1;)
+        (*total)[p->nodes[i].parent] += (*total)[i];
+    return 0;
+}
+
 static int by_name(const void *a, const void *b, void *ctx)
 {
     const struct profile *p = ctx;

@@ -46,7 +46,8 @@ struct prof_filter {
 
 struct prof_node {
     uint32_t name;         /* name id */
-    uint32_t parent;       /* node index; the root (0) is its own parent */
+    uint32_t parent;       /* node index, smaller than the node's own; the root
+                            * (0) is its own parent */
     uint32_t first_child;  /* 0 = none */
     uint32_t next_sibling; /* 0 = none */
     uint64_t total;        /* weight of samples through this node */
@@ -139,6 +140,13 @@ HIDDEN size_t prof_children(const struct profile *p, uint32_t node, enum prof_or
  * needed, caller frees).  Returns the depth, or SIZE_MAX when out of
  * memory.  The root itself (node 0) has depth 0. */
 HIDDEN size_t prof_node_path(const struct profile *p, uint32_t node, uint32_t **out, size_t *cap);
+
+/* Per node of the tree, the count (samples, calls, objects ...) of the
+ * samples that end there (*self) and that pass through it (*total): arrays
+ * of node_count, the caller frees them.  Returns 0, or -1 when out of
+ * memory.  (Counts are not kept in the nodes: most reports never read
+ * them, and a tree of millions of nodes would carry them for nothing.) */
+HIDDEN int prof_node_counts(const struct profile *p, uint64_t **self, uint64_t **total);
 
 HIDDEN const char *prof_name(const struct profile *p, uint32_t name_id);
 /* Does --thread `want` (a name's substring or an OS tid; NULL = all)

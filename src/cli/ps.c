@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/container.h"
 #include "cli/ipc.h"
 #include "cli/termsafe.h"
 #include "common/mem.h"
@@ -130,26 +131,6 @@ static int scan_maps(pid_t pid, struct dotnet_process *p, const char **mapped_pr
     return 0;
 }
 
-/* Is a file of that name mapped in the process? */
-static int mapped_file(pid_t pid, const char *base)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *file = strchr(line, '/');
-        if (file) {
-            file[strcspn(file, "\n")] = '\0';
-            found = !strcmp(base_name(file), base);
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 /* The startup profiler the process was started with, from its environment,
  * when its library is loaded (one the runtime could not load is none). */
 static void startup_profiler(pid_t pid, char *out, size_t size)
@@ -174,7 +155,7 @@ static void startup_profiler(pid_t pid, char *out, size_t size)
     if (!enabled)
         return;
     const char *which = lib64 && *lib64 ? lib64 : lib;
-    if (!which || !*which || !mapped_file(pid, base_name(which)))
+    if (!which || !*which || !container_mapped(pid, base_name(which), NULL, 0, NULL))
         return;
     snprintf(out, size, "%s", base_name(which));
 }
@@ -200,6 +181,7 @@ int ps_inspect(pid_t pid, struct dotnet_process *p, int ask_runtime)
     if (!p->runtime_mapped && !p->socket[0])
         return 0;
     p->other_namespace = !same_namespace(pid, "pid") || !same_namespace(pid, "mnt");
+    p->inner_pid = container_inner_pid(pid);
 
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     ssize_t n = read_all(path, p->command, sizeof p->command);
@@ -295,9 +277,11 @@ int cmd_ps(int argc, char **argv)
         const struct dotnet_process *p = &procs[i];
         if (!i)
             printf("%7s  %-9s  %-12s  %s\n", "PID", "RUNTIME", "PROFILER", "COMMAND");
-        const char *note = !p->socket[0] ? "  (no diagnostics socket: cannot attach)"
-                           : p->other_namespace ? "  (in a container: attach from inside it)"
-                                                : "";
+        char note[96] = "";
+        if (!p->socket[0])
+            snprintf(note, sizeof note, "  (no diagnostics socket: cannot attach)");
+        else if (p->inner_pid != p->pid)
+            snprintf(note, sizeof note, "  (in a container, as pid %d)", (int)p->inner_pid);
         /* what the processes say of themselves (other users' among them),
          * escaped */
         char version[4 * sizeof p->version], profiler[4 * sizeof p->profiler],

@@ -35,6 +35,7 @@ struct dotnet_process {
     char profiler[128];       /* "" when none is seen, else what is loaded */
     int profiler_is_corscope; /* ... and it is ours, recording now */
     int other_namespace;      /* in another pid or mount namespace (a container) */
+    pid_t inner_pid;          /* the pid it knows itself by (container.h) */
 };
 
 /* Looks at one process.  Returns 1 when it is .NET (filled in), 0 when it

@@ -50,7 +50,7 @@ static const char record_usage[] =
     "profiler loaded and writes a recording; or attaches to the running .NET\n"
     "process PID (see `corscope ps`), records, and detaches, leaving it running.\n"
     "\n"
-    "  -p, --pid PID           attach to a running process (.NET 5 or later) until\n"
+    "  -p, --pid PID           attach to a running process (.NET Core 3.1 on) until\n"
     "                          -d or Ctrl-C\n"
     "  -d, --duration TIME     end the recording after TIME (30s, 5m); a program\n"
     "                          corscope started then gets SIGTERM\n"
@@ -409,15 +409,13 @@ static size_t written_recordings(const char *path, char (*before)[PATH_MAX], siz
 }
 
 /* -p: attaches, records until -d or Ctrl-C, detaches.  created: the
- * recording file as created (given to the process's user by it, never by
- * its path). */
+ * recording file as created, which the agent gets open (never its path). */
 static int record_attached(struct record_run *rr, const struct attach_target *target,
                            const char *agent, const char *path, int created,
                            const struct report_format *render, const char *report_path)
 {
     uint64_t t0 = clock_now_ns();
-    if (attach_prepare_output(target, created) < 0 ||
-        attach_run(target, &rr->cfg, agent, path, rr->duration_ns, rr->quiet) != 0) {
+    if (attach_run(target, &rr->cfg, agent, path, created, rr->duration_ns, rr->quiet) != 0) {
         /* nothing written: the file goes, if the path still names it */
         struct stat st, now;
         if (fstat(created, &st) == 0 && st.st_size == 0) {
@@ -476,8 +474,11 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     size_t count = written_recordings(path, before, before_count, written, &first_written);
     if (!count) {
         unlink(path);
-        cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
-                  "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+        if (sess.peer_count)
+            cli_error("no recording: the profiler declined, for the reason above");
+        else
+            cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
+                      "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
         return code ? code : EXIT_WORK_FAILED;
     }
     if (!first_written)

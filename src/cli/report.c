@@ -39,6 +39,15 @@ static const struct report_format formats[] = {
     {"calls", ".calls", report_calls, "per method: calls, inclusive, self, mean and max time (record --trace)"},
 };
 
+/* The formats that hold every event of the recording (the flame graph's
+ * event selector, pprof's sample types, speedscope's profiles); the others
+ * draw one. */
+static int report_holds_every_event(const struct report_format *fmt)
+{
+    return fmt->write == report_flamegraph || fmt->write == report_pprof ||
+           fmt->write == report_speedscope;
+}
+
 int report_is_table(const struct report_format *fmt)
 {
     static const report_writer tables[] = {report_gc, report_exceptions, report_locks,
@@ -99,6 +108,10 @@ static const char report_options_usage[] =
     "      --diff BASE       flamegraph: colour by the change from recording BASE\n"
     "      --at DURATION     live: the heap as of this time (default: the end)\n"
     "      --sort COLUMN     calls: sort by calls, inclusive, self (default), mean or max\n"
+    "      --paths           calls: the call paths with their calls and times, not the\n"
+    "                        methods\n"
+    "      --weight W        collapsed, flamegraph: weigh stacks by the event's value\n"
+    "                        (time, bytes) or by its count (calls, objects, samples)\n"
     "  -h, --help\n";
 
 /* The usage text: the formats come from the table above. */
@@ -137,6 +150,8 @@ enum {
     OPT_PID,
     OPT_AT,
     OPT_SORT,
+    OPT_PATHS,
+    OPT_WEIGHT,
 };
 
 static int compile_regex(regex_t *re, const char *pattern, const char *option)
@@ -213,7 +228,7 @@ int report_render(const char *const *recordings, size_t count, const struct repo
 {
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
+    struct report_options ro = {.min_percent = 0.5, .limit = 50, .filter = &filter};
     struct profiles ps;
     char err[512];
     if (prof_load_many(&ps, recordings, count, 0, &filter, err, sizeof err) < 0) {
@@ -223,6 +238,26 @@ int report_render(const char *const *recordings, size_t count, const struct repo
     int status = write_report(fmt, prof_current(&ps), &ro, output);
     prof_free(&ps);
     return status;
+}
+
+/* A report of one event from a recording of several says which it drew
+ * and how to get the others, in one line (not an error: the same
+ * `corscope:` line as one). */
+static void say_other_events(const char *path, const struct report_format *fmt,
+                             const struct profiles *ps)
+{
+    char others[256] = "", example[64] = "";
+    for (size_t i = 0; i < ps->count; i++) {
+        if (i == ps->current)
+            continue;
+        size_t used = strlen(others);
+        if (!example[0]) /* prof_event_name's buffer is the next call's too: copied */
+            snprintf(example, sizeof example, "%s", prof_event_name(&ps->views[i]));
+        snprintf(others + used, sizeof others - used, "%s%s", used ? ", " : "",
+                 prof_event_name(&ps->views[i]));
+    }
+    cli_error("%s: %s drew the %s event; the recording also has %s (--event %s)", path,
+              fmt->name, prof_event_name(prof_current(ps)), others, example);
 }
 
 int cmd_report(int argc, char **argv)
@@ -239,13 +274,15 @@ int cmd_report(int argc, char **argv)
         {"pid", required_argument, NULL, OPT_PID},
         {"at", required_argument, NULL, OPT_AT},
         {"sort", required_argument, NULL, OPT_SORT},
+        {"paths", no_argument, NULL, OPT_PATHS},
+        {"weight", required_argument, NULL, OPT_WEIGHT},
         {"native", required_argument, NULL, OPT_NATIVE},
         {NULL, 0, NULL, 0},
     };
     struct prof_filter filter;
     memset(&filter, 0, sizeof filter);
-    struct report_options ro = {0.5, 50, NULL, &filter, 0, 0};
-    const char *diff_base = NULL, *sort = NULL;
+    struct report_options ro = {.min_percent = 0.5, .limit = 50, .filter = &filter};
+    const char *diff_base = NULL, *sort = NULL, *weight = NULL;
     long pid = 0;
     struct profiles base;
     int have_base = 0;
@@ -341,6 +378,8 @@ int cmd_report(int argc, char **argv)
             }
             sort = optarg;
             break;
+        case OPT_PATHS: ro.paths = 1; break;
+        case OPT_WEIGHT: weight = optarg; break;
         case 'h':
             print_usage(stdout);
             status = 0;
@@ -387,6 +426,14 @@ int cmd_report(int argc, char **argv)
         cli_usage_error("report", "--sort goes with -f calls");
         goto out;
     }
+    if (ro.paths && strcmp(fmt->name, "calls") != 0) {
+        cli_usage_error("report", "--paths goes with -f calls");
+        goto out;
+    }
+    if (weight && strcmp(fmt->name, "collapsed") != 0 && strcmp(fmt->name, "flamegraph") != 0) {
+        cli_usage_error("report", "--weight goes with -f collapsed or -f flamegraph");
+        goto out;
+    }
     if (diff_base && strcmp(fmt->name, "flamegraph") != 0) {
         cli_usage_error("report", "--diff goes with -f flamegraph");
         goto out;
@@ -424,6 +471,12 @@ int cmd_report(int argc, char **argv)
         prof_free(&ps);
         goto out;
     }
+    char weight_why[256];
+    if (weight && report_weight(p, weight, &ro.by_count, weight_why, sizeof weight_why) < 0) {
+        cli_usage_error("report", "--weight %s: %s", weight, weight_why);
+        prof_free(&ps);
+        goto out;
+    }
     char several[64];
     if (path_count > 1) {
         snprintf(several, sizeof several, "%zu recordings", path_count);
@@ -448,6 +501,9 @@ int cmd_report(int argc, char **argv)
         if (p->selected_samples == 0 && !report_is_table(fmt))
             cli_warn("%s: no samples%s", path,
                      p->rec->sample_count ? " pass the filters" : " were recorded");
+        if (!filter.event && ps.count > 1 && !report_is_table(fmt) &&
+            !report_holds_every_event(fmt))
+            say_other_events(path, fmt, &ps);
     }
     prof_free(&ps);
 out:

@@ -18,6 +18,9 @@ struct report_options {
     const struct prof_filter *filter; /* the filters, for the tables of recorded events */
     uint64_t from_ns, to_ns;    /* the time window (--from, --to; to 0 = open), for the
                                  * formats of recorded events (gc) */
+    int by_count;               /* --weight: collapsed and the flame graph weigh by the
+                                 * event's count (calls, objects, samples), not its value */
+    int paths;                  /* calls --paths: the call paths, not the methods */
 };
 
 /* Writes the report to out.  Returns 0, or -1 after printing a
@@ -77,6 +80,11 @@ HIDDEN void report_losses(const struct profile *p, char *out, size_t size);
 /* What the view's numbers are (how allocations were sampled, when the
  * live heap was taken), or "". */
 HIDDEN void report_note(const struct profile *p, char *out, size_t size);
+/* --weight NAME for the view: sets *by_count (0: the event's value, its
+ * time or bytes; 1: its count, calls or objects or samples) and returns 0,
+ * or -1 with what the event can be weighed by in why. */
+HIDDEN int report_weight(const struct profile *p, const char *name, int *by_count, char *why,
+                         size_t size);
 /* A warning when the view's weights are biased (AllocationTick), or NULL. */
 HIDDEN const char *report_biased(const struct profile *p);
 

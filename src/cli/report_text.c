@@ -29,8 +29,10 @@ void report_format_value(const struct profile *p, uint64_t weight, char *out, si
             snprintf(out, size, "%.2f s", v / 1e9);
         else if (v >= 1e6)
             snprintf(out, size, "%.1f ms", v / 1e6);
-        else
+        else if (v >= 1e3)
             snprintf(out, size, "%.0f us", v / 1e3);
+        else /* a traced call's times */
+            snprintf(out, size, "%.0f ns", v);
     } else if (strcmp(unit, "bytes") == 0) {
         if (v >= 1024.0 * 1024 * 1024)
             snprintf(out, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
@@ -66,6 +68,52 @@ void report_losses(const struct profile *p, char *out, size_t size)
         if (n > 0)
             used += (size_t)n;
     }
+}
+
+/* The words --weight takes for the event's value (the first) and its
+ * count (the second): its own names for them, "time" or "bytes" by the
+ * value's unit, and "value" and "count" for any event. */
+static int weight_is_value(const struct profile *p, const char *name)
+{
+    const char *unit = prof_unit(p);
+    const struct rec_event *e = p->event >= 0 ? &p->rec->events[p->event] : NULL;
+    return !strcmp(name, "value") || (e && e->recorded && rec_str_eq(e->value_names[0], name)) ||
+           (!strcmp(name, "time") && !strcmp(unit, "ns")) ||
+           (!strcmp(name, "bytes") && !strcmp(unit, "bytes"));
+}
+
+/* Has the event a count apart from its value?  A sampled event counts
+ * samples; a recorded one its second value, when it has one. */
+static int has_count(const struct profile *p)
+{
+    const struct rec_event *e = p->event >= 0 ? &p->rec->events[p->event] : NULL;
+    return e && (!e->recorded || e->value_count > 1);
+}
+
+int report_weight(const struct profile *p, const char *name, int *by_count, char *why, size_t size)
+{
+    if (weight_is_value(p, name)) {
+        *by_count = 0;
+        return 0;
+    }
+    if (has_count(p) && (!strcmp(name, "count") || !strcmp(name, prof_count_name(p)))) {
+        *by_count = 1;
+        return 0;
+    }
+    const struct rec_event *e = p->event >= 0 ? &p->rec->events[p->event] : NULL;
+    const char *unit = prof_unit(p);
+    const char *value_word = !strcmp(unit, "ns") ? "time" : !strcmp(unit, "bytes") ? "bytes" : "value";
+    char value_name[64] = "";
+    if (e && e->recorded && !rec_str_eq(e->value_names[0], value_word))
+        snprintf(value_name, sizeof value_name, "%.*s, ", (int)e->value_names[0].len,
+                 e->value_names[0].p);
+    if (has_count(p))
+        snprintf(why, size, "the %s event is weighed by %s%s or by %s (count)", prof_event_name(p),
+                 value_name, value_word, prof_count_name(p));
+    else
+        snprintf(why, size, "the %s event is weighed by %s%s only", prof_event_name(p),
+                 value_name, value_word);
+    return -1;
 }
 
 /* Is the view's event the schema's ev? */

@@ -441,6 +441,19 @@ int session_accept_agent(struct session *s, int timeout_ms)
     }
 }
 
+int session_give_recording(struct session *s, int file)
+{
+    accept_peers(s);
+    int given = 0;
+    for (int i = 0; i < s->peer_count; i++) {
+        struct session_peer *p = &s->peers[i];
+        if (p->fd >= 0 && !p->given && control_send_fd(p->fd, CONTROL_RECORDING, file) == 0)
+            p->given = 1;
+        given |= p->given;
+    }
+    return given;
+}
+
 int session_print_pending(struct session *s, int timeout_ms)
 {
     uint64_t deadline = clock_now_ns() + (uint64_t)timeout_ms * 1000000ull;

@@ -33,6 +33,7 @@ struct session_peer {
     int fd;      /* -1 once the agent hung up */
     pid_t pid;
     int hello, closed, detached, dormant;
+    int given; /* attached: it has the recording's file (control.h) */
     struct control_counts counts;
 };
 
@@ -71,6 +72,10 @@ HIDDEN int session_wait_child(struct session *s, pid_t child, uint64_t duration_
  * (waiting up to timeout_ms for it).  Returns 0, or -1 when it never came
  * (the agent declined: its log lines, if any, are printed). */
 HIDDEN int session_accept_agent(struct session *s, int timeout_ms);
+/* Attached: takes the agent's connection if it came, and sends it the
+ * recording's file (any agent that has none yet).  Returns 1 when an agent
+ * has it, else 0. */
+HIDDEN int session_give_recording(struct session *s, int file);
 /* Prints what a declining agent said (its log lines).  Returns how many. */
 HIDDEN int session_print_pending(struct session *s, int timeout_ms);
 /* Attached: records until the deadline (0: none), Ctrl-C (SIGINT, TERM,

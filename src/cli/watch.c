@@ -379,22 +379,19 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     if (temp_dir(dir, sizeof dir) < 0)
         return EXIT_WORK_FAILED;
     snprintf(file, sizeof file, "%s/agent.corscope", dir);
-    /* the agent's (empty) recording, made here and given to the process's
-     * user; the directory only needs to be passed through */
+    /* the agent's (empty) recording, made here; the agent gets it open over
+     * the control line, as record -p's */
     int fd = open(file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || chmod(dir, 0711) < 0 || attach_prepare_output(&t, fd) < 0) {
-        if (fd < 0)
-            cli_error("cannot create %s: %s", file, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0) {
+        cli_error("cannot create %s: %s", file, strerror(errno));
         remove_temp(dir, file);
         return EXIT_WORK_FAILED;
     }
-    close(fd);
     if (!w->quiet)
         fprintf(stderr, "corscope: attaching to process %d to watch '%s'%s\n", (int)w->pid,
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
-    int rc = attach_run_with(&t, cfg, agent, file, w->duration_ns, 1, setup, w);
+    int rc = attach_run_with(&t, cfg, agent, file, fd, w->duration_ns, 1, setup, w);
+    close(fd);
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */

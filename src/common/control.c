@@ -3,15 +3,18 @@
  */
 #include "common/control.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const words[] = {
     [CONTROL_HELLO] = "hello",     [CONTROL_LOG] = "log",           [CONTROL_STATUS] = "status",
     [CONTROL_CLOSED] = "closed",   [CONTROL_DETACHED] = "detached", [CONTROL_DORMANT] = "dormant",
     [CONTROL_STOP] = "stop",       [CONTROL_ALONE] = "alone",       [CONTROL_CALL] = "call",
-    [CONTROL_WATCH] = "watch",
+    [CONTROL_WATCH] = "watch",     [CONTROL_RECORDING] = "recording",
 };
 
 int control_sockaddr(const char *address, struct sockaddr_un *sa, socklen_t *len)
@@ -97,6 +100,7 @@ int control_parse(const char *msg, size_t len, struct control_msg *m)
     case CONTROL_DETACHED:
     case CONTROL_STOP:
     case CONTROL_ALONE:
+    case CONTROL_RECORDING:
         if (*args)
             return -1;
         break;
@@ -104,5 +108,76 @@ int control_parse(const char *msg, size_t len, struct control_msg *m)
         return -1;
     }
     m->kind = kind;
+    return 0;
+}
+
+int control_send_fd(int sock, enum control_kind kind, int fd)
+{
+    const char *word = words[kind];
+    struct iovec iov = {(void *)word, strlen(word)};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    for (;;) {
+        ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        if (n >= 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+int control_recv_fd(int sock, int timeout_ms, struct control_msg *m, int *fd)
+{
+    *fd = -1;
+    struct pollfd p = {sock, POLLIN, 0};
+    int r;
+    while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r <= 0) {
+        if (r == 0)
+            errno = ETIMEDOUT;
+        return -1;
+    }
+    char text[CONTROL_MESSAGE_MAX];
+    struct iovec iov = {text, sizeof text};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+    } u;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0) {
+        if (n == 0)
+            errno = ECONNRESET;
+        return -1;
+    }
+    /* keep one descriptor; close any others a confused peer sent */
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int got;
+            memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+            if (*fd < 0)
+                *fd = got;
+            else
+                close(got);
+        }
+    }
+    control_parse(text, (size_t)n, m);
     return 0;
 }

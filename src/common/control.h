@@ -29,6 +29,14 @@
  *                                 OVER-COUNT OVER-RATE QUEUE-FULL
  *                                 REWRITTEN LEFT
  *   corscope -> agent
+ *     recording                   attached: the file to record into, an
+ *                                 open descriptor passed with the message
+ *                                 (SCM_RIGHTS), sent as soon as the agent
+ *                                 connects; the agent opens no path of its
+ *                                 own, so the file is the one corscope
+ *                                 created where the user asked, on the
+ *                                 host, whatever mount namespace, /tmp or
+ *                                 user the process has
  *     stop                        close the recording and detach
  *     alone                       corscope does not follow this process
  *                                 (too many at once, or not one it
@@ -63,6 +71,7 @@ enum control_kind {
     CONTROL_ALONE,
     CONTROL_CALL,
     CONTROL_WATCH,
+    CONTROL_RECORDING,
 };
 
 struct control_counts {
@@ -85,5 +94,14 @@ HIDDEN int control_format_counts(char *out, size_t size, enum control_kind kind,
 /* Parses one message of len bytes (no NUL needed).  Returns 0, or -1 for
  * text that is no message (m->kind is then CONTROL_UNKNOWN). */
 HIDDEN int control_parse(const char *msg, size_t len, struct control_msg *m);
+
+/* Sends one message of kind `kind` (no arguments) with descriptor fd
+ * attached.  Returns 0, or -1 with errno. */
+HIDDEN int control_send_fd(int sock, enum control_kind kind, int fd);
+/* Receives one message, waiting up to timeout_ms; a descriptor that came
+ * with it goes to *fd (close-on-exec), else *fd is -1.  Returns 0 with m
+ * filled in (CONTROL_UNKNOWN for text that is no message), or -1 with
+ * errno (ETIMEDOUT, or ECONNRESET when the other end is gone). */
+HIDDEN int control_recv_fd(int sock, int timeout_ms, struct control_msg *m, int *fd);
 
 #endif

@@ -14,15 +14,35 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "  $*"; }
 
+# The runtime the programs run on: the SDK's (.NET 10, build/apps), or the
+# major version CORSCOPE_TEST_RUNTIME names, for which tests/apps/runtimes.sh
+# built them (build/rtV/apps) and laid out a runtime installed alone
+# (build/dotnet-V, reached through DOTNET_ROOT as on a machine that has it;
+# the SDK's own `dotnet` is not moved by it).  Tests assert what differs
+# between runtimes on RUNTIME.
+RUNTIME=${CORSCOPE_TEST_RUNTIME:-10}
+if [ "$RUNTIME" != 10 ]; then
+    export DOTNET_ROOT=$ROOT/build/dotnet-$RUNTIME
+    [ -f "$DOTNET_ROOT/.ready" ] ||
+        { echo "FAIL: no .NET $RUNTIME in build/dotnet-$RUNTIME (tests/apps/runtimes.sh $RUNTIME)" >&2; exit 1; }
+fi
+
 # app NAME -> the command line that runs a test program
-app() { echo "dotnet $APPS/$1/$1.dll"; }
+app() {
+    if [ "$RUNTIME" = 10 ]; then
+        echo "dotnet $APPS/$1/$1.dll"
+    else
+        echo "$ROOT/build/rt$RUNTIME/apps/$1/$1"
+    fi
+}
 
 # cs ARGS... : run corscope, with a timeout so a hang fails instead of blocking CI
 cs() { timeout -k 5 "${CS_TIMEOUT:-120}" "$CORSCOPE" "$@"; }
 
-# top_total FILE METHOD -> total% of METHOD in a `report -f top` output (0 if absent)
-top_total() { awk -v m="$2" '$NF == m { gsub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
-top_self() { awk -v m="$2" '$NF == m { gsub("%", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+# top_total FILE METHOD -> total% of METHOD in a `report -f top` output (0 if absent);
+# the row of the method itself, not a label's that names it ("[JIT] METHOD")
+top_total() { awk -v m="$2" '$NF == m && $(NF - 1) !~ /\]$/ { gsub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+top_self() { awk -v m="$2" '$NF == m && $(NF - 1) !~ /\]$/ { gsub("%", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
 
 # assert_near WHAT ACTUAL EXPECTED TOLERANCE
 assert_near() {

@@ -58,6 +58,15 @@ grep -q '\[throw\] Events.BadStateException' "$T/ex.flamegraph" || fail "flame g
 rc=0; cs record -q -e exceptions -o "$T/unhandled.corscope" -- $(app Lifecycle) unhandled \
     2> "$T/unhandled.err" || rc=$?
 assert_eq "unhandled: exit status (SIGABRT)" "$rc" 134
+if [ "$RUNTIME" = 8 ]; then
+    # .NET 8 aborts at the end of pass 1, with no callback the agent could
+    # see it coming by (README, known limits): the recording is what was
+    # written before, readable and said to be truncated
+    cs check "$T/unhandled.corscope" > "$T/unhandled.check" 2>&1 || true
+    grep -q "truncated" "$T/unhandled.check" || fail "unhandled, .NET 8: $(head -5 "$T/unhandled.check")"
+    note ".NET 8: the program's abort by an unhandled exception leaves a truncated recording, without it"
+    exit 0
+fi
 cs report -f exceptions "$T/unhandled.corscope" > "$T/unhandled.txt" 2> /dev/null
 grep -q "^#   1 unhandled$" "$T/unhandled.txt" || fail "unhandled: $(cat "$T/unhandled.txt")"
 grep -q "System.InvalidOperationException" "$T/unhandled.txt" || fail "unhandled: no type"

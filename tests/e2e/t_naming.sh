@@ -6,12 +6,14 @@
 #    share of its CPU the program measured around the compiling call; the
 #    "collector" thread's GC.Collect(2) loop carries [GC gen2 induced] under
 #    Naming.Collector.Run, likewise (with [GC pause] for the suspension and
-#    resumption around each); neither label is on the other thread;
+#    resumption around each); neither label is on the other thread; and
+#    `report -f top` makes those labels its rows (the thread's first row is
+#    its label, the libraries keep what no label explains);
 #  - the demo's `report -f top` has no library!+0x row, every format folds
 #    them and `--native raw` keeps them; the main thread's first managed
 #    frame is at depth 2 at most, under [start];
 #  - a cold start of the C# compiler (when the SDK has it): at least 80% of
-#    the runtime's own samples carry a label.
+#    the runtime's own samples carry a label, and top says so too.
 source "$(dirname "$0")/lib.sh"
 
 work_of() { awk -v t="$1" '$1 == t { for (i = 2; i <= NF; i++) if ($i ~ /^work=/) { sub("work=", "", $i); print $i } }' "$T/out.txt"; }
@@ -49,6 +51,26 @@ note "collector: [GC gen2 induced] or [GC pause] in $share of its samples"
 assert_ge "collector: share labelled [GC gen2 induced] or [GC pause]" "$share" "$(awk -v w="$gc_work" 'BEGIN { print 0.85 * w }')"
 assert_eq "[JIT] dynamicClass.HotJit on the collector" "$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];.*\[JIT\] dynamicClass\.HotJit')" 0
 assert_eq "[GC gen2 induced] on the jitter" "$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*\[GC gen2 induced\]')" 0
+
+# top names the runtime's work by what it did: the label is the row, and the
+# library (libclrjit.so, libcoreclr.so) keeps only what no label explains
+# top_row FILE NAME -> self% of the row NAME (0 if absent); top_first FILE -> the first row's name
+top_row() { awk -v m="$2" '/^ *[0-9.]+%/ { n = $0; sub(/^ *[0-9.]+% +[0-9.]+% +[0-9.]+ [a-zA-Z]+ +[0-9.]+ [a-zA-Z]+  /, "", n)
+                                         if (n == m) { gsub("%", "", $1); print $1; found = 1; exit } }
+                           END { if (!found) print 0 }' "$1"; }
+top_first() { awk '/^ *[0-9.]+%/ { sub(/^ *[0-9.]+% +[0-9.]+% +[0-9.]+ [a-zA-Z]+ +[0-9.]+ [a-zA-Z]+  /, ""); print; exit }' "$1"; }
+for t in jitter collector; do cs report -f top --thread $t --limit 0 "$T/naming.corscope" > "$T/top-$t.txt" 2> /dev/null; done
+assert_eq "jitter: top's first row" "$(top_first "$T/top-jitter.txt")" "[JIT] dynamicClass.HotJit"
+assert_ge "jitter: top's [JIT] dynamicClass.HotJit self%" "$(top_row "$T/top-jitter.txt" '[JIT] dynamicClass.HotJit')" "$(awk -v w="$jit_work" 'BEGIN { print 60 * w }')"
+unnamed=$(awk -v a="$(top_row "$T/top-jitter.txt" libclrjit.so)" -v b="$(top_row "$T/top-jitter.txt" libcoreclr.so)" 'BEGIN { print a + b }')
+awk -v u="$unnamed" 'BEGIN { exit !(u <= 10) }' || fail "jitter: libclrjit.so and libcoreclr.so rows keep $unnamed% (what no label explains)"
+grep -q "^# the runtime's own work: [0-9.]*% of cpu, by what it did: \[JIT\] " "$T/top-jitter.txt" ||
+    fail "jitter: top's line on the runtime's work: $(grep "runtime's own" "$T/top-jitter.txt")"
+assert_eq "collector: top's first row" "$(top_first "$T/top-collector.txt")" "[GC gen2 induced]"
+assert_ge "collector: top's [GC gen2 induced] self%" "$(top_row "$T/top-collector.txt" '[GC gen2 induced]')" "$(awk -v w="$gc_work" 'BEGIN { print 50 * w }')"
+grep -q "^# the runtime's own work: [0-9.]*% of cpu, by what it did: \[GC gen2 induced\] " "$T/top-collector.txt" ||
+    fail "collector: top's line on the runtime's work: $(grep "runtime's own" "$T/top-collector.txt")"
+note "top: jitter's first row [JIT] dynamicClass.HotJit ($(top_row "$T/top-jitter.txt" '[JIT] dynamicClass.HotJit')%, libraries $unnamed%), collector's [GC gen2 induced] ($(top_row "$T/top-collector.txt" '[GC gen2 induced]')%)"
 
 # the demo: folded in every format, raw on request
 cs record -q -o "$T/demo.corscope" -- $(app Demo) 2 > /dev/null
@@ -112,3 +134,11 @@ cs record -q -i 1ms -o "$T/csc.corscope" -- dotnet "$csc" "@$T/csc.rsp" > /dev/n
 named=$(cs check "$T/csc.corscope" | awk '/runtime work cpu:/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/) v = $i; sub("%", "", v); print v }')
 note "csc cold start: $(cs check "$T/csc.corscope" | grep 'runtime work' | sed 's/^ *//')"
 assert_ge "csc: share of the runtime's own samples named" "$named" 80
+# top says the same: the runtime's share, and what carries no label
+cs report -f top "$T/csc.corscope" > "$T/csc-top.txt" 2> /dev/null
+work=$(sed -n "s/^# the runtime's own work: \([0-9.]*\)% of cpu.*/\1/p" "$T/csc-top.txt")
+nolabel=$(sed -n "s/^# the runtime's own work: .*; no label \([0-9.]*\)%$/\1/p" "$T/csc-top.txt")
+in_runtime=$(cs check "$T/csc.corscope" | awk '/runtime work cpu:/ { sub("%", "", $4); print $4 }')
+note "csc: $(grep "^# the runtime's own work" "$T/csc-top.txt" | cut -c1-160)"
+assert_near "csc: top's share of the runtime's work against check's" "${work:-0}" "$in_runtime" 1
+assert_ge "csc: share of the runtime's work top names" "$(awk -v w="$work" -v n="${nolabel:-0}" 'BEGIN { print 100 * (w - n) / w }')" 80

@@ -1,6 +1,7 @@
 # Every report format, checked by the tools people load them into
 # (tests/viewers/check.mjs: pprof-format, the speedscope schema, headless
-# Chromium on the flame graph, also on a recording of several events), plus
+# Chromium on the flame graph and its timeline (a dragged range against
+# report --from/--to), also on a recording of several events), plus
 # the text formats, --min, --diff and `record -o app.html`.  Screenshots of the flame graph are kept in
 # build/viewers/.
 source "$(dirname "$0")/lib.sh"
@@ -17,14 +18,16 @@ for ext in collapsed tree html speedscope.json pb.gz trace.json; do
 done
 # several events in one recording: pprof's sample types, speedscope's
 # profiles and the flame graph's event selector (reported with --event alloc)
-cs record -q -e cpu,live -i 1ms -o "$T/ev.corscope" -- $(app Memory) live 20 80 > /dev/null
+cs record -q -e cpu,live,gc -i 1ms -o "$T/ev.corscope" -- $(app Memory) live 20 80 > /dev/null
 for ext in html speedscope.json pb.gz; do
     cs report --event alloc -o "$T/v/events.$ext" "$T/ev.corscope" 2> /dev/null || fail "report --event alloc -o events.$ext failed"
 done
 for ev in alloc live; do
     cs report -f collapsed --event $ev "$T/ev.corscope" > "$T/v/events.$ev.collapsed" 2> /dev/null
 done
-node "$VIEWERS/check.mjs" "$T/v" CpuShares.Work.Alpha "$ROOT/build/viewers" || fail "viewer checks failed"
+cs report -f gc "$T/ev.corscope" > "$T/v/events.gc.txt" 2> /dev/null
+CORSCOPE=$CORSCOPE node "$VIEWERS/check.mjs" "$T/v" CpuShares.Work.Alpha "$ROOT/build/viewers" "$T/r.corscope" ||
+    fail "viewer checks failed"
 
 # tree: shares add up, and --min prunes
 cs report -f tree --min 0 "$T/r.corscope" > "$T/tree0.txt" 2> /dev/null

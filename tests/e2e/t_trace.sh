@@ -210,6 +210,50 @@ col=$(head -1 "$T/pprof.txt" | tr '\t' '\n' | grep -n '^calls/count$' | cut -d: 
 assert_eq "pprof: Leaf calls" "$(awk -F'\t' -v c="$col" '$1 == "TraceApp.Calls.Leaf" { print $c }' "$T/pprof.txt")" 1250000
 note "every stack format draws the calls event; pprof has Leaf's 1250000 calls"
 
+# ---- exact counts where people look: tree, collapsed, paths, the flame graph --------------------------------
+R='TraceApp.Program.Main;TraceApp.Calls.Run'
+A="$R;TraceApp.Calls.CallerA;TraceApp.Calls.Leaf" B="$R;TraceApp.Calls.CallerB;TraceApp.Calls.Middle;TraceApp.Calls.Leaf"
+# the tree: each node's calls on its path (column 7; the values before it are "N unit"),
+# turned into "root;...;node calls" by the indentation
+cs report -f tree --min 0 --event calls "$T/counts.corscope" > "$T/tree.txt"
+grep -q '^  total%    self%      total       self      calls  name$' "$T/tree.txt" || fail "the calls tree has no calls column: $(head -3 "$T/tree.txt")"
+awk '/^ *[0-9.]+%/ { line = $0; sub(/^ *[0-9.]+% +[0-9.]+% +[0-9.]+ [a-z]+ +[0-9.]+ [a-z]+ +[0-9]+  /, "", line)
+                     match(line, /^ */); d = RLENGTH / 2; name = substr(line, RLENGTH + 1); path[d] = name
+                     p = path[0]; for (i = 1; i <= d; i++) p = p ";" path[i]; print p, $7 }' "$T/tree.txt" > "$T/tree-paths.txt"
+assert_eq "tree: Leaf's calls under CallerA" "$(awk -v p="$A" '$1 == p { print $2 }' "$T/tree-paths.txt")" 1000000
+assert_eq "tree: Leaf's calls under Middle" "$(awk -v p="$B" '$1 == p { print $2 }' "$T/tree-paths.txt")" 250000
+assert_eq "tree: Middle's calls" "$(awk -v p="$R;TraceApp.Calls.CallerB;TraceApp.Calls.Middle" '$1 == p { print $2 }' "$T/tree-paths.txt")" 250000
+assert_eq "tree: CallerA's calls" "$(awk -v p="$R;TraceApp.Calls.CallerA" '$1 == p { print $2 }' "$T/tree-paths.txt")" 1
+# collapsed by calls, and by time (the default: the same lines as --weight time)
+cs report -f collapsed --event calls --weight calls "$T/counts.corscope" > "$T/by-calls.txt"
+grep -qx "$A 1000000" "$T/by-calls.txt" || fail "collapsed --weight calls: $(grep 'Leaf ' "$T/by-calls.txt")"
+grep -qx "$B 250000" "$T/by-calls.txt" || fail "collapsed --weight calls: $(grep 'Leaf ' "$T/by-calls.txt")"
+cmp -s <(cs report -f collapsed --event calls "$T/counts.corscope") <(cs report -f collapsed --event calls --weight time "$T/counts.corscope") ||
+    fail "collapsed --weight time differs from the default"
+set +e
+out=$(cs report -f collapsed --event calls --weight bytes "$T/counts.corscope" 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && [[ "$out" == *"the calls event is weighed by self, time or by calls"* ]] || fail "--weight bytes: $rc $out"
+# the paths, with their counts
+cs report -f calls --paths --sort calls --limit 0 "$T/counts.corscope" > "$T/paths.txt"
+assert_eq "--paths: Leaf under CallerA" "$(awk -v p="$A" '$NF == p { print $1 }' "$T/paths.txt")" 1000000
+assert_eq "--paths: Leaf under Middle" "$(awk -v p="$B" '$NF == p { print $1 }' "$T/paths.txt")" 250000
+assert_eq "--paths: the first row by calls" "$(awk '/^ *[0-9]/ { print $NF; exit }' "$T/paths.txt")" "$A"
+# the flame graph: the tooltip's calls, and a weighting by calls
+cs report -f flamegraph --event calls -o "$T/calls.html" "$T/counts.corscope"
+js_path() { echo "[\"$(echo "$1" | sed 's/;/","/g')\"]"; }
+node "$VIEWERS/flame_eval.mjs" "$T/calls.html" "window.corscope.node($(js_path "$A"))" > "$T/node.json" || fail "the flame graph page failed"
+assert_eq "flame graph: Leaf's calls under CallerA" "$(jq .selfCount "$T/node.json")" 1000000
+jq -r .tip "$T/node.json" | grep -q '<br>1,000,000 calls on this path,' || fail "the tooltip has no calls: $(jq -r .tip "$T/node.json")"
+all_calls=$(sed -n 's/^# calls: \([0-9]*\) calls.*/\1/p' "$T/paths.txt")
+cs report -f flamegraph --event calls --weight calls -o "$T/calls-n.html" "$T/counts.corscope"
+node "$VIEWERS/flame_eval.mjs" "$T/calls-n.html" '[window.corscope.weighting(), window.corscope.matches().total, window.corscope.node('"$(js_path "$B")"').count]' > "$T/w.json"
+assert_eq "flame graph by calls: weighting, root, Leaf under Middle" "$(jq -c . "$T/w.json")" "[\"calls\",$all_calls,250000]"
+# a report of one event from a recording of several says which, and how to get the others
+cs report -f top "$T/counts.corscope" > /dev/null 2> "$T/err.txt"
+grep -q "top drew the cpu event; the recording also has calls (--event calls)" "$T/err.txt" || fail "no word on the other events: $(cat "$T/err.txt")"
+note "tree, collapsed --weight calls, --paths and the flame graph: Leaf 1000000 under CallerA, 250000 under Middle"
+
 # ---- refusals ---------------------------------------------------------------------------------------------
 set +e
 out=$(cs record --include x -o "$T/x.corscope" -- true 2>&1); rc=$?

@@ -35,7 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (out) {
         size_t n;
         const struct report_format *formats = report_formats(&n);
-        struct report_options o = {0.5, 50, NULL, NULL, 0, 0};
+        struct report_options o = {.min_percent = 0.5, .limit = 50};
+        for (size_t i = 0; i < n; i++)
+            formats[i].write(p, &o, out);
+        /* and the options that read more of it: by count, by path */
+        o.by_count = 1;
+        o.paths = 1;
         for (size_t i = 0; i < n; i++)
             formats[i].write(p, &o, out);
         fclose(out);

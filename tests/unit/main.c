@@ -48,7 +48,8 @@ void test_run(const char *name, void (*fn)(void))
     X(profile) X(frame_name) X(json) X(out_collapsed) X(out_top) X(out_tree) X(stack_bounds)   \
     X(cfi) X(nativeunwind) X(elfsym) X(fold) X(thread_rings) X(exflow) X(live) X(gc_table)     \
     X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(mcode) X(walk)       \
-    X(mshape) X(mshape_arm64) X(il) X(inflate) X(assembly) X(covfile) X(review) X(sig)
+    X(mshape) X(mshape_arm64) X(lifecycle) X(container) X(il) X(inflate) X(assembly)      \
+    X(covfile) X(review) X(flame_timeline) X(sig)
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)

@@ -1,7 +1,13 @@
 /*
  * Tests of the control line's messages (common/control.h): the counts'
- * text form and the socket addresses.
+ * text form, the socket addresses, and the recording's file passed open
+ * (SCM_RIGHTS).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent/control_client.h"
 #include "test.h"
@@ -44,7 +50,45 @@ static void test_control_messages(void)
     CHECK(control_sockaddr("@", &sa, &len) == -1);
 }
 
+static void test_recording_passed_open(void)
+{
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    char path[] = "/tmp/corscope-unit-fd-XXXXXX";
+    int file = mkstemp(path);
+    REQUIRE(file >= 0);
+    unlink(path); /* the agent never needs the path */
+    REQUIRE(control_send_fd(sv[0], CONTROL_RECORDING, file) == 0);
+    struct control_msg m;
+    int got = -1;
+    REQUIRE(control_recv_fd(sv[1], 1000, &m, &got) == 0);
+    CHECK_EQ(m.kind, CONTROL_RECORDING);
+    REQUIRE(got >= 0 && got != file);
+    CHECK((fcntl(got, F_GETFD) & FD_CLOEXEC) != 0);
+    /* the same open file: what one writes, the other's offset sees */
+    CHECK(write(got, "trailer", 7) == 7);
+    CHECK_EQ(lseek(file, 0, SEEK_CUR), 7);
+    close(got);
+
+    /* a message without a descriptor, and a timeout */
+    CHECK(send(sv[0], "stop", 4, 0) == 4);
+    REQUIRE(control_recv_fd(sv[1], 1000, &m, &got) == 0);
+    CHECK_EQ(m.kind, CONTROL_STOP);
+    CHECK_EQ(got, -1);
+    errno = 0;
+    CHECK(control_recv_fd(sv[1], 10, &m, &got) < 0 && errno == ETIMEDOUT);
+    /* the other end gone */
+    close(sv[0]);
+    CHECK(control_recv_fd(sv[1], 1000, &m, &got) < 0 && errno == ECONNRESET);
+    close(sv[1]);
+    close(file);
+    /* "recording" takes no argument */
+    CHECK(control_parse("recording x", 11, &m) < 0);
+    CHECK(control_parse("recording", 9, &m) == 0 && m.kind == CONTROL_RECORDING);
+}
+
 void suite_control(void)
 {
     RUN(test_control_messages);
+    RUN(test_recording_passed_open);
 }

@@ -34,7 +34,7 @@ static void test_gc_table_and_report(void)
     CHECK(t.count == 0 && t.pause_count == 0);
     gc_table_free(&t);
 
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text = fixture_render(report_gc, prof_current(&ps), &o);
     REQUIRE(text);
     CHECK(strstr(text, "# gc: 2 collections over 0.30 s: gen0 1, gen1 0, gen2 1; 1 background, 1 "

@@ -27,7 +27,7 @@ static void test_live_view(void)
     REQUIRE(alloc);
     CHECK_EQ(alloc->total_weight, 10u << 20);
     /* top shows objects beside bytes */
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text = fixture_render(report_top, live, &o);
     CHECK(text && strstr(text, "self objects") && strstr(text, "App.Work.Keep"));
     CHECK(text && strstr(text, "# live: 2 sampled allocations") != NULL);

@@ -14,7 +14,7 @@ static void test_collapsed(void)
     REQUIRE(fixture_profiles(&ps, &f) == 0);
     p = prof_current(&ps);
     CHECK_EQ(p->total_weight, FIXTURE_WEIGHT);
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text = fixture_render(report_collapsed, p, &o);
     REQUIRE(text);
     CHECK_STR(text, "Demo.Program.Main;Demo.Work.Cold``1 3\n"

@@ -56,7 +56,7 @@ static void test_jit_table(void)
     struct profiles ps;
     REQUIRE(load_jit(&ps) == 0);
     struct prof_filter f = {0};
-    struct report_options o = {0, 50, NULL, &f, 0, 0};
+    struct report_options o = {.limit = 50, .filter = &f};
     char *text = fixture_render(report_jit, prof_current(&ps), &o);
     REQUIRE(text);
     CHECK(strstr(text, "App.Work.Compute") != NULL);
@@ -70,7 +70,7 @@ static void test_jit_table_allocation_failures(void)
     struct profiles ps;
     REQUIRE(load_jit(&ps) == 0);
     struct prof_filter f = {0};
-    struct report_options o = {0, 50, NULL, &f, 0, 0};
+    struct report_options o = {.limit = 50, .filter = &f};
     char *whole = fixture_render(report_jit, prof_current(&ps), &o);
     REQUIRE(whole);
     int saved = fixture_stderr_off(); /* the failures' messages */

@@ -14,7 +14,7 @@ static void test_pprof_types(void)
     struct prof_filter f = {0};
     f.event = "alloc";
     REQUIRE(fixture_memory_profiles(&ps, &f) == 0);
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *gz = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&gz, &len);

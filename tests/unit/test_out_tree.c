@@ -15,7 +15,7 @@ static void test_tree(void)
     REQUIRE(fixture_profiles(&ps, &f) == 0);
     p = prof_current(&ps);
     /* 12 weight: Main 12 (Hot 9 with memcpy 3, Cold 3) */
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text = fixture_render(report_tree, p, &o);
     REQUIRE(text);
     CHECK(strstr(text, " 100.00%    0.00%  Demo.Program.Main\n"));

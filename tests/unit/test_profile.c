@@ -12,7 +12,7 @@ static void test_filters(void)
     struct profiles ps;
     const struct profile *p = NULL;
     struct prof_filter f = {0};
-    struct report_options o = {0, 0, NULL, NULL, 0, 0};
+    struct report_options o = {0};
     char *text;
 
     f.thread_roots = 1;

@@ -32,7 +32,6 @@
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/thread_rings.h"
-#include "cli/attach.h"
 #include "cli/fold.h"
 #include "cli/frame_name.h"
 #include "cli/ipc.h"
@@ -474,50 +473,6 @@ static void test_agent_connect_bounded(void)
     close(listener);
 }
 
-/* ---- 4: root gives the recording to the service's user ------------------- */
-
-/* Root attaching to another user's process creates the recording, then
- * gives it to that user.  Between the two, that user (who may write in the
- * directory) swaps the file for a symbolic link to a file of root's: the
- * link is made here before the hand-over.  Only the file record created may
- * change owner (before, chown(path) followed the link: /etc/shadow would
- * have been the service user's). */
-static void test_output_handed_over_by_descriptor(void)
-{
-    if (geteuid() != 0) {
-        printf("  (not root: the hand-over of a recording is not tried)\n");
-        return;
-    }
-    char dir[] = "/tmp/corscope-unit-XXXXXX";
-    REQUIRE(mkdtemp(dir) != NULL);
-    char path[256], victim[256], moved[256];
-    snprintf(path, sizeof path, "%s/service.corscope", dir);
-    snprintf(victim, sizeof victim, "%s/roots-secret", dir);
-    snprintf(moved, sizeof moved, "%s/created", dir);
-    int secret = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    REQUIRE(secret >= 0 && created >= 0);
-    close(secret);
-    /* the swap */
-    REQUIRE(rename(path, moved) == 0 && symlink(victim, path) == 0);
-    struct attach_target t;
-    memset(&t, 0, sizeof t);
-    t.proc.uid = 65534;
-    t.gid = 65534;
-    int rc = attach_prepare_output(&t, created);
-    struct stat st_victim, st_created;
-    REQUIRE(stat(victim, &st_victim) == 0 && fstat(created, &st_created) == 0);
-    CHECK_EQ(rc, 0);
-    CHECK_EQ(st_victim.st_uid, 0); /* root's file stays root's */
-    CHECK_EQ(st_created.st_uid, 65534);
-    CHECK_EQ(st_created.st_gid, 65534);
-    close(created);
-    unlink(path);
-    unlink(moved);
-    unlink(victim);
-    rmdir(dir);
-}
-
 /* ---- 7: the unwind tables, read in a handler while the collector parses -- */
 
 /* The handler's lookups read a library's table once it is published by the
@@ -874,7 +829,6 @@ void suite_review(void)
     RUN(test_termsafe);
     RUN(test_agent_told_alone);
     RUN(test_agent_connect_bounded);
-    RUN(test_output_handed_over_by_descriptor);
     RUN(test_tsan_tables_published);
     RUN(test_runtimes_asked_together);
     RUN(test_native_name_of_unloaded_library);

@@ -458,20 +458,22 @@ static int calls_recording(struct buf *out)
     return rc < 0 || w.error ? -1 : 0;
 }
 
+/* Does the calls table have this row? */
+static int has_row(const char *text, unsigned calls, const char *incl, const char *self,
+                   const char *mean, const char *max, const char *what)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", calls, incl, self, mean, max, what);
+    return strstr(text, want) != NULL;
+}
+
 static void test_trace_calls_table(void)
 {
-    struct buf b;
-    buf_init(&b);
-    REQUIRE(calls_recording(&b) == 0);
-    struct recording r;
-    char err[256];
-    REQUIRE(rec_load_memory(b.data, b.len, &r, err, sizeof err) == 0);
-    buf_free(&b);
     struct prof_filter f = {0};
     f.event = "calls";
     struct profiles ps;
-    REQUIRE(prof_build(&ps, &r, &f, err, sizeof err) == 0);
-    struct report_options o = {0, 0, NULL, &f, 0, 0};
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
+    struct report_options o = {.filter = &f};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -481,16 +483,9 @@ static void test_trace_calls_table(void)
     REQUIRE(text);
     /* Rec: calls 2+2+1; inclusive of its outermost paths only (800+100),
      * over its 3 outermost calls; self everywhere; the longest call */
-    char want[256];
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 5, "900 ns", "510 ns", "300 ns",
-             "600 ns", "Demo.Rec");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 15, "150 ns", "150 ns", "10 ns",
-             "20 ns", "Demo.Leaf");
-    CHECK(strstr(text, want) != NULL);
-    snprintf(want, sizeof want, "%12u %12s %12s %12s %12s  %s\n", 1, "1.00 us", "100 ns",
-             "1.00 us", "1.00 us", "Demo.Main");
-    CHECK(strstr(text, want) != NULL);
+    CHECK(has_row(text, 5, "900 ns", "510 ns", "300 ns", "600 ns", "Demo.Rec"));
+    CHECK(has_row(text, 15, "150 ns", "150 ns", "10 ns", "20 ns", "Demo.Leaf"));
+    CHECK(has_row(text, 1, "1.00 us", "100 ns", "1.00 us", "1.00 us", "Demo.Main"));
     CHECK(strstr(text, "# calls: 21 calls of 3 methods on 2 threads") != NULL);
     CHECK(strstr(text, "# traced: calls and times of every method; inlining was off") != NULL);
     /* sorted by self, then by calls */
@@ -510,9 +505,83 @@ static void test_trace_calls_table(void)
     prof_free(&ps);
 }
 
+/* The calls event where people look: the tree with each node's calls and
+ * times, collapsed stacks by calls, the table of paths. */
+static void test_trace_calls_tree_and_paths(void)
+{
+    struct prof_filter f = {0};
+    f.event = "calls";
+    struct profiles ps;
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
+    const struct profile *p = prof_current(&ps);
+    struct report_options o = {.filter = &f};
+
+    char *text = fixture_render(report_tree, p, &o);
+    REQUIRE(text);
+    CHECK(strstr(text, "# calls: 760 ns, 21 calls in 6 records;") != NULL);
+    CHECK(strstr(text, "  total%    self%      total       self      calls  name\n") != NULL);
+    CHECK(strstr(text, " 100.00%   13.16%     760 ns     100 ns          1  Demo.Main\n") != NULL);
+    CHECK(strstr(text, "  80.26%   27.63%     610 ns     210 ns          3    Demo.Rec\n") != NULL);
+    CHECK(strstr(text, "  52.63%   39.47%     400 ns     300 ns          2      Demo.Rec\n") != NULL);
+    CHECK(strstr(text, "  13.16%   13.16%     100 ns     100 ns         10        Demo.Leaf\n") != NULL);
+    CHECK(strstr(text, "   6.58%    6.58%      50 ns      50 ns          5    Demo.Leaf\n") != NULL);
+    free(text);
+
+    /* --weight calls, and what --weight takes */
+    int by_count = -1;
+    char why[256];
+    CHECK(report_weight(p, "calls", &by_count, why, sizeof why) == 0 && by_count == 1);
+    CHECK(report_weight(p, "time", &by_count, why, sizeof why) == 0 && by_count == 0);
+    CHECK(report_weight(p, "self", &by_count, why, sizeof why) == 0 && by_count == 0);
+    CHECK(report_weight(p, "bytes", &by_count, why, sizeof why) < 0);
+    CHECK(strstr(why, "the calls event is weighed by self, time or by calls (count)") != NULL);
+    o.by_count = 1;
+    text = fixture_render(report_collapsed, p, &o);
+    REQUIRE(text);
+    CHECK_STR(text, "Demo.Main 1\n"
+                    "Demo.Main;Demo.Leaf 5\n"
+                    "Demo.Main;Demo.Rec 3\n"
+                    "Demo.Main;Demo.Rec;Demo.Rec 2\n"
+                    "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf 10\n");
+    free(text);
+    o.by_count = 0;
+    text = fixture_render(report_collapsed, p, &o);
+    CHECK(text && strstr(text, "Demo.Main;Demo.Rec 210\n") != NULL);
+    free(text);
+
+    /* --paths: each path's own calls and times, by self time */
+    o.paths = 1;
+    text = fixture_render(report_calls, p, &o);
+    REQUIRE(text);
+    CHECK(strstr(text, "# 5 call paths, by self; each path root first, its method last\n") != NULL);
+    CHECK(has_row(text, 2, "500 ns", "300 ns", "250 ns", "300 ns", "Demo.Main;Demo.Rec;Demo.Rec"));
+    CHECK(has_row(text, 10, "100 ns", "100 ns", "10 ns", "20 ns", "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf"));
+    CHECK(has_row(text, 3, "900 ns", "210 ns", "300 ns", "600 ns", "Demo.Main;Demo.Rec"));
+    const char *order[] = {"Demo.Main;Demo.Rec;Demo.Rec\n", "Demo.Main;Demo.Rec\n",
+                           "Demo.Main;Demo.Rec;Demo.Rec;Demo.Leaf\n", "Demo.Main\n",
+                           "Demo.Main;Demo.Leaf\n"};
+    const char *at = text;
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && at; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "  %s", order[i]);
+        at = strstr(at, line);
+        CHECK(at != NULL);
+    }
+    free(text);
+    /* per thread with --threads: Main;Leaf is thread 2's */
+    f.thread_roots = 1;
+    prof_free(&ps);
+    REQUIRE(fixture_profiles_of(calls_recording, &ps, &f) == 0);
+    text = fixture_render(report_calls, prof_current(&ps), &o);
+    CHECK(text && strstr(text, "  [tid=101];Demo.Main;Demo.Leaf\n") != NULL);
+    free(text);
+    prof_free(&ps);
+}
+
 void suite_trace(void)
 {
     RUN(test_trace_calls_table);
+    RUN(test_trace_calls_tree_and_paths);
 #if defined(__x86_64__)
     RUN(test_trace_balanced_calls);
     RUN(test_trace_leave_mismatches);

@@ -11,23 +11,43 @@
 //   flamegraph  opened in headless Chromium (playwright-core): a click on a
 //               frame zooms to it, a search counts its matches and their
 //               share, the inverted view puts leaves at the root, the thread
-//               filter narrows the total. Screenshots go to OUT_DIR.
+//               filter narrows the total; the timeline: a drag selects a
+//               range, which goes into the address, and the graph then
+//               holds exactly the samples `corscope report --from --to` keeps
+//               for that range (the CLI is run on RECORDING to compare);
+//               the address alone opens the same range. Screenshots go to
+//               OUT_DIR.
 //   events      when DIR also holds events.{pb.gz,speedscope.json,html} and
 //               events.{alloc,live}.collapsed (a recording of cpu, alloc and
 //               live, reported with --event alloc): pprof has the memory
 //               sample types go tool pprof knows, with totals that agree;
 //               speedscope has a profile per (event, thread) in bytes; the
 //               flame graph's event selector switches between the events and
-//               each shows its own total.
-// Usage: node check.mjs DIR METHOD   (DIR holds report.{pb.gz,speedscope.json,
-//        trace.json,html,collapsed}; METHOD is a hot method's display name)
+//               each shows its own total; the timeline has a row of GC
+//               pauses, as many as `report -f gc` counts (events.gc.txt).
+// Usage: node check.mjs DIR METHOD [OUT_DIR RECORDING]   (DIR holds
+//        report.{pb.gz,speedscope.json,trace.json,html,collapsed}; METHOD is
+//        a hot method's display name; RECORDING is the recording of report.*,
+//        and CORSCOPE the command, for the range checks)
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const [dir, method, outDir = dir] = process.argv.slice(2);
+const [dir, method, outDir = dir, recording] = process.argv.slice(2);
+import { execFileSync } from "node:child_process";
+// the CLI's collapsed stacks of RECORDING for extra options: total weight
+// and the weight through METHOD
+function cliCollapsed(args) {
+  const text = execFileSync(process.env.CORSCOPE || "corscope", ["report", "-f", "collapsed", ...args, recording], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const lines = text.trim() ? text.trim().split("\n") : [];
+  const weight = (l) => Number(l.slice(l.lastIndexOf(" ") + 1));
+  return {
+    total: lines.reduce((s, l) => s + weight(l), 0),
+    method: lines.filter((l) => l.slice(0, l.lastIndexOf(" ")).split(";").includes(method)).reduce((s, l) => s + weight(l), 0),
+  };
+}
 let failures = 0;
 function check(what, ok, detail = "") {
   console.log(`  ${ok ? "ok" : "FAIL"} ${what}${detail ? ": " + detail : ""}`);
@@ -185,6 +205,46 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
   await page.selectOption("#thread", options[options.length - 1]);
   const one = await page.evaluate(() => window.corscope.matches().total);
   check("thread filter narrows the total", one > 0 && one <= all, `${one} of ${all}`);
+  await page.selectOption("#thread", "-1");
+
+  // the timeline: a range dragged on it is what --from/--to would keep
+  const tl = await page.evaluate(() => window.corscope.timeline());
+  check("the timeline is drawn, with the busiest threads' strips", (await page.isVisible("#tl")) && tl.threads >= 1 && tl.span > 0,
+    `${tl.threads} strips, ${tl.span} us`);
+  const whole = await page.evaluate(() => window.corscope.range());
+  const y = tl.canvas.y + 20;
+  await page.mouse.move(tl.canvas.x + tl.canvas.width * 0.3, y);
+  await page.mouse.down();
+  await page.mouse.move(tl.canvas.x + tl.canvas.width * 0.62, y, { steps: 5 });
+  await page.mouse.up();
+  const got = await page.evaluate(() => window.corscope.range());
+  const hash = await page.evaluate(() => location.hash);
+  const hm = /^#from=([0-9.]+s)&to=([0-9.]+s)$/.exec(hash);
+  check("a drag on the timeline selects a range, and the address says which", !!hm && got.from !== null && got.samples > 0 && got.samples < whole.samples,
+    `${hash}: ${got.samples} of ${whole.samples} samples`);
+  await page.screenshot({ path: join(outDir, "flamegraph-range.png"), fullPage: true });
+  if (hm && recording) {
+    const byCount = cliCollapsed(["--weight", "samples", "--from", hm[1], "--to", hm[2]]);
+    const byValue = cliCollapsed(["--from", hm[1], "--to", hm[2]]);
+    check(`the range holds the samples report --from ${hm[1]} --to ${hm[2]} keeps`, got.count === byCount.total && got.samples === byCount.total,
+      `${got.count} vs ${byCount.total}`);
+    check("the range's total is --from/--to's", got.value === byValue.total * got.period, `${got.value} vs ${byValue.total} x ${got.period}`);
+    await page.fill("#search", "/^" + method.replace(/[.$]/g, "\\$&") + "$/");
+    const inRange = await page.evaluate(() => window.corscope.matches());
+    check(`the range's ${method} is --from/--to's`, inRange.value === byValue.method * got.period, `${inRange.value} vs ${byValue.method} x ${got.period}`);
+    await page.fill("#search", "");
+    // the address alone opens the same range
+    const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await again.goto("file://" + resolve(dir, "report.html") + hash);
+    await again.waitForFunction(() => window.corscope !== undefined);
+    const shared = await again.evaluate(() => window.corscope.range());
+    check("the address opens the same range", shared.from === got.from && shared.to === got.to && shared.value === got.value,
+      `${shared.from}-${shared.to}: ${shared.value} vs ${got.from}-${got.to}: ${got.value}`);
+    await again.close();
+  }
+  await page.click("#whole");
+  const back = await page.evaluate(() => ({ r: window.corscope.range(), hash: location.hash }));
+  check("'whole recording' takes the range away", back.r.from === null && back.r.value === whole.value && back.hash === "", JSON.stringify(back));
   await browser.close();
 }
 
@@ -257,6 +317,13 @@ if (existsSync(join(dir, "events.html"))) {
     const options = await page.$$eval("#thread option", (os) => os.length);
     check("the thread filter follows the event", options >= 2, `${options - 1} threads`);
     check("switching events raises no script errors", errors.length === 0, errors.join("; "));
+    if (existsSync(join(dir, "events.gc.txt"))) {
+      const pauses = Number((/^# pauses: ([0-9]+)/m.exec(readFileSync(join(dir, "events.gc.txt"), "utf8")) || [])[1]);
+      const marks = await page.evaluate(() => window.corscope.timeline().marks);
+      const counted = await page.evaluate(() => window.corscope.marks("gc"));
+      check("the timeline marks every GC pause", marks.includes("gc") && counted === pauses, `${counted} marked, ${pauses} in report -f gc`);
+      await page.screenshot({ path: join(outDir, "flamegraph-gc.png"), fullPage: true });
+    }
     await browser.close();
   }
 }

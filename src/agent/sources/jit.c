@@ -30,6 +30,7 @@
 #include "agent/agent.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
+#include "agent/log.h"
 #include "agent/stacks.h"
 #include "common/clock.h"
 
@@ -204,13 +205,18 @@ static struct jitsource state;
 
 static int init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
-    (void)a;
     (void)high;
     self = s;
     s->state = &state;
     *mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_CACHE_SEARCHES |
              COR_PRF_MONITOR_CLASS_LOADS | COR_PRF_MONITOR_MODULE_LOADS |
              COR_PRF_MONITOR_ASSEMBLY_LOADS;
+    /* the tiers come from the runtime's events, in process from .NET 5 */
+    if (a->info_version < 12) {
+        log_warn("-e jit: compiles are recorded without their tiers (the runtime's events need "
+                 ".NET 5 or later)");
+        return 0;
+    }
     return eventpipe_want(EVENTPIPE_RUNTIME, KEYWORD_JIT, 5);
 }
 

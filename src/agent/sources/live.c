@@ -4,6 +4,9 @@
  * consumers (allocating threads, which claim a slot by compare-and-swap on
  * the 64-bit tail: a slot is overwritten only after the tail passed it, so
  * a consumer that lost the race never uses a stale value).
+ *
+ * Everything here needs ICorProfilerInfo13 (weak handles): alloc.c turns
+ * live off on an older runtime before any of it runs.
  */
 #include "agent/sources/live.h"
 

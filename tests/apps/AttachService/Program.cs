@@ -17,7 +17,11 @@
 //                                  own CPU time per request: the measure the
 //                                  machine's other work does not move):
 //                                    w UNIX_MS COUNT ERRORS P50_US P90_US MAX_US CPU_P50_NS
-//                                  then "total COUNT ERRORS".
+//                                  then "total COUNT ERRORS SENT".  SIGTERM
+//                                  ends it early: no more requests go out,
+//                                  and those sent are awaited and counted
+//                                  (a test ends the load when its work is
+//                                  done, however long a busy machine took).
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -95,7 +99,11 @@ static class Program
         var clock = Stopwatch.StartNew();
         long startUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         long total = (long)(seconds * rate);
-        for (long k = 0; k < total; k++)
+        long sentCount = 0;
+        bool stop = false;
+        using var term = System.Runtime.InteropServices.PosixSignalRegistration.Create(
+            System.Runtime.InteropServices.PosixSignal.SIGTERM, ctx => { ctx.Cancel = true; Volatile.Write(ref stop, true); });
+        for (long k = 0; k < total && !Volatile.Read(ref stop); k++, sentCount++)
         {
             // open loop: request k leaves at k/rate seconds, whatever came back
             long due = k * Stopwatch.Frequency / rate;
@@ -138,7 +146,7 @@ static class Program
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"w {unixMs} {lat.Length} {bad} {lat[lat.Length / 2]} {lat[lat.Length * 9 / 10]} {lat[^1]} {(cpu.Length > 0 ? cpu[cpu.Length / 2] : 0)}"));
         }
-        Console.WriteLine($"total {results.Count} {errors}");
+        Console.WriteLine($"total {results.Count} {errors} {sentCount}");
         return errors == 0 ? 0 : 1;
     }
 }

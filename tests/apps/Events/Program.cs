@@ -115,7 +115,12 @@ static class Program
     }
 
     static readonly object Gate = new();
+#if NET9_0_OR_GREATER
     static readonly Lock NewGate = new();
+#else
+    // .NET 8 has no System.Threading.Lock: Monitor again (tests/apps/runtimes.sh)
+    static readonly object NewGate = new();
+#endif
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     static void HoldMonitor(ManualResetEventSlim held, int ms)

@@ -244,7 +244,12 @@ static class Program
     }
 
     static readonly object MonitorGate = new();
+#if NET9_0_OR_GREATER
     static readonly Lock LockGate = new();
+#else
+    // .NET 8 has no System.Threading.Lock: Monitor again (tests/apps/runtimes.sh)
+    static readonly object LockGate = new();
+#endif
 
     static void Contention()
     {
