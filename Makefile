@@ -331,6 +331,7 @@ demo: deps
 
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/cover.sh
+	bench/watch.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh

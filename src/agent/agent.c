@@ -89,6 +89,8 @@ int agent_init_sources(struct agent *a)
         return -1;
     if (a->cfg.cover[0] && add_source(a, &source_cover) < 0)
         return -1;
+    if (a->cfg.watch[0] && add_source(a, &source_watch) < 0)
+        return -1;
     return 0;
 }
 

@@ -78,6 +78,18 @@ static void send_text(const char *text, size_t len)
     errno = saved;
 }
 
+int control_client_try_send(const char *text, size_t len)
+{
+    int s = atomic_load(&fd);
+    if (s < 0)
+        return 1;
+    int saved = errno;
+    ssize_t n = send(s, text, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    int full = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS);
+    errno = saved;
+    return full ? -1 : n < 0 ? 1 : 0;
+}
+
 void control_client_send(const char *fmt, ...)
 {
     char msg[CONTROL_MESSAGE_MAX];

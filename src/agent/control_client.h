@@ -22,6 +22,9 @@ HIDDEN int control_client_connect(const char *address);
 HIDDEN int control_client_connected(void);
 /* Sends one message (printf-style); dropped when it cannot go now. */
 HIDDEN void control_client_send(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Sends one message of len bytes now if it fits: 0 sent, -1 the socket
+ * is full (try again later), 1 it cannot go (no line, an error). */
+HIDDEN int control_client_try_send(const char *text, size_t len);
 HIDDEN void control_client_send_counts(enum control_kind kind, const struct control_counts *c);
 /* Attached: waits up to timeout_ms for the file to record into, which
  * corscope sends first thing (control.h: "recording").  Returns its

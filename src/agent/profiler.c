@@ -520,7 +520,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11
     return S_OK;
 }
 
-/* ---- ReJIT (async) ---------------------------------------------------------------- */
+/* ---- ReJIT (async, watch) ------------------------------------------------------------ */
 
 /* The new body of a method a source asked to be rejitted: the first
  * source that says it is its own gives it. */
@@ -613,7 +613,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
     .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
     .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
-    /* ICorProfilerCallback4 */
+    /* ICorProfilerCallback4: async stacks and live probes */
     .GetReJITParameters = profiler_GetReJITParameters,
     .ReJITError = profiler_ReJITError,
     .ReJITCompilationFinished = profiler_ReJITCompilationFinished,

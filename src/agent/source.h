@@ -142,5 +142,6 @@ HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Ent
 HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
 HIDDEN extern const struct source_ops source_async_snapshots; /* --async=snapshots: pending ops */
 HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */
+HIDDEN extern const struct source_ops source_watch;       /* corscope watch: live probes by ReJIT */
 
 #endif

@@ -231,6 +231,13 @@ static void give_recording(void *ctx)
 int attach_run(const struct attach_target *t, const struct config *cfg_in, const char *agent,
                const char *path, int file, uint64_t duration_ns, int quiet)
 {
+    return attach_run_with(t, cfg_in, agent, path, file, duration_ns, quiet, NULL, NULL);
+}
+
+int attach_run_with(const struct attach_target *t, const struct config *cfg_in, const char *agent,
+                    const char *path, int file, uint64_t duration_ns, int quiet,
+                    void (*setup)(struct session *s, void *ctx), void *ctx)
+{
     pid_t pid = t->proc.pid;
     char name[64], err[512];
     comm_of(pid, name, sizeof name);
@@ -258,6 +265,8 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
         session_close(&s);
         return EXIT_WORK_FAILED;
     }
+    if (setup)
+        setup(&s, ctx);
     struct config cfg = *cfg_in;
     snprintf(cfg.control, sizeof cfg.control, "%s", s.address);
     /* the agent expands %p in the path (its name in messages only); a

@@ -46,5 +46,11 @@ HIDDEN void attach_default_output(const struct attach_target *t, char *out, size
  * was closed, else 1 after printing why. */
 HIDDEN int attach_run(const struct attach_target *t, const struct config *cfg, const char *agent,
                       const char *path, int file, uint64_t duration_ns, int quiet);
+/* The same, with setup(session, ctx) called on the session before the
+ * attach (`watch` takes the agent's call lines there). */
+struct session;
+HIDDEN int attach_run_with(const struct attach_target *t, const struct config *cfg,
+                           const char *agent, const char *path, int file, uint64_t duration_ns,
+                           int quiet, void (*setup)(struct session *s, void *ctx), void *ctx);
 
 #endif

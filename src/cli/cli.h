@@ -22,6 +22,7 @@ HIDDEN int cmd_check(int argc, char **argv);
 HIDDEN int cmd_ps(int argc, char **argv);
 HIDDEN int cmd_async(int argc, char **argv);
 HIDDEN int cmd_cover(int argc, char **argv);
+HIDDEN int cmd_watch(int argc, char **argv);
 
 struct option;
 /* The option getopt_long just returned (c, and *longindex, which it resets

@@ -20,6 +20,7 @@ static const char usage[] =
     "  async    the pending async operations of a running process, who awaits whom\n"
     "  push     send a recording to Grafana Pyroscope (record --push does it live)\n"
     "  cover    run a .NET program or `dotnet test` and report its code coverage\n"
+    "  watch    show each call of named methods (arguments, result, time), live\n"
     "\n"
     "  corscope <command> --help    options of one command\n"
     "  corscope --version           version of corscope and its file format\n"
@@ -28,7 +29,8 @@ static const char usage[] =
     "  corscope record -o app.corscope -- dotnet App.dll\n"
     "  corscope record -p 4242 -d 30s -o svc.html\n"
     "  corscope report -f top app.corscope\n"
-    "  corscope cover -o coverage.html -- dotnet test\n";
+    "  corscope cover -o coverage.html -- dotnet test\n"
+    "  corscope watch -p 4242 -d 30s 'MyApp.Pricing.Quote'\n";
 
 int main(int argc, char **argv)
 {
@@ -59,7 +61,9 @@ int main(int argc, char **argv)
         return cmd_push(argc - 1, argv + 1);
     if (!strcmp(cmd, "cover"))
         return cmd_cover(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: record, report, check, ps, async, push, cover; "
-              "see 'corscope --help')", cmd);
+    if (!strcmp(cmd, "watch"))
+        return cmd_watch(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: record, report, check, ps, async, push, cover, "
+              "watch; see 'corscope --help')", cmd);
     return EXIT_USAGE;
 }

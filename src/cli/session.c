@@ -230,6 +230,13 @@ static void on_message(struct session *s, struct session_peer *p, const struct c
     case CONTROL_DETACHED:
         p->detached = 1;
         break;
+    case CONTROL_CALL:
+    case CONTROL_WATCH:
+        if (s->on_watch) {
+            status_clear(&s->status);
+            s->on_watch(s->watch_ctx, m->kind, m->text);
+        }
+        break;
     case CONTROL_DORMANT:
         p->dormant = 1;
         status_clear(&s->status);
@@ -498,7 +505,7 @@ int session_attached(struct session *s, pid_t target, uint64_t duration_ns, int 
 
     /* recording: until the deadline, a signal, or the end of the process
      * or of the agent */
-    while (!interrupts && agent->fd >= 0 && !agent->closed) {
+    while (!interrupts && agent->fd >= 0 && !agent->closed && !s->stop_wanted) {
         uint64_t now = clock_now_ns();
         if (deadline && now >= deadline)
             break;

@@ -51,6 +51,11 @@ struct session {
     uint64_t start_ns;
     uint64_t first_sample_ns; /* when a count first showed a sample, 0 before */
     int ended_by_deadline;    /* launched: the program was stopped at -d */
+    /* `watch`: its "call" and "watch" messages (NULL: ignored); setting
+     * stop_wanted ends an attached session as -d would */
+    void (*on_watch)(void *ctx, enum control_kind kind, const char *text);
+    void *watch_ctx;
+    int stop_wanted;
 };
 
 /* Listens on a fresh control address (s->address, for the settings).

@@ -34,8 +34,8 @@ typedef struct ICorProfilerFunctionEnum ICorProfilerFunctionEnum;
 typedef struct ICorProfilerObjectEnum ICorProfilerObjectEnum;
 typedef struct ICorProfilerMethodEnum ICorProfilerMethodEnum;
 typedef struct IMetaDataImport IMetaDataImport;
-typedef struct IMetaDataImport2 IMetaDataImport2;
 typedef struct IMetaDataEmit IMetaDataEmit;
+typedef struct IMetaDataImport2 IMetaDataImport2;
 typedef struct IMethodMalloc IMethodMalloc;
 typedef struct ICorProfilerFunctionControl ICorProfilerFunctionControl;
 

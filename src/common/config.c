@@ -27,6 +27,8 @@ void config_defaults(struct config *c)
     c->alloc = CONFIG_ALLOC_SAMPLED;
     c->alloc_interval = CONFIG_ALLOC_INTERVAL_MIN;
     c->live_max = CONFIG_LIVE_MAX_DEFAULT;
+    c->watch_methods = CONFIG_WATCH_METHODS_DEFAULT;
+    c->watch_rate = CONFIG_WATCH_RATE_DEFAULT;
 }
 
 /* The words of each choice, indexed by its enum value, for the parser and
@@ -335,6 +337,33 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = "a filter with a newline in it";
         else
             snprintf(dst, CONFIG_COVER_FILTER_MAX, "%s", value);
+    } else if (!strcmp(key, "watch")) {
+        if (strlen(value) >= CONFIG_WATCH_MAX)
+            why = "method pattern too long";
+        else if (strpbrk(value, "\n\r "))
+            why = "a method pattern has no spaces or newlines";
+        else
+            snprintf(c->watch, sizeof c->watch, "%s", value);
+    } else if (!strcmp(key, "watch_count")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT64_MAX, &n, &why) == 0)
+            c->watch_count = n;
+    } else if (!strcmp(key, "watch_methods")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n < 1 || n > CONFIG_WATCH_METHODS_MAX)
+                why = "out of range (1 to 1000)";
+            else
+                c->watch_methods = (uint32_t)n;
+        }
+    } else if (!strcmp(key, "watch_rate")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n < 1 || n > 1000000)
+                why = "out of range (1 to 1000000 calls a second)";
+            else
+                c->watch_rate = (uint32_t)n;
+        }
     } else {
         why = "unknown setting";
     }
@@ -484,6 +513,14 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%s", c->cover_include);
     else if (!strcmp(key, "cover_exclude"))
         snprintf(out, size, "%s", c->cover_exclude);
+    else if (!strcmp(key, "watch"))
+        snprintf(out, size, "%s", c->watch);
+    else if (!strcmp(key, "watch_count"))
+        snprintf(out, size, "%llu", (unsigned long long)c->watch_count);
+    else if (!strcmp(key, "watch_methods"))
+        snprintf(out, size, "%u", c->watch_methods);
+    else if (!strcmp(key, "watch_rate"))
+        snprintf(out, size, "%u", c->watch_rate);
     else if (size)
         out[0] = '\0';
 }

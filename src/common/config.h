@@ -83,6 +83,12 @@ enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1, CONFIG_ASYNC_SNAP
 #define CONFIG_ALLOC_INTERVAL_MAX (1ull << 30)
 #define CONFIG_LIVE_MAX_DEFAULT 100000u
 #define CONFIG_LIVE_MAX_MAX 10000000u
+/* `corscope watch`: the method pattern's longest text, the most methods a
+ * pattern may rewrite by default, and the calls shown per second at most */
+#define CONFIG_WATCH_MAX 512
+#define CONFIG_WATCH_METHODS_DEFAULT 20u
+#define CONFIG_WATCH_METHODS_MAX 1000u
+#define CONFIG_WATCH_RATE_DEFAULT 1000u
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -111,6 +117,13 @@ struct config {
     char cover[PATH_MAX];
     char cover_include[CONFIG_COVER_FILTER_MAX];
     char cover_exclude[CONFIG_COVER_FILTER_MAX];
+    /* live probes (`corscope watch`): "Namespace.Type.Method" ('*' at the
+     * end of a part matches any rest), "" when not watching; the most
+     * calls shown (0: no limit), methods rewritten, calls shown a second */
+    char watch[CONFIG_WATCH_MAX];
+    uint64_t watch_count;
+    uint32_t watch_methods;
+    uint32_t watch_rate;
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -136,7 +149,11 @@ struct config {
     X(async, "CORSCOPE_ASYNC") \
     X(cover, "CORSCOPE_COVER") \
     X(cover_include, "CORSCOPE_COVER_INCLUDE") \
-    X(cover_exclude, "CORSCOPE_COVER_EXCLUDE")
+    X(cover_exclude, "CORSCOPE_COVER_EXCLUDE") \
+    X(watch, "CORSCOPE_WATCH") \
+    X(watch_count, "CORSCOPE_WATCH_COUNT") \
+    X(watch_methods, "CORSCOPE_WATCH_METHODS") \
+    X(watch_rate, "CORSCOPE_WATCH_RATE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

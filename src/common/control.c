@@ -13,7 +13,8 @@
 static const char *const words[] = {
     [CONTROL_HELLO] = "hello",     [CONTROL_LOG] = "log",           [CONTROL_STATUS] = "status",
     [CONTROL_CLOSED] = "closed",   [CONTROL_DETACHED] = "detached", [CONTROL_DORMANT] = "dormant",
-    [CONTROL_STOP] = "stop",       [CONTROL_ALONE] = "alone",       [CONTROL_RECORDING] = "recording",
+    [CONTROL_STOP] = "stop",       [CONTROL_ALONE] = "alone",       [CONTROL_CALL] = "call",
+    [CONTROL_WATCH] = "watch",     [CONTROL_RECORDING] = "recording",
 };
 
 int control_sockaddr(const char *address, struct sockaddr_un *sa, socklen_t *len)
@@ -92,6 +93,8 @@ int control_parse(const char *msg, size_t len, struct control_msg *m)
         break;
     case CONTROL_LOG:
     case CONTROL_DORMANT:
+    case CONTROL_CALL:
+    case CONTROL_WATCH:
         snprintf(m->text, sizeof m->text, "%s", args);
         break;
     case CONTROL_DETACHED:

@@ -19,6 +19,15 @@
  *     detached                    the runtime confirmed the detach
  *     dormant TEXT                the runtime refused the detach: the agent
  *                                 stays loaded and does nothing
+ *     call TID START DUR TEXT     `watch`: one call of a watched method: its
+ *                                 thread, start (CLOCK_MONOTONIC ns),
+ *                                 duration (ns), and "Type.Method(a=1) = 2"
+ *     watch WORD ARGS             `watch`: methods N (rewritten by ReJIT),
+ *                                 none NEAR-NAMES, too-many MATCHED MAX,
+ *                                 note TEXT (said to the user),
+ *                                 failed WHAT, end CALLS UNFINISHED
+ *                                 OVER-COUNT OVER-RATE QUEUE-FULL
+ *                                 REWRITTEN LEFT
  *   corscope -> agent
  *     recording                   attached: the file to record into, an
  *                                 open descriptor passed with the message
@@ -60,6 +69,8 @@ enum control_kind {
     CONTROL_DORMANT,
     CONTROL_STOP,
     CONTROL_ALONE,
+    CONTROL_CALL,
+    CONTROL_WATCH,
     CONTROL_RECORDING,
 };
 
@@ -71,7 +82,7 @@ struct control_msg {
     enum control_kind kind;
     long pid;                     /* hello */
     struct control_counts counts; /* status, closed */
-    char text[CONTROL_MESSAGE_MAX]; /* log, dormant */
+    char text[CONTROL_MESSAGE_MAX]; /* log, dormant, call, watch: the arguments */
 };
 
 /* The socket address of "@name" (abstract).  Returns 0, or -1 when the

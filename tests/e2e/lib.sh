@@ -56,6 +56,20 @@ assert_ge() {
     awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }' || fail "$1: got $2, expected at least $3"
 }
 
+# expect_error WHAT STATUS PATTERN COMMAND...: the command fails with STATUS
+# and says PATTERN on one `corscope:` line
+expect_error() {
+    local what=$1 want=$2 pattern=$3
+    shift 3
+    set +e
+    "$@" > "$T/out" 2> "$T/err"
+    local rc=$?
+    set -e
+    [ "$rc" = "$want" ] || fail "$what: exit $rc, expected $want: $(cat "$T/err")"
+    grep -q "^corscope: .*$pattern" "$T/err" || fail "$what: no 'corscope: ...$pattern' line: $(cat "$T/err")"
+    note "$what: exit $rc, $(grep -m1 "^corscope: .*$pattern" "$T/err")"
+}
+
 # assert_eq WHAT ACTUAL EXPECTED
 assert_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 

@@ -7,20 +7,6 @@ source "$(dirname "$0")/lib.sh"
 DEMO=$APPS/Demo
 [ -f "$DEMO/Demo.dll" ] || fail "Demo is not built (make apps)"
 
-# expect_error WHAT STATUS PATTERN COMMAND...: the command fails with STATUS
-# and says PATTERN on one `corscope:` line
-expect_error() {
-    local what=$1 want=$2 pattern=$3
-    shift 3
-    set +e
-    "$@" > "$T/out" 2> "$T/err"
-    local rc=$?
-    set -e
-    [ "$rc" = "$want" ] || fail "$what: exit $rc, expected $want: $(cat "$T/err")"
-    grep -q "^corscope: .*$pattern" "$T/err" || fail "$what: no 'corscope: ...$pattern' line: $(cat "$T/err")"
-    note "$what: exit $rc, $(grep -m1 '^corscope:' "$T/err")"
-}
-
 expect_error "no command" 2 "no command to run" cs cover
 expect_error "unknown format" 2 "unknown report format" cs cover -o out.pdf -- true
 expect_error "unknown option" 2 "unknown option" cs cover --frobnicate -- true

@@ -133,6 +133,31 @@ static void test_config_text_round_trip(void)
     CHECK(config_to_text(&a, text, 20) == -1);
 }
 
+static void test_watch_settings(void)
+{
+    struct config a, b;
+    char err[256], text[CONFIG_TEXT_MAX];
+    config_defaults(&a);
+    CHECK_EQ(a.watch_methods, CONFIG_WATCH_METHODS_DEFAULT);
+    CHECK_EQ(a.watch_rate, CONFIG_WATCH_RATE_DEFAULT);
+    CHECK(config_set(&a, "watch", "MyApp.Orders.*", err, sizeof err) == 0);
+    CHECK(config_set(&a, "watch_count", "100", err, sizeof err) == 0);
+    CHECK(config_set(&a, "watch_methods", "50", err, sizeof err) == 0);
+    CHECK(config_set(&a, "watch_rate", "20000", err, sizeof err) == 0);
+    int n = config_to_text(&a, text, sizeof text);
+    REQUIRE(n > 0);
+    REQUIRE(config_from_text(&b, text, (size_t)n, err, sizeof err) == 0);
+    CHECK(!strcmp(b.watch, "MyApp.Orders.*"));
+    CHECK_EQ(b.watch_count, 100);
+    CHECK_EQ(b.watch_methods, 50);
+    CHECK_EQ(b.watch_rate, 20000);
+    CHECK(config_set(&a, "watch", "a b", err, sizeof err) == -1);
+    CHECK(config_set(&a, "watch_methods", "0", err, sizeof err) == -1);
+    CHECK(config_set(&a, "watch_methods", "1001", err, sizeof err) == -1);
+    CHECK(config_set(&a, "watch_rate", "0", err, sizeof err) == -1);
+    CHECK(config_set(&a, "watch_count", "-1", err, sizeof err) == -1);
+}
+
 static void test_config_text_rejects(void)
 {
     struct config c;
@@ -210,6 +235,7 @@ static void test_memory_settings(void)
 void suite_config(void)
 {
     RUN(test_config_defaults_and_values);
+    RUN(test_watch_settings);
     RUN(test_config_from_env);
     RUN(test_expand_output);
     RUN(test_config_text_round_trip);

@@ -31,6 +31,12 @@ static void test_control_messages(void)
     CHECK(control_parse("stop", 4, &m) == 0 && m.kind == CONTROL_STOP);
     CHECK(control_parse("detached", 8, &m) == 0 && m.kind == CONTROL_DETACHED);
     CHECK(control_parse("dormant why", 11, &m) == 0 && m.kind == CONTROL_DORMANT);
+    /* watch's messages carry their text whole */
+    static const char call[] = "call 42 100 800 Pricing.Quote(sku=\"a b\", qty=4) = 9.00";
+    CHECK(control_parse(call, strlen(call), &m) == 0 && m.kind == CONTROL_CALL);
+    CHECK(!strcmp(m.text, call + 5));
+    CHECK(control_parse("watch end 1 2 3 4 5 6 7 8", 25, &m) == 0 && m.kind == CONTROL_WATCH);
+    CHECK(!strcmp(m.text, "end 1 2 3 4 5 6 7 8"));
     static const char *const bad[] = {"", "stop now", "status 1 2 3", "status 1 2 3 x",
                                       "status 1  2 3 4", "hello", "hello -1", "whatever"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# What a live probe costs a call (`corscope watch`, issue 22): WatchApp's
+# `bench` mode times N calls of Pricing.Mix(int, long, double) (never
+# inlined, so every run makes the same call), in four settings:
+#   plain       no agent
+#   not-named   watch of another method (Pricing.Quote): the cost for a
+#               method not named (goal: nothing)
+#   over-rate   watch of Pricing.Mix at the default rate (1000 calls a
+#               second shown): almost every call goes through both probes
+#               and is turned away by the rate limit
+#   taken       --rate 1000000: every call's arguments, result and time
+#               are queued (until the agent's queue is full: then counted
+#               as dropped, still through the probes)
+# interleaved, RUNS times each; the medians of ns per call and what the
+# probes add to plain.  Prints a Markdown table for docs/performance.md.
+#
+#   bench/watch.sh [RUNS] [CALLS]     (default 5 runs of 5000000 calls; make all apps)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-5}
+CALLS=${2:-5000000}
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+W=$ROOT/build/apps/WatchApp/WatchApp.dll
+CS=$ROOT/build/corscope
+[ -f "$W" ] || { echo "bench/watch.sh: make apps first" >&2; exit 1; }
+
+run() {
+    case $1 in
+    plain) dotnet "$W" bench "$CALLS" ;;
+    not-named) "$CS" watch -q -- dotnet "$W" bench "$CALLS" 'Pricing.Quote' 2> "$T/err" ;;
+    over-rate) "$CS" watch -q -- dotnet "$W" bench "$CALLS" 'Pricing.Mix' 2> "$T/err" ;;
+    taken) "$CS" watch -q --rate 1000000 -- dotnet "$W" bench "$CALLS" 'Pricing.Mix' 2> "$T/err" ;;
+    esac | awk '/^ns\/call/ { print $2 }'
+}
+
+settings="plain not-named over-rate taken"
+for _ in $(seq "$RUNS"); do
+    for s in $settings; do
+        v=$(run "$s")
+        [ -n "$v" ] || { echo "bench/watch.sh: no time from the $s run" >&2; cat "$T/err" >&2; exit 1; }
+        echo "$v" >> "$T/$s"
+    done
+done
+median() { sort -g "$1" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+base=$(median "$T/plain")
+echo "| setting | ns per call (median of $RUNS) | added to plain |"
+echo "|---|---:|---:|"
+for s in $settings; do
+    m=$(median "$T/$s")
+    awk -v s="$s" -v m="$m" -v b="$base" 'BEGIN { printf "| %s | %.1f | %+.1f |\n", s, m, m - b }'
+done
+echo
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $CALLS calls per run"

@@ -1,0 +1,712 @@
+/*
+ * watch: live probes (`corscope watch PATTERN`): the methods a pattern
+ * names get, at entry and before each return, a call to a native probe
+ * (watch.h, watch_probe.c) that reads their arguments, return value and
+ * time; the loop pairs each return with its entry and sends corscope one
+ * line per call over the control socket ("call TID START DURATION TEXT").
+ *
+ * Finding the methods (names: watch_names.c).  Each module's assembly is
+ * read from its file (common/pdb/assembly.h, no runtime call) and every
+ * method with a body
+ * whose "Namespace.Type.Method" matches the pattern (fnmatch; a pattern
+ * may leave out leading namespaces) is taken, overloads all; compiler-
+ * generated methods only when named exactly.  The framework's assemblies
+ * are looked at only when the pattern starts with System. or Microsoft.
+ * Past --max-methods nothing is rewritten and corscope is told; when
+ * nothing matches, it is told the nearest names.
+ *
+ * Rewriting (the new IL: watch_il.c).  Launched: the new IL is given at
+ * the method's first
+ * JITCompilationStarted (SetILFunctionBody, as coverage does), its
+ * ReadyToRun code and inlining into callers refused, so every call is
+ * seen.  Attached: RequestReJITWithInliners (callers that inlined it are
+ * rejitted too) from the loop thread, the IL given in GetReJITParameters;
+ * at the stop, RequestRevert restores the original code and the probes go
+ * quiet (a frame still inside the old code calls a probe that returns at
+ * once: the library stays loaded, see watch_init).  The runtime never
+ * lets a profiler that used ReJIT detach: the agent then stays dormant
+ * (lifecycle.c) until the process ends.
+ * A body the engine refuses (il.h) or the runtime rejects is left as it
+ * was and said so.
+ *
+ * A call that throws out of a watched method has no return: the runtime's
+ * ExceptionUnwindFunctionEnter for its frame ends its line (`!! Type`),
+ * with the class taken at ExceptionThrown.  Entries whose end never came
+ * (still running, or a return dropped) wait in a bounded table and are
+ * counted.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "agent/control_client.h"
+#include "agent/evq.h"
+#include "agent/il/il.h"
+#include "agent/log.h"
+#include "agent/names.h"
+#include "agent/sources/watch.h"
+#include "clr/clr_guids.h"
+#include "common/clock.h"
+#include "common/mem.h"
+#include "common/pdb/assembly.h"
+#include "common/pdb/meta.h"
+#include "common/utf.h"
+
+#define MAX_MODULES 512
+#define MAX_PENDING 1024
+#define OUTBOX 1024   /* call lines waiting for room in the control socket */
+
+enum { M_UNKNOWN, M_BUSY, M_DONE, M_LEFT };
+
+struct wmodule {
+    ModuleID id;
+    struct assembly a;
+    int framework;
+    uint32_t sigs[2]; /* StandAloneSig tokens of the probes' calli (enter, exit), 0 until made */
+};
+
+struct wmethod {
+    uint32_t module;              /* index in modules */
+    mdMethodDef token;
+    _Atomic int state;
+};
+
+struct pending {
+    pid_t tid;
+    uint32_t method;
+    uint64_t token;
+    char text[700];
+};
+
+static struct {
+    ICorProfilerInfo15 *info;
+    int attached;
+    char pattern[CONFIG_WATCH_MAX];
+    int framework_too;
+    uint32_t max_methods;
+    struct wmodule *modules[MAX_MODULES];
+    _Atomic uint32_t module_count;
+    pthread_mutex_t lock;         /* appending modules and methods */
+    struct wmethod methods[WATCH_MAX_METHODS];
+    _Atomic uint32_t method_count;
+    int too_many;                 /* matches past max_methods: nothing more rewritten */
+    uint32_t matched_total;
+    _Atomic uint64_t rewritten, left;
+    /* loop only */
+    struct pending pending[MAX_PENDING];
+    uint32_t pending_count;
+    uint64_t calls, unfinished, unpaired, unsent, throws;
+    int reverted;
+    char outbox[OUTBOX][CONTROL_MESSAGE_MAX];
+    uint16_t outbox_len[OUTBOX];
+    uint32_t outbox_head, outbox_count;
+    uint64_t again_at[2];         /* attached: when to ask for the ReJIT again */
+} W;
+
+
+/* Takes the methods of module mi the pattern names.  Returns how many. */
+static uint32_t match_module(uint32_t mi)
+{
+    struct wmodule *wm = W.modules[mi];
+    const struct assembly *a = &wm->a;
+    const char *method_part = watch_last_dot(W.pattern);
+    int literal_generated = method_part[0] == '<' || method_part[0] == '.';
+    uint32_t found = 0;
+    char name[768], why[160];
+    for (uint32_t row = 1; row <= a->method_count; row++) {
+        watch_full_name(a, row, name, sizeof name);
+        if (!watch_pattern_matches(W.pattern, name) || !watch_has_body(a, row))
+            continue;
+        const char *mname = assembly_method_name(a, row);
+        int generated = mname[0] == '<' || mname[0] == '.' || strchr(name, '<');
+        if (generated && !literal_generated && strcmp(watch_last_dot(name), method_part))
+            continue;
+        W.matched_total++;
+        if (W.too_many)
+            continue;
+        uint32_t n = atomic_load(&W.method_count);
+        if (n >= W.max_methods) {
+            W.too_many = 1;
+            continue;
+        }
+        if (watch_describe_method(a, row, &watch_methods[n], why, sizeof why) < 0) {
+            log_warn("watch: %s is not watched: %s", name, why);
+            continue;
+        }
+        const char *ret = watch_methods[n].ret.type;
+        if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
+            control_client_send("watch note %s returns a %s: its line ends at the method's first "
+                                "await that waits (its result is the %s, its time the call's "
+                                "synchronous part), not when the operation completes",
+                                watch_methods[n].display, ret, ret);
+        W.methods[n].module = mi;
+        W.methods[n].token = md_token(MD_METHODDEF, row);
+        atomic_store(&W.methods[n].state, M_UNKNOWN);
+        atomic_store_explicit(&W.method_count, n + 1, memory_order_release);
+        found++;
+    }
+    return found;
+}
+
+static void module_loaded(ModuleID id)
+{
+    LPCBYTE base;
+    ULONG len = 0;
+    AssemblyID assembly_id;
+    DWORD flags = 0;
+    WCHAR wname[PATH_MAX];
+    if (W.info->lpVtbl->GetModuleInfo2(W.info, id, &base, PATH_MAX, &len, wname, &assembly_id,
+                                       &flags) < 0 ||
+        (flags & (COR_PRF_MODULE_DYNAMIC | COR_PRF_MODULE_RESOURCE)) || len <= 1)
+        return;
+    char path[PATH_MAX];
+    utf16_to_utf8(wname, len, path, sizeof path);
+    if (path[0] != '/')
+        return;
+    int framework = strstr(path, "/shared/Microsoft.") != NULL;
+    if (framework && !W.framework_too)
+        return;
+    struct wmodule *wm = mem_calloc(1, sizeof *wm);
+    char why[256];
+    if (!wm)
+        return;
+    if (assembly_open(&wm->a, path, why, sizeof why) < 0) {
+        log_debug("watch: %s: %s", path, why);
+        mem_free(wm);
+        return;
+    }
+    wm->id = id;
+    wm->framework = framework;
+    pthread_mutex_lock(&W.lock);
+    uint32_t mi = atomic_load(&W.module_count);
+    if (mi >= MAX_MODULES) {
+        pthread_mutex_unlock(&W.lock);
+        assembly_close(&wm->a);
+        mem_free(wm);
+        return;
+    }
+    W.modules[mi] = wm;
+    atomic_store_explicit(&W.module_count, mi + 1, memory_order_release);
+    int was_too_many = W.too_many;
+    uint32_t found = match_module(mi);
+    int now_too_many = W.too_many && !was_too_many;
+    pthread_mutex_unlock(&W.lock);
+    if (found)
+        log_debug("watch: %s: %u methods", path, found);
+    if (now_too_many)
+        control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
+}
+
+
+static int rewrite_method(uint32_t index, struct il_rewritten *out, char *why, size_t why_size)
+{
+    struct wmethod *wmth = &W.methods[index];
+    struct wmodule *wm = W.modules[wmth->module];
+    return watch_rewrite(W.info, wm->id, &wm->a, wm->sigs, wmth->token, index, W.attached, out, why,
+                         why_size);
+}
+
+static void left_alone(uint32_t index, const char *why)
+{
+    atomic_store(&W.methods[index].state, M_LEFT);
+    atomic_fetch_add(&W.left, 1);
+    log_warn("watch: %s is not watched: %s", watch_methods[index].display, why);
+}
+
+/* Launched: the method's first compilation. */
+static long find_method(ModuleID module, mdToken token)
+{
+    uint32_t n = atomic_load_explicit(&W.method_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (W.methods[i].token == token && W.modules[W.methods[i].module]->id == module)
+            return (long)i;
+    return -1;
+}
+
+/* The watched method a function is (its index), or -1. */
+static long watched(FunctionID f, ModuleID *module_out, mdToken *token_out)
+{
+    ClassID klass;
+    ModuleID module;
+    mdToken token;
+    if (!f || W.info->lpVtbl->GetFunctionInfo(W.info, f, &klass, &module, &token) < 0)
+        return -1;
+    if (module_out)
+        *module_out = module;
+    if (token_out)
+        *token_out = token;
+    return find_method(module, token);
+}
+
+static void jit_started(struct source *s, FunctionID f, int dynamic)
+{
+    (void)s;
+    if (dynamic || W.attached)
+        return;
+    ModuleID module;
+    mdToken token;
+    long i = watched(f, &module, &token);
+    if (i < 0)
+        return;
+    int st = M_UNKNOWN;
+    if (!atomic_compare_exchange_strong(&W.methods[i].state, &st, M_BUSY))
+        return; /* done: every later compilation reads the new IL (or another instantiation
+                 * is at it: one compilation of that instantiation may miss its probes) */
+    char why[256];
+    struct il_rewritten out;
+    if (rewrite_method((uint32_t)i, &out, why, sizeof why) < 0) {
+        left_alone((uint32_t)i, why);
+        return;
+    }
+    IMethodMalloc *alloc = NULL;
+    void *fresh = NULL;
+    if (W.info->lpVtbl->GetILFunctionBodyAllocator(W.info, module, &alloc) >= 0 && alloc) {
+        fresh = alloc->lpVtbl->Alloc(alloc, (ULONG)out.size);
+        alloc->lpVtbl->Release(alloc);
+    }
+    HRESULT hr = E_FAIL;
+    if (fresh) {
+        memcpy(fresh, out.body, out.size);
+        hr = W.info->lpVtbl->SetILFunctionBody(W.info, module, token, fresh);
+    }
+    il_rewritten_free(&out);
+    if (hr < 0) {
+        snprintf(why, sizeof why, "the runtime refused the new body (0x%08x)", (unsigned)hr);
+        left_alone((uint32_t)i, why);
+        return;
+    }
+    atomic_store(&W.methods[i].state, M_DONE);
+    atomic_fetch_add(&W.rewritten, 1);
+}
+
+static void jit_inlining(struct source *s, FunctionID caller, FunctionID callee, BOOL *should_inline)
+{
+    (void)s;
+    (void)caller;
+    if (!W.attached && watched(callee, NULL, NULL) >= 0)
+        *should_inline = FALSE;
+}
+
+static void r2r_lookup(struct source *s, FunctionID f, BOOL *use_cached)
+{
+    (void)s;
+    if (watched(f, NULL, NULL) >= 0)
+        *use_cached = FALSE;
+}
+
+/* Attached: GetReJITParameters of a method asked for.  A method that is
+ * not one of ours is said to be another source's (a failure return); one
+ * of ours is answered (S_OK) even when left alone, so that no other source
+ * gives it a body. */
+static HRESULT rejit_parameters(struct source *s, ModuleID module, mdMethodDef method,
+                                ICorProfilerFunctionControl *control)
+{
+    (void)s;
+    long i = find_method(module, method);
+    if (i < 0)
+        return E_FAIL;
+    char why[256];
+    struct il_rewritten out;
+    if (rewrite_method((uint32_t)i, &out, why, sizeof why) < 0) {
+        left_alone((uint32_t)i, why);
+        return S_OK;
+    }
+    HRESULT hr = control->lpVtbl->SetILFunctionBody(control, (ULONG)out.size, out.body);
+    il_rewritten_free(&out);
+    if (hr < 0) {
+        snprintf(why, sizeof why, "the runtime refused the new body (0x%08x)", (unsigned)hr);
+        left_alone((uint32_t)i, why);
+        return S_OK;
+    }
+    int st = M_UNKNOWN;
+    if (atomic_compare_exchange_strong(&W.methods[i].state, &st, M_DONE))
+        atomic_fetch_add(&W.rewritten, 1);
+    return S_OK;
+}
+
+static void rejit_error(struct source *s, ModuleID module, mdMethodDef method, HRESULT status)
+{
+    (void)s;
+    long i = find_method(module, method);
+    if (i >= 0) {
+        char why[64];
+        snprintf(why, sizeof why, "ReJIT failed (0x%08x)", (unsigned)status);
+        left_alone((uint32_t)i, why);
+    }
+}
+
+/* Throws: the class of the exception the thread threw last, and each
+ * watched frame it unwinds (the call ends by the throw). */
+static __thread ClassID thrown_class;
+
+static void exception(struct source *s, enum source_exception_step step, FunctionID function,
+                      ObjectID object)
+{
+    (void)s;
+    if (step == SOURCE_EX_THROWN) {
+        ClassID k = 0;
+        if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
+            k = 0;
+        thrown_class = k;
+        return;
+    }
+    if (step != SOURCE_EX_UNWIND_ENTER)
+        return;
+    long i = watched(function, NULL, NULL);
+    if (i >= 0)
+        watch_thrown((uint32_t)i, thrown_class);
+}
+
+static void load(struct source *s, enum source_load_kind kind, int finished, uintptr_t id,
+                 HRESULT status)
+{
+    (void)s;
+    if (!W.attached && kind == SOURCE_LOAD_MODULE && finished && status >= 0)
+        module_loaded((ModuleID)id);
+}
+
+
+/* Tells corscope that nothing matched, with the nearest method names. */
+static void say_none(void)
+{
+    static const struct assembly *assemblies[MAX_MODULES];
+    uint32_t n = atomic_load(&W.module_count);
+    for (uint32_t i = 0; i < n; i++)
+        assemblies[i] = &W.modules[i]->a;
+    char text[900];
+    watch_near_names(W.pattern, assemblies, n, text, sizeof text);
+    control_client_send("watch none %s", text[0] ? text : "-");
+}
+
+/* ---- the loop ------------------------------------------------------------------------ */
+
+/* Sends what waits in the outbox, as much as the socket takes now. */
+static void flush_outbox(void)
+{
+    while (W.outbox_count) {
+        int rc = control_client_try_send(W.outbox[W.outbox_head], W.outbox_len[W.outbox_head]);
+        if (rc < 0)
+            return; /* full: corscope reads it, the next cycle tries again */
+        if (rc > 0)
+            W.unsent++;
+        W.outbox_head = (W.outbox_head + 1) % OUTBOX;
+        W.outbox_count--;
+    }
+}
+
+static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
+{
+    W.calls++;
+    flush_outbox();
+    if (W.outbox_count == OUTBOX) {
+        W.unsent++; /* corscope is not reading: bounded, counted */
+        return;
+    }
+    uint32_t slot = (W.outbox_head + W.outbox_count) % OUTBOX;
+    int n = snprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, "call %d %llu %llu %s", (int)tid,
+                     (unsigned long long)start, (unsigned long long)duration, text);
+    if (n < 0)
+        return;
+    W.outbox_len[slot] = (uint16_t)(n < CONTROL_MESSAGE_MAX ? n : CONTROL_MESSAGE_MAX - 1);
+    W.outbox_count++;
+    flush_outbox();
+}
+
+static HRESULT request_rejit(uint32_t n);
+
+static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
+{
+    (void)a;
+    (void)s;
+    flush_outbox();
+    for (int k = 0; k < 2; k++)
+        if (W.again_at[k] && now >= W.again_at[k]) {
+            W.again_at[k] = 0;
+            uint32_t n = atomic_load(&W.method_count);
+            if (n && atomic_load(&watch_probe.active) && !W.reverted) {
+                HRESULT hr = request_rejit(n);
+                log_debug("watch: ReJIT asked again (0x%08x)", (unsigned)hr);
+            }
+        }
+    return W.outbox_count ? now + 2000000 : 0;
+}
+
+static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
+{
+    const struct watch_method *m = &watch_methods[method];
+    if (W.pending_count == MAX_PENDING) {
+        memmove(&W.pending[0], &W.pending[1], (MAX_PENDING - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        W.unfinished++;
+    }
+    struct pending *p = &W.pending[W.pending_count++];
+    p->tid = e->tid;
+    p->method = method;
+    p->token = e->payload[1];
+    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s(", m->display);
+    uint32_t pos = 2;
+    for (uint32_t i = 0; i < count && i < m->taken; i++) {
+        struct watch_decoded d;
+        char value[200];
+        if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
+            break;
+        watch_format_value(&m->args[i], &d, value, sizeof value);
+        if (o < sizeof p->text)
+            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "%s%s=%s", i ? ", " : "",
+                                  m->args[i].name, value);
+    }
+    if (m->params > m->taken && o < sizeof p->text)
+        o += (size_t)snprintf(p->text + o, sizeof p->text - o, ", ...");
+    if (o < sizeof p->text)
+        snprintf(p->text + o, sizeof p->text - o, ")");
+}
+
+static void on_exit_entry(const struct evq_entry *e, uint32_t method)
+{
+    uint64_t token = e->payload[1];
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->token != token || p->method != method)
+            continue;
+        const struct watch_method *m = &watch_methods[method];
+        char line[1000];
+        size_t o = (size_t)snprintf(line, sizeof line, "%s", p->text);
+        if (m->ret.kind != SIG_VOID && o < sizeof line) {
+            uint32_t pos = 2;
+            struct watch_decoded d;
+            char value[200];
+            if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
+                watch_format_value(&m->ret, &d, value, sizeof value);
+                snprintf(line + o, sizeof line - o, " = %s", value);
+            }
+        }
+        send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
+        /* the same thread's later entries never returned (they threw) */
+        uint32_t kept = 0;
+        for (uint32_t j = 0; j < W.pending_count; j++) {
+            if (j == k)
+                continue;
+            if (j > k && W.pending[j].tid == e->tid) {
+                W.unfinished++;
+                continue;
+            }
+            if (kept != j)
+                W.pending[kept] = W.pending[j];
+            kept++;
+        }
+        W.pending_count = kept;
+        return;
+    }
+    W.unpaired++;
+}
+
+/* A watched call of this thread ended by a throw: its line, with the
+ * exception's class. */
+static void on_throw(const struct evq_entry *e, uint32_t method)
+{
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->method != method)
+            continue;
+        char name[256] = "an exception";
+        if (e->payload[1])
+            names_describe_class(W.info, (ClassID)e->payload[1], name, sizeof name);
+        char line[1000];
+        snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
+        send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
+        W.throws++;
+        memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        return;
+    }
+}
+
+static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
+{
+    (void)a;
+    (void)s;
+    if (e->words < 2)
+        return;
+    uint32_t method = (uint32_t)e->payload[0];
+    uint32_t count = (uint32_t)(e->payload[0] >> 32);
+    if (method >= atomic_load(&W.method_count))
+        return;
+    if (e->kind == WATCH_ENTRY_ENTER)
+        on_enter(e, method, count);
+    else if (e->kind == WATCH_ENTRY_EXIT)
+        on_exit_entry(e, method);
+    else if (e->kind == WATCH_ENTRY_THROW)
+        on_throw(e, method);
+}
+
+/* Asks the runtime to rejit the n methods and the methods that inlined
+ * them. */
+static HRESULT request_rejit(uint32_t n)
+{
+    static ModuleID mods[WATCH_MAX_METHODS];
+    static mdMethodDef toks[WATCH_MAX_METHODS];
+    for (uint32_t i = 0; i < n; i++) {
+        mods[i] = W.modules[W.methods[i].module]->id;
+        toks[i] = W.methods[i].token;
+    }
+    return W.info->lpVtbl->RequestReJITWithInliners(W.info, COR_PRF_REJIT_BLOCK_INLINING, n, mods,
+                                                    toks);
+}
+
+/* Attached: the methods of the modules loaded now, rejitted. */
+static int start(struct agent *a, struct source *s)
+{
+    (void)a;
+    (void)s;
+    if (!W.attached)
+        return 0;
+    ICorProfilerModuleEnum *modules = NULL;
+    if (W.info->lpVtbl->EnumModules(W.info, &modules) >= 0 && modules) {
+        ModuleID ids[64];
+        ULONG got = 0;
+        while (modules->lpVtbl->Next(modules, 64, ids, &got) >= 0 && got)
+            for (ULONG i = 0; i < got; i++)
+                module_loaded(ids[i]);
+        modules->lpVtbl->Release(modules);
+    }
+    uint32_t n = atomic_load(&W.method_count);
+    if (W.too_many)
+        return 0; /* said (module_loaded) */
+    if (!n) {
+        say_none();
+        return 0;
+    }
+    HRESULT hr = request_rejit(n);
+    if (hr < 0) {
+        log_warn("watch: the runtime refused to rejit the methods (0x%08x)", (unsigned)hr);
+        control_client_send("watch failed rejit 0x%08x", (unsigned)hr);
+        return 0;
+    }
+    control_client_send("watch methods %u", n);
+    /* a caller being compiled (tier 1) while the request is made can be
+     * installed with the original method inlined, after the runtime
+     * looked for inliners: ask again a little later (seen on .NET 10: a
+     * service attached to as it tiered up showed no call) */
+    uint64_t now = clock_now_ns();
+    W.again_at[0] = now + 1000000000ull;
+    W.again_at[1] = now + 3000000000ull;
+    return 0;
+}
+
+static void stop(struct agent *a, struct source *s)
+{
+    (void)a;
+    (void)s;
+    atomic_store(&watch_probe.active, 0);
+    W.again_at[0] = W.again_at[1] = 0;
+    uint32_t n = atomic_load(&W.method_count);
+    if (W.attached && n && !W.too_many && !W.reverted) {
+        ModuleID mods[WATCH_MAX_METHODS];
+        mdMethodDef toks[WATCH_MAX_METHODS];
+        for (uint32_t i = 0; i < n; i++) {
+            mods[i] = W.modules[W.methods[i].module]->id;
+            toks[i] = W.methods[i].token;
+        }
+        HRESULT hr = W.info->lpVtbl->RequestRevert(W.info, n, mods, toks, NULL);
+        if (hr < 0)
+            log_warn("watch: RequestRevert failed (0x%08x); the probes stay, quiet", (unsigned)hr);
+        W.reverted = 1;
+    }
+    watch_probe_quiesce();
+}
+
+static void finish(struct agent *a, struct source *s)
+{
+    (void)a;
+    (void)s;
+    if (!W.attached && !W.too_many && !atomic_load(&W.method_count))
+        say_none();
+    W.unfinished += W.pending_count;
+    W.pending_count = 0;
+    for (int i = 0; i < 500 && W.outbox_count; i++) { /* at most 1 s for corscope to read */
+        flush_outbox();
+        if (W.outbox_count) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    W.unsent += W.outbox_count;
+    W.outbox_count = 0;
+    for (int i = 0; i < 100; i++) { /* the last word must arrive */
+        char end[256];
+        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu",
+                         (unsigned long long)W.calls, (unsigned long long)W.unfinished,
+                         (unsigned long long)atomic_load(&watch_probe.over_count),
+                         (unsigned long long)atomic_load(&watch_probe.over_rate),
+                         (unsigned long long)atomic_load(&watch_probe.queue_full),
+                         (unsigned long long)atomic_load(&W.rewritten),
+                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent);
+        if (control_client_try_send(end, (size_t)n) != -1)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    log_info("watch: %llu calls, %llu methods rewritten, %llu left", (unsigned long long)W.calls,
+             (unsigned long long)atomic_load(&W.rewritten), (unsigned long long)atomic_load(&W.left));
+}
+
+static const struct source_hooks hooks = {
+    .jit_started = jit_started,
+    .jit_inlining = jit_inlining,
+    .r2r_lookup = r2r_lookup,
+    .load = load,
+    .exception = exception,
+    .rejit_parameters = rejit_parameters,
+    .rejit_error = rejit_error,
+};
+
+static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
+{
+    (void)high;
+    if (W.info) {
+        log_error("watch: the agent watched in this process before; attach again after it ends");
+        return -1;
+    }
+    /* rewritten code calls into this library until the process ends (a
+     * frame inside an old version after the revert): it is never unloaded */
+    Dl_info self;
+    if (!dladdr((void *)&watch_enter, &self) || !self.dli_fname ||
+        !dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE)) {
+        log_error("watch: cannot pin the agent's library in memory; not watching");
+        return -1;
+    }
+    pthread_mutex_init(&W.lock, NULL);
+    W.info = a->info;
+    W.attached = a->attached;
+    snprintf(W.pattern, sizeof W.pattern, "%s", a->cfg.watch);
+    W.framework_too = !strncmp(W.pattern, "System.", 7) || !strncmp(W.pattern, "Microsoft.", 10);
+    W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
+    if (W.max_methods > WATCH_MAX_METHODS)
+        W.max_methods = WATCH_MAX_METHODS;
+    watch_probe.source = s->index;
+    watch_probe.count_limit = a->cfg.watch_count;
+    watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
+    atomic_store(&watch_probe.active, 1);
+    *mask |= COR_PRF_MONITOR_EXCEPTIONS; /* calls that end by a throw */
+    if (W.attached)
+        *mask |= COR_PRF_ENABLE_REJIT;
+    else
+        *mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_MODULE_LOADS |
+                 COR_PRF_MONITOR_CACHE_SEARCHES;
+    s->state = &W;
+    return 0;
+}
+
+const struct source_ops source_watch = {
+    .name = "watch",
+    .init = watch_init,
+    .start = start,
+    .cycle = cycle,
+    .entry = entry,
+    .stop = stop,
+    .finish = finish,
+    .hooks = &hooks,
+};

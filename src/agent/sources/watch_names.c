@@ -1,0 +1,271 @@
+/*
+ * watch_names: what live probes know of a method from its assembly's
+ * file, without the runtime: "Namespace.Type.Method" for matching a
+ * pattern, the short "Type.Method" and each parameter's name and type for
+ * the lines, and how the probe reads each value (watch.h); and the names
+ * nearest a pattern that matched nothing.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/sources/watch.h"
+#include "common/config.h"
+#include "common/pdb/meta.h"
+
+/* strncpy that always terminates (and says nothing of truncation) */
+void watch_copy(char *out, size_t size, const char *in)
+{
+    size_t n = strlen(in);
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, in, n);
+    out[n] = '\0';
+}
+
+const char *watch_last_dot(const char *s)
+{
+    const char *d = strrchr(s, '.');
+    return d ? d + 1 : s;
+}
+
+/* A TypeDef/TypeRef/TypeSpec token's short name. */
+static void token_name(const struct assembly *a, uint32_t token, char *out, size_t size)
+{
+    uint32_t row = token & 0xffffff;
+    out[0] = '\0';
+    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count) {
+        char full[256];
+        assembly_type_name(a, row, full, sizeof full);
+        watch_copy(out, size, watch_last_dot(full));
+    } else if ((token >> 24) == MD_TYPEREF) {
+        snprintf(out, size, "%s", md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)));
+    }
+    char *tick = strchr(out, '`');
+    if (tick)
+        *tick = '\0';
+    if (!out[0])
+        snprintf(out, size, "?");
+}
+
+static int token_is(const struct assembly *a, uint32_t token, const char *ns, const char *name)
+{
+    uint32_t row = token & 0xffffff;
+    if ((token >> 24) == MD_TYPEREF)
+        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE)), ns) &&
+               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)), name);
+    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count)
+        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAMESPACE)), ns) &&
+               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAME)), name);
+    return 0;
+}
+
+static const char *const keywords[] = {
+    [SIG_VOID] = "void", [SIG_BOOL] = "bool", [SIG_CHAR] = "char", [SIG_I1] = "sbyte",
+    [SIG_U1] = "byte", [SIG_I2] = "short", [SIG_U2] = "ushort", [SIG_I4] = "int",
+    [SIG_U4] = "uint", [SIG_I8] = "long", [SIG_U8] = "ulong", [SIG_R4] = "float",
+    [SIG_R8] = "double", [SIG_I] = "nint", [SIG_U] = "nuint", [SIG_STRING] = "string",
+};
+
+/* A type's short name for showing ("Order", "int[]", "ref int", "T"). */
+static void type_text(const struct assembly *a, const struct sig_type *t, char *out, size_t size)
+{
+    const uint8_t *p = t->bytes, *end = t->bytes + t->len;
+    while (p < end && (*p == 0x1f || *p == 0x20 || *p == 0x45)) { /* modifiers, pinned */
+        uint8_t b = *p++;
+        uint32_t skip;
+        if (b != 0x45 && md_uncompress(&p, end, &skip) < 0)
+            break;
+    }
+    struct sig_type inner;
+    const uint8_t *q = p + 1;
+    char sub[48];
+    if (t->kind < sizeof keywords / sizeof keywords[0] && keywords[t->kind]) {
+        snprintf(out, size, "%s", keywords[t->kind]);
+    } else if (t->kind == SIG_OBJECT && t->array && p < end && *p == 0x1d &&
+               sig_type(&q, end, &inner) == 0) {
+        type_text(a, &inner, sub, sizeof sub);
+        snprintf(out, size, "%.40s[]", sub);
+    } else if (t->kind == SIG_OBJECT && t->array) {
+        snprintf(out, size, "Array");
+    } else if (t->kind == SIG_OBJECT && !t->token) {
+        snprintf(out, size, "object");
+    } else if (t->kind == SIG_OBJECT || t->kind == SIG_VALUETYPE) {
+        token_name(a, t->token, out, size);
+    } else if (t->kind == SIG_BYREF && p < end && sig_type(&q, end, &inner) == 0) {
+        type_text(a, &inner, sub, sizeof sub);
+        snprintf(out, size, "ref %.40s", sub);
+    } else if (t->kind == SIG_GENERIC) {
+        snprintf(out, size, "T");
+    } else if (t->kind == SIG_POINTER) {
+        snprintf(out, size, "pointer");
+    } else {
+        snprintf(out, size, "?");
+    }
+}
+
+static void describe(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
+{
+    static const uint8_t sizes[] = {
+        [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
+        [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
+        [SIG_I] = 8, [SIG_U] = 8, [SIG_POINTER] = 8,
+    };
+    v->kind = t->kind;
+    type_text(a, t, v->type, sizeof v->type);
+    if (t->kind < sizeof sizes && sizes[t->kind]) {
+        v->read = WATCH_READ_BYTES;
+        v->size = sizes[t->kind];
+    } else if (t->kind == SIG_STRING) {
+        v->read = WATCH_READ_STRING;
+    } else if (t->kind == SIG_OBJECT) {
+        v->read = t->array ? WATCH_READ_ARRAY : WATCH_READ_REF;
+    } else if (t->kind == SIG_VALUETYPE && token_is(a, t->token, "System", "Decimal")) {
+        v->read = WATCH_READ_BYTES;
+        v->size = 16;
+        v->decimal = 1;
+    } else {
+        v->read = WATCH_READ_NONE;
+    }
+}
+
+/* "Namespace.Type.Method" of a MethodDef row. */
+void watch_full_name(const struct assembly *a, uint32_t row, char *out, size_t size)
+{
+    char type[512];
+    assembly_type_name(a, a->methods[row - 1].type, type, sizeof type);
+    snprintf(out, size, "%s.%s", type, assembly_method_name(a, row));
+}
+
+int watch_pattern_matches(const char *pattern, const char *name)
+{
+    if (!fnmatch(pattern, name, 0))
+        return 1;
+    char suffix[CONFIG_WATCH_MAX + 4];
+    snprintf(suffix, sizeof suffix, "*.%s", pattern);
+    return !fnmatch(suffix, name, 0);
+}
+
+
+int watch_has_body(const struct assembly *a, uint32_t row)
+{
+    return md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_RVA) != 0;
+}
+
+/* Fills watch_methods[index] for a MethodDef row.  Returns 0, or -1 with why. */
+int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m, char *why,
+                          size_t why_size)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    struct sig_method sig;
+    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) < 0 ||
+        sig_method(blob, len, &sig) < 0)
+        return snprintf(why, why_size, "its signature could not be read"), -1;
+    if (sig.vararg)
+        return snprintf(why, why_size, "a varargs method"), -1;
+    if (sig.ret.kind == SIG_OTHER)
+        return snprintf(why, why_size, "its return type cannot be kept in a local"), -1;
+    char type[512];
+    assembly_type_name(a, a->methods[row - 1].type, type, sizeof type);
+    snprintf(m->display, sizeof m->display, "%.80s.%.70s", watch_last_dot(type), assembly_method_name(a, row));
+    m->params = sig.param_count;
+    m->taken = sig.param_count < WATCH_ARGS ? sig.param_count : WATCH_ARGS;
+    m->has_this = sig.has_this;
+    for (uint32_t i = 0; i < m->taken; i++) {
+        describe(a, &sig.params[i], &m->args[i]);
+        snprintf(m->args[i].name, sizeof m->args[i].name, "arg%u", i + 1);
+    }
+    describe(a, &sig.ret, &m->ret);
+    /* parameter names: Param rows [ParamList, next method's ParamList) */
+    uint32_t first = md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_PARAMLIST);
+    uint32_t end = row < md_rows(&a->md, MD_METHODDEF)
+                       ? md_get(&a->md, MD_METHODDEF, row + 1, MD_METHODDEF_PARAMLIST)
+                       : md_rows(&a->md, MD_PARAM) + 1;
+    for (uint32_t p = first; p && p < end && p <= md_rows(&a->md, MD_PARAM); p++) {
+        uint32_t seq = md_get(&a->md, MD_PARAM, p, 1);
+        if (seq >= 1 && seq <= m->taken)
+            snprintf(m->args[seq - 1].name, sizeof m->args[seq - 1].name, "%s",
+                     md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
+    }
+    return 0;
+}
+
+static unsigned distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 200 || m > 200)
+        return 1000;
+    unsigned row[201];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= n; i++) {
+        unsigned prev = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= m; j++) {
+            unsigned cur = row[j];
+            unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            unsigned best = prev + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            prev = cur;
+        }
+    }
+    return row[m];
+}
+
+/* The NEAR nearest method names of the assemblies to a pattern (as many
+ * trailing parts compared as the pattern has), comma-separated into out;
+ * "" when none. */
+void watch_near_names(const char *pattern, const struct assembly *const *assemblies, uint32_t count,
+                      char *out, size_t size)
+{
+    enum { NEAR = 5 };
+    struct {
+        unsigned d;
+        char name[200];
+    } best[NEAR];
+    int found = 0;
+    char name[768];
+    int dots = 0;
+    for (const char *c = pattern; *c; c++)
+        dots += *c == '.';
+    for (uint32_t mi = 0; mi < count; mi++) {
+        const struct assembly *a = assemblies[mi];
+        for (uint32_t row = 1; row <= a->method_count; row++) {
+            watch_full_name(a, row, name, sizeof name);
+            if (strchr(name, '<') || !watch_has_body(a, row))
+                continue;
+            const char *tail = name;
+            int left = dots;
+            for (const char *c = name + strlen(name); c > name; c--)
+                if (c[-1] == '.' && left-- == 0) {
+                    tail = c;
+                    break;
+                }
+            unsigned d = distance(pattern, tail);
+            int dup = 0;
+            for (int k = 0; k < found; k++)
+                dup |= !strcmp(best[k].name, name);
+            if (dup)
+                continue;
+            int at = found;
+            while (at > 0 && best[at - 1].d > d)
+                at--;
+            if (at >= NEAR)
+                continue;
+            if (found < NEAR)
+                found++;
+            memmove(&best[at + 1], &best[at], (size_t)(found - 1 - at) * sizeof best[0]);
+            best[at].d = d;
+            watch_copy(best[at].name, sizeof best[at].name, name);
+        }
+    }
+    size_t o = 0;
+    out[0] = '\0';
+    for (int k = 0; k < found && o + 1 < size; k++)
+        o += (size_t)snprintf(out + o, size - o, "%s%s", k ? ", " : "", best[k].name);
+}

@@ -1,0 +1,181 @@
+// WatchApp: known calls with known arguments, for `corscope watch`
+// (tests/e2e/t_watch.sh).
+//   WatchApp run        a fixed sequence of calls, each result printed; the
+//                       output is the same with or without the probes
+//   WatchApp bench N    N calls of Pricing.Mix, timed (bench/watch.sh)
+//   WatchApp serve SEC  prints "ready PID", then calls Pricing.Quote every
+//                       10 ms (and every fourth time Pricing.Check, which
+//                       throws) for SEC seconds, checking every result (prints
+//                       "wrong" and exits 1 at the first wrong one), and
+//                       at the end "served N"
+using System.Runtime.CompilerServices;
+
+namespace WatchApp;
+
+public sealed class Order
+{
+    public int Id;
+    public Order(int id) { Id = id; }
+}
+
+public static class Pricing
+{
+    public static decimal Quote(string sku, int qty)
+    {
+        decimal unit = sku.Length > 4 ? 2.25m : 1.50m;
+        return unit * qty;
+    }
+
+    public static string Describe(bool rush, char grade, double weight, long id)
+    {
+        return (rush ? "rush-" : "slow-") + grade + "-" + weight.ToString("0.0") + "-" + id;
+    }
+
+    public static int Tax(int cents) => cents / 10;
+    public static decimal Tax(decimal amount) => amount / 10m;
+
+    public static int Total(int[] items, Order? order, string? note)
+    {
+        int sum = 0;
+        foreach (int i in items)
+            sum += i;
+        return sum + (order?.Id ?? 0) + (note?.Length ?? 0);
+    }
+
+    public static void Log(string message)
+    {
+        Logged += message.Length;
+    }
+
+    public static int Logged;
+
+    public static int Check(int qty)
+    {
+        if (qty < 0)
+            throw new ArgumentOutOfRangeException(nameof(qty));
+        return qty * 2;
+    }
+
+    public static string Long(string text) => text.ToUpperInvariant();
+
+    public static T First<T>(T[] items, int skip) => items[skip];
+
+    public static async Task<int> Fetch(int id)
+    {
+        await Task.Delay(5);
+        return id * 10;
+    }
+
+    // bench/watch.sh: a call with a few primitive arguments (never inlined,
+    // so that plain and watched runs make the same call)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static long Mix(int a, long b, double c) => a + b + (long)c;
+}
+
+public sealed class Cart
+{
+    private int items;
+    public int Add(int n, float weight)
+    {
+        items += n;
+        return items;
+    }
+}
+
+public static class Program
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void Run()
+    {
+        Console.WriteLine($"quote {Pricing.Quote("sku-1", 4)}");
+        Console.WriteLine($"quote {Pricing.Quote("abc", 2)}");
+        Console.WriteLine($"describe {Pricing.Describe(true, 'A', 2.5, 1234567890123L)}");
+        Console.WriteLine($"tax {Pricing.Tax(250)} {Pricing.Tax(12.5m)}");
+        Console.WriteLine($"total {Pricing.Total(new[] { 1, 2, 3 }, new Order(7), null)}");
+        Pricing.Log("hello");
+        Console.WriteLine($"logged {Pricing.Logged}");
+        Console.WriteLine($"check {Pricing.Check(3)}");
+        try
+        {
+            Pricing.Check(-1);
+        }
+        catch (ArgumentOutOfRangeException)
+        {
+            Console.WriteLine("check threw");
+        }
+        Console.WriteLine($"long {Pricing.Long(new string('x', 60)).Length}");
+        Console.WriteLine($"first {Pricing.First(new[] { 5, 6 }, 1)} {Pricing.First(new[] { "a", "b" }, 0)}");
+        Console.WriteLine($"fetch {Pricing.Fetch(4).GetAwaiter().GetResult()}");
+        var cart = new Cart();
+        cart.Add(2, 1.5f);
+        Console.WriteLine($"cart {cart.Add(3, 0.25f)}");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static bool Step(int n)
+    {
+        int qty = n % 5;
+        string sku = "sku-" + (n % 3);
+        decimal got = Pricing.Quote(sku, qty);
+        if (got != 2.25m * qty)
+        {
+            Console.WriteLine($"wrong {sku} {qty} {got}");
+            return false;
+        }
+        if (n % 4 == 0)
+        {
+            // a bad request: thrown and handled
+            try
+            {
+                Pricing.Check(-n - 1);
+                Console.WriteLine("wrong: no throw");
+                return false;
+            }
+            catch (ArgumentOutOfRangeException)
+            {
+            }
+        }
+        return true;
+    }
+
+    static int Serve(int seconds)
+    {
+        Console.WriteLine($"ready {Environment.ProcessId}");
+        var until = DateTime.UtcNow.AddSeconds(seconds);
+        int n = 0;
+        while (DateTime.UtcNow < until)
+        {
+            // a request: a method entered anew each time (a loop that
+            // inlined Quote would keep its old code until it is left)
+            if (!Step(n))
+                return 1;
+            n++;
+            Thread.Sleep(10);
+        }
+        Console.WriteLine($"served {n}");
+        return 0;
+    }
+
+    static int Bench(long calls)
+    {
+        long sum = 0;
+        for (int i = 0; i < 100000; i++) // warm up: tier 1
+            sum += Pricing.Mix(i, i, 0.5);
+        var sw = System.Diagnostics.Stopwatch.StartNew();
+        for (long i = 0; i < calls; i++)
+            sum += Pricing.Mix((int)i, i, 1.5);
+        sw.Stop();
+        Console.WriteLine($"ns/call {sw.Elapsed.TotalNanoseconds / calls:F1} (sum {sum})");
+        return 0;
+    }
+
+    public static int Main(string[] args)
+    {
+        if (args.Length >= 2 && args[0] == "bench")
+            return Bench(long.Parse(args[1]));
+        if (args.Length >= 2 && args[0] == "serve")
+            return Serve(int.Parse(args[1]));
+        Run();
+        return 0;
+    }
+}

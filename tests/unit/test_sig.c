@@ -1,0 +1,184 @@
+/*
+ * test_sig: common/pdb/sig (method and local signatures, for live probes)
+ * on hand-built blobs, valid and damaged; and how the probes' values are
+ * shown (agent/sources/watch_probe.c: decimals, strings, primitives).
+ */
+#include <stdlib.h>
+
+#include "agent/sources/watch.h"
+#include "common/pdb/sig.h"
+#include "test.h"
+
+static void test_sig_static_method(void)
+{
+    /* static decimal Quote(string sku, int qty): Decimal is TypeRef row 5 */
+    static const uint8_t blob[] = {0x00, 0x02, 0x11, 0x15, 0x0e, 0x08};
+    struct sig_method m;
+    REQUIRE(sig_method(blob, sizeof blob, &m) == 0);
+    CHECK(!m.has_this);
+    CHECK_EQ(m.param_count, 2);
+    CHECK_EQ(m.ret.kind, SIG_VALUETYPE);
+    CHECK_EQ(m.ret.token, 0x01000005);
+    CHECK_EQ(m.ret.len, 2);
+    CHECK_EQ(m.params[0].kind, SIG_STRING);
+    CHECK_EQ(m.params[1].kind, SIG_I4);
+}
+
+static void test_sig_instance_generic(void)
+{
+    /* instance void M<T>(int[], ref long, List<T> (TypeDef 2), T, fnptr void()) */
+    static const uint8_t blob[] = {0x30, 0x01, 0x05, 0x01, 0x1d, 0x08, 0x10, 0x0a, 0x15, 0x12,
+                                   0x08, 0x01, 0x1e, 0x00, 0x1e, 0x00, 0x1b, 0x00, 0x00, 0x01};
+    struct sig_method m;
+    REQUIRE(sig_method(blob, sizeof blob, &m) == 0);
+    CHECK(m.has_this);
+    CHECK_EQ(m.generic_count, 1);
+    CHECK_EQ(m.param_count, 5);
+    CHECK_EQ(m.ret.kind, SIG_VOID);
+    CHECK_EQ(m.params[0].kind, SIG_OBJECT);
+    CHECK(m.params[0].array);
+    CHECK_EQ(m.params[0].len, 2);
+    CHECK_EQ(m.params[1].kind, SIG_BYREF);
+    CHECK_EQ(m.params[2].kind, SIG_OBJECT);
+    CHECK_EQ(m.params[2].token, 0x02000002);
+    CHECK_EQ(m.params[2].len, 6);
+    CHECK_EQ(m.params[3].kind, SIG_GENERIC);
+    CHECK_EQ(m.params[4].kind, SIG_POINTER);
+}
+
+static void test_sig_modifiers(void)
+{
+    /* int f(modopt(TypeRef 5) int, int[,] with sizes and bounds) */
+    static const uint8_t blob[] = {0x00, 0x02, 0x08, 0x20, 0x15, 0x08,
+                                   0x14, 0x08, 0x02, 0x01, 0x03, 0x01, 0x00};
+    struct sig_method m;
+    REQUIRE(sig_method(blob, sizeof blob, &m) == 0);
+    CHECK_EQ(m.params[0].kind, SIG_I4);
+    CHECK_EQ(m.params[0].len, 3); /* the modifier belongs to the type */
+    CHECK_EQ(m.params[1].kind, SIG_OBJECT);
+    CHECK(m.params[1].array);
+}
+
+static void test_sig_damaged(void)
+{
+    static const uint8_t truncated[] = {0x00, 0x02, 0x11, 0x15, 0x0e};
+    static const uint8_t bad_type[] = {0x00, 0x01, 0x01, 0xff};
+    static const uint8_t void_param[] = {0x00, 0x01, 0x01, 0x01};
+    static const uint8_t bad_cc[] = {0x07, 0x00, 0x01};
+    static const uint8_t bad_coded[] = {0x00, 0x00, 0x12, 0x03};
+    struct sig_method m;
+    CHECK(sig_method(truncated, sizeof truncated, &m) < 0);
+    CHECK(sig_method(bad_type, sizeof bad_type, &m) < 0);
+    CHECK(sig_method(void_param, sizeof void_param, &m) < 0);
+    CHECK(sig_method(bad_cc, sizeof bad_cc, &m) < 0);
+    CHECK(sig_method(bad_coded, sizeof bad_coded, &m) < 0);
+    CHECK(sig_method(NULL, 0, &m) < 0);
+    /* nesting without end: refused, not a stack overflow */
+    size_t n = 100000;
+    uint8_t *deep = malloc(n);
+    REQUIRE(deep);
+    deep[0] = 0x00;
+    deep[1] = 0x00;
+    memset(deep + 2, 0x0f, n - 2);
+    CHECK(sig_method(deep, n, &m) < 0);
+    free(deep);
+}
+
+static void test_sig_locals_append(void)
+{
+    static const uint8_t old[] = {0x07, 0x02, 0x08, 0x0e};
+    static const uint8_t i8[] = {0x0a}, dec[] = {0x11, 0x15};
+    struct sig_type add[2] = {{.kind = SIG_I8, .bytes = i8, .len = 1},
+                              {.kind = SIG_VALUETYPE, .bytes = dec, .len = 2}};
+    uint8_t out[64];
+    size_t len = 0;
+    CHECK_EQ(sig_locals_append(old, sizeof old, add, 2, out, sizeof out, &len), 2);
+    static const uint8_t want[] = {0x07, 0x04, 0x08, 0x0e, 0x0a, 0x11, 0x15};
+    CHECK_EQ(len, sizeof want);
+    CHECK(!memcmp(out, want, sizeof want));
+    /* no locals before */
+    CHECK_EQ(sig_locals_append(NULL, 0, add, 1, out, sizeof out, &len), 0);
+    CHECK_EQ(len, 3);
+    CHECK(out[0] == 0x07 && out[1] == 0x01 && out[2] == 0x0a);
+    /* not a local signature, or no room */
+    static const uint8_t field[] = {0x06, 0x08};
+    CHECK(sig_locals_append(field, sizeof field, add, 1, out, sizeof out, &len) < 0);
+    CHECK(sig_locals_append(old, sizeof old, add, 2, out, 5, &len) < 0);
+    /* 127 locals + 1: the count grows to two bytes */
+    uint8_t many[2 + 127];
+    many[0] = 0x07;
+    many[1] = 127;
+    memset(many + 2, 0x08, 127);
+    CHECK_EQ(sig_locals_append(many, sizeof many, add, 1, out, sizeof out, &len), -1);
+    uint8_t big[256];
+    CHECK_EQ(sig_locals_append(many, sizeof many, add, 1, big, sizeof big, &len), 127);
+    CHECK(big[1] == 0x80 && big[2] == 0x80 && len == 3 + 127 + 1);
+}
+
+static void test_sig_compress(void)
+{
+    uint8_t b[4];
+    CHECK_EQ(sig_compress(0x7f, b), 1);
+    CHECK_EQ(b[0], 0x7f);
+    CHECK_EQ(sig_compress(0x80, b), 2);
+    CHECK(b[0] == 0x80 && b[1] == 0x80);
+    CHECK_EQ(sig_compress(0x3fff, b), 2);
+    CHECK(b[0] == 0xbf && b[1] == 0xff);
+    CHECK_EQ(sig_compress(0x4000, b), 4);
+    CHECK(b[0] == 0xc0 && b[1] == 0x00 && b[2] == 0x40 && b[3] == 0x00);
+    CHECK_EQ(sig_compress(0x20000000, b), 0);
+}
+
+/* One value through the probe's encoding and the loop's decoding. */
+static void shown(const struct watch_value *v, const uint64_t *words, uint32_t n, const char *want)
+{
+    uint32_t pos = 0;
+    struct watch_decoded d;
+    char text[200];
+    CHECK(watch_decode_value(words, n, &pos, &d) == 0);
+    CHECK_EQ(pos, n);
+    watch_format_value(v, &d, text, sizeof text);
+    CHECK_STR(text, want);
+}
+
+static void test_watch_values(void)
+{
+    struct watch_value dec = {.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE,
+                              .decimal = 1, .type = "Decimal"};
+    /* 9.00: 900 scale 2; -0.05: 5 scale 2 negative */
+    uint64_t w1[] = {WATCH_READ_BYTES | 16u << 16, (uint64_t)2 << 16, 900};
+    shown(&dec, w1, 3, "9.00");
+    uint64_t w2[] = {WATCH_READ_BYTES | 16u << 16, (uint64_t)(0x80000000u | 2u << 16), 5};
+    shown(&dec, w2, 3, "-0.05");
+    struct watch_value str = {.read = WATCH_READ_STRING, .kind = SIG_STRING, .type = "string"};
+    /* "ab\"" of length 50 (3 characters taken) */
+    uint64_t w3[] = {WATCH_READ_STRING | 3u << 24 | (uint64_t)50 << 32,
+                     'a' | (uint64_t)'b' << 16 | (uint64_t)'"' << 32};
+    shown(&str, w3, 2, "\"ab\\\"\"...(50 chars)");
+    uint64_t w4[] = {WATCH_READ_STRING | 1u << 8};
+    shown(&str, w4, 1, "null");
+    struct watch_value i4 = {.read = WATCH_READ_BYTES, .size = 4, .kind = SIG_I4, .type = "int"};
+    uint64_t w5[] = {WATCH_READ_BYTES | 4u << 16, 0xfffffffcu};
+    shown(&i4, w5, 2, "-4");
+    struct watch_value arr = {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .type = "int[]"};
+    uint64_t w6[] = {WATCH_READ_ARRAY | (uint64_t)3 << 32};
+    shown(&arr, w6, 1, "int[3]");
+    struct watch_value b = {.read = WATCH_READ_BYTES, .size = 1, .kind = SIG_BOOL, .type = "bool"};
+    uint64_t w7[] = {WATCH_READ_BYTES | 1u << 16, 1};
+    shown(&b, w7, 2, "true");
+    /* a payload cut short is refused */
+    uint32_t pos = 0;
+    struct watch_decoded d;
+    CHECK(watch_decode_value(w3, 1, &pos, &d) < 0);
+}
+
+void suite_sig(void)
+{
+    RUN(test_sig_static_method);
+    RUN(test_sig_instance_generic);
+    RUN(test_sig_modifiers);
+    RUN(test_sig_damaged);
+    RUN(test_sig_locals_append);
+    RUN(test_sig_compress);
+    RUN(test_watch_values);
+}
