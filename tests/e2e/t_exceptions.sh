@@ -44,7 +44,7 @@ assert_eq "collapsed: BadInputException thrown in ThrowInput" \
     "$(collapsed_sum "$T/ex.collapsed" 'Events\.Throwers\.ThrowInput;\[throw\] Events\.BadInputException ')" 400
 assert_eq "collapsed: thrown from CatchInputOuter's calls" \
     "$(collapsed_sum "$T/ex.collapsed" 'Events\.Catchers\.CatchInputOuter;Events\.Catchers\.CatchInputFiltered;Events\.Throwers\.ThrowInput;')" 400
-cs report -f tree --event exceptions "$T/ex.corscope" | grep -q "^# exceptions: 1000 samples" ||
+cs report -f tree --event exceptions "$T/ex.corscope" | grep -q "^# exceptions: 1000 in 1000 records" ||
     fail "tree: not 1000 throws"
 cs report -f top --event exceptions "$T/ex.corscope" | grep -q "Events.Throwers.ThrowState" ||
     fail "top: no throw site"
