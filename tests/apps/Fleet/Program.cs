@@ -3,7 +3,9 @@
 // repeats, every 100 ms, some CPU work (Fleet.Work.Burn), allocations
 // (Fleet.Work.Allocate, byte[1000]), three thrown and caught exceptions
 // (Fleet.Work.Fail) and a contended lock (Fleet.Work.Contend, held by
-// another thread), and prints what it did:
+// another thread), with a collection every second (so that the live heap is
+// looked at while it runs, whatever the machine's gen0 budget), and prints
+// what it did:
 //   truth exceptions 123
 // With `sigchld` it also counts the SIGCHLD signals it gets (an uploader
 // that a profiler started beside it must send none) and prints
@@ -94,13 +96,15 @@ static class Program
         }) { Name = "holder", IsBackground = true };
         holder.Start();
         int exceptions = 0;
-        while (DateTime.UtcNow < stop)
+        for (int round = 1; DateTime.UtcNow < stop; round++)
         {
             var tick = Stopwatch.StartNew();
             Work.Burn(TimeSpan.FromMilliseconds(30));
             Work.Allocate(2000);
             exceptions += Work.Fail(3);
             Work.Contend();
+            if (round % 10 == 0)
+                GC.Collect();
             var left = TimeSpan.FromMilliseconds(100) - tick.Elapsed;
             if (left > TimeSpan.Zero)
                 Thread.Sleep(left);
