@@ -205,10 +205,7 @@ static const char *one_event(struct pstream *s, struct cur *c)
     copy_text(e.name, sizeof e.name, name, nn);
     copy_text(e.unit, sizeof e.unit, unit, un);
     e.value_count = 1;
-    const char *bad = add_event(s, &e);
-    if (bad)
-        return bad;
-    return NULL;
+    return add_event(s, &e);
 }
 
 static const char *one_event_def(struct pstream *s, struct cur *c)
@@ -251,10 +248,7 @@ static const char *one_event_def(struct pstream *s, struct cur *c)
     e.recorded = 1;
     e.period = 1;
     snprintf(e.unit, sizeof e.unit, "%s", e.value_units[0]);
-    const char *bad = add_event(s, &e);
-    if (bad)
-        return bad;
-    return NULL;
+    return add_event(s, &e);
 }
 
 static const char *one_string(struct pstream *s, struct cur *c)
@@ -264,10 +258,7 @@ static const char *one_string(struct pstream *s, struct cur *c)
     const uint8_t *p = cur_bytes(c, &n);
     if (c->err)
         return c->err;
-    const char *bad = pdefs_string(&s->defs, id, p, n);
-    if (bad)
-        return bad;
-    return NULL;
+    return pdefs_string(&s->defs, id, p, n);
 }
 
 static const char *one_frame(struct pstream *s, struct cur *c)
@@ -278,10 +269,7 @@ static const char *one_frame(struct pstream *s, struct cur *c)
     uint64_t extra = cur_varint(c);
     if (c->err)
         return c->err;
-    const char *bad = pdefs_frame(&s->defs, id, kind, module, type, name, extra);
-    if (bad)
-        return bad;
-    return NULL;
+    return pdefs_frame(&s->defs, id, kind, module, type, name, extra);
 }
 
 static const char *one_stack(struct pstream *s, struct cur *c)
@@ -302,10 +290,7 @@ static const char *one_stack(struct pstream *s, struct cur *c)
             return "stack refers to an undefined frame";
         s->frame_ids[i] = (uint32_t)f;
     }
-    const char *bad = pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
-    if (bad)
-        return bad;
-    return NULL;
+    return pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
 }
 
 static const char *one_thread(struct pstream *s, struct cur *c)
@@ -313,10 +298,7 @@ static const char *one_thread(struct pstream *s, struct cur *c)
     uint64_t id = cur_varint(c), tid = cur_varint(c), name = cur_varint(c);
     if (c->err)
         return c->err;
-    const char *bad = pdefs_thread(&s->defs, id, tid, name);
-    if (bad)
-        return bad;
-    return NULL;
+    return pdefs_thread(&s->defs, id, tid, name);
 }
 
 static const char *set_stat(struct pstream *s, const uint8_t *k, size_t kn, uint64_t v)
@@ -344,10 +326,7 @@ static const char *one_stat(struct pstream *s, struct cur *c)
     uint64_t v = cur_varint(c);
     if (c->err)
         return c->err;
-    const char *bad = set_stat(s, k, kn, v);
-    if (bad)
-        return bad;
-    return NULL;
+    return set_stat(s, k, kn, v);
 }
 
 /* ---- windows ------------------------------------------------------------- */
