@@ -16,11 +16,17 @@
 # process's CPU (user + system, every thread: the agent's included) and
 # wall time.
 #
-#   bench/events.sh [RUNS]     (default 7; dotnet-trace from PATH, $DOTNET_TRACE,
+#   bench/events.sh [RUNS] [WHICH]   (default 7, all; WHICH: exceptions, lock
+#                               or jit; dotnet-trace from PATH, $DOTNET_TRACE,
 #                               or installed into build/tools when missing)
+#   BASE=DIR bench/events.sh ... adds rows for the corscope (and agent) in DIR
+#                               (another build's corscope and libcorscope.so),
+#                               interleaved with the rest
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-7}
+WHICH=${2:-all}
+BASE=${BASE:-}
 source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 EVENTS="dotnet $ROOT/build/apps/Events/Events.dll"
@@ -32,7 +38,8 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
 TRACE=${DOTNET_TRACE:-$(command -v dotnet-trace || true)}
 if [ -z "$TRACE" ] && [ -x "$ROOT/build/tools/dotnet-trace" ]; then TRACE=$ROOT/build/tools/dotnet-trace; fi
-if [ -z "$TRACE" ]; then
+[ "${DOTNET_TRACE:-}" = none ] && TRACE=   # DOTNET_TRACE=none: no dotnet-trace rows
+if [ -z "$TRACE" ] && [ "${DOTNET_TRACE:-}" != none ]; then
     echo "bench/events.sh: installing dotnet-trace into build/tools" >&2
     dotnet tool install --tool-path "$ROOT/build/tools" dotnet-trace > /dev/null 2>&1 &&
         TRACE=$ROOT/build/tools/dotnet-trace || echo "bench/events.sh: no dotnet-trace; its column is left out" >&2
@@ -45,6 +52,8 @@ run_once() {
     local -a time=(/usr/bin/time -f "%e %U %S" -o "$T/time")
     case $opts in
         -) "${time[@]}" "$@" > "$T/out" ;;
+        base:*) # shellcheck disable=SC2086
+           "${time[@]}" "$BASE/corscope" record -q --force ${opts#base:} -o "$T/b.corscope" -- "$@" > "$T/out" ;;
         trace:*) "${time[@]}" "$TRACE" collect --show-child-io --providers "${opts#trace:}" -o "$T/t.nettrace" -- "$@" \
                      > "$T/out" 2> /dev/null ;;
         *) # shellcheck disable=SC2086
@@ -64,6 +73,7 @@ bench() {
         for i in "${!configs[@]}"; do
             local opts=${configs[$i]#*|}
             [[ $opts == trace:* ]] && [ -z "$TRACE" ] && continue
+            [[ $opts == base:* ]] && [ -z "$BASE" ] && continue
             # shellcheck disable=SC2086
             run_once "$opts" $cmd >> "$T/r.$i"
         done
@@ -89,18 +99,25 @@ bench() {
 }
 
 echo "Machine: $(machine), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
+want() { [ "$WHICH" = all ] || [ "$WHICH" = "$1" ]; }
+want exceptions &&
 bench "Exceptions: 100,000 throw-bench iterations (a throw each)" "$EVENTS throw-bench 100000" \
     "no profiler|-" \
     "corscope -e exceptions|-e exceptions" \
+    "corscope -e exceptions, $BASE|base:-e exceptions" \
     "corscope -e cpu,exceptions|-e cpu,exceptions" \
     "dotnet-trace, Exception keyword (0x8000), level 4|trace:Microsoft-Windows-DotNETRuntime:0x8000:4"
+want lock &&
 bench "Lock contention: 4 threads x 5,000 lock-bench sections (20 us holds)" "$EVENTS lock-bench 5000" \
     "no profiler|-" \
     "corscope -e lock (--lock-min 10us)|-e lock" \
     "corscope -e lock --lock-min 0|-e lock --lock-min 0" \
     "dotnet-trace, Contention keyword (0x4000), level 4|trace:Microsoft-Windows-DotNETRuntime:0x4000:4"
+want jit &&
 bench "JIT: an ASP.NET Core app's start-up (WebStartup)" "$WEB" \
     "no profiler|-" \
     "corscope -e jit|-e jit" \
     "corscope -e cpu|-e cpu" \
     "dotnet-trace, JIT + Loader keywords (0x18), level 5|trace:Microsoft-Windows-DotNETRuntime:0x18:5"
+echo
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."

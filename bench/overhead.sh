@@ -5,6 +5,12 @@
 # alike, and the median of RUNS runs of each.
 #
 #   bench/overhead.sh [RUNS]          (default 7)
+#   PICK="0 1" WORK="1|17000|0" bench/overhead.sh RUNS
+#                                     (only the configurations numbered in
+#                                     PICK, from 0 in the list below; WORK:
+#                                     the workloads, "threads|units|idle"
+#                                     separated by spaces: 17,000 units is
+#                                     about 1.5 s of one thread here)
 #
 # Three measures per run, because a profiler's cost has two parts that a
 # single ratio mixes up, a rate (while the program runs) and a fixed cost
@@ -39,6 +45,12 @@ CONFIGS=(
 )
 # workloads: busy threads | units of work | idle threads
 WORKLOADS=("1|60000|0" "$(nproc)|120000|0" "1|60000|500")
+if [ -n "${WORK:-}" ]; then read -r -a WORKLOADS <<< "$WORK"; fi
+if [ -n "${PICK:-}" ]; then
+    picked=()
+    for i in $PICK; do picked+=("${CONFIGS[$i]}"); done
+    CONFIGS=("${picked[@]}")
+fi
 
 # run_once OPTS THREADS UNITS IDLE -> "work_s whole_s cpu_s"
 run_once() {
@@ -64,7 +76,7 @@ col() { awk -v c="$1" '{ print $c }' "$2" | median; }
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }'; }
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')"
-echo "runs: $RUNS per cell, interleaved; medians"
+echo "runs: $RUNS per cell, interleaved; medians; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo
 for w in "${WORKLOADS[@]}"; do
     IFS='|' read -r threads units idle <<< "$w"
@@ -79,17 +91,19 @@ for w in "${WORKLOADS[@]}"; do
     spread=$(awk '{ print $1 }' "$T/times.0" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f to %.3f s", lo, hi }')
     echo "**$threads busy thread(s), $idle idle threads**, $units units of work (no profiler, work: $spread over $RUNS runs)"
     echo
-    echo "| configuration | work | overhead | whole process | fixed cost | CPU (user+sys) | overhead |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| configuration | work | overhead | whole process | x none | fixed cost | CPU (user+sys) | overhead |"
+    echo "|---|---|---|---|---|---|---|---|"
     for c in "${!CONFIGS[@]}"; do
         mw=$(col 1 "$T/times.$c") mp=$(col 2 "$T/times.$c") mc=$(col 3 "$T/times.$c")
         if [ "$c" = 0 ]; then
-            echo "| ${CONFIGS[$c]%%|*} | $mw s | - | $mp s | - | $mc s | - |"
+            echo "| ${CONFIGS[$c]%%|*} | $mw s | - | $mp s | - | - | $mc s | - |"
             continue
         fi
         # what the whole process lost beyond what the work lost: start-up and exit
         fixed=$(awk -v mp="$mp" -v bp="$bp" -v mw="$mw" -v bw="$bw" 'BEGIN { printf "%+.0f ms", 1000 * ((mp - bp) - (mw - bw)) }')
-        echo "| ${CONFIGS[$c]%%|*} | $mw s | $(pct "$mw" "$bw") | $mp s | $fixed | $mc s | $(pct "$mc" "$bc") |"
+        ratio=$(awk -v m="$mp" -v b="$bp" 'BEGIN { printf "%.3fx", m / b }')
+        echo "| ${CONFIGS[$c]%%|*} | $mw s | $(pct "$mw" "$bw") | $mp s | $ratio | $fixed | $mc s | $(pct "$mc" "$bc") |"
     done
     echo
 done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -5,7 +5,10 @@
 #      of the timing hooks, and of one read of the time-stamp counter;
 #   2. ns per traced call: an empty non-inlined method called N times in a
 #      loop (tests/apps/Trace `loop`, the program's own timer), without the
-#      agent and with it at several settings;
+#      agent and with it at several settings; by wall time, and by the loop
+#      thread's CPU time (the median of nine parts of the loop, each timed
+#      by the thread's CPU clock: what other work on a loaded machine
+#      hardly moves);
 #   3. a realistic call-heavy program: System.Text.Json round trips of a
 #      small object graph for JSON_SECONDS (tests/apps/Trace `json`): the
 #      program's time per round trip over the last third of the run (when
@@ -21,10 +24,13 @@
 #      it compiles (the FunctionIDMapper2 decides with the method's name).
 # Configurations interleaved run by run; medians of RUNS runs.
 #
-#   bench/trace.sh [RUNS]          (default 5)
+#   bench/trace.sh [RUNS] [PART]   (default 5 runs; PART: hooks, loop, start or
+#                                   json runs that part alone, all by default)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-5}
+PART=${2:-all}
+want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 HOOKS=$ROOT/build/trace_hooks
@@ -79,31 +85,36 @@ run() {
 }
 
 : > "$T/hooks"
-for c in "${!LOOP_CONFIGS[@]}"; do : > "$T/loop.$c"; done
+for c in "${!LOOP_CONFIGS[@]}"; do : > "$T/loop.$c"; : > "$T/loopcpu.$c"; done
 for c in "${!JSON_CONFIGS[@]}"; do : > "$T/json.$c"; : > "$T/jsonwall.$c"; done
 for c in "${!START_CONFIGS[@]}"; do : > "$T/start.$c"; done
 for _ in $(seq "$RUNS"); do
-    "$HOOKS" 100000000 >> "$T/hooks"
-    for c in "${!LOOP_CONFIGS[@]}"; do
+    want hooks && "$HOOKS" 100000000 >> "$T/hooks"
+    want loop && for c in "${!LOOP_CONFIGS[@]}"; do
         opts=${LOOP_CONFIGS[$c]#*|}
-        run "$opts" loop "$LOOP_CALLS" | sed -n 's/^loop: .*, \([0-9.]*\) ns per call.*/\1/p' >> "$T/loop.$c"
+        run "$opts" loop "$LOOP_CALLS" > "$T/out"
+        sed -n 's/^loop: .*, \([0-9.]*\) ns per call.*/\1/p' "$T/out" >> "$T/loop.$c"
+        sed -n 's/^loop: .*thread CPU \([0-9.]*\) ns per call.*/\1/p' "$T/out" >> "$T/loopcpu.$c"
     done
-    for c in "${!START_CONFIGS[@]}"; do
+    want start && for c in "${!START_CONFIGS[@]}"; do
         opts=${START_CONFIGS[$c]#*|}
         t0=$(date +%s.%N)
         run "$opts" loop 1000 > /dev/null
         awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' >> "$T/start.$c"
     done
-    for c in "${!JSON_CONFIGS[@]}"; do
+    want json && for c in "${!JSON_CONFIGS[@]}"; do
         opts=${JSON_CONFIGS[$c]#*|}
         run "$opts" json "$JSON_SECONDS" > "$T/out"
         sed -n 's/^json: .* last third \([0-9.]*\) us each.*/\1/p' "$T/out" >> "$T/json.$c"
         sed -n 's/^json: \([0-9]*\) round trips.*/\1/p' "$T/out" >> "$T/jsonwall.$c"
     done
+    : # (a part left out above is not a failure)
 done
 
 echo "machine: $(machine)"
 echo "runs: $RUNS per cell, interleaved; medians"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+if want hooks; then
 echo
 echo "The hooks alone (build/trace_hooks, 100 million Enter+Leave pairs from one caller):"
 echo
@@ -119,16 +130,22 @@ for k in null counts timed rdtsc; do
     esac
     echo "| $label | $v |"
 done
+fi
+if want loop; then
 echo
 echo "An empty non-inlined method called $LOOP_CALLS times (Trace loop; the program's own timer):"
 echo
-echo "| configuration | ns per call | added per traced call |"
-echo "|---|---:|---:|"
+echo "| configuration | ns per call (wall) | added per traced call | ns per call (thread CPU) | added per traced call |"
+echo "|---|---:|---:|---:|---:|"
 base=$(median 2 < "$T/loop.0")
+basecpu=$(median 2 < "$T/loopcpu.0")
 for c in "${!LOOP_CONFIGS[@]}"; do
     v=$(median 2 < "$T/loop.$c")
-    echo "| ${LOOP_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.2f", v - b }') |"
+    vc=$(median 2 < "$T/loopcpu.$c")
+    echo "| ${LOOP_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.2f", v - b }') | $vc | $(awk -v v="$vc" -v b="$basecpu" 'BEGIN { printf "%+.2f", v - b }') |"
 done
+fi
+if want json; then
 echo
 echo "System.Text.Json round trips for $JSON_SECONDS s (Trace json): time per round trip in the last third"
 echo "(compilation settled), and round trips in the whole run (start-up and compilation included):"
@@ -141,6 +158,8 @@ for c in "${!JSON_CONFIGS[@]}"; do
     w=$(median 0 < "$T/jsonwall.$c")
     echo "| ${JSON_CONFIGS[$c]%%|*} | $v | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.2fx", v / b }') | $w |"
 done
+fi
+if want start; then
 echo
 echo "Start-up: wall time of a whole process that does almost nothing (Trace loop 1000):"
 echo
@@ -149,3 +168,4 @@ echo "|---|---:|"
 for c in "${!START_CONFIGS[@]}"; do
     echo "| ${START_CONFIGS[$c]%%|*} | $(median 3 < "$T/start.$c") |"
 done
+fi

@@ -146,6 +146,62 @@ static void test_unwind_through_qsort(void)
     nativeunwind_shutdown();
 }
 
+/* ---- rows remembered by address --------------------------------------------- */
+
+static int walk_qsort_once(uintptr_t *out, int max)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGPROF, &sa, &old);
+    fired = 0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, unwind_thread, NULL) != 0)
+        return -1;
+    pthread_join(t, NULL);
+    sigaction(SIGPROF, &old, NULL);
+    int n = chain_len < max ? chain_len : max;
+    memcpy(out, chain, (size_t)n * sizeof *out);
+    return chain_ended ? n : -1;
+}
+
+/* A walk through frames walked before takes their rows from the memo (no
+ * module or function search): the same frames, every step; a memo entry
+ * holds only for the snapshot of objects it was found in. */
+static void test_memo_same_walk(void)
+{
+    nativeunwind_refresh_all();
+    uintptr_t first[MAX_CHAIN], again[MAX_CHAIN];
+    int n1 = walk_qsort_once(first, MAX_CHAIN);
+    REQUIRE(n1 > 3);
+    /* every return address of that walk in an object with CFI is remembered */
+    int seen = 0;
+    for (int i = 1; i < n1; i++)
+        if (nativeunwind_covers(first[i] - 1)) {
+            CHECK(nativeunwind_seen(first[i] - 1));
+            seen++;
+        }
+    CHECK(seen > 0);
+    int n2 = walk_qsort_once(again, MAX_CHAIN);
+    CHECK(n2 == n1);
+    for (int i = 0; i < n1 && i < n2; i++)
+        CHECK(again[i] == first[i]);
+    /* an object loaded: a new snapshot, the memo's entries are stale */
+    void *lib = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+    nativeunwind_refresh();
+    if (lib) {
+        for (int i = 1; i < n1; i++)
+            CHECK(!nativeunwind_seen(first[i] - 1));
+        n2 = walk_qsort_once(again, MAX_CHAIN);
+        CHECK(n2 == n1);
+        for (int i = 0; i < n1 && i < n2; i++)
+            CHECK(again[i] == first[i]);
+        dlclose(lib);
+    }
+    nativeunwind_shutdown();
+}
+
 /* ---- a thread off its own stack --------------------------------------------- */
 
 static ucontext_t main_ctx, coro_ctx;
@@ -308,6 +364,7 @@ out:
 void suite_nativeunwind(void)
 {
     RUN(test_unwind_through_qsort);
+    RUN(test_memo_same_walk);
     RUN(test_sample_off_own_stack);
     RUN(test_tsan_tables_published);
     RUN(test_resident_objects);

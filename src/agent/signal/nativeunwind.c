@@ -122,10 +122,32 @@ struct nu_gap {
 
 struct nu_snapshot {
     size_t count;
+    uint64_t gen;                /* which snapshot (memo entries name it) */
     struct nu_module *modules[]; /* sorted by lo */
 };
 
+/* Rows found lately, by run-time address.  Walks keep passing through the
+ * same native frames (the host's and the runtime's at the root of every
+ * managed thread, the runtime's dispatch of every throw, the signal
+ * delivery path); a hit skips the module's and the function's searches.
+ * Each slot is a sequence lock: a writer takes it by compare-and-swap
+ * (odd), a reader that finds it odd or changed under it misses and looks
+ * up as usual.  Lock-free and async-signal-safe (a handler interrupting a
+ * writer of the same slot misses, or gives up writing).  An entry holds
+ * only for the snapshot it was found in: objects loaded or unloaded since
+ * make every entry stale. */
+#define MEMO_SLOTS 1024
+#define MEMO_ROW_WORDS ((sizeof(struct cfi_row) + 7) / 8)
+struct nu_memo {
+    _Atomic uint64_t seq;
+    _Atomic uint64_t at;  /* run-time address looked up */
+    _Atomic uint64_t gen; /* the snapshot's */
+    _Atomic uint64_t row[MEMO_ROW_WORDS];
+};
+
+static struct nu_memo memo[MEMO_SLOTS];
 static _Atomic(struct nu_snapshot *) current;
+static uint64_t snapshot_gen; /* the collector's */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
 static _Atomic size_t rows_total;
 static _Atomic int any_wanted; /* a walk stepped by frame pointers for want of rows */
@@ -312,6 +334,46 @@ static int return_address(const struct cfi_row *row, uintptr_t cfa, uintptr_t lr
 }
 #endif
 
+static struct nu_memo *memo_slot(uintptr_t at)
+{
+    return &memo[((uint64_t)at * 0x9E3779B97F4A7C15ull) >> 54 & (MEMO_SLOTS - 1)];
+}
+
+static int memo_get(uint64_t gen, uintptr_t at, struct cfi_row *row)
+{
+    struct nu_memo *e = memo_slot(at);
+    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+    if ((seq & 1) || atomic_load_explicit(&e->at, memory_order_relaxed) != at ||
+        atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
+        return 0;
+    uint64_t w[MEMO_ROW_WORDS];
+    for (size_t i = 0; i < MEMO_ROW_WORDS; i++)
+        w[i] = atomic_load_explicit(&e->row[i], memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&e->seq, memory_order_relaxed) != seq)
+        return 0;
+    memcpy(row, w, sizeof *row);
+    return 1;
+}
+
+static void memo_put(uint64_t gen, uintptr_t at, const struct cfi_row *row)
+{
+    struct nu_memo *e = memo_slot(at);
+    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+    if ((seq & 1) || !atomic_compare_exchange_strong_explicit(&e->seq, &seq, seq + 1,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed))
+        return;
+    atomic_thread_fence(memory_order_release); /* odd before the words change */
+    uint64_t w[MEMO_ROW_WORDS] = {0};
+    memcpy(w, row, sizeof *row);
+    atomic_store_explicit(&e->at, at, memory_order_relaxed);
+    atomic_store_explicit(&e->gen, gen, memory_order_relaxed);
+    for (size_t i = 0; i < MEMO_ROW_WORDS; i++)
+        atomic_store_explicit(&e->row[i], w[i], memory_order_relaxed);
+    atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
 enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
                                  uintptr_t lo, uintptr_t hi, int leaf)
 {
@@ -320,23 +382,28 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         return NU_NO_CFI;
     /* a return address is the instruction after the call: look inside it */
     uintptr_t at = leaf ? *pc : *pc - 1;
-    struct nu_module *m = find_module(s, at);
-    if (!m)
-        return NU_NO_CFI;
-    if (m->bare) {
-        atomic_fetch_add_explicit(&m->walks_through, 1, memory_order_relaxed);
-        return NU_NO_TABLE;
-    }
     struct cfi_row buf;
     const struct cfi_row *row = NULL;
-    enum look found = look_up(m, at - m->bias, &buf, &row);
-    if (found == LOOK_PENDING)
-        return NU_PENDING;
-    if (found == LOOK_NONE)
-        return NU_NO_CFI;
-    if (row->cfa == CFI_UNSUPPORTED) {
-        atomic_fetch_add_explicit(&m->walks_stopped, 1, memory_order_relaxed);
-        return NU_RULE;
+    if (memo_get(s->gen, at, &buf)) {
+        row = &buf;
+    } else {
+        struct nu_module *m = find_module(s, at);
+        if (!m)
+            return NU_NO_CFI;
+        if (m->bare) {
+            atomic_fetch_add_explicit(&m->walks_through, 1, memory_order_relaxed);
+            return NU_NO_TABLE;
+        }
+        enum look found = look_up(m, at - m->bias, &buf, &row);
+        if (found == LOOK_PENDING)
+            return NU_PENDING;
+        if (found == LOOK_NONE)
+            return NU_NO_CFI;
+        if (row->cfa == CFI_UNSUPPORTED) {
+            atomic_fetch_add_explicit(&m->walks_stopped, 1, memory_order_relaxed);
+            return NU_RULE;
+        }
+        memo_put(s->gen, at, row);
     }
     if (row->outermost) {
         *pc = 0;
@@ -362,6 +429,13 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     *fp = saved_fp;
     *lr = 0;
     return NU_OK;
+}
+
+int nativeunwind_seen(uintptr_t at)
+{
+    const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+    struct cfi_row row;
+    return s && memo_get(s->gen, at, &row);
 }
 
 /* The row at run-time address at, if CFI covers it. */
@@ -1021,6 +1095,7 @@ static void list_objects(void)
         return;
     }
     next->count = sc.count;
+    next->gen = ++snapshot_gen;
     if (sc.count)
         memcpy(next->modules, sc.found, sc.count * sizeof sc.found[0]);
     qsort(next->modules, next->count, sizeof next->modules[0], by_lo);

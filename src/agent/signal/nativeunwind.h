@@ -35,6 +35,10 @@ enum nu_status {
 HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
                                         uintptr_t *lr, uintptr_t lo, uintptr_t hi, int leaf);
 
+/* Handler: was at (an exact pc, or a return address - 1) stepped through
+ * lately, by CFI of an object still loaded?  Then it is an object's code,
+ * never the runtime's generated code: a walk need not search that first. */
+HIDDEN int nativeunwind_seen(uintptr_t at);
 /* Handler: does CFI cover this address (an exact pc, or a return address
  * - 1)? */
 HIDDEN int nativeunwind_covers(uintptr_t at);

@@ -45,7 +45,10 @@ NO_ASAN static enum walk_step step(struct walk_regs *r, uintptr_t hi, int *exact
     int was_exact = *exact;
     *exact = 0;
     struct mcode_hit h;
-    enum mcode_found found = mcode_find(at, &h);
+    /* a return address in a library's code walked through lately (the
+     * frames at the root of every stack, the runtime's own around a
+     * callback): no search of the managed code first */
+    enum mcode_found found = !was_exact && nativeunwind_seen(at) ? MCODE_NONE : mcode_find(at, &h);
     enum walk_step st;
     if (found == MCODE_FOUND) {
         st = walk_managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;

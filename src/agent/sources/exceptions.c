@@ -10,11 +10,12 @@
  *
  * On the throwing thread (the callbacks, several in cooperative mode: a GC
  * waits while they run, so they only read and queue):
- *   ExceptionThrown   the object's class (GetClassFromObject), whether it
+ *   ExceptionThrown   the object's class (its MethodTable; the ClassID and
+ *                     the name from the runtime the first time this
+ *                     thread meets it), whether it
  *                     was thrown before (its stack trace field is set: the
  *                     runtime clears it for a new throw and keeps it for a
- *                     rethrow), the message's length, the type's name the
- *                     first time this thread meets the class, and the stack
+ *                     rethrow), the message's length, and the stack
  *                     (evq_push walks it in place);
  *   the other steps   exflow.h follows the two passes and says how each
  *                     throw ended; each end is queued behind its throw.
@@ -69,7 +70,8 @@ enum { KIND_THROW = 1, KIND_END = 2 };
 enum { OUTCOME_RUNTIME = 5 };
 
 #define NAME_WORDS 48          /* a type name in a queue entry: 383 bytes */
-#define CLASS_CACHE 16         /* classes a thread remembers naming */
+#define CLASS_CACHE 8          /* classes a thread remembers (this file's TLS: the agent's
+                                  * whole TLS must fit glibc's static surplus) */
 #define MAX_PENDING 65536      /* throws waiting for their end */
 #define UNHANDLED_GAP_NS 1000000ull
 #define SYNC_TIMEOUT_NS 250000000ull
@@ -85,7 +87,11 @@ static uint32_t stack_trace_offset, message_offset, string_length_offset;
 
 /* ---- the throwing thread ------------------------------------------------------ */
 
+/* A class met before by its MethodTable (an object's first word: its
+ * class for the runtime, and what GetClassFromObject reads), so a throw of
+ * a class this thread has met calls nothing in the runtime. */
 struct class_seen {
+    uintptr_t table;
     ClassID klass;
     uint32_t epoch;
 };
@@ -170,8 +176,13 @@ static void queue_ends(const struct exflow_end *ends, uint32_t n, int runtime_ca
 
 static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_thread *t)
 {
-    ClassID klass = 0;
-    if (info->lpVtbl->GetClassFromObject(info, object, &klass) < 0)
+    /* cooperative mode: the object does not move while we read it */
+    uintptr_t table = object ? *(const uintptr_t *)object : 0;
+    uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
+    struct class_seen *seen = &t->seen[(table >> 4) % CLASS_CACHE];
+    int known = table && seen->table == table && seen->epoch == ep;
+    ClassID klass = known ? seen->klass : 0;
+    if (!known && info->lpVtbl->GetClassFromObject(info, object, &klass) < 0)
         klass = 0;
     int state = atomic_load_explicit(&layout_state, memory_order_acquire);
     if (state == 0 && klass) {
@@ -181,14 +192,13 @@ static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_threa
     int thrown_before = 0;
     int64_t message_length = -1;
     if (state == 2 && object) {
-        /* cooperative mode: the object does not move while we read it */
         thrown_before = *(const uint64_t *)(object + stack_trace_offset) != 0;
         uint64_t message = *(const uint64_t *)(object + message_offset);
         message_length = message ? *(const int32_t *)(message + string_length_offset) : 0;
     }
     /* an object's identity for matching catch blocks: its address and its
      * class (an address alone may be another object's after a GC) */
-    uint64_t identity = object ^ klass * 0x9e3779b97f4a7c15ull;
+    uint64_t identity = object ^ table * 0x9e3779b97f4a7c15ull;
     struct exflow_end ends[EXFLOW_MAX_ENDS];
     uint32_t seq = 0;
     int rethrow = 0;
@@ -197,14 +207,13 @@ static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_threa
 
     uint64_t w[3 + NAME_WORDS];
     uint32_t words = 3;
-    uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
-    struct class_seen *seen = &t->seen[(klass >> 4) % CLASS_CACHE];
     int named = 0;
-    if (klass && (seen->klass != klass || seen->epoch != ep)) {
+    if (klass && !known) {
         char *name = (char *)(w + 3);
         if (names_describe_class(info, klass, name, NAME_WORDS * 8) == 0) {
             words += (uint32_t)((strlen(name) + 8) / 8);
             named = 1;
+            seen->table = table;
             seen->klass = klass;
             seen->epoch = ep;
         }
@@ -228,12 +237,8 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         return;
     }
     uint64_t identity = 0;
-    if (step == SOURCE_EX_CATCHER_ENTER && object) {
-        ClassID klass = 0;
-        if (info->lpVtbl->GetClassFromObject(info, object, &klass) < 0)
-            klass = 0;
-        identity = object ^ klass * 0x9e3779b97f4a7c15ull;
-    }
+    if (step == SOURCE_EX_CATCHER_ENTER && object)
+        identity = object ^ *(const uintptr_t *)object * 0x9e3779b97f4a7c15ull;
     struct exflow_end ends[EXFLOW_MAX_ENDS];
     uint32_t n = exflow_step(&t->flow, step, function, identity, ends);
     if (step == SOURCE_EX_FILTER_LEAVE) {
