@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# What sampling costs a web application under load: tests/apps/WebApp
+# (ASP.NET Core) driven by wrk on 127.0.0.1, the server's CPU time per
+# request (user + system of the server process, every thread: the agent's
+# included, from /proc/PID/stat over the measured window) without corscope
+# and under `corscope record` at several settings.  CPU per request, not
+# wall time or requests per second: on a machine shared with other work
+# the requests a second swing with the load, the CPU each request takes
+# hardly does.  Each round starts every configuration's server afresh (in
+# turn: interleaved), warms it (WARM s of load, not measured), then
+# measures SECONDS s of load over the four endpoints; medians over ROUNDS.
+#
+#   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=3)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROUNDS=${1:-5}
+SECONDS_RUN=${2:-8}
+WARM=${WARM:-3}
+source "$ROOT/bench/lib.sh"
+CORSCOPE=$ROOT/build/corscope
+APP=$ROOT/build/apps/WebApp/WebApp.dll
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+command -v wrk > /dev/null || { echo "corscope: bench/web.sh needs wrk (scripts/install-deps.sh installs it)" >&2; exit 1; }
+
+# label | corscope record options ("-" = no profiler)
+CONFIGS=(
+    "no profiler|-"
+    "cpu, 10 ms (the default)|-e cpu -i 10ms"
+    "cpu, 1 ms|-e cpu -i 1ms"
+    "cpu, 1 ms, posix clock|-e cpu -i 1ms --cpu-clock posix"
+    "wall, 10 ms|-e wall"
+)
+if [ -n "${PICK:-}" ]; then
+    picked=()
+    for i in $PICK; do picked+=("${CONFIGS[$i]}"); done
+    CONFIGS=("${picked[@]}")
+fi
+PATHS=(/products "/search?q=product-1" /hash/200 /primes/3000)
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# one OPTS -> "cpu_us_per_request requests"
+one() {
+    local opts=$1 port=$((20000 + RANDOM % 20000)) pid="" rec
+    if [ "$opts" = - ]; then
+        dotnet "$APP" "$port" > /dev/null 2>&1 &
+        rec=$!
+        pid=$rec
+    else
+        # shellcheck disable=SC2086
+        "$CORSCOPE" record -q --force $opts -o "$T/web.corscope" -- dotnet "$APP" "$port" > /dev/null 2>&1 &
+        rec=$!
+    fi
+    for _ in $(seq 150); do curl -fs "http://127.0.0.1:$port/" > /dev/null 2>&1 && break; sleep 0.2; done
+    [ -n "$pid" ] || pid=$(pgrep -P "$rec" -f "WebApp.dll $port" | head -1)
+    [ -n "$pid" ] || { echo "corscope: bench/web.sh: no server on port $port" >&2; kill "$rec" 2> /dev/null; return 1; }
+    local per=$(( SECONDS_RUN / ${#PATHS[@]} > 0 ? SECONDS_RUN / ${#PATHS[@]} : 1 ))
+    local warm=$(( WARM / ${#PATHS[@]} > 0 ? WARM / ${#PATHS[@]} : 1 ))
+    for p in "${PATHS[@]}"; do wrk -t1 -c16 -d"${warm}s" "http://127.0.0.1:$port$p" > /dev/null 2>&1 || true; done
+    local c0 n=0 c1
+    c0=$(cpu_ticks "$pid")
+    for p in "${PATHS[@]}"; do
+        wrk -t1 -c16 -d"${per}s" "http://127.0.0.1:$port$p" > "$T/wrk.txt" 2>&1 || true
+        n=$((n + $(awk '/requests in/ { print $1 }' "$T/wrk.txt")))
+    done
+    c1=$(cpu_ticks "$pid")
+    curl -fs "http://127.0.0.1:$port/quit" > /dev/null 2>&1 || true
+    wait "$rec" || true
+    local hz
+    hz=$(getconf CLK_TCK)
+    awk -v a="$c0" -v b="$c1" -v n="$n" -v hz="$hz" 'BEGIN { printf "%.1f %d\n", (b - a) / hz * 1e6 / n, n }'
+}
+
+for c in "${!CONFIGS[@]}"; do : > "$T/r.$c"; done
+echo "machine: $(machine)"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
+for _ in $(seq "$ROUNDS"); do
+    for c in "${!CONFIGS[@]}"; do
+        one "${CONFIGS[$c]#*|}" >> "$T/r.$c"
+    done
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo
+echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints, $SECONDS_RUN s measured after $WARM s of warm-up), $ROUNDS rounds interleaved, medians:"
+echo
+echo "| configuration | server CPU per request | vs none | requests measured (median) | each round (us) |"
+echo "|---|---:|---:|---:|---|"
+base=$(awk '{ print $1 }' "$T/r.0" | median 1)
+for c in "${!CONFIGS[@]}"; do
+    v=$(awk '{ print $1 }' "$T/r.$c" | median 1)
+    n=$(awk '{ print $2 }' "$T/r.$c" | median 0)
+    each=$(awk '{ printf "%s%s", sep, $1; sep = " " }' "$T/r.$c")
+    echo "| ${CONFIGS[$c]%%|*} | $v us | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (v / b - 1) }') | $n | $each |"
+done
