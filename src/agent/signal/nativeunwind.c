@@ -343,13 +343,15 @@ static int memo_get(uint64_t gen, uintptr_t at, struct cfi_row *row)
 {
     struct nu_memo *e = memo_slot(at);
     uint64_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-    if ((seq & 1) || atomic_load_explicit(&e->at, memory_order_relaxed) != at ||
-        atomic_load_explicit(&e->gen, memory_order_relaxed) != gen)
+    if ((seq & 1) || atomic_load_explicit(&e->at, memory_order_acquire) != at ||
+        atomic_load_explicit(&e->gen, memory_order_acquire) != gen)
         return 0;
+    /* acquire loads: the check of seq below is not done before them, and
+     * a word of a writer seen means its odd seq is seen (no fences: TSan
+     * does not model them) */
     uint64_t w[MEMO_ROW_WORDS];
     for (size_t i = 0; i < MEMO_ROW_WORDS; i++)
-        w[i] = atomic_load_explicit(&e->row[i], memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+        w[i] = atomic_load_explicit(&e->row[i], memory_order_acquire);
     if (atomic_load_explicit(&e->seq, memory_order_relaxed) != seq)
         return 0;
     memcpy(row, w, sizeof *row);
@@ -364,13 +366,13 @@ static void memo_put(uint64_t gen, uintptr_t at, const struct cfi_row *row)
                                                               memory_order_relaxed,
                                                               memory_order_relaxed))
         return;
-    atomic_thread_fence(memory_order_release); /* odd before the words change */
+    /* release stores: the odd seq is seen before any word changes */
     uint64_t w[MEMO_ROW_WORDS] = {0};
     memcpy(w, row, sizeof *row);
-    atomic_store_explicit(&e->at, at, memory_order_relaxed);
-    atomic_store_explicit(&e->gen, gen, memory_order_relaxed);
+    atomic_store_explicit(&e->at, at, memory_order_release);
+    atomic_store_explicit(&e->gen, gen, memory_order_release);
     for (size_t i = 0; i < MEMO_ROW_WORDS; i++)
-        atomic_store_explicit(&e->row[i], w[i], memory_order_relaxed);
+        atomic_store_explicit(&e->row[i], w[i], memory_order_release);
     atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
 }
 
