@@ -313,6 +313,46 @@ static void test_tsan_tables_published(void)
     thread_rings_reclaim();
 }
 
+/* Walkers on several threads fill and read the memo's slots at once (a
+ * sequence lock each): stepping from addresses spread over a few of libc's
+ * functions, on a stack of zeros, so that slots are written and read
+ * concurrently.  The thread sanitizer checks the protocol. */
+static void *step_many(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg, found = 0;
+    uintptr_t stack[64] = {0};
+    for (int round = 0; round < 2000; round++) {
+        for (uintptr_t k = 1; k < 48; k += 3) {
+            uintptr_t pc = base + k, sp = (uintptr_t)&stack[8], fp = sp, lr = 0;
+            found += nativeunwind_step(&pc, &sp, &fp, &lr, (uintptr_t)stack,
+                                       (uintptr_t)(stack + 64), 1) == NU_OK;
+            found += (uintptr_t)nativeunwind_seen(base + k);
+        }
+    }
+    return (void *)found;
+}
+
+static void test_tsan_memo_shared(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    nativeunwind_list();
+    uintptr_t fns[3] = {(uintptr_t)(void *)getppid, (uintptr_t)(void *)qsort,
+                        (uintptr_t)(void *)getpid};
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        REQUIRE(pthread_create(&t[i], NULL, step_many, (void *)fns[i % 3]) == 0);
+    nativeunwind_refresh(); /* a new snapshot meanwhile: entries go stale */
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    /* after the threads: a step remembers, under the snapshot now */
+    uintptr_t stack[64] = {0};
+    uintptr_t pc = fns[1] + 1, sp = (uintptr_t)&stack[8], fp = sp, lr = 0;
+    nativeunwind_step(&pc, &sp, &fp, &lr, (uintptr_t)stack, (uintptr_t)(stack + 64), 1);
+    CHECK(nativeunwind_seen(fns[1] + 1) || !nativeunwind_covers(fns[1] + 1));
+    nativeunwind_shutdown();
+    thread_rings_reclaim();
+}
+
 /* ---- which objects are read in place -------------------------------------- */
 
 /* The C library is in the program's DT_NEEDED closure, never unloaded: its
@@ -367,5 +407,6 @@ void suite_nativeunwind(void)
     RUN(test_memo_same_walk);
     RUN(test_sample_off_own_stack);
     RUN(test_tsan_tables_published);
+    RUN(test_tsan_memo_shared);
     RUN(test_resident_objects);
 }
