@@ -338,6 +338,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/accuracy.sh
 	bench/aliasing.sh
 	bench/walks.sh
+	bench/web.sh
 	bench/report_speed.sh
 	bench/attach.sh
 	bench/events.sh

@@ -22,7 +22,8 @@ APP=$ROOT/build/apps/WebApp/WebApp.dll
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-command -v wrk > /dev/null || { echo "corscope: bench/web.sh needs wrk (scripts/install-deps.sh installs it)" >&2; exit 1; }
+command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk > /dev/null; } ||
+    { echo "corscope: bench/web.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 
 # label | corscope record options ("-" = no profiler)
 CONFIGS=(
