@@ -16,6 +16,9 @@
 //   agree [SECONDS]  Spin.Three and Spin.One burn CPU 3:1, in turns, for SECONDS of
 //                    CPU; prints Three's share of their wall time
 //   loop [N]         Loop.Empty (an empty method) called N times (benchmark)
+//   abi [N]          N rounds of calls whose arguments and return values fill
+//                    every register kind (Abi.cs); prints the results, which
+//                    tracing must leave unchanged
 //   json [SECONDS]   System.Text.Json round trips of a small object graph for SECONDS;
 //                    the rate of the last third (benchmark)
 using System.Diagnostics;
@@ -326,6 +329,7 @@ static class Program
             case "blocked": Blocked.Run(); break;
             case "agree": Spin.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1.2); break;
             case "loop": Loop.Bench(args.Length > 1 ? long.Parse(args[1], CultureInfo.InvariantCulture) : 100_000_000); break;
+            case "abi": Abi.Run(Arg(args, 1, 20_000)); break;
             case "json": TraceApp.Shop.RoundTrip.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 6); break;
             default: Console.Error.WriteLine("unknown mode " + mode); return 2;
         }
