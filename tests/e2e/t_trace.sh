@@ -5,6 +5,8 @@
 #     assembly, said in the report) and with --include on the program's
 #     namespace, where the JIT would inline Leaf at tier 1 unless the tracer
 #     refuses it;
+#   - arguments and return values of every kind unchanged by the hooks
+#     (Trace abi, traced and untraced print the same);
 #   - --exclude Middle: Middle is nowhere, Leaf hangs under CallerB;
 #   - exceptions thrown through traced frames (caught up the stack, through
 #     a finally, a filter, thrown from a finally, rethrown): exact counts,
@@ -68,6 +70,22 @@ for scope in default every include; do
     fi
     note "$scope: Leaf 1000000 under CallerA, 250000 under CallerB through Middle"
 done
+
+# ---- arguments and return values unchanged by the hooks -------------------------------
+# Trace abi: more integer and float arguments than registers, a struct
+# returned through a hidden pointer, a 16-byte struct, four doubles, a
+# vector, float, double: the traced run (timed and counting hooks) prints
+# what the untraced one prints
+$TRACE abi 3000 > "$T/abi_plain.txt"
+grep -q "^abi: 3000 rounds" "$T/abi_plain.txt" || fail "Trace abi did not run: $(cat "$T/abi_plain.txt")"
+for mode in times counts; do
+    cs record -q --force --trace=$mode -o "$T/abi.corscope" -- $TRACE abi 3000 > "$T/abi_traced.txt"
+    diff "$T/abi_plain.txt" "$T/abi_traced.txt" > "$T/abi.diff" ||
+        fail "$mode: the hooks changed arguments or return values: $(cat "$T/abi.diff")"
+    cs report -f calls --limit 0 "$T/abi.corscope" > "$T/calls.txt"
+    assert_eq "$mode: Abi.Mix calls" "$(calls_of "$T/calls.txt" TraceApp.Abi.Mix)" 3000
+done
+note "abi: 3000 rounds print the same traced (times, counts) and untraced"
 
 # ---- --exclude: gone, callees attach to the nearest traced caller ---------------------
 cs record -q --force --trace --exclude 'Calls\.Middle$' -o "$T/exclude.corscope" -- $TRACE counts > /dev/null
