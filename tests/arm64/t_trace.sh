@@ -30,11 +30,13 @@ note "hooks' suite under qemu: $(grep '^unit tests' "$T/unit.txt")"
 
 # ---- one traced run: exact counts, arguments and returns, times ---------------------------
 rounds=3000
-a64 "$A64_APPS/Trace" abi $rounds > "$T/abi_plain.txt"
-grep -q "^abi: $rounds rounds" "$T/abi_plain.txt" || fail "Trace abi did not run: $(cat "$T/abi_plain.txt")"
+a64 "$A64_APPS/Trace" abi $rounds > "$T/abi_plain.txt" & # the untraced run beside the traced one
+plain=$!
 start=$(date +%s%N)
 CORSCOPE_TRACE=times a64_record "$T/t.corscope" cpu Trace counts+abi $rounds > "$T/out.txt"
 wall_ns=$(($(date +%s%N) - start))
+wait $plain || fail "Trace abi failed untraced"
+grep -q "^abi: $rounds rounds" "$T/abi_plain.txt" || fail "Trace abi did not run: $(cat "$T/abi_plain.txt")"
 grep -q "^counts: Leaf 1000000 from CallerA" "$T/out.txt" || fail "Trace counts did not run: $(cat "$T/out.txt")"
 grep '^abi:' "$T/out.txt" | diff "$T/abi_plain.txt" - > "$T/abi.diff" ||
     fail "the hooks changed arguments or return values: $(cat "$T/abi.diff")"

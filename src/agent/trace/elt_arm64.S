@@ -4,10 +4,12 @@
  * elt_x64.S: the same shadow stack (shadow.h, layout.h), the same paths.
  *
  * The runtime gives ELT3 hooks without info straight to the JIT (its
- * DetermineAndSetEnterLeaveFunctionHooksForJit: no wrapper of its own),
- * so the JIT's code calls them with its own convention, not C's
- * (src/coreclr/jit/targetarm64.h, codegenarm64.cpp; the runtime's own
- * ProfileEnterNaked in vm/arm64/asmhelpers.S keeps the same registers):
+ * DetermineAndSetEnterLeaveFunctionHooksForJit, vm/eetoprofinterfaceimpl.cpp:
+ * its ProfileEnterNaked wrapper only for the WithInfo hooks), so the JIT's
+ * code calls them with its own convention, not C's (src/coreclr/jit/
+ * targetarm64.h: REG_PROFILER_ENTER_ARG_*, RBM_PROFILER_*_TRASH; the
+ * runtime's own ProfileEnterNaked in vm/arm64/asmhelpers.S keeps the same
+ * registers):
  *
  *   Enter, Leave, Tailcall: id in X10, caller SP in X11, called by BL/BLR
  *   from the method's prologue or epilogue with SP 16-byte aligned.  Must
