@@ -245,45 +245,22 @@ trace_leave_slow:
 
 /* ---- the four hooks ----------------------------------------------------------- */
 
-    .globl trace_enter_timed
-    .hidden trace_enter_timed
-    .type trace_enter_timed, %function
+.macro HOOK name, body, timed
+    .globl \name
+    .hidden \name
+    .type \name, %function
     .p2align 4
-trace_enter_timed:
+\name:
     .cfi_startproc
-    ENTER_HOOK 1
+    \body \timed
     .cfi_endproc
-    .size trace_enter_timed, . - trace_enter_timed
+    .size \name, . - \name
+.endm
 
-    .globl trace_leave_timed
-    .hidden trace_leave_timed
-    .type trace_leave_timed, %function
-    .p2align 4
-trace_leave_timed:
-    .cfi_startproc
-    LEAVE_HOOK 1
-    .cfi_endproc
-    .size trace_leave_timed, . - trace_leave_timed
-
-    .globl trace_enter_counts
-    .hidden trace_enter_counts
-    .type trace_enter_counts, %function
-    .p2align 4
-trace_enter_counts:
-    .cfi_startproc
-    ENTER_HOOK 0
-    .cfi_endproc
-    .size trace_enter_counts, . - trace_enter_counts
-
-    .globl trace_leave_counts
-    .hidden trace_leave_counts
-    .type trace_leave_counts, %function
-    .p2align 4
-trace_leave_counts:
-    .cfi_startproc
-    LEAVE_HOOK 0
-    .cfi_endproc
-    .size trace_leave_counts, . - trace_leave_counts
+    HOOK trace_enter_timed, ENTER_HOOK, 1
+    HOOK trace_leave_timed, LEAVE_HOOK, 1
+    HOOK trace_enter_counts, ENTER_HOOK, 0
+    HOOK trace_leave_counts, LEAVE_HOOK, 0
 
 /* ---- the hooks' own cost ---------------------------------------------------------- */
 
