@@ -48,14 +48,16 @@ for m in Mix Split Spread Blend Fsum Dsum; do
 done
 grep -q "^# times: the tracer's own cost taken out" "$T/calls.txt" ||
     fail "no calibration of the hooks' cost: $(grep '^#' "$T/calls.txt")"
-# times that add up.  As measured (collapsed: each path's self time, the
-# hooks' cost included): every path of the methods called thousands of
-# times has some, and the program's paths together stay within its wall
-# time.  With the hooks' cost taken out (report -f calls): self within
-# inclusive, the callees' inclusive within their caller's, within the
-# measured.  Under qemu the hooks cost about as much as these small calls,
-# so what is taken out is of the size of what remains (a caller of a
-# million calls can come out near 0): no truth of the times themselves here.
+# times, sane.  As measured (collapsed: each path's self time, the hooks'
+# cost included): every path of the methods called thousands of times has
+# some, and the program's paths together stay within its wall time.  With
+# the hooks' cost taken out (report -f calls): 0 <= self <= inclusive <=
+# the inclusive time measured.  Under qemu the hooks cost about as much as
+# these small calls and the cost measured at start overstates them on a
+# busy machine (docs/performance.md), so what is taken out is of the size
+# of what remains and a caller of a million calls can come out at 0: no
+# truth of the times themselves here, and no sum of callees within callers
+# after the correction.
 cs report -f collapsed --event calls "$T/t.corscope" > "$T/collapsed.txt"
 for m in Abi.Mix Abi.Split Abi.Spread Abi.Blend Abi.Fsum Abi.Dsum Calls.Leaf; do
     awk -v m="TraceApp.$m" '{ n = split($1, f, ";") } f[n] == m && $2 > 0 { ok = 1 } END { exit !ok }' "$T/collapsed.txt" ||
@@ -63,27 +65,18 @@ for m in Abi.Mix Abi.Split Abi.Spread Abi.Blend Abi.Fsum Abi.Dsum Calls.Leaf; do
 done
 measured=$(awk '$1 ~ /^TraceApp\.Program\.Main/ { s += $2 } END { printf "%.0f", s }' "$T/collapsed.txt")
 [ "$measured" -le "$wall_ns" ] || fail "the traced paths' time ($measured ns) exceeds the program's wall time ($wall_ns ns)"
-check_times() { # CALLER CALLEES...
-    local caller=$1 incl self sum=0 caller_incl
-    shift
-    caller_incl=$(ns_of "$T/calls.txt" "$caller" 2)
-    assert_ge "$caller inclusive ns" "$caller_incl" 0
-    for m in "$@"; do
-        incl=$(ns_of "$T/calls.txt" "$m" 2)
-        self=$(ns_of "$T/calls.txt" "$m" 4)
-        assert_ge "$m inclusive ns" "$incl" 0
-        [ "$self" -ge 0 ] && [ "$self" -le "$incl" ] || fail "$m: self $self ns outside its inclusive $incl ns"
-        sum=$((sum + incl))
-    done
-    [ "$sum" -le "$caller_incl" ] || fail "the inclusive times of $caller's callees ($sum ns) exceed its own ($caller_incl ns)"
-    note "times: $((sum / 1000)) us in $# callees of $caller's $((caller_incl / 1000)) us"
-}
-check_times TraceApp.Abi.Run TraceApp.Abi.Mix TraceApp.Abi.Split TraceApp.Abi.Spread TraceApp.Abi.Blend \
-    TraceApp.Abi.Fsum TraceApp.Abi.Dsum
-check_times TraceApp.Calls.Run TraceApp.Calls.CallerA TraceApp.Calls.CallerB
-check_times TraceApp.Program.Main TraceApp.Calls.Run TraceApp.Abi.Run
-main_incl=$(ns_of "$T/calls.txt" TraceApp.Program.Main 2)
-[ "$main_incl" -le "$measured" ] || fail "Main's inclusive time ($main_incl ns) exceeds what was measured ($measured ns)"
+for m in Program.Main Calls.Run Calls.CallerA Calls.CallerB Calls.Middle Calls.Leaf Abi.Run Abi.Mix Abi.Split \
+        Abi.Spread Abi.Blend Abi.Fsum Abi.Dsum; do
+    m=TraceApp.$m
+    incl=$(ns_of "$T/calls.txt" $m 2)
+    self=$(ns_of "$T/calls.txt" $m 4)
+    # what was measured in paths through m (none of these methods recurses)
+    raw=$(awk -v m="$m" '{ n = split($1, f, ";"); for (i = 1; i <= n; i++) if (f[i] == m) { s += $2; break } }
+                         END { printf "%.0f", s * 1.001 + 1000 }' "$T/collapsed.txt")
+    [ "$self" -ge 0 ] && [ "$self" -le "$incl" ] && [ "$incl" -le "$raw" ] ||
+        fail "$m: self $self ns, inclusive $incl ns, measured $raw ns: not 0 <= self <= inclusive <= measured"
+done
+note "times: the paths measured $((measured / 1000000)) ms of the program's $((wall_ns / 1000000)) ms; Abi.Run $(($(ns_of "$T/calls.txt" TraceApp.Abi.Run 2) / 1000000)) ms with the hooks' cost taken out"
 note "abi: $rounds rounds print the same traced and untraced; 6 x $rounds calls"
 
 # ---- the arm64 CLI takes --trace ------------------------------------------------------------
