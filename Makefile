@@ -224,8 +224,11 @@ test-runtimes: all apps asan-programs nupkg dist
 		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh || failed="$$failed $$v"; \
 	done; [ -z "$$failed" ] || { echo "test-runtimes: failed on .NET$$failed"; exit 1; }
 
+# arm64 is built first so that the package and tarballs e2e makes (and
+# t_install checks) carry both machines, as a release does.
 test: deps
 	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory arm64
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
