@@ -67,7 +67,7 @@ AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/a
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 # the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/chunk.c src/format/schema.c src/format/covfile.c \
 	src/format/covplan.c $(wildcard src/agent/il/*.c) src/format/writer.c
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
 UNIT_ASM := $(call for_arch,$(wildcard tests/unit/*.S))
@@ -260,7 +260,7 @@ TSAN_FLAGS := -fsanitize=thread
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
 FUZZERS := reader cfi elfsym leaf config il pdb push
-FUZZ_SRC_reader := src/format/recording.c src/format/schema.c src/format/writer.c \
+FUZZ_SRC_reader := src/format/recording.c src/format/chunk.c src/format/schema.c src/format/writer.c \
 	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
