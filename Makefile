@@ -67,10 +67,10 @@ AGENT_SRC := $(call for_arch,$(wildcard src/agent/*.c src/agent/signal/*.c src/a
 # the Enter/Leave hooks of tracing mode: assembly, for the JIT's calling convention
 AGENT_ASM := $(call for_arch,$(wildcard src/agent/trace/*.S))
 # the CLI writes recordings too: a window of a pushed stream (cli/pstream.c)
-CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/schema.c src/format/covfile.c \
+CLI_SRC := $(wildcard src/cli/*.c) src/format/recording.c src/format/chunk.c src/format/schema.c src/format/covfile.c \
 	src/format/covplan.c $(wildcard src/agent/il/*.c) src/format/writer.c
 UNIT_SRC := $(filter-out tests/unit/unloadable.c,$(wildcard tests/unit/*.c))
-UNIT_ASM := $(wildcard tests/unit/*.S)
+UNIT_ASM := $(call for_arch,$(wildcard tests/unit/*.S))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -100,7 +100,7 @@ UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
 	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
-	arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
+	arm64 unit-arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
 
 all: $(AGENT) $(CLI)
 
@@ -154,6 +154,19 @@ $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 # agent's objects but its entry point)
 $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
 		$(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# the shadow stacks' and hooks' suite alone (tests/unit/test_shadow.c), with
+# nothing but the agent's objects: what make unit-arm64 builds for arm64,
+# where the whole unit suite (the x86-64 frame decoders' tests) does not build
+$(BUILD)/obj/tests/unit/main_shadow.o: tests/unit/main.c
+	@mkdir -p $(dir $@)
+	$(say) CC $< '(shadow)'
+	$(Q)$(CC) $(ALL_CFLAGS) '-DSUITES(X)=X(shadow)' -c $< -o $@
+
+$(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o $(call obj,tests/unit/test_shadow.c) \
+		$(call asm_obj,$(UNIT_ASM)) $(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -224,8 +237,11 @@ test-runtimes: all apps asan-programs nupkg dist
 		CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh || failed="$$failed $$v"; \
 	done; [ -z "$$failed" ] || { echo "test-runtimes: failed on .NET$$failed"; exit 1; }
 
+# arm64 is built first so that the package and tarballs e2e makes (and
+# t_install checks) carry both machines, as a release does.
 test: deps
 	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory arm64
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory e2e
@@ -244,7 +260,7 @@ TSAN_FLAGS := -fsanitize=thread
 # harness linked with tests/fuzz/replay.c, plain and ASan+UBSan;
 # `make fuzz` runs libFuzzer over each harness.
 FUZZERS := reader cfi elfsym leaf config il pdb push
-FUZZ_SRC_reader := src/format/recording.c src/format/schema.c src/format/writer.c \
+FUZZ_SRC_reader := src/format/recording.c src/format/chunk.c src/format/schema.c src/format/writer.c \
 	$(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) \
 	src/format/covfile.c src/format/covplan.c $(wildcard src/agent/il/*.c) \
 	$(COMMON_SRC) $(BUILD)/gen/flamegraph_html.c
@@ -361,19 +377,25 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 CROSS ?= aarch64-linux-gnu-
 CROSS_ZLIB ?= /usr/local/aarch64-linux-gnu
 
+ARM64_MAKE = $(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
+		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a LDFLAGS=-L$(CROSS_ZLIB)/lib \
+		TLS_LIBS="$(CROSS_ZLIB)/lib/libssl.a $(CROSS_ZLIB)/lib/libcrypto.a -ldl"
+
 arm64:
-	$(MAKE) --no-print-directory BUILD=build/aarch64 CC=$(CROSS)gcc \
-		ZLIB_CFLAGS=-I$(CROSS_ZLIB)/include ZLIB=$(CROSS_ZLIB)/lib/libz.a \
-		TLS_LIBS="$(CROSS_ZLIB)/lib/libssl.a $(CROSS_ZLIB)/lib/libcrypto.a -ldl" \
-		build/aarch64/libcorscope.so build/aarch64/corscope
+	+$(ARM64_MAKE) build/aarch64/libcorscope.so build/aarch64/corscope
+
+# the tracing hooks' unit tests for arm64, run under qemu-user by
+# tests/arm64/t_trace.sh
+unit-arm64:
+	+$(ARM64_MAKE) build/aarch64/shadow-tests
 
 apps-arm64:
 	tests/arm64/apps.sh
 
-test-arm64-quick: all apps arm64 apps-arm64 $(UNIT)
+test-arm64-quick: all apps arm64 unit-arm64 apps-arm64 $(UNIT)
 	tests/arm64/run.sh quick
 
-test-arm64: all apps arm64 apps-arm64 $(UNIT)
+test-arm64: all apps arm64 unit-arm64 apps-arm64 $(UNIT)
 	tests/arm64/run.sh
 
 # ---- install -------------------------------------------------------------

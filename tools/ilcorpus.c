@@ -21,7 +21,8 @@
  *   ilcorpus check FILE.dll...            rewrites every method body with
  *       a probe at each sequence point (every instruction when there is no
  *       PDB) and on each edge of each conditional branch, and checks each
- *       rewrite (il_check); prints the failures and a count
+ *       rewrite (il_check); then again inside a finally (il_edit_wrap, for
+ *       the bodies it accepts); prints the failures and the counts
  */
 #include <errno.h>
 #include <stdio.h>
@@ -126,8 +127,10 @@ static int dump(const char *path)
 }
 
 /* Probes at the sequence points (or every instruction) and on every edge. */
-static int check_one(const struct assembly *a, uint32_t m, const struct il_body *b, char *why,
-                     size_t size)
+/* ... and, when wrap, the whole body inside a finally.  Returns 0, -1 with
+ * why, or 1 when the wrap was refused. */
+static int check_one(const struct assembly *a, uint32_t m, const struct il_body *b, int wrap,
+                     char *why, size_t size)
 {
     struct il_edit e;
     il_edit_init(&e);
@@ -155,6 +158,13 @@ static int check_one(const struct assembly *a, uint32_t m, const struct il_body 
                                  IL_COUNTER_PROBE_STACK, why, size);
     }
     mem_free(pts);
+    static const uint8_t handler[] = {0x16, 0x26}; /* ldc.i4.0; pop */
+    if (rc == 0 && wrap &&
+        il_edit_wrap(&e, b, IL_CLAUSE_FINALLY, handler, sizeof handler, 1, IL_NO_RESULT, why,
+                     size) < 0) {
+        il_edit_free(&e);
+        return 1;
+    }
     struct il_rewritten r;
     if (rc == 0 && (rc = il_rewrite(b, &e, &r, why, size)) == 0) {
         rc = il_check(b, &e, &r, why, size);
@@ -164,7 +174,8 @@ static int check_one(const struct assembly *a, uint32_t m, const struct il_body 
     return rc;
 }
 
-static int check(const char *path, unsigned long *ok, unsigned long *failed, unsigned long *refused)
+static int check(const char *path, unsigned long *ok, unsigned long *failed, unsigned long *refused,
+                 unsigned long *unwrapped)
 {
     struct assembly a;
     char why[256];
@@ -183,12 +194,15 @@ static int check(const char *path, unsigned long *ok, unsigned long *failed, uns
             printf("refused %s %08x: %s\n", a.name, 0x06000000u | m, why);
             continue;
         }
-        if (check_one(&a, m, &b, why, sizeof why) < 0) {
-            (*failed)++;
-            printf("FAILED %s %08x %s: %s\n", a.name, 0x06000000u | m, assembly_method_name(&a, m),
-                   why);
-        } else {
-            (*ok)++;
+        for (int wrap = 0; wrap < 2; wrap++) {
+            int rc = check_one(&a, m, &b, wrap, why, sizeof why);
+            if (rc < 0) {
+                (*failed)++;
+                printf("FAILED %s %08x %s%s: %s\n", a.name, 0x06000000u | m,
+                       assembly_method_name(&a, m), wrap ? " (wrapped)" : "", why);
+            } else {
+                *(rc ? unwrapped : ok) += 1;
+            }
         }
         il_body_free(&b);
     }
@@ -381,11 +395,11 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]) < 0;
     if (argc >= 3 && !strcmp(argv[1], "check")) {
-        unsigned long ok = 0, failed = 0, refused = 0;
+        unsigned long ok = 0, failed = 0, refused = 0, unwrapped = 0;
         for (int i = 2; i < argc; i++)
-            check(argv[i], &ok, &failed, &refused);
-        printf("ilcorpus: %lu rewrites checked, %lu failed, %lu bodies refused\n", ok, failed,
-               refused);
+            check(argv[i], &ok, &failed, &refused, &unwrapped);
+        printf("ilcorpus: %lu rewrites checked, %lu failed, %lu bodies refused, %lu not wrapped\n",
+               ok, failed, refused, unwrapped);
         return failed ? 1 : 0;
     }
     if (argc >= 4 && !strcmp(argv[1], "extract")) {

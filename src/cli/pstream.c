@@ -1,8 +1,10 @@
 /*
- * pstream: see pstream.h.  One function per chunk tag decodes a chunk that
- * has arrived whole and checked; a record is validated before anything it
- * says is kept, and the first bad one stops the stream (it came from our
- * agent through a pipe: damage means something else is wrong).
+ * pstream: see pstream.h.  format/chunk.c frames the chunks as they
+ * arrive and reads each record (the syntax, shared with the whole-file
+ * reader, format/recording.c); this file's sink checks what a record
+ * refers to before anything it says is kept, and the first bad one stops
+ * the stream (it came from our agent through a pipe: damage means
+ * something else is wrong).
  */
 #include "cli/pstream.h"
 
@@ -10,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/crc32.h"
 #include "common/hash.h"
 #include "common/mem.h"
 #include "format/schema.h"
 
 #define GROW(arr, cap, need) mem_grow_array((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+static const struct chunk_sink sink; /* this file's callbacks, at the end of the records part */
 
 int pstream_init(struct pstream *s, uint64_t every_ns)
 {
@@ -23,6 +26,7 @@ int pstream_init(struct pstream *s, uint64_t every_ns)
     s->every_ns = every_ns;
     buf_init(&s->in);
     map64_init(&s->live_by_object);
+    chunk_reader_init(&s->reader, &sink, s);
     s->alloc_event = s->scan_event = s->collected_event = -1;
     if (pdefs_init(&s->defs, PDEFS_BUDGET_DEFAULT) < 0) {
         pstream_free(s);
@@ -51,7 +55,7 @@ void pstream_free(struct pstream *s)
     for (size_t i = 0; i < s->stat_count; i++)
         mem_free(s->stats[i].key);
     mem_free(s->stats);
-    mem_free(s->frame_ids);
+    chunk_reader_free(&s->reader);
     for (size_t i = 0; i < s->open_count; i++)
         window_data_free(&s->open[i]);
     window_data_free(&s->live);
@@ -90,28 +94,10 @@ uint64_t pstream_stat(const struct pstream *s, const char *key)
     return 0;
 }
 
-/* Decodes a chunk's records one by one; NULL or what is wrong with the
- * first bad one. */
-static const char *each(struct pstream *s, struct cur *c, uint64_t *records,
-                        const char *(*one)(struct pstream *s, struct cur *c))
+static const char *sink_info(void *ctx, struct rec_str k, struct rec_str v)
 {
-    while (cur_left(c)) {
-        ++*records;
-        const char *bad = one(s, c);
-        if (bad)
-            return bad;
-    }
-    return NULL;
-}
-
-static const char *one_info(struct pstream *s, struct cur *c)
-{
-    size_t kn, vn;
-    const uint8_t *k = cur_bytes(c, &kn);
-    const uint8_t *v = cur_bytes(c, &vn);
-    if (c->err)
-        return c->err;
-    char *key = mem_strndup((const char *)k, kn), *value = mem_strndup((const char *)v, vn);
+    struct pstream *s = ctx;
+    char *key = mem_strndup(k.p, k.len), *value = mem_strndup(v.p, v.len);
     if (!key || !value || GROW(s->info, s->info_cap, s->info_count + 1)) {
         mem_free(key);
         mem_free(value);
@@ -128,11 +114,11 @@ static const char *one_info(struct pstream *s, struct cur *c)
     return NULL;
 }
 
-static void copy_text(char *out, size_t size, const uint8_t *p, size_t n)
+static void copy_text(char *out, size_t size, struct rec_str t)
 {
-    if (n >= size)
-        n = size - 1;
-    memcpy(out, p, n);
+    size_t n = t.len < size ? t.len : size - 1;
+    if (n)
+        memcpy(out, t.p, n);
     out[n] = '\0';
 }
 
@@ -174,130 +160,55 @@ static void find_live_events(struct pstream *s)
     }
 }
 
-static const char *add_event(struct pstream *s, const struct pstream_event *e)
+static const char *sink_event(void *ctx, const struct rec_event *d)
 {
-    for (size_t i = 0; i < s->event_count; i++)
-        if (s->events[i].id == e->id)
-            return "event defined twice";
-    if (s->event_count >= 255)
-        return "too many events";
+    struct pstream *s = ctx;
+    struct pstream_event e;
+    memset(&e, 0, sizeof e);
+    e.id = d->id;
+    e.recorded = d->recorded;
+    e.period = d->period;
+    copy_text(e.name, sizeof e.name, d->name);
+    copy_text(e.unit, sizeof e.unit, d->unit);
+    e.value_count = d->value_count;
+    for (uint32_t i = 0; i < d->value_count; i++) {
+        copy_text(e.value_names[i], sizeof e.value_names[i], d->value_names[i]);
+        copy_text(e.value_units[i], sizeof e.value_units[i], d->value_units[i]);
+    }
+    e.field_count = d->field_count;
+    for (uint32_t i = 0; i < d->field_count; i++) {
+        copy_text(e.field_names[i], sizeof e.field_names[i], d->field_names[i]);
+        e.field_types[i] = d->field_types[i];
+    }
     if (GROW(s->events, s->event_cap, s->event_count + 1))
         return oom;
-    s->events[s->event_count++] = *e;
+    s->events[s->event_count++] = e;
     find_live_events(s);
     return NULL;
 }
 
-static const char *one_event(struct pstream *s, struct cur *c)
+static const char *sink_string(void *ctx, uint64_t id, struct rec_str t)
 {
-    struct pstream_event e;
-    memset(&e, 0, sizeof e);
-    size_t nn, un;
-    uint64_t id = cur_varint(c);
-    const uint8_t *name = cur_bytes(c, &nn);
-    const uint8_t *unit = cur_bytes(c, &un);
-    e.period = cur_varint(c);
-    if (c->err)
-        return c->err;
-    if (id == 0 || id > UINT32_MAX || e.period == 0)
-        return "bad event definition";
-    e.id = (uint32_t)id;
-    copy_text(e.name, sizeof e.name, name, nn);
-    copy_text(e.unit, sizeof e.unit, unit, un);
-    e.value_count = 1;
-    return add_event(s, &e);
+    struct pstream *s = ctx;
+    return pdefs_string(&s->defs, id, (const uint8_t *)t.p, t.len);
 }
 
-static const char *one_event_def(struct pstream *s, struct cur *c)
+static const char *sink_frame(void *ctx, uint64_t id, uint8_t kind, uint64_t module,
+                              uint64_t type, uint64_t name, uint64_t extra)
 {
-    struct pstream_event e;
-    memset(&e, 0, sizeof e);
-    size_t n;
-    uint64_t id = cur_varint(c);
-    const uint8_t *name = cur_bytes(c, &n);
-    copy_text(e.name, sizeof e.name, name, n);
-    uint64_t values = cur_varint(c);
-    if (c->err || values < 1 || values > FMT_MAX_VALUES)
-        return c->err ? c->err : "event has too many or no values";
-    e.value_count = (uint32_t)values;
-    for (uint32_t i = 0; i < e.value_count; i++) {
-        const uint8_t *vn = cur_bytes(c, &n);
-        if (vn)
-            copy_text(e.value_names[i], sizeof e.value_names[i], vn, n);
-        const uint8_t *vu = cur_bytes(c, &n);
-        if (vu)
-            copy_text(e.value_units[i], sizeof e.value_units[i], vu, n);
-    }
-    uint64_t fields = cur_varint(c);
-    if (c->err || fields > FMT_MAX_FIELDS)
-        return c->err ? c->err : "event has too many fields";
-    e.field_count = (uint32_t)fields;
-    for (uint32_t i = 0; i < e.field_count; i++) {
-        const uint8_t *fn = cur_bytes(c, &n);
-        if (fn)
-            copy_text(e.field_names[i], sizeof e.field_names[i], fn, n);
-        e.field_types[i] = cur_u8(c);
-        if (!c->err && (e.field_types[i] < 1 || e.field_types[i] > FMT_FIELD_TYPE_MAX))
-            return "unknown field type";
-    }
-    if (c->err)
-        return c->err;
-    if (id == 0 || id > UINT32_MAX)
-        return "event id out of range";
-    e.id = (uint32_t)id;
-    e.recorded = 1;
-    e.period = 1;
-    snprintf(e.unit, sizeof e.unit, "%s", e.value_units[0]);
-    return add_event(s, &e);
-}
-
-static const char *one_string(struct pstream *s, struct cur *c)
-{
-    uint64_t id = cur_varint(c);
-    size_t n;
-    const uint8_t *p = cur_bytes(c, &n);
-    if (c->err)
-        return c->err;
-    return pdefs_string(&s->defs, id, p, n);
-}
-
-static const char *one_frame(struct pstream *s, struct cur *c)
-{
-    uint64_t id = cur_varint(c);
-    uint8_t kind = cur_u8(c);
-    uint64_t module = cur_varint(c), type = cur_varint(c), name = cur_varint(c);
-    uint64_t extra = cur_varint(c);
-    if (c->err)
-        return c->err;
+    struct pstream *s = ctx;
     return pdefs_frame(&s->defs, id, kind, module, type, name, extra);
 }
 
-static const char *one_stack(struct pstream *s, struct cur *c)
+static const char *sink_stack(void *ctx, uint64_t id, const uint32_t *frames, uint32_t depth)
 {
-    uint64_t id = cur_varint(c);
-    uint64_t depth = cur_varint(c);
-    if (c->err)
-        return c->err;
-    if (depth > FMT_MAX_STACK_DEPTH || depth > cur_left(c))
-        return "stack deeper than its chunk or the format allows";
-    if (GROW(s->frame_ids, s->frame_id_cap, depth ? depth : 1))
-        return oom;
-    for (uint64_t i = 0; i < depth; i++) {
-        uint64_t f = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (f > UINT32_MAX)
-            return "stack refers to an undefined frame";
-        s->frame_ids[i] = (uint32_t)f;
-    }
-    return pdefs_stack(&s->defs, id, s->frame_ids, (uint32_t)depth);
+    struct pstream *s = ctx;
+    return pdefs_stack(&s->defs, id, frames, depth);
 }
 
-static const char *one_thread(struct pstream *s, struct cur *c)
+static const char *sink_thread(void *ctx, uint32_t id, uint64_t tid, uint64_t name)
 {
-    uint64_t id = cur_varint(c), tid = cur_varint(c), name = cur_varint(c);
-    if (c->err)
-        return c->err;
+    struct pstream *s = ctx;
     return pdefs_thread(&s->defs, id, tid, name);
 }
 
@@ -319,14 +230,16 @@ static const char *set_stat(struct pstream *s, const uint8_t *k, size_t kn, uint
     return NULL;
 }
 
-static const char *one_stat(struct pstream *s, struct cur *c)
+static const char *sink_stat(void *ctx, struct rec_str key, uint64_t value)
 {
-    size_t kn;
-    const uint8_t *k = cur_bytes(c, &kn);
-    uint64_t v = cur_varint(c);
-    if (c->err)
-        return c->err;
-    return set_stat(s, k, kn, v);
+    return set_stat(ctx, (const uint8_t *)key.p, key.len, value);
+}
+
+static const char *sink_trailer(void *ctx, uint64_t chunks)
+{
+    (void)ctx;
+    (void)chunks; /* the stream's end: the chunks were counted as they came */
+    return NULL;
 }
 
 /* ---- windows ------------------------------------------------------------- */
@@ -490,12 +403,24 @@ static const char *live_note(struct pstream *s, const struct pstream_item *x, co
 
 /* ---- samples and recorded events ---------------------------------------- */
 
-static long event_at(const struct pstream *s, uint64_t id)
+static long sink_event_find(void *ctx, uint64_t id, uint32_t *values, uint32_t *fields,
+                            int *recorded)
 {
-    for (size_t i = 0; i < s->event_count; i++)
-        if (s->events[i].id == id)
+    const struct pstream *s = ctx;
+    for (size_t i = 0; i < s->event_count; i++) {
+        if (s->events[i].id == id) {
+            *values = s->events[i].value_count;
+            *fields = s->events[i].field_count;
+            *recorded = s->events[i].recorded;
             return (long)i;
+        }
+    }
     return -1;
+}
+
+static size_t sink_event_count(void *ctx)
+{
+    return ((const struct pstream *)ctx)->event_count;
 }
 
 /* Is a reference defined (it may have been forgotten since: that is no
@@ -508,33 +433,16 @@ static int refers(struct pstream *s, struct ptable *t, uint64_t id)
     return 1;
 }
 
-static const char *decode_samples(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *sink_sample(void *ctx, const struct chunk_sample *x)
 {
-    uint64_t time = cur_varint(c);
-    if (c->err)
-        return c->err;
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t event = cur_varint(c), thread = cur_varint(c), delta = cur_varint(c);
-        uint64_t stack = cur_varint(c), weight = cur_varint(c);
-        if (c->err)
-            return c->err;
-        long ev = event_at(s, event);
-        if (ev < 0 || s->events[ev].recorded)
-            return "sample of an undefined event";
-        if (!refers(s, &s->defs.threads, thread))
-            return "sample on an undefined thread";
-        if (!refers(s, &s->defs.stacks, stack))
-            return "sample refers to an undefined stack";
-        if (delta > UINT64_MAX - time)
-            return "sample time overflows";
-        time += delta;
-        struct pstream_item x = {time, (uint32_t)thread, (uint32_t)stack, 0, (uint16_t)ev, 1, weight};
-        const char *bad = route(s, &x, NULL, 0);
-        if (bad)
-            return bad;
-    }
-    return NULL;
+    struct pstream *s = ctx;
+    if (!refers(s, &s->defs.threads, x->thread))
+        return "sample on an undefined thread";
+    if (!refers(s, &s->defs.stacks, x->stack))
+        return "sample refers to an undefined stack";
+    struct pstream_item item = {x->time,   (uint32_t)x->thread, (uint32_t)x->stack, 0,
+                                (uint16_t)x->event, 1, x->weight};
+    return route(s, &item, NULL, 0);
 }
 
 static int valid_field(struct pstream *s, uint8_t type, uint64_t v)
@@ -548,64 +456,37 @@ static int valid_field(struct pstream *s, uint8_t type, uint64_t v)
     }
 }
 
-static const char *decode_records(struct pstream *s, struct cur *c, uint64_t *records)
+static const char *sink_record(void *ctx, const struct chunk_record *x, const uint64_t *data,
+                               size_t n)
 {
-    uint64_t time = cur_varint(c);
-    if (c->err)
-        return c->err;
-    while (cur_left(c)) {
-        ++*records;
-        uint64_t event = cur_varint(c), thread = cur_varint(c), delta = cur_varint(c);
-        uint64_t stack = cur_varint(c);
-        if (c->err)
-            return c->err;
-        long ev = event_at(s, event);
-        if (ev < 0 || !s->events[ev].recorded)
-            return "record of an undefined event";
-        const struct pstream_event *e = &s->events[ev];
-        if (thread && !refers(s, &s->defs.threads, thread))
-            return "record on an undefined thread";
-        if ((stack && !refers(s, &s->defs.stacks, stack)) || (stack && !thread))
-            return "record refers to an undefined stack, or has a stack but no thread";
-        uint64_t back = delta & 1, step = (delta >> 1) + back;
-        if (back ? step > time : step > UINT64_MAX - time)
-            return "record time out of range";
-        time = back ? time - step : time + step;
-        uint64_t data[FMT_MAX_VALUES + FMT_MAX_FIELDS];
-        size_t n = e->value_count + e->field_count;
-        for (size_t i = 0; i < n; i++)
-            data[i] = cur_varint(c);
-        if (c->err)
-            return c->err;
-        for (uint32_t i = 0; i < e->field_count; i++)
-            if (!valid_field(s, e->field_types[i], data[e->value_count + i]))
-                return "record field refers to something undefined";
-        struct pstream_item x = {time, (uint32_t)thread, (uint32_t)stack, 0, (uint16_t)ev, 0, 0};
-        const char *bad = route(s, &x, data, n);
-        if (!bad && s->alloc_event >= 0 && s->scan_event >= 0)
-            bad = live_note(s, &x, data);
-        if (bad)
-            return bad;
-    }
-    return NULL;
+    struct pstream *s = ctx;
+    const struct pstream_event *e = &s->events[x->event];
+    if (x->thread && !refers(s, &s->defs.threads, x->thread))
+        return "record on an undefined thread";
+    if (x->stack && !refers(s, &s->defs.stacks, x->stack))
+        return "record refers to an undefined stack";
+    for (uint32_t i = 0; i < e->field_count; i++)
+        if (!valid_field(s, e->field_types[i], data[e->value_count + i]))
+            return "record field refers to something undefined";
+    struct pstream_item item = {x->time, (uint32_t)x->thread, (uint32_t)x->stack, 0,
+                                (uint16_t)x->event, 0, 0};
+    const char *bad = route(s, &item, data, n);
+    if (!bad && s->alloc_event >= 0 && s->scan_event >= 0)
+        bad = live_note(s, &item, data);
+    return bad;
 }
+
+static const struct chunk_sink sink = {
+    sink_event_find, sink_event_count, sink_info, sink_event, sink_string, sink_frame,
+    sink_stack, sink_thread, sink_sample, sink_record, sink_stat, sink_trailer,
+};
 
 /* ---- input ---------------------------------------------------------------- */
 
 static int check_header(struct pstream *s, const uint8_t *h)
 {
-    struct cur c;
-    cur_init(&c, h + FMT_MAGIC_LEN, FMT_HEADER_SIZE - FMT_MAGIC_LEN);
-    uint16_t major = cur_u16le(&c);
-    cur_u16le(&c);
-    uint32_t bom = cur_u32le(&c);
-    cur_skip(&c, 4);
-    uint32_t header_size = cur_u32le(&c);
-    cur_u32le(&c);
-    uint32_t crc = cur_u32le(&c);
-    if (memcmp(h, FMT_MAGIC, FMT_MAGIC_LEN) != 0 || crc32_update(0, h, FMT_HEADER_SIZE - 4) != crc ||
-        bom != FMT_BYTE_ORDER_MARK || header_size != FMT_HEADER_SIZE) {
-        snprintf(s->problem, sizeof s->problem, "not a corscope recording (bad header)");
+    uint16_t major, minor;
+    if (chunk_header(h, FMT_HEADER_SIZE, &major, &minor, s->problem, sizeof s->problem) < 0) {
         s->failed = 1;
         return -1;
     }
@@ -615,40 +496,6 @@ static int check_header(struct pstream *s, const uint8_t *h)
         s->failed = 1;
         return -1;
     }
-    return 0;
-}
-
-static int decode_chunk(struct pstream *s, uint32_t tag, uint32_t count, const uint8_t *payload,
-                        uint32_t len)
-{
-    struct cur c;
-    cur_init(&c, payload, len);
-    uint64_t records = 0;
-    const char *bad = NULL;
-    switch (tag) {
-    case FMT_TAG_INFO: bad = each(s, &c, &records, one_info); break;
-    case FMT_TAG_EVENTS: bad = each(s, &c, &records, one_event); break;
-    case FMT_TAG_EVENT_DEFS: bad = each(s, &c, &records, one_event_def); break;
-    case FMT_TAG_STRINGS: bad = each(s, &c, &records, one_string); break;
-    case FMT_TAG_FRAMES: bad = each(s, &c, &records, one_frame); break;
-    case FMT_TAG_STACKS: bad = each(s, &c, &records, one_stack); break;
-    case FMT_TAG_THREADS: bad = each(s, &c, &records, one_thread); break;
-    case FMT_TAG_SAMPLES: bad = decode_samples(s, &c, &records); break;
-    case FMT_TAG_RECORDS: bad = decode_records(s, &c, &records); break;
-    case FMT_TAG_STATS: bad = each(s, &c, &records, one_stat); break;
-    case FMT_TAG_TRAILER:
-        cur_varint(&c);
-        bad = c.err ? c.err : each(s, &c, &records, one_stat);
-        records = count;
-        s->ended = 1;
-        break;
-    default: records = count; break; /* a newer minor version's chunk */
-    }
-    if (!bad && records != count)
-        bad = "record count does not match the chunk header";
-    if (bad)
-        return fail(s, bad);
-    s->chunks++;
     return 0;
 }
 
@@ -677,22 +524,23 @@ int pstream_feed(struct pstream *s, const void *data, size_t n)
             s->in_pos += FMT_HEADER_SIZE;
             continue;
         }
-        if (left < FMT_CHUNK_HEADER_SIZE)
-            break;
-        struct cur h;
-        cur_init(&h, p, FMT_CHUNK_HEADER_SIZE);
-        uint32_t tag = cur_u32le(&h), len = cur_u32le(&h), count = cur_u32le(&h);
-        uint32_t crc = cur_u32le(&h);
-        if (len > FMT_MAX_CHUNK_PAYLOAD)
-            return fail(s, "chunk longer than the format allows");
-        if (left - FMT_CHUNK_HEADER_SIZE < len)
-            break;
-        const uint8_t *payload = p + FMT_CHUNK_HEADER_SIZE;
-        if (crc32_update(crc32_update(0, p, 12), payload, len) != crc)
-            return fail(s, "checksum mismatch");
-        if (decode_chunk(s, tag, count, payload, len) < 0)
+        struct chunk ch;
+        char why[sizeof s->problem];
+        enum chunk_status st = chunk_frame(p, left, s->chunks, &ch, why, sizeof why);
+        if (st == CHUNK_PARTIAL)
+            break; /* the rest is on its way */
+        if (st == CHUNK_BAD) {
+            snprintf(s->problem, sizeof s->problem, "%s", why);
+            s->failed = 1;
             return -1;
-        s->in_pos += FMT_CHUNK_HEADER_SIZE + len;
+        }
+        s->reader.ctx = s;
+        const char *bad = chunk_decode(&s->reader, &ch);
+        if (bad)
+            return fail(s, bad);
+        s->chunks++;
+        s->ended = ch.tag == FMT_TAG_TRAILER;
+        s->in_pos += FMT_CHUNK_HEADER_SIZE + ch.len;
         if (s->ended && s->in_pos != s->in.len)
             return fail(s, "data after the trailer");
     }

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/chunk.h"
 #include "cli/pdefs.h"
 #include "common/buf.h"
 #include "common/map.h"
@@ -105,8 +106,7 @@ struct pstream {
     struct pstream_event *events;
     size_t event_count, event_cap;
     struct pdefs defs;        /* strings, frames, stacks, threads */
-    uint32_t *frame_ids;      /* a stack being read */
-    size_t frame_id_cap;
+    struct chunk_reader reader; /* the recording's syntax (format/chunk.h) */
     struct pstream_kv *stats; /* the latest value of each counter (value_u64) */
     size_t stat_count, stat_cap;
     /* windows not made yet, oldest first */

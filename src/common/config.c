@@ -312,9 +312,9 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
         int v = choice(value, CHOICES(trace_names));
         if (v < 0)
             why = "unknown tracing mode (modes: times, counts, off)";
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
         else if (v != CONFIG_TRACE_OFF)
-            why = "tracing needs an x86-64 machine (its hooks are written for the x86-64 JIT)";
+            why = "tracing needs an x86-64 or arm64 machine (its hooks are written for their JITs)";
 #endif
         else
             c->trace = (enum config_trace)v;

@@ -1,8 +1,9 @@
 /*
- * recording: see recording.h.  Decoding is one loop over chunks and one function
- * per chunk tag; each record is decoded through a bounded cursor and
- * validated before it is added, so a bad record leaves the tables as they
- * were after the last good chunk.
+ * recording: see recording.h.  Decoding is one loop over the file's chunks;
+ * format/chunk.c reads each record (the syntax, shared with the push
+ * stream's reader) and hands it to this file's sink, which checks what it
+ * refers to and adds it; a bad record leaves the tables as they were after
+ * the last good chunk.
  */
 #include "format/recording.h"
 
@@ -16,9 +17,9 @@
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "common/crc32.h"
 #include "common/hash.h"
 #include "common/mem.h"
+#include "format/chunk.h"
 
 /* Grows r->ARR (its count and cap named PRE_count, PRE_cap) to hold n more
  * entries; evaluates to 0 or -1. */
@@ -28,7 +29,6 @@
 struct loader {
     struct recording *r;
     size_t offset;    /* of the chunk being decoded */
-    uint64_t records; /* decoded in the current chunk */
     /* thread id -> index + 1, open addressing */
     uint32_t *thread_keys;
     uint32_t *thread_slots;
@@ -294,7 +294,7 @@ static int thread_insert(struct loader *l, uint32_t id, uint32_t index)
 }
 
 
-/* ---- chunk decoders --------------------------------------------------- */
+/* ---- the sink: what each record adds to the tables (format/chunk.h) ---- */
 /* Each returns NULL on success or a description of the first bad record.
  * They add entries as they go; on failure the caller rolls the counts back
  * to the values saved before the chunk. */
@@ -311,126 +311,40 @@ static long event_index(const struct recording *r, uint64_t id)
     return -1;
 }
 
-static const char *decode_info(struct loader *l, struct cur *c)
+static long sink_event_find(void *ctx, uint64_t id, uint32_t *values, uint32_t *fields,
+                            int *recorded)
 {
-    struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        size_t kn, vn;
-        const uint8_t *k = cur_bytes(c, &kn);
-        const uint8_t *v = cur_bytes(c, &vn);
-        if (c->err)
-            return c->err;
-        if (rec_add_info(r, str_of(k, kn), str_of(v, vn)) < 0)
-            return oom;
+    const struct recording *r = ((struct loader *)ctx)->r;
+    long i = event_index(r, id);
+    if (i >= 0) {
+        *values = r->events[i].value_count;
+        *fields = r->events[i].field_count;
+        *recorded = r->events[i].recorded;
     }
-    return NULL;
+    return i;
 }
 
-static const char *decode_events(struct loader *l, struct cur *c)
+static size_t sink_event_count(void *ctx)
 {
-    struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        struct rec_event e;
-        size_t nn, un;
-        uint64_t id = cur_varint(c);
-        const uint8_t *name = cur_bytes(c, &nn);
-        const uint8_t *unit = cur_bytes(c, &un);
-        e.period = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (id == 0 || id > UINT32_MAX)
-            return "event id out of range";
-        if (event_index(r, id) >= 0)
-            return "event defined twice";
-        if (e.period == 0)
-            return "event period is zero";
-        memset(&e.recorded, 0, sizeof e - offsetof(struct rec_event, recorded));
-        e.id = (uint32_t)id;
-        e.name = str_of(name, nn);
-        e.unit = str_of(unit, un);
-        e.value_count = 1;
-        e.value_names[0] = e.name;
-        e.value_units[0] = e.unit;
-        if (r->event_count >= 255)
-            return "too many events";
-        if (rec_add_event(r, &e) < 0)
-            return oom;
-    }
-    return NULL;
+    return ((struct loader *)ctx)->r->event_count;
 }
 
-static const char *decode_event_defs(struct loader *l, struct cur *c)
+static const char *sink_info(void *ctx, struct rec_str key, struct rec_str value)
 {
-    struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        struct rec_event e;
-        memset(&e, 0, sizeof e);
-        size_t n;
-        uint64_t id = cur_varint(c);
-        const uint8_t *name = cur_bytes(c, &n);
-        e.name = str_of(name, n);
-        uint64_t values = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (values < 1 || values > FMT_MAX_VALUES)
-            return "event has too many or no values";
-        e.value_count = (uint32_t)values;
-        for (uint32_t i = 0; i < e.value_count; i++) {
-            const uint8_t *vn = cur_bytes(c, &n);
-            e.value_names[i] = str_of(vn, n);
-            const uint8_t *vu = cur_bytes(c, &n);
-            e.value_units[i] = str_of(vu, n);
-        }
-        uint64_t fields = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (fields > FMT_MAX_FIELDS)
-            return "event has too many fields";
-        e.field_count = (uint32_t)fields;
-        for (uint32_t i = 0; i < e.field_count; i++) {
-            const uint8_t *fn = cur_bytes(c, &n);
-            e.field_names[i] = str_of(fn, n);
-            e.field_types[i] = cur_u8(c);
-            if (!c->err && (e.field_types[i] < 1 || e.field_types[i] > FMT_FIELD_TYPE_MAX))
-                return "unknown field type";
-        }
-        if (c->err)
-            return c->err;
-        if (id == 0 || id > UINT32_MAX)
-            return "event id out of range";
-        if (event_index(r, id) >= 0)
-            return "event defined twice";
-        if (r->event_count >= 255)
-            return "too many events";
-        e.id = (uint32_t)id;
-        e.unit = e.value_units[0];
-        e.period = 1;
-        e.recorded = 1;
-        if (rec_add_event(r, &e) < 0)
-            return oom;
-    }
-    return NULL;
+    return rec_add_info(((struct loader *)ctx)->r, key, value) < 0 ? oom : NULL;
 }
 
-static const char *decode_strings(struct loader *l, struct cur *c)
+static const char *sink_event(void *ctx, const struct rec_event *e)
 {
-    struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t id = cur_varint(c);
-        size_t n;
-        const uint8_t *s = cur_bytes(c, &n);
-        if (c->err)
-            return c->err;
-        if (id != r->string_count)
-            return "string ids out of sequence";
-        if (!rec_add_string(r, str_of(s, n)))
-            return oom;
-    }
-    return NULL;
+    return rec_add_event(((struct loader *)ctx)->r, e) < 0 ? oom : NULL;
+}
+
+static const char *sink_string(void *ctx, uint64_t id, struct rec_str s)
+{
+    struct recording *r = ((struct loader *)ctx)->r;
+    if (id != r->string_count)
+        return "string ids out of sequence";
+    return rec_add_string(r, s) ? NULL : oom;
 }
 
 static int valid_string(const struct recording *r, uint64_t sid)
@@ -438,128 +352,66 @@ static int valid_string(const struct recording *r, uint64_t sid)
     return sid < r->string_count;
 }
 
-static const char *decode_frames(struct loader *l, struct cur *c)
+static const char *sink_frame(void *ctx, uint64_t id, uint8_t kind, uint64_t module,
+                              uint64_t type, uint64_t name, uint64_t extra)
 {
-    struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t id = cur_varint(c);
-        struct rec_frame f;
-        f.kind = cur_u8(c);
-        uint64_t module = cur_varint(c), type = cur_varint(c), name = cur_varint(c);
-        f.extra = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (id != r->frame_count)
-            return "frame ids out of sequence";
-        if (f.kind < 1 || f.kind > FMT_FRAME_KIND_MAX)
-            return "unknown frame kind";
-        if (!valid_string(r, module) || !valid_string(r, type) || !valid_string(r, name))
-            return "frame refers to an undefined string";
-        if (f.kind == FMT_FRAME_LABEL && f.extra >= r->frame_count)
-            return "label frame refers to an undefined frame";
-        f.module = (uint32_t)module;
-        f.type = (uint32_t)type;
-        f.name = (uint32_t)name;
-        if (!rec_add_frame(r, f))
-            return oom;
-    }
+    struct recording *r = ((struct loader *)ctx)->r;
+    if (id != r->frame_count)
+        return "frame ids out of sequence";
+    if (!valid_string(r, module) || !valid_string(r, type) || !valid_string(r, name))
+        return "frame refers to an undefined string";
+    if (kind == FMT_FRAME_LABEL && extra >= r->frame_count)
+        return "label frame refers to an undefined frame";
+    struct rec_frame f = {kind, (uint32_t)module, (uint32_t)type, (uint32_t)name, extra};
+    return rec_add_frame(r, f) ? NULL : oom;
+}
+
+static const char *sink_stack(void *ctx, uint64_t id, const uint32_t *frames, uint32_t depth)
+{
+    struct recording *r = ((struct loader *)ctx)->r;
+    if (id != r->stack_count)
+        return "stack ids out of sequence";
+    for (uint32_t i = 0; i < depth; i++)
+        if (frames[i] >= r->frame_count)
+            return "stack refers to an undefined frame";
+    uint32_t added;
+    uint32_t *to = rec_add_stack(r, depth, &added);
+    if (!to)
+        return oom;
+    memcpy(to, frames, (size_t)depth * sizeof *frames);
     return NULL;
 }
 
-static const char *decode_stacks(struct loader *l, struct cur *c)
+static const char *sink_thread(void *ctx, uint32_t id, uint64_t tid, uint64_t name)
 {
+    struct loader *l = ctx;
     struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t id = cur_varint(c);
-        uint64_t depth = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (id != r->stack_count)
-            return "stack ids out of sequence";
-        if (depth > FMT_MAX_STACK_DEPTH)
-            return "stack deeper than the format allows";
-        if (depth > cur_left(c))
-            return "stack longer than its chunk";
-        uint32_t added;
-        uint32_t *frames = rec_add_stack(r, (uint32_t)depth, &added);
-        if (!frames)
-            return oom;
-        for (uint64_t i = 0; i < depth; i++) {
-            uint64_t f = cur_varint(c);
-            if (c->err)
-                return c->err;
-            if (f == 0 || f >= r->frame_count)
-                return "stack refers to an undefined frame";
-            frames[i] = (uint32_t)f;
-        }
+    if (!valid_string(r, name))
+        return "thread refers to an undefined string";
+    struct rec_thread t = {id, tid, (uint32_t)name};
+    long at = thread_lookup(l, id);
+    if (at >= 0) {
+        r->threads[at] = t; /* renamed */
+        return NULL;
     }
+    if (r->thread_count >= REC_MAX_THREADS)
+        return "too many threads";
+    if (rec_add_thread(r, t) < 0 || thread_insert(l, id, (uint32_t)r->thread_count - 1) < 0)
+        return oom;
     return NULL;
 }
 
-static const char *decode_threads(struct loader *l, struct cur *c)
+static const char *sink_sample(void *ctx, const struct chunk_sample *x)
 {
+    struct loader *l = ctx;
     struct recording *r = l->r;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t id = cur_varint(c);
-        uint64_t tid = cur_varint(c);
-        uint64_t name = cur_varint(c);
-        if (c->err)
-            return c->err;
-        if (id == 0 || id > UINT32_MAX)
-            return "thread id out of range";
-        if (!valid_string(r, name))
-            return "thread refers to an undefined string";
-        struct rec_thread t = {(uint32_t)id, tid, (uint32_t)name};
-        long at = thread_lookup(l, (uint32_t)id);
-        if (at >= 0) {
-            r->threads[at] = t; /* renamed */
-            continue;
-        }
-        if (r->thread_count >= REC_MAX_THREADS)
-            return "too many threads";
-        if (rec_add_thread(r, t) < 0 ||
-            thread_insert(l, (uint32_t)id, (uint32_t)r->thread_count - 1) < 0)
-            return oom;
-    }
-    return NULL;
-}
-
-static const char *decode_samples(struct loader *l, struct cur *c)
-{
-    struct recording *r = l->r;
-    uint64_t time = cur_varint(c);
-    if (c->err)
-        return c->err;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t event = cur_varint(c);
-        uint64_t thread = cur_varint(c);
-        uint64_t delta = cur_varint(c);
-        uint64_t stack = cur_varint(c);
-        uint64_t weight = cur_varint(c);
-        if (c->err)
-            return c->err;
-        long ev = event_index(r, event);
-        if (ev < 0)
-            return "sample of an undefined event";
-        long th = thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)thread) : -1;
-        if (ev > 255)
-            return "too many events";
-        if (th < 0)
-            return "sample on an undefined thread";
-        if (stack == 0 || stack >= r->stack_count)
-            return "sample refers to an undefined stack";
-        if (delta > UINT64_MAX - time)
-            return "sample time overflows";
-        time += delta;
-        struct rec_sample s = {time, weight, 1, (uint32_t)stack, (uint32_t)th, (uint32_t)ev};
-        if (rec_add_sample(r, s) < 0)
-            return oom;
-    }
-    return NULL;
+    long th = x->thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)x->thread) : -1;
+    if (th < 0)
+        return "sample on an undefined thread";
+    if (x->stack == 0 || x->stack >= r->stack_count)
+        return "sample refers to an undefined stack";
+    struct rec_sample s = {x->time, x->weight, 1, (uint32_t)x->stack, (uint32_t)th, x->event};
+    return rec_add_sample(r, s) < 0 ? oom : NULL;
 }
 
 /* Is a field's value a valid reference of its type? */
@@ -575,85 +427,56 @@ static int valid_field(const struct loader *l, uint8_t type, uint64_t v)
     }
 }
 
-static const char *decode_records(struct loader *l, struct cur *c)
+static const char *sink_record(void *ctx, const struct chunk_record *x, const uint64_t *values,
+                               size_t n)
 {
+    struct loader *l = ctx;
     struct recording *r = l->r;
-    uint64_t time = cur_varint(c);
-    if (c->err)
-        return c->err;
-    while (cur_left(c)) {
-        l->records++;
-        uint64_t event = cur_varint(c);
-        uint64_t thread = cur_varint(c);
-        uint64_t delta = cur_varint(c);
-        uint64_t stack = cur_varint(c);
-        if (c->err)
-            return c->err;
-        long ev = event_index(r, event);
-        if (ev < 0 || !r->events[ev].recorded)
-            return "record of an undefined event";
-        const struct rec_event *e = &r->events[ev];
-        long th = -1;
-        if (thread) {
-            th = thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)thread) : -1;
-            if (th < 0)
-                return "record on an undefined thread";
-        }
-        if (stack >= r->stack_count)
-            return "record refers to an undefined stack";
-        if (stack && th < 0)
-            return "record with a stack but no thread";
-        /* a signed (zigzag) delta: records of many threads interleave */
-        uint64_t back = delta & 1, step = (delta >> 1) + back;
-        if (back ? step > time : step > UINT64_MAX - time)
-            return "record time out of range";
-        time = back ? time - step : time + step;
-        size_t n = e->value_count + e->field_count;
-        if (r->record_data_count + n > UINT32_MAX)
-            return "too many records";
-        struct rec_record x = {time, 0, (uint32_t)stack, (uint32_t)(th + 1), (uint32_t)ev};
-        uint64_t *data = rec_add_record(r, x, n);
-        if (!data)
-            return oom;
-        for (size_t i = 0; i < n; i++)
-            data[i] = cur_varint(c);
-        if (c->err)
-            return c->err;
-        for (uint32_t i = 0; i < e->field_count; i++)
-            if (!valid_field(l, e->field_types[i], data[e->value_count + i]))
-                return "record field refers to something undefined";
-        struct rec_sample s = {time, data[0], e->value_count > 1 ? data[1] : 1, (uint32_t)stack,
-                               (uint32_t)th, (uint32_t)ev};
-        if (stack && rec_add_sample(r, s) < 0)
-            return oom;
+    const struct rec_event *e = &r->events[x->event];
+    long th = -1;
+    if (x->thread) {
+        th = x->thread <= UINT32_MAX ? thread_lookup(l, (uint32_t)x->thread) : -1;
+        if (th < 0)
+            return "record on an undefined thread";
     }
+    if (x->stack >= r->stack_count)
+        return "record refers to an undefined stack";
+    for (uint32_t i = 0; i < e->field_count; i++)
+        if (!valid_field(l, e->field_types[i], values[e->value_count + i]))
+            return "record field refers to something undefined";
+    if (r->record_data_count + n > UINT32_MAX)
+        return "too many records";
+    struct rec_record rec = {x->time, 0, (uint32_t)x->stack, (uint32_t)(th + 1), x->event};
+    uint64_t *data = rec_add_record(r, rec, n);
+    if (!data)
+        return oom;
+    memcpy(data, values, n * sizeof *data);
+    struct rec_sample s = {x->time, data[0], e->value_count > 1 ? data[1] : 1,
+                           (uint32_t)x->stack, (uint32_t)th, x->event};
+    if (x->stack && rec_add_sample(r, s) < 0)
+        return oom;
     return NULL;
 }
 
-static const char *decode_stats(struct loader *l, struct cur *c)
+static const char *sink_stat(void *ctx, struct rec_str key, uint64_t value)
 {
-    while (cur_left(c)) {
-        l->records++;
-        size_t kn;
-        const uint8_t *k = cur_bytes(c, &kn);
-        uint64_t v = cur_varint(c);
-        if (c->err)
-            return c->err;
-        struct rec_stat *slot = rec_stat_slot(l->r, str_of(k, kn));
-        if (!slot)
-            return oom;
-        slot->value = v;
-    }
+    struct rec_stat *slot = rec_stat_slot(((struct loader *)ctx)->r, key);
+    if (!slot)
+        return oom;
+    slot->value = value;
     return NULL;
 }
 
-static const char *decode_trailer(struct loader *l, struct cur *c)
+static const char *sink_trailer(void *ctx, uint64_t chunks)
 {
-    l->r->trailer_chunks = cur_varint(c);
-    if (c->err)
-        return c->err;
-    return decode_stats(l, c);
+    ((struct loader *)ctx)->r->trailer_chunks = chunks;
+    return NULL;
 }
+
+static const struct chunk_sink tables = {
+    sink_event_find, sink_event_count, sink_info, sink_event, sink_string, sink_frame,
+    sink_stack, sink_thread, sink_sample, sink_record, sink_stat, sink_trailer,
+};
 
 /* ---- top level --------------------------------------------------------- */
 
@@ -706,19 +529,11 @@ static void restore_counts(struct loader *l, struct counts k)
     }
 }
 
-static const char *tag_name(uint32_t tag, char out[5])
-{
-    for (int i = 0; i < 4; i++) {
-        char ch = (char)(tag >> (8 * i));
-        out[i] = (ch >= 32 && ch < 127) ? ch : '?';
-    }
-    out[4] = '\0';
-    return out;
-}
-
 static void decode_chunks(struct loader *l)
 {
     struct recording *r = l->r;
+    struct chunk_reader rd;
+    chunk_reader_init(&rd, &tables, l);
     size_t off = FMT_HEADER_SIZE;
     for (;;) {
         size_t left = r->size - off;
@@ -729,122 +544,43 @@ static void decode_chunks(struct loader *l)
                 set_problem(r, REC_CORRUPT, off,
                             "the trailer counts %llu chunks but the file holds %llu",
                             (unsigned long long)r->trailer_chunks, (unsigned long long)r->chunks);
-            return;
+            break;
         }
         if (left == 0) {
             set_problem(r, REC_TRUNCATED, off,
                         "no trailer: the recording was not closed (the process ended before the "
                         "profiler finished)");
-            return;
-        }
-        if (left < FMT_CHUNK_HEADER_SIZE) {
-            set_problem(r, REC_TRUNCATED, off, "the file ends inside a chunk header");
-            return;
-        }
-        struct cur h;
-        cur_init(&h, r->image + off, FMT_CHUNK_HEADER_SIZE);
-        uint32_t tag = cur_u32le(&h), len = cur_u32le(&h);
-        uint32_t records = cur_u32le(&h), crc = cur_u32le(&h);
-        char tn[5];
-        if (len > FMT_MAX_CHUNK_PAYLOAD) {
-            set_problem(r, REC_CORRUPT, off, "chunk '%s' claims %u bytes, more than allowed",
-                        tag_name(tag, tn), len);
-            return;
-        }
-        if (len > left - FMT_CHUNK_HEADER_SIZE) {
-            set_problem(r, REC_TRUNCATED, off, "the file ends inside chunk %llu ('%s')",
-                        (unsigned long long)r->chunks + 1, tag_name(tag, tn));
-            return;
-        }
-        const uint8_t *payload = r->image + off + FMT_CHUNK_HEADER_SIZE;
-        if (crc32_update(crc32_update(0, r->image + off, 12), payload, len) != crc) {
-            set_problem(r, REC_CORRUPT, off, "chunk %llu ('%s') fails its checksum",
-                        (unsigned long long)r->chunks + 1, tag_name(tag, tn));
-            return;
-        }
-        struct cur c;
-        cur_init(&c, payload, len);
-        struct counts saved = save_counts(r);
-        l->records = 0;
-        const char *bad = NULL;
-        l->offset = off;
-        switch (tag) {
-        case FMT_TAG_INFO: bad = decode_info(l, &c); break;
-        case FMT_TAG_EVENTS: bad = decode_events(l, &c); break;
-        case FMT_TAG_EVENT_DEFS: bad = decode_event_defs(l, &c); break;
-        case FMT_TAG_RECORDS: bad = decode_records(l, &c); break;
-        case FMT_TAG_STRINGS: bad = decode_strings(l, &c); break;
-        case FMT_TAG_FRAMES: bad = decode_frames(l, &c); break;
-        case FMT_TAG_STACKS: bad = decode_stacks(l, &c); break;
-        case FMT_TAG_THREADS: bad = decode_threads(l, &c); break;
-        case FMT_TAG_SAMPLES: bad = decode_samples(l, &c); break;
-        case FMT_TAG_STATS: bad = decode_stats(l, &c); break;
-        case FMT_TAG_TRAILER:
-            bad = decode_trailer(l, &c);
-            if (!bad)
-                r->has_trailer = 1;
             break;
-        default: break; /* a newer minor version's chunk: skip it */
         }
-        if (!bad && tag != FMT_TAG_TRAILER && records != l->records)
-            bad = "record count does not match the chunk header";
+        struct chunk ch;
+        char why[sizeof r->problem];
+        enum chunk_status st = chunk_frame(r->image + off, left, r->chunks, &ch, why, sizeof why);
+        if (st != CHUNK_WHOLE) {
+            set_problem(r, st == CHUNK_PARTIAL ? REC_TRUNCATED : REC_CORRUPT, off, "%s", why);
+            break;
+        }
+        struct counts saved = save_counts(r);
+        l->offset = off;
+        const char *bad = chunk_decode(&rd, &ch);
         if (bad) {
+            char tn[5];
             restore_counts(l, saved);
             set_problem(r, REC_CORRUPT, off, "chunk %llu ('%s'): %s",
-                        (unsigned long long)r->chunks + 1, tag_name(tag, tn), bad);
-            return;
+                        (unsigned long long)r->chunks + 1, chunk_tag_name(ch.tag, tn), bad);
+            break;
         }
-        if (tag != FMT_TAG_TRAILER)
+        if (ch.tag == FMT_TAG_TRAILER)
+            r->has_trailer = 1;
+        else
             r->chunks++;
-        off += FMT_CHUNK_HEADER_SIZE + len;
+        off += FMT_CHUNK_HEADER_SIZE + ch.len;
     }
+    chunk_reader_free(&rd);
 }
 
 static int check_header(struct recording *r, char *err, size_t err_size)
 {
-    if (r->size < FMT_HEADER_SIZE) {
-        snprintf(err, err_size, "not a corscope recording (%zu bytes, shorter than a header)",
-                 r->size);
-        return -1;
-    }
-    if (memcmp(r->image, FMT_MAGIC, FMT_MAGIC_LEN) != 0) {
-        if (memcmp(r->image + 1, "CSC", 3) == 0)
-            snprintf(err, err_size,
-                     "damaged header (line endings translated? the file must be copied as binary)");
-        else
-            snprintf(err, err_size, "not a corscope recording (bad magic)");
-        return -1;
-    }
-    struct cur c;
-    cur_init(&c, r->image + FMT_MAGIC_LEN, FMT_HEADER_SIZE - FMT_MAGIC_LEN);
-    r->version_major = cur_u16le(&c);
-    r->version_minor = cur_u16le(&c);
-    uint32_t bom = cur_u32le(&c);
-    uint8_t ptr_size = cur_u8(&c);
-    cur_skip(&c, 3);
-    uint32_t header_size = cur_u32le(&c);
-    cur_u32le(&c); /* flags */
-    uint32_t crc = cur_u32le(&c);
-    if (crc32_update(0, r->image, FMT_HEADER_SIZE - 4) != crc) {
-        snprintf(err, err_size, "damaged header (checksum mismatch)");
-        return -1;
-    }
-    if (bom != FMT_BYTE_ORDER_MARK) {
-        snprintf(err, err_size, "unsupported byte order");
-        return -1;
-    }
-    /* 1.x is 2.0 without recorded events and label frames */
-    if (r->version_major != FMT_VERSION_MAJOR && r->version_major != 1) {
-        snprintf(err, err_size,
-                 "format version %u.%u is not supported (this corscope reads 1.x and %u.x)",
-                 r->version_major, r->version_minor, FMT_VERSION_MAJOR);
-        return -1;
-    }
-    if (header_size != FMT_HEADER_SIZE || (ptr_size != 4 && ptr_size != 8)) {
-        snprintf(err, err_size, "damaged header (bad sizes)");
-        return -1;
-    }
-    return 0;
+    return chunk_header(r->image, r->size, &r->version_major, &r->version_minor, err, err_size);
 }
 
 /* Takes ownership of image. */
@@ -864,7 +600,7 @@ static int load_image(uint8_t *image, size_t size, struct recording *r, char *er
         return -1;
     }
 
-    struct loader l = {r, 0, 0, NULL, NULL, 0};
+    struct loader l = {r, 0, NULL, NULL, 0};
     r->status = REC_COMPLETE;
     decode_chunks(&l);
     mem_free(l.thread_keys);

@@ -11,7 +11,7 @@ root=$(cd "$here/../.." && pwd)
 out=$root/build/aarch64/apps
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 mkdir -p "$out"
-for name in ${ARM64_APPS:-CpuShares MixedStack WallClock Memory Events AsyncChain}; do
+for name in ${ARM64_APPS:-CpuShares MixedStack WallClock Memory Events AsyncChain Trace}; do
     src=$root/tests/apps/$name
     stamp=$out/.$name.published
     if [ -f "$stamp" ] && [ -z "$(find "$src" "$root/tests/apps/Common" "$root/tests/apps/Directory.Build.props" \

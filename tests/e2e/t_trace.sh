@@ -5,6 +5,8 @@
 #     assembly, said in the report) and with --include on the program's
 #     namespace, where the JIT would inline Leaf at tier 1 unless the tracer
 #     refuses it;
+#   - arguments and return values of every kind unchanged by the hooks
+#     (Trace abi, traced and untraced print the same);
 #   - --exclude Middle: Middle is nowhere, Leaf hangs under CallerB;
 #   - exceptions thrown through traced frames (caught up the stack, through
 #     a finally, a filter, thrown from a finally, rethrown): exact counts,
@@ -19,8 +21,7 @@
 #   - every stack format draws the calls event; refusals of bad options.
 source "$(dirname "$0")/lib.sh"
 
-# calls_of FILE METHOD -> the calls column of `report -f calls` (0 if absent)
-calls_of() { awk -v m="$2" '$NF == m { print $1; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+source "$(dirname "$0")/trace_lib.sh"
 # incl_ms FILE METHOD -> its inclusive time in ms
 incl_ms() {
     awk -v m="$2" '$NF == m { v = $2; u = $3; f = (u == "s") ? 1000 : (u == "ms") ? 1 : (u == "us") ? 0.001 : 0.000001
@@ -35,24 +36,7 @@ for scope in default every include; do
     [ $scope = every ] && opts+=(--include .)
     [ $scope = include ] && opts+=(--include '^TraceApp\.')
     cs record -q --force "${opts[@]}" -o "$T/counts.corscope" -- $TRACE counts > /dev/null
-    cs check "$T/counts.corscope" > "$T/check.txt" || fail "check: $(tail -3 "$T/check.txt")"
-    cs report -f calls --limit 0 "$T/counts.corscope" > "$T/calls.txt"
-    assert_eq "$scope: Leaf calls" "$(calls_of "$T/calls.txt" TraceApp.Calls.Leaf)" 1250000
-    assert_eq "$scope: Middle calls" "$(calls_of "$T/calls.txt" TraceApp.Calls.Middle)" 250000
-    cs report -f calls --include 'CallerA' "$T/counts.corscope" > "$T/a.txt"
-    cs report -f calls --include 'CallerB' "$T/counts.corscope" > "$T/b.txt"
-    assert_eq "$scope: Leaf calls under CallerA" "$(calls_of "$T/a.txt" TraceApp.Calls.Leaf)" 1000000
-    assert_eq "$scope: Leaf calls under CallerB" "$(calls_of "$T/b.txt" TraceApp.Calls.Leaf)" 250000
-    cs report -f collapsed --event calls "$T/counts.corscope" > "$T/collapsed.txt"
-    grep -q '^TraceApp.Program.Main;TraceApp.Calls.Run;TraceApp.Calls.CallerA;TraceApp.Calls.Leaf [0-9]*$' "$T/collapsed.txt" ||
-        fail "$scope: no path Main;Run;CallerA;Leaf"
-    grep -q '^TraceApp.Program.Main;TraceApp.Calls.Run;TraceApp.Calls.CallerB;TraceApp.Calls.Middle;TraceApp.Calls.Leaf [0-9]*$' "$T/collapsed.txt" ||
-        fail "$scope: no path Main;Run;CallerB;Middle;Leaf"
-    [ "$(grep -c 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")" = 2 ] || fail "$scope: Leaf on other paths: $(grep 'Calls.Leaf [0-9]*$' "$T/collapsed.txt")"
-    grep -q "^  counters.* unmatched_returns=0" "$T/check.txt" || fail "$scope: returns that matched no call"
-    grep -q "traced methods were not inlined" "$T/calls.txt" || fail "no note on inlining"
-    grep -q " [1-9][0-9]* inlinings of traced methods refused" "$T/calls.txt" ||
-        fail "the JIT was never refused an inlining: $(grep inlinings "$T/calls.txt")"
+    check_trace_counts "$T/counts.corscope" $scope
     if [ $scope = every ]; then
         grep -q ' System\.' "$T/calls.txt" || fail "--include . traced none of the framework"
     else
@@ -68,6 +52,22 @@ for scope in default every include; do
     fi
     note "$scope: Leaf 1000000 under CallerA, 250000 under CallerB through Middle"
 done
+
+# ---- arguments and return values unchanged by the hooks -------------------------------
+# Trace abi: more integer and float arguments than registers, a struct
+# returned through a hidden pointer, a 16-byte struct, four doubles, a
+# vector, float, double: the traced run (timed and counting hooks) prints
+# what the untraced one prints
+$TRACE abi 3000 > "$T/abi_plain.txt"
+grep -q "^abi: 3000 rounds" "$T/abi_plain.txt" || fail "Trace abi did not run: $(cat "$T/abi_plain.txt")"
+for mode in times counts; do
+    cs record -q --force --trace=$mode -o "$T/abi.corscope" -- $TRACE abi 3000 > "$T/abi_traced.txt"
+    diff "$T/abi_plain.txt" "$T/abi_traced.txt" > "$T/abi.diff" ||
+        fail "$mode: the hooks changed arguments or return values: $(cat "$T/abi.diff")"
+    cs report -f calls --limit 0 "$T/abi.corscope" > "$T/calls.txt"
+    assert_eq "$mode: Abi.Mix calls" "$(calls_of "$T/calls.txt" TraceApp.Abi.Mix)" 3000
+done
+note "abi: 3000 rounds print the same traced (times, counts) and untraced"
 
 # ---- --exclude: gone, callees attach to the nearest traced caller ---------------------
 cs record -q --force --trace --exclude 'Calls\.Middle$' -o "$T/exclude.corscope" -- $TRACE counts > /dev/null
@@ -88,29 +88,7 @@ for scope in all include; do
     [ $scope = all ] && opts+=(--include .)
     [ $scope = include ] && opts+=(--include '^TraceApp\.')
     cs record -q --force "${opts[@]}" -o "$T/throws.corscope" -- $TRACE throws $rounds > "$T/out.txt"
-    cs check "$T/throws.corscope" > "$T/check.txt"
-    cs report -f calls --limit 0 "$T/throws.corscope" > "$T/calls.txt"
-    cs report -f collapsed --event calls "$T/throws.corscope" > "$T/collapsed.txt"
-    assert_eq "$scope: Thrower calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Thrower)" $((4 * rounds))
-    assert_eq "$scope: Handler calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Handler)" $((3 * rounds))
-    assert_eq "$scope: Filter calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.Filter)" $rounds
-    assert_eq "$scope: FinallyWork calls" "$(calls_of "$T/calls.txt" TraceApp.Throws.FinallyWork)" $rounds
-    R='TraceApp.Program.Main;TraceApp.Throws.Run'
-    # a call after all of it hangs straight under its caller: no frame was left behind
-    grep -q "^$R;TraceApp.Throws.After [0-9]*$" "$T/collapsed.txt" ||
-        fail "$scope: After is not under Run: $(grep 'Throws.After' "$T/collapsed.txt")"
-    [ "$(grep -c 'Throws.After [0-9]*$' "$T/collapsed.txt")" = 1 ] || fail "$scope: After on more than one path"
-    grep -q "^$R;TraceApp.Throws.Catcher;TraceApp.Throws.Mid2;TraceApp.Throws.Mid;TraceApp.Throws.FinallyWork [0-9]*$" "$T/collapsed.txt" ||
-        fail "$scope: the finally's callee is not under Mid"
-    for c in Catcher ThrowInFinally CatchRethrown; do
-        grep -q "^$R;TraceApp.Throws.$c;TraceApp.Throws.Handler [0-9]*$" "$T/collapsed.txt" ||
-            fail "$scope: the catch block's callee is not under $c"
-    done
-    # none of these methods recurses: one twice on a path is a frame left behind
-    awk -F';' '{ sub(/ [0-9]+$/, "", $NF); delete seen
-                 for (i = 1; i <= NF; i++) if ($i ~ /^TraceApp\./ && seen[$i]++) { print; bad = 1; next } }
-               END { exit bad }' "$T/collapsed.txt" || fail "$scope: a path with frames left behind"
-    grep -q "unmatched_returns=0" "$T/check.txt" || fail "$scope: returns that matched no call"
+    check_trace_throws "$T/throws.corscope" $rounds $scope
     note "$scope: $rounds rounds of exceptions: counts exact, After under Run"
 done
 

@@ -37,20 +37,23 @@ void test_run(const char *name, void (*fn)(void))
 /* One suite per module: tests/unit/test_<module>.c tests src/.../<module>.c
  * and defines suite_<module>() (test_format.c: src/format, with the damage
  * suite reader_damage; test_clr.c: src/clr and the COM objects built on it;
- * test_trace.c: src/agent/trace; test_il.c: src/agent/il; test_assembly.c:
+ * test_trace.c: src/agent/trace with the CLI's calls event, test_shadow.c
+ * its shadow stacks and hooks; test_il.c: src/agent/il; test_assembly.c:
  * src/common/pdb with format/covplan over its assemblies).  Shared test
  * data is in fixture.c, and in data/ (the IL corpus, an assembly and its
  * PDBs). */
+#ifndef SUITES /* a build of a few suites defines its own (build/aarch64/shadow-tests) */
 #define SUITES(X)                                                                               \
     X(buf) X(crc32) X(units) X(utf) X(map) X(strtab) X(format) X(reader_damage) X(schema)      \
     X(clr) X(clrdesc) X(codemap) X(recorder) X(proctree) X(evq) X(config) X(names)             \
     X(thread_registry) X(thread_ids) X(resolve) X(merge) X(report) X(out_jit)                  \
     X(profile) X(frame_name) X(json) X(out_collapsed) X(out_top) X(out_tree) X(stack_bounds)   \
     X(cfi) X(nativeunwind) X(elfsym) X(fold) X(thread_rings) X(exflow) X(live) X(gc_table)     \
-    X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(mcode) X(walk)       \
-    X(mshape) X(mshape_arm64) X(lifecycle) X(container) X(il) X(inflate) X(assembly)      \
+    X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(shadow) X(mcode)    \
+    X(walk) X(mshape) X(mshape_arm64) X(lifecycle) X(container) X(il) X(inflate) X(assembly)   \
     X(covfile) X(pushcfg) X(pstream) X(pdefs) X(pushreq) X(http) X(spool) X(session)           \
-    X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain) X(sig)
+    X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain) X(sig) X(chunk)
+#endif
 
 #define DECLARE(s) void suite_##s(void);
 SUITES(DECLARE)

@@ -6,10 +6,13 @@
  * (il_check); bodies built here for the cases the corpus may lack (tiny
  * headers, small EH sections widened, short branches pushed out of reach,
  * switch, filters, prefixes, tail calls); malformed bodies refused; the
- * offset map; allocation failures.
+ * offset map; allocation failures.  The wrap (il_edit_wrap): every corpus
+ * body that can be wrapped, wrapped with probes too, and checked; its
+ * shape; what it refuses; il_check catching a damaged wrap.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/il/il.h"
 #include "common/mem.h"
@@ -67,12 +70,40 @@ static int rewrite_checked(const struct il_body *b, int before, int entry, int e
     return rc;
 }
 
+static const uint8_t handler[] = {0x16, 0x26}; /* ldc.i4.0; pop */
+
+/* Wraps b (a finally or a fault, with or without a result local, by
+ * `variant`), with probes everywhere when variant is odd, rewrites and
+ * checks.  Returns 1 when wrapped and checked, 0 when the engine refused
+ * the wrap (a tail call, a jmp), -1 with why when something failed. */
+static int wrap_checked(const struct il_body *b, unsigned variant, char *why, size_t size)
+{
+    struct il_edit e;
+    il_edit_init(&e);
+    int rc = -1;
+    enum il_clause_kind kind = variant & 2 ? IL_CLAUSE_FAULT : IL_CLAUSE_FINALLY;
+    uint32_t result = variant & 4 ? 7 : IL_NO_RESULT;
+    if ((variant & 1) && probe_everything(b, &e, 1, 1, 1) < 0) {
+        snprintf(why, size, "an edit was refused");
+    } else if (il_edit_wrap(&e, b, kind, handler, sizeof handler, 1, result, why, size) < 0) {
+        rc = 0;
+    } else {
+        struct il_rewritten r;
+        if (il_rewrite(b, &e, &r, why, size) == 0) {
+            rc = il_check(b, &e, &r, why, size) == 0 ? 1 : -1;
+            il_rewritten_free(&r);
+        }
+    }
+    il_edit_free(&e);
+    return rc;
+}
+
 static void test_il_corpus(void)
 {
     size_t size;
     uint8_t *data = fixture_read_file("tests/unit/data/il_corpus.bin", &size);
     REQUIRE(data);
-    unsigned bodies = 0, with_clauses = 0, with_switch = 0, tiny = 0;
+    unsigned bodies = 0, with_clauses = 0, with_switch = 0, tiny = 0, wraps = 0;
     for (size_t at = 0; at + 4 <= size;) {
         uint32_t n = data[at] | (uint32_t)data[at + 1] << 8 | (uint32_t)data[at + 2] << 16 |
                      (uint32_t)data[at + 3] << 24;
@@ -99,10 +130,19 @@ static void test_il_corpus(void)
                 test_fail(__FILE__, __LINE__, m);
             }
         }
+        int wrapped = wrap_checked(&b, bodies, why, sizeof why);
+        if (wrapped < 0) {
+            char m[320];
+            snprintf(m, sizeof m, "corpus body %u, wrapped: %s", bodies, why);
+            test_fail(__FILE__, __LINE__, m);
+        }
+        wraps += wrapped > 0;
         il_body_free(&b);
         at += n;
     }
     free(data);
+    /* most bodies can be wrapped (not those with a tail call or a jmp) */
+    CHECK(wraps >= bodies * 9 / 10);
     /* the corpus has what it is for */
     CHECK(bodies >= 600);
     CHECK(with_clauses >= 40);
@@ -335,7 +375,9 @@ static void test_il_out_of_memory(void)
             continue;
         struct il_edit e;
         il_edit_init(&e);
-        if (probe_everything(&b, &e, 1, 1, 1) == 0) {
+        if (probe_everything(&b, &e, 1, 1, 1) == 0 &&
+            il_edit_wrap(&e, &b, IL_CLAUSE_FINALLY, handler, sizeof handler, 1, 0, why,
+                         sizeof why) == 0) {
             struct il_rewritten r;
             if (il_rewrite(&b, &e, &r, why, sizeof why) == 0)
                 il_rewritten_free(&r);
@@ -346,6 +388,156 @@ static void test_il_out_of_memory(void)
     mem_fail_after(0, 0);
 }
 
+/* try { ldarg.0; brtrue.s L; ldc.i4.1; ret; L: ldc.i4.2; ret } fault/finally
+ * { ldc.i4.0; pop; endfinally } EPILOGUE: ldloc 3; ret -- and the checker
+ * catches each way of getting it wrong. */
+static void test_il_wrap(void)
+{
+    uint8_t code[] = {0x02, 0x2d, 0x02, 0x17, 0x2a, 0x18, 0x2a};
+    uint8_t body[64];
+    size_t n = fat_body(body, code, sizeof code, 0, NULL);
+    struct il_body b;
+    char why[200];
+    REQUIRE(il_parse(body, n, &b, why, sizeof why) == 0);
+    struct il_edit e;
+    il_edit_init(&e);
+    il_counter_probe(probe, 0x00007f1234560000ull);
+    REQUIRE(il_edit_add(&e, &b, 0, IL_ENTRY, 0, probe, sizeof probe, 3, why, sizeof why) == 0);
+    REQUIRE(il_edit_add(&e, &b, 3, IL_BEFORE, 0, probe, sizeof probe, 3, why, sizeof why) == 0);
+    REQUIRE(il_edit_wrap(&e, &b, IL_CLAUSE_FAULT, handler, sizeof handler, 1, 3, why,
+                         sizeof why) == 0);
+    /* once per edit; a handler must be straight-line */
+    CHECK(il_edit_wrap(&e, &b, IL_CLAUSE_FAULT, handler, sizeof handler, 1, 3, why, sizeof why) < 0);
+    struct il_edit e2;
+    il_edit_init(&e2);
+    static const uint8_t returning[] = {0x2a};
+    CHECK(il_edit_wrap(&e2, &b, IL_CLAUSE_FINALLY, returning, 1, 0, 3, why, sizeof why) < 0);
+    CHECK(il_edit_wrap(&e2, &b, IL_CLAUSE_CATCH, handler, sizeof handler, 1, 3, why, sizeof why) < 0);
+    il_edit_free(&e2);
+
+    struct il_rewritten r;
+    REQUIRE(il_rewrite(&b, &e, &r, why, sizeof why) == 0);
+    CHECK(il_check(&b, &e, &r, why, sizeof why) == 0);
+    struct il_body nb;
+    REQUIRE(il_parse(r.body, r.size, &nb, why, sizeof why) == 0);
+    REQUIRE(nb.clause_count == 1);
+    const struct il_clause *w = &nb.clauses[0];
+    CHECK_EQ(w->flags, IL_CLAUSE_FAULT);
+    CHECK_EQ(w->try_offset, sizeof probe); /* the entry probe runs outside the try */
+    CHECK_EQ(w->try_offset, r.landing[0]);
+    CHECK_EQ(w->handler_offset, w->try_offset + w->try_length);
+    CHECK_EQ(w->handler_length, sizeof handler + 1);
+    uint32_t epilogue = w->handler_offset + w->handler_length;
+    CHECK_EQ(nb.code[epilogue - 1], 0xdc);
+    CHECK(nb.code[epilogue] == 0xfe && nb.code[epilogue + 1] == 0x0c && nb.code[epilogue + 2] == 3);
+    CHECK_EQ(nb.code[epilogue + 4], 0x2a);
+    CHECK_EQ(epilogue + 5, nb.code_size);
+    /* each ret: stloc 3; leave EPILOGUE (the first after its probe) */
+    for (uint32_t i = 3; i <= 5; i += 2) {
+        uint32_t at = r.placed[i];
+        CHECK(nb.code[at] == 0xfe && nb.code[at + 1] == 0x0e && nb.code[at + 2] == 3);
+        CHECK_EQ(nb.code[at + 4], 0xdd);
+        long j = il_index_at(&nb, at + 4);
+        REQUIRE(j >= 0);
+        CHECK_EQ(nb.instrs[j].value, epilogue);
+    }
+    CHECK(r.placed[3] - r.landing[3] == sizeof probe);
+    CHECK(nb.max_stack >= b.max_stack + 3);
+
+    /* il_check catches a damaged wrap: the handler, a leave's target, the
+     * epilogue's local, the clause's kind, the try's start */
+    static const char *const damages[] = {"handler", "leave", "epilogue", "kind", "start"};
+    for (size_t d = 0; d < sizeof damages / sizeof damages[0]; d++) {
+        struct il_rewritten bad = r;
+        bad.body = malloc(r.size);
+        REQUIRE(bad.body);
+        memcpy(bad.body, r.body, r.size);
+        uint8_t *c = bad.body + 12;
+        size_t eh = (12 + r.code_size + 3) & ~(size_t)3;
+        switch (d) {
+        case 0: c[w->handler_offset] = 0x17; break;   /* ldc.i4.1, not ldc.i4.0 */
+        case 1: c[r.placed[5] + 5] ^= 1; break;       /* the leave lands elsewhere */
+        case 2: c[epilogue + 2] = 2; break;           /* ldloc 2 */
+        case 3: bad.body[eh + 4] = IL_CLAUSE_FINALLY; break;
+        default: bad.body[eh + 8] -= 1; bad.body[eh + 12] += 1; break; /* one byte earlier */
+        }
+        char m[300];
+        snprintf(m, sizeof m, "damaged %s passed il_check", damages[d]);
+        if (il_check(&b, &e, &bad, why, sizeof why) == 0)
+            test_fail(__FILE__, __LINE__, m);
+        free(bad.body);
+    }
+    il_body_free(&nb);
+    il_rewritten_free(&r);
+    il_edit_free(&e);
+    il_body_free(&b);
+
+    /* a method returning nothing: `leave`, epilogue `ret` */
+    uint8_t vcode[] = {0x00, 0x2a};
+    n = fat_body(body, vcode, sizeof vcode, 0, NULL);
+    REQUIRE(il_parse(body, n, &b, why, sizeof why) == 0);
+    il_edit_init(&e);
+    REQUIRE(il_edit_wrap(&e, &b, IL_CLAUSE_FINALLY, handler, sizeof handler, 1, IL_NO_RESULT, why,
+                         sizeof why) == 0);
+    REQUIRE(il_rewrite(&b, &e, &r, why, sizeof why) == 0);
+    CHECK(il_check(&b, &e, &r, why, sizeof why) == 0);
+    CHECK_EQ(r.code_size, 1 + 5 + sizeof handler + 1 + 1);
+    CHECK_EQ(r.body[12 + 1], 0xdd);
+    CHECK_EQ(r.body[12 + r.code_size - 1], 0x2a);
+    il_rewritten_free(&r);
+    il_edit_free(&e);
+    il_body_free(&b);
+}
+
+/* Does the wrap refuse this body (fat, with the clause when not NULL), for
+ * the reason `because`? */
+static int wrap_refuses(const uint8_t *code, uint32_t len, const uint32_t clause[6],
+                        const char *because)
+{
+    uint8_t body[128];
+    size_t n = fat_body(body, code, len, 0, clause);
+    struct il_body b;
+    char why[200] = "";
+    if (il_parse(body, n, &b, why, sizeof why) < 0)
+        return 0;
+    struct il_edit e;
+    il_edit_init(&e);
+    int refused = il_edit_wrap(&e, &b, IL_CLAUSE_FINALLY, handler, sizeof handler, 1,
+                               IL_NO_RESULT, why, sizeof why) < 0;
+    il_edit_free(&e);
+    il_body_free(&b);
+    return refused && strstr(why, because) != NULL;
+}
+
+/* Bodies a wrap refuses; a wrap around a body with clauses of its own. */
+static void test_il_wrap_refused(void)
+{
+    struct il_body b;
+    char why[200];
+    uint8_t body[128];
+    /* a ret inside a try block (invalid IL, but parseable) */
+    static const uint8_t in_try[] = {0x00, 0x2a, 0x00, 0xdc};
+    static const uint32_t clause[6] = {IL_CLAUSE_FINALLY, 0, 2, 2, 2, 0};
+    CHECK(wrap_refuses(in_try, sizeof in_try, clause, "inside an exception clause"));
+    static const uint8_t tail[] = {0x02, 0xfe, 0x14, 0x28, 0x01, 0x00, 0x00, 0x0a, 0x2a};
+    CHECK(wrap_refuses(tail, sizeof tail, NULL, "tail call"));
+    static const uint8_t jmp[] = {0x27, 0x01, 0x00, 0x00, 0x06};
+    CHECK(wrap_refuses(jmp, sizeof jmp, NULL, "jmp"));
+    /* try { nop; leave.s END } finally { nop; endfinally } END: ret, wrapped:
+     * its clause first, ours after, enclosing it */
+    uint8_t code2[] = {0x00, 0xde, 0x02, 0x00, 0xdc, 0x2a};
+    uint32_t c2[6] = {IL_CLAUSE_FINALLY, 0, 3, 3, 2, 0};
+    size_t n = fat_body(body, code2, sizeof code2, 1, c2);
+    REQUIRE(il_parse(body, n, &b, why, sizeof why) == 0);
+    char m[300];
+    for (unsigned v = 0; v < 8; v++)
+        if (wrap_checked(&b, v, why, sizeof why) != 1) {
+            snprintf(m, sizeof m, "variant %u: %s", v, why);
+            test_fail(__FILE__, __LINE__, m);
+        }
+    il_body_free(&b);
+}
+
 void suite_il(void)
 {
     RUN(test_il_corpus);
@@ -354,4 +546,6 @@ void suite_il(void)
     RUN(test_il_switch_filter_prefixes);
     RUN(test_il_refused);
     RUN(test_il_out_of_memory);
+    RUN(test_il_wrap);
+    RUN(test_il_wrap_refused);
 }

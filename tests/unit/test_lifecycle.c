@@ -84,6 +84,8 @@ struct lint {
     int calls_seen;     /* calls of methods later than AGENT_INFO_MIN */
     int eventpipe_seen; /* the known ones: a lint that finds none is broken */
     int handle_seen;
+    int suspensions_seen; /* SuspendRuntime .. ResumeRuntime spans */
+    int suspensions;      /* this lint, not the versions' */
 };
 
 /* The function around `at`: from its first line (starting in column 0
@@ -107,11 +109,50 @@ static void function_around(const char *text, const char *at, const char **begin
     *end = e ? e : at + strlen(at);
 }
 
+/* Nothing is written while the runtime is suspended: from a suspension
+ * (a call of SuspendRuntime or of a suspend() helper) to the ResumeRuntime
+ * after it in the same function, no log_, control_client_, write( or
+ * printf -- a write to a pipe that only a managed thread of the process
+ * drains would never end, and the runtime would stay suspended
+ * (docs/reliability.md, "Locks and suspensions"). */
+static void lint_suspensions(const char *path, const char *text, struct lint *l)
+{
+    static const char *const writes[] = {"log_", "control_client_", "write(", "printf("};
+    for (const char *p = text; (p = strstr(p, "ResumeRuntime(")) != NULL; p += 14) {
+        const char *begin, *end, *from = NULL;
+        function_around(text, p, &begin, &end);
+        for (const char *q = begin; q < p; q++)
+            if (!strncmp(q, "SuspendRuntime(", 15) || !strncmp(q, "suspend(", 8))
+                from = q;
+        if (!from)
+            continue;
+        l->suspensions_seen++;
+        for (const char *q = from; q < p; q++) {
+            for (size_t w = 0; w < sizeof writes / sizeof writes[0]; w++) {
+                if (strncmp(q, writes[w], strlen(writes[w])))
+                    continue;
+                int line = 1;
+                for (const char *c = text; c < q; c++)
+                    line += *c == '\n';
+                char what[1200];
+                snprintf(what, sizeof what, "%.1024s:%d writes (%s) while the runtime is suspended",
+                         path, line, writes[w]);
+                test_fail(__FILE__, __LINE__, what);
+            }
+        }
+    }
+}
+
 static void lint_file(const char *path, struct lint *l)
 {
     char *text = read_text(path);
     if (!text) {
         test_fail(__FILE__, __LINE__, path);
+        return;
+    }
+    if (l->suspensions) {
+        lint_suspensions(path, text, l);
+        free(text);
         return;
     }
     const char *first_include = strstr(text, "#include");
@@ -177,6 +218,13 @@ static void test_info_calls_within_version(void)
     CHECK(l.calls_seen >= 4);
     CHECK(l.eventpipe_seen == 1);
     CHECK(l.handle_seen >= 1); /* live.c's, and async_snapshots.c's */
+}
+
+static void test_nothing_written_while_suspended(void)
+{
+    struct lint l = {.suspensions = 1};
+    lint_dir("src/agent", &l);
+    CHECK(l.suspensions_seen >= 2); /* cpu_suspend.c's, async_snapshots.c's */
 }
 
 static void test_guard_forms(void)
@@ -297,5 +345,6 @@ void suite_lifecycle(void)
 {
     RUN(test_guard_forms);
     RUN(test_info_calls_within_version);
+    RUN(test_nothing_written_while_suspended);
     RUN(test_too_old_runtime_declines);
 }

@@ -14,7 +14,7 @@
  * object updates it, and a signal handler reading through the slot finds
  * the object where it is now.
  *
- *     ldc.i8 <address of the slot function>; conv.i
+ *     ldc.i8 <address of the slot function>; conv.i        (entry code)
  *     calli  unmanaged native int()             (the caller's signature token)
  *     stloc  S;  ldloc S; ldind.i; stloc P;  ldarg.0; stloc B
  *     ldloc  S;  ldloca B; conv.u; stind.i
@@ -22,15 +22,12 @@
  *     finally { ldloc S; ldloc P; stind.i; endfinally }
  *     END: ret
  *
- * Pure functions on bytes (no runtime calls): the method header (tiny or
- * fat), the code, and the exception sections are read, every branch is
- * re-encoded in its long form with targets moved, exception clauses are
- * moved, and a fat clause for the finally is added after the original ones
- * (an enclosing clause comes after those it encloses).  Only methods that
- * return nothing can be wrapped (a ret that leaves a value would need a
- * temporary); the caller checks the signature.  A body this code does not
- * understand (an unknown opcode, a tail call, a branch into the middle of
- * an instruction) is refused, never guessed at.
+ * Made by the IL engine (agent/il: IL_ENTRY for the entry code,
+ * il_edit_wrap for the finally) and checked by il_check; pure functions
+ * on bytes (no runtime calls).  Only methods that return nothing are
+ * wrapped (the caller checks the signature).  A body the engine refuses
+ * (an unknown opcode, a tail call, a jmp, a branch into the middle of an
+ * instruction) is not rewritten.
  */
 #ifndef CORSCOPE_ILWRAP_H
 #define CORSCOPE_ILWRAP_H
@@ -38,39 +35,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/il/il.h"
 #include "common/visibility.h"
+
+/* The new local signature: the original's locals (sig/len; len 0: none),
+ * then S and P (native int) and B (object).  Writes it into out (at most
+ * cap bytes) and its length to *out_len.  Returns the index of S, or -1
+ * when the original is malformed or the new one does not fit. */
+HIDDEN long ilwrap_locals(const uint8_t *sig, size_t len, uint8_t *out, size_t cap,
+                          size_t *out_len);
 
 struct ilwrap_in {
     const uint8_t *method; /* the header, code and sections, as GetILFunctionBody gives them */
     size_t size;           /* bytes available at method (sections may end before) */
-    uint32_t locals;       /* locals of the original signature (0 without one) */
-    uint32_t locals_token; /* the new signature: the original locals, then native int,
-                            * native int, object */
+    uint32_t first_local;  /* S, as ilwrap_locals returned it; P and B follow */
+    uint32_t locals_token; /* the signature ilwrap_locals made */
     uint32_t calli_token;  /* StandAloneSig of `native int ()`, unmanaged */
     uint64_t slot_fn;      /* the native function returning the slot's address */
 };
 
-enum ilwrap_status {
-    ILWRAP_OK = 0,
-    ILWRAP_MALFORMED,   /* the body is not what its header says */
-    ILWRAP_UNSUPPORTED, /* an opcode or construct this rewrite does not handle */
-    ILWRAP_TOO_BIG,     /* the result does not fit `cap` */
-};
-
-/* Writes the wrapped method (fat header, code, one fat EH section) into
- * out; *out_size its length.  Returns enum ilwrap_status. */
-HIDDEN enum ilwrap_status ilwrap_publish(const struct ilwrap_in *in, uint8_t *out, size_t cap,
-                                         size_t *out_size);
-
-/* A local variable signature with `extra` appended: 0x07, count, the
- * original types, then each extra byte as one element type.  sig/len: the
- * original (len 0: none).  Returns the length written, 0 when malformed or
- * out too small.  *count: the original count. */
-HIDDEN size_t ilwrap_locals_sig(const uint8_t *sig, size_t len, const uint8_t *extra,
-                                size_t extra_len, uint8_t *out, size_t cap, uint32_t *count);
-
-/* The byte length of the instruction at code[0] (opcode and operand),
- * 0 when the opcode is unknown or the operand runs past len. */
-HIDDEN size_t ilwrap_insn_size(const uint8_t *code, size_t len);
+/* The wrapped method, rewritten and checked, into out (free with
+ * il_rewritten_free).  Returns 0, or -1 with the engine's reason in why. */
+HIDDEN int ilwrap_publish(const struct ilwrap_in *in, struct il_rewritten *out, char *why,
+                          size_t why_size);
 
 #endif

@@ -10,7 +10,6 @@
 #include "agent/log.h"
 #include "agent/signal/achain.h"
 #include "clr/clr_guids.h"
-#include "common/mem.h"
 #include "common/utf.h"
 
 struct target {
@@ -171,31 +170,26 @@ static int make(ICorProfilerInfo15 *info, ModuleID module, IMetaDataImport *impo
         if (tok && import->lpVtbl->GetSigFromToken(import, tok, &locals, &locals_len) < 0)
             return -1;
     }
-    static const uint8_t extra[] = {ELEMENT_TYPE_I, ELEMENT_TYPE_I, ELEMENT_TYPE_OBJECT};
     uint8_t sig[1024];
-    uint32_t count = 0;
-    size_t sig_len = ilwrap_locals_sig(locals, locals_len, extra, sizeof extra, sig, sizeof sig,
-                                       &count);
+    size_t sig_len = 0;
+    long first = ilwrap_locals(locals, locals_len, sig, sizeof sig, &sig_len);
     mdSignature locals_token = 0;
-    if (!sig_len || emit->lpVtbl->GetTokenFromSig(emit, sig, (ULONG)sig_len, &locals_token) < 0)
+    if (first < 0 || emit->lpVtbl->GetTokenFromSig(emit, sig, (ULONG)sig_len, &locals_token) < 0)
         return -1;
-    struct ilwrap_in in = {body, size, count, locals_token, calli,
+    struct ilwrap_in in = {body, size, (uint32_t)first, locals_token, calli,
                            (uint64_t)(uintptr_t)achain_slot};
-    size_t cap = (size_t)size * 2 + 256, got = 0;
-    uint8_t *out = mem_alloc(cap);
-    if (!out)
-        return -1;
-    enum ilwrap_status st = ilwrap_publish(&in, out, cap, &got);
-    if (st != ILWRAP_OK) {
+    struct il_rewritten out;
+    char why[160];
+    if (ilwrap_publish(&in, &out, why, sizeof why) < 0) {
         log_warn("async: %s.%s could not be rewritten (%s); async code it runs has no logical "
-                 "stack", t->type, t->method,
-                 st == ILWRAP_MALFORMED ? "its body is not as expected" : "unsupported body");
-        mem_free(out);
+                 "stack", t->type, t->method, why);
         return -1;
     }
     made[i].token = method;
-    made[i].body = out;
-    made[i].size = got;
+    made[i].body = out.body; /* kept; the rest of out goes */
+    made[i].size = out.size;
+    out.body = NULL;
+    il_rewritten_free(&out);
     atomic_store(&made[i].failed, 0);
     return 0;
 }

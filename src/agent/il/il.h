@@ -1,7 +1,8 @@
 /*
  * il: the IL rewriting engine.  Pure functions on bytes: no runtime calls,
- * no agent state, no I/O; every input is untrusted.  Coverage (sources/
- * cover.c) is its first user, live probes (issue 22) its second.
+ * no agent state, no I/O; every input is untrusted.  Its users: coverage
+ * (sources/cover.c), live probes (sources/watch_il.c) and logical async
+ * stacks (async/rewrite.c).
  *
  * Three steps:
  *
@@ -58,14 +59,18 @@
  *     after a `tail.` call refuses: the call must stay last);
  *   - locals for captured values: il_edit_set_locals with the token of a
  *     signature that appends to the old one (il_body.local_sig);
- *   - wrapping the body in a new try/fault (to see throws): not built.
- *     The shape that fits: an IL_WRAP edit whose rewrite turns each ret
- *     into `stloc tmp; leave EPILOGUE` (tmp a new local), adds a fault or
- *     catch clause around [entry, epilogue) as the outermost clause (after
- *     the body's own, as ECMA requires inner clauses first), and appends
- *     the handler and `EPILOGUE: ldloc tmp; ret`.  The layout pass already
- *     places code at region ends and moves clauses; it needs the clause
- *     list to grow and ret to be replaced.
+ *   - wrapping the body in a new outermost try/finally or try/fault:
+ *     il_edit_wrap (logical async stacks use a finally to put back what
+ *     their entry code published; a fault sees throws).
+ *
+ * il_edit_wrap's shape: the try block starts after instruction 0's
+ * IL_ENTRY snippets (entry code runs before it, outside) and ends after the
+ * body's last code (its trampolines included); each `ret` becomes
+ * `stloc result; leave EPILOGUE` (`leave EPILOGUE` for a method returning
+ * nothing), after its IL_BEFORE snippets; then come the handler (the
+ * snippet, then endfinally/endfault) and `EPILOGUE: ldloc result; ret`.
+ * The new clause is the last of the EH section, after the body's own (an
+ * enclosing clause comes after those it encloses).
  */
 #ifndef CORSCOPE_IL_H
 #define CORSCOPE_IL_H
@@ -192,6 +197,8 @@ struct il_edit {
     uint32_t extra_stack;  /* il_edit_reserve_stack */
     uint32_t local_sig;    /* il_edit_set_locals */
     int set_locals;
+    int wrap;              /* il_edit_wrap: the clause's kind, handler and result local */
+    uint32_t wrap_kind, wrap_code, wrap_len, wrap_result;
 };
 
 HIDDEN void il_edit_init(struct il_edit *e);
@@ -205,6 +212,22 @@ HIDDEN int il_edit_add(struct il_edit *e, const struct il_body *b, uint32_t at, 
                        uint32_t path, const uint8_t *code, uint32_t len, uint32_t stack, char *why,
                        size_t why_size);
 HIDDEN void il_edit_set_locals(struct il_edit *e, uint32_t local_sig_token);
+
+#define IL_NO_RESULT UINT32_MAX
+/* Wraps the whole body in a new outermost clause of `kind` (IL_CLAUSE_FINALLY
+ * or IL_CLAUSE_FAULT) whose handler is the straight-line snippet `code`
+ * (copied; the engine ends it with endfinally/endfault), as described at
+ * the top.  result_local: the index of a local (made by the caller, of the
+ * method's return type) that carries the return value past the handler, or
+ * IL_NO_RESULT for a method returning nothing -- the engine cannot tell
+ * which from the body: a wrong answer makes IL the runtime rejects.  Once
+ * per edit.  Returns 0, or -1 with a reason: a body with a `jmp` (it
+ * leaves without the handler), a tail call (none may be in a try block), a
+ * `ret` inside an exception clause (invalid IL), an empty body, a snippet
+ * that is not straight-line IL, a second wrap, or out of memory. */
+HIDDEN int il_edit_wrap(struct il_edit *e, const struct il_body *b, enum il_clause_kind kind,
+                        const uint8_t *code, uint32_t len, uint32_t stack, uint32_t result_local,
+                        char *why, size_t why_size);
 HIDDEN void il_edit_reserve_stack(struct il_edit *e, uint32_t slots);
 
 /* ---- the new body ---------------------------------------------------------------- */

@@ -11,7 +11,14 @@
  * arrive at the same original instruction as before, and must pass through
  * exactly the snippet bytes the edit put on that path.  Exception clauses
  * must cover the same original instructions, starting where branches to
- * their first instruction land.
+ * their first instruction land.  The method's entry reaches the first
+ * instruction through its IL_ENTRY and IL_BEFORE snippets.
+ *
+ * A wrap (il_edit_wrap) is checked as its shape says: one more clause,
+ * last, of its kind; its try block from where branches to the first
+ * instruction land to the handler, which is the snippet and
+ * endfinally/endfault; after it the epilogue ([ldloc result;] ret), the
+ * code's end; every ret became [stloc result;] leave to the epilogue.
  */
 #include <stdio.h>
 #include <string.h>
@@ -102,8 +109,10 @@ static void expected_free(struct expected *x)
 }
 
 static int same_instruction(const struct il_body *b, const struct il_instr *o,
-                            const struct il_body *nb, const struct il_instr *n)
+                            const struct il_body *nb, const struct il_instr *n, int wrapped)
 {
+    if (o->op == 0x2a && wrapped)
+        return 1; /* what a ret became: check_wrap looks at it */
     if (o->operand == IL_OPERAND_BR8 || o->operand == IL_OPERAND_BR32) {
         uint16_t wide = o->op == 0xde ? 0xdd : (o->op >= 0x2b && o->op <= 0x37 ? o->op + 0x0d : o->op);
         return n->op == o->op || n->op == wide;
@@ -133,6 +142,46 @@ static int check_block(const struct checker *c, uint32_t start, uint32_t end, ui
     return new_end >= last_end && new_end <= limit ? 0 : -1;
 }
 
+/* The wrap's clause (the last), handler, epilogue and rets. */
+static int check_wrap(const struct checker *c, char *why, size_t why_size)
+{
+    const struct il_edit *e = c->e;
+    const struct il_clause *w = &c->nb.clauses[c->b->clause_count];
+    uint32_t try_end = w->try_offset + w->try_length;
+    uint32_t epilogue = w->handler_offset + w->handler_length;
+    int result = e->wrap_result != IL_NO_RESULT;
+    if (w->flags != e->wrap_kind || w->try_offset != c->r->landing[0] ||
+        try_end != w->handler_offset || w->handler_length != e->wrap_len + 1 ||
+        epilogue + (result ? 5u : 1u) != c->nb.code_size)
+        return il_why(why, why_size, "the wrap's clause is not where it should be");
+    if (memcmp(c->nb.code + w->handler_offset, e->pool + e->wrap_code, e->wrap_len) ||
+        c->nb.code[try_end + e->wrap_len] != 0xdc)
+        return il_why(why, why_size, "the wrap's handler is not its snippet");
+    long j = il_index_at(&c->nb, epilogue);
+    if (j < 0 || (result && (c->nb.instrs[j].op != 0xfe0c ||
+                             c->nb.instrs[j].value != (int64_t)e->wrap_result)))
+        return il_why(why, why_size, "the wrap's epilogue does not load the result");
+    if ((uint32_t)(j + result) >= c->nb.count || c->nb.instrs[j + result].op != 0x2a)
+        return il_why(why, why_size, "the wrap's epilogue does not return");
+    for (uint32_t i = 0; i < c->b->count; i++) {
+        if (c->r->placed[i] < w->try_offset || c->r->placed[i] >= try_end)
+            return il_why(why, why_size, "IL_%04x is not in the wrap's try block",
+                          c->b->instrs[i].offset);
+        if (c->b->instrs[i].op != 0x2a)
+            continue;
+        j = il_index_at(&c->nb, c->r->placed[i]);
+        if (result && (c->nb.instrs[j].op != 0xfe0e ||
+                       c->nb.instrs[j].value != (int64_t)e->wrap_result))
+            return il_why(why, why_size, "the ret at IL_%04x does not keep the result",
+                          c->b->instrs[i].offset);
+        if ((uint32_t)(j + result) >= c->nb.count || c->nb.instrs[j + result].op != 0xdd ||
+            c->nb.instrs[j + result].value != (int64_t)epilogue)
+            return il_why(why, why_size, "the ret at IL_%04x does not leave for the epilogue",
+                          c->b->instrs[i].offset);
+    }
+    return 0;
+}
+
 int il_check(const struct il_body *b, const struct il_edit *e, const struct il_rewritten *r,
              char *why, size_t why_size)
 {
@@ -156,12 +205,20 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
     }
     for (uint32_t i = 0; i < b->count; i++) {
         long j = il_index_at(&c.nb, r->placed[i]);
-        if (j < 0 || !same_instruction(b, &b->instrs[i], &c.nb, &c.nb.instrs[j])) {
+        if (j < 0 || !same_instruction(b, &b->instrs[i], &c.nb, &c.nb.instrs[j], e->wrap)) {
             il_why(why, why_size, "IL_%04x is not at its place (IL_%04x)", b->instrs[i].offset,
                 r->placed[i]);
             goto out;
         }
         c.orig_of[j] = i + 1;
+    }
+    if (b->count) {
+        uint64_t bytes = 0;
+        if (follow(&c, 0, &bytes) != 0 || bytes != x.falling[0]) {
+            il_why(why, why_size, "the method's entry does not reach IL_0000 through its "
+                                  "snippets");
+            goto out;
+        }
     }
     for (uint32_t i = 0; i < b->count; i++) {
         const struct il_instr *o = &b->instrs[i];
@@ -195,10 +252,13 @@ int il_check(const struct il_body *b, const struct il_edit *e, const struct il_r
             }
         }
     }
-    if (c.nb.clause_count != b->clause_count) {
-        il_why(why, why_size, "%u exception clauses, not %u", c.nb.clause_count, b->clause_count);
+    if (c.nb.clause_count != b->clause_count + (e->wrap ? 1 : 0)) {
+        il_why(why, why_size, "%u exception clauses, not %u", c.nb.clause_count,
+               b->clause_count + (e->wrap ? 1 : 0));
         goto out;
     }
+    if (e->wrap && check_wrap(&c, why, why_size) < 0)
+        goto out;
     for (uint32_t i = 0; i < b->clause_count; i++) {
         const struct il_clause *o = &b->clauses[i], *n = &c.nb.clauses[i];
         int filter = o->flags & IL_CLAUSE_FILTER;

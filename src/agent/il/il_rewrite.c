@@ -11,7 +11,9 @@
  *   <- placed[i]: instruction i, its branch operands moved
  *
  * A region (try block, handler, filter) that started at i now starts at
- * landing[i], and ends after its trampolines.  Positions depend on the
+ * landing[i], and ends after its trampolines.  A wrap (il_edit_wrap) adds
+ * its try block from landing[0] to the end of that, then the handler and
+ * the epilogue; each ret is then `[stloc result;] leave EPILOGUE`.  Positions depend on the
  * branches' sizes and the sizes on positions: the layout starts with every
  * branch in its original form and widens the short ones whose target moved
  * out of reach, until none does (sizes only grow, so it ends).
@@ -101,6 +103,32 @@ static int straight_line(const uint8_t *code, uint32_t len)
     return 1;
 }
 
+/* A snippet's checks, and room for it in the pool. */
+static int pool_check(struct il_edit *e, const uint8_t *code, uint32_t len, uint32_t stack,
+                      char *why, size_t why_size)
+{
+    if (!straight_line(code, len))
+        return fail(why, why_size, "a snippet that is not straight-line IL");
+    if (len > NEW_CODE_MAX || stack > 0xffff)
+        return fail(why, why_size, "a snippet too big");
+    if (e->pool_len + len > e->pool_cap) {
+        uint8_t *grown = mem_grow(e->pool, &e->pool_cap, e->pool_len + len, 1);
+        if (!grown)
+            return fail(why, why_size, "out of memory");
+        e->pool = grown;
+    }
+    return 0;
+}
+
+static void pool_put(struct il_edit *e, const uint8_t *code, uint32_t len, uint32_t stack)
+{
+    if (len)
+        memcpy(e->pool + e->pool_len, code, len);
+    e->pool_len += len;
+    if (stack > e->stack)
+        e->stack = stack;
+}
+
 int il_edit_add(struct il_edit *e, const struct il_body *b, uint32_t at, enum il_where where,
                 uint32_t path, const uint8_t *code, uint32_t len, uint32_t stack, char *why,
                 size_t why_size)
@@ -129,30 +157,57 @@ int il_edit_add(struct il_edit *e, const struct il_body *b, uint32_t at, enum il
     default:
         return fail(why, why_size, "no such place");
     }
-    if (!straight_line(code, len))
-        return fail(why, why_size, "a snippet that is not straight-line IL");
-    if (len > NEW_CODE_MAX || stack > 0xffff)
-        return fail(why, why_size, "a snippet too big");
+    if (pool_check(e, code, len, stack, why, why_size) < 0)
+        return -1;
     if (e->count == e->cap) {
         struct il_insert *grown = mem_grow(e->inserts, &e->cap, e->count + 1, sizeof *grown);
         if (!grown)
             return fail(why, why_size, "out of memory");
         e->inserts = grown;
     }
-    if (e->pool_len + len > e->pool_cap) {
-        uint8_t *grown = mem_grow(e->pool, &e->pool_cap, e->pool_len + len, 1);
-        if (!grown)
-            return fail(why, why_size, "out of memory");
-        e->pool = grown;
-    }
-    if (len)
-        memcpy(e->pool + e->pool_len, code, len);
     e->inserts[e->count++] = (struct il_insert){.at = at, .where = (uint8_t)where, .path = path,
                                                 .code = (uint32_t)e->pool_len, .len = len,
                                                 .stack = stack};
-    e->pool_len += len;
-    if (stack > e->stack)
-        e->stack = stack;
+    pool_put(e, code, len, stack);
+    return 0;
+}
+
+int il_edit_wrap(struct il_edit *e, const struct il_body *b, enum il_clause_kind kind,
+                 const uint8_t *code, uint32_t len, uint32_t stack, uint32_t result_local,
+                 char *why, size_t why_size)
+{
+    if (e->wrap)
+        return fail(why, why_size, "a second wrap");
+    if (kind != IL_CLAUSE_FINALLY && kind != IL_CLAUSE_FAULT)
+        return fail(why, why_size, "a wrap that is neither finally nor fault");
+    if (result_local != IL_NO_RESULT && result_local > 0xfffe)
+        return fail(why, why_size, "no such local");
+    if (!b->count)
+        return fail(why, why_size, "an empty body");
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct il_instr *in = &b->instrs[i];
+        if (in->op == 0x27)
+            return fail(why, why_size, "a jmp (it would leave without the handler)");
+        if (in->op == 0xfe14 || (in->flags & IL_INSTR_TAIL_RET))
+            return fail(why, why_size, "a tail call (none may be in a try block)");
+        if (in->op != 0x2a)
+            continue;
+        for (uint32_t c = 0; c < b->clause_count; c++) {
+            const struct il_clause *k = &b->clauses[c];
+            uint32_t from = k->flags & IL_CLAUSE_FILTER ? k->token_or_filter : k->handler_offset;
+            if ((in->offset >= k->try_offset && in->offset - k->try_offset < k->try_length) ||
+                (in->offset >= from && in->offset < k->handler_offset + k->handler_length))
+                return fail(why, why_size, "a ret inside an exception clause");
+        }
+    }
+    if (pool_check(e, code, len, stack, why, why_size) < 0)
+        return -1;
+    e->wrap = 1;
+    e->wrap_kind = kind;
+    e->wrap_code = (uint32_t)e->pool_len;
+    e->wrap_len = len;
+    e->wrap_result = result_local;
+    pool_put(e, code, len, stack);
     return 0;
 }
 
@@ -200,6 +255,7 @@ struct layout {
     uint32_t *edge_tramp;    /* per instruction: its first trampoline + 1, 0 */
     uint8_t *wide;           /* per instruction: a short branch widened */
     uint32_t *landing, *placed;
+    uint32_t try_end, epilogue; /* a wrap's: where its try block ends, where its epilogue is */
     uint32_t code_size;
 };
 
@@ -393,9 +449,22 @@ static uint16_t widened(uint16_t op)
     return op == 0xde ? 0xdd : (uint16_t)(op + 0x0d);
 }
 
+/* What a ret becomes in a wrapped body: [stloc result;] leave EPILOGUE. */
+static uint32_t wrapped_ret_size(const struct il_edit *e)
+{
+    return (e->wrap_result != IL_NO_RESULT ? 4u : 0u) + 5u;
+}
+
+static int wrapped_ret(const struct layout *l, const struct il_instr *in)
+{
+    return l->e->wrap && in->op == 0x2a;
+}
+
 static uint32_t instr_size(const struct layout *l, uint32_t i)
 {
     const struct il_instr *in = &l->b->instrs[i];
+    if (wrapped_ret(l, in))
+        return wrapped_ret_size(l->e);
     return l->wide[i] ? 5 : in->size;
 }
 
@@ -430,6 +499,14 @@ static int place(struct layout *l)
         pos += l->before_len[i];
         l->placed[i] = (uint32_t)pos;
         pos += instr_size(l, i);
+        if (pos > NEW_CODE_MAX)
+            return -1;
+    }
+    if (l->e->wrap) {
+        l->try_end = (uint32_t)pos;
+        pos += l->e->wrap_len + 1; /* the handler, endfinally */
+        l->epilogue = (uint32_t)pos;
+        pos += l->e->wrap_result != IL_NO_RESULT ? 5 : 1; /* [ldloc result;] ret */
         if (pos > NEW_CODE_MAX)
             return -1;
     }
@@ -492,6 +569,14 @@ static void emit_branch(uint8_t *p, uint16_t op, int wide, int64_t disp)
     }
 }
 
+static uint32_t emit_local(uint8_t *p, uint8_t op, uint32_t index)
+{
+    p[0] = 0xfe;
+    p[1] = op;
+    wr16(p + 2, index);
+    return 4;
+}
+
 static void emit_code(const struct layout *l, uint8_t *code)
 {
     const struct il_body *b = l->b;
@@ -523,7 +608,11 @@ static void emit_code(const struct layout *l, uint8_t *code)
         uint8_t *p = code + l->placed[i];
         const uint8_t *orig = b->code + in->offset;
         uint32_t end = l->placed[i] + instr_size(l, i);
-        if (in->operand == IL_OPERAND_BR8 || in->operand == IL_OPERAND_BR32) {
+        if (wrapped_ret(l, in)) {
+            if (e->wrap_result != IL_NO_RESULT)
+                p += emit_local(p, 0x0e, e->wrap_result); /* stloc */
+            emit_branch(p, 0xdd, 1, (int64_t)l->epilogue - end); /* leave */
+        } else if (in->operand == IL_OPERAND_BR8 || in->operand == IL_OPERAND_BR32) {
             int wide = l->wide[i] || in->operand == IL_OPERAND_BR32;
             uint16_t op = l->wide[i] ? widened(in->op) : in->op;
             emit_branch(p, op, wide, (int64_t)new_target(l, i, 1) - end);
@@ -535,6 +624,14 @@ static void emit_code(const struct layout *l, uint8_t *code)
         } else {
             memcpy(p, orig, in->size);
         }
+    }
+    if (e->wrap) {
+        memcpy(code + l->try_end, e->pool + e->wrap_code, e->wrap_len);
+        code[l->try_end + e->wrap_len] = 0xdc; /* endfinally, endfault */
+        uint8_t *p = code + l->epilogue;
+        if (e->wrap_result != IL_NO_RESULT)
+            p += emit_local(p, 0x0c, e->wrap_result); /* ldloc */
+        *p = 0x2a;
     }
 }
 
@@ -575,6 +672,8 @@ int il_rewrite(const struct il_body *b, const struct il_edit *e, struct il_rewri
             break;
     }
     uint32_t max_stack = b->max_stack + e->stack + e->extra_stack;
+    if (e->wrap && e->wrap_result != IL_NO_RESULT && max_stack < 1)
+        max_stack = 1; /* the epilogue's ldloc */
     if (max_stack > 0xffff) {
         layout_free(&l);
         il_rewritten_free(out);
@@ -582,13 +681,14 @@ int il_rewrite(const struct il_body *b, const struct il_edit *e, struct il_rewri
     }
     size_t code_at = 12;
     size_t eh_at = (code_at + l.code_size + 3) & ~(size_t)3;
-    size_t eh_size = b->clause_count ? 4 + 24 * (size_t)b->clause_count : 0;
+    uint32_t clauses = b->clause_count + (e->wrap ? 1 : 0);
+    size_t eh_size = clauses ? 4 + 24 * (size_t)clauses : 0;
     if (eh_size > 0xffffff) {
         layout_free(&l);
         il_rewritten_free(out);
         return fail(why, why_size, "too many exception clauses");
     }
-    size_t total = b->clause_count ? eh_at + eh_size : code_at + l.code_size;
+    size_t total = clauses ? eh_at + eh_size : code_at + l.code_size;
     out->body = mem_calloc(total, 1);
     out->map = mem_alloc(((size_t)n + 1) * sizeof *out->map);
     if (!out->body || !out->map) {
@@ -597,13 +697,13 @@ int il_rewrite(const struct il_body *b, const struct il_edit *e, struct il_rewri
         return fail(why, why_size, "out of memory");
     }
     uint8_t *h = out->body;
-    uint16_t flags = 0x3003 | (b->init_locals ? 0x10 : 0) | (b->clause_count ? 0x8 : 0);
+    uint16_t flags = 0x3003 | (b->init_locals ? 0x10 : 0) | (clauses ? 0x8 : 0);
     wr16(h, flags);
     wr16(h + 2, max_stack);
     wr32(h + 4, l.code_size);
     wr32(h + 8, e->set_locals ? e->local_sig : b->local_sig);
     emit_code(&l, h + code_at);
-    if (b->clause_count) {
+    if (clauses) {
         uint8_t *s = h + eh_at;
         s[0] = 0x41; /* EH table, fat */
         s[1] = (uint8_t)eh_size;
@@ -622,6 +722,15 @@ int il_rewrite(const struct il_body *b, const struct il_edit *e, struct il_rewri
                              handler_at);
             wr32(p + 20, c->flags & IL_CLAUSE_FILTER ? new_offset_of(&l, c->token_or_filter)
                                                       : c->token_or_filter);
+        }
+        if (e->wrap) {
+            uint8_t *p = s + 4 + 24 * (size_t)b->clause_count;
+            wr32(p, e->wrap_kind);
+            wr32(p + 4, l.landing[0]);
+            wr32(p + 8, l.try_end - l.landing[0]);
+            wr32(p + 12, l.try_end);
+            wr32(p + 16, e->wrap_len + 1);
+            wr32(p + 20, 0);
         }
     }
     for (uint32_t i = 0; i < n; i++)

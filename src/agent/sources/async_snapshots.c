@@ -110,17 +110,23 @@ static HRESULT suspend(struct agent *a)
     return hr;
 }
 
+static uint64_t no_snapshot(HRESULT hr)
+{
+    log_debug("async: SuspendRuntime failed (0x%08x): no snapshot", (unsigned)hr);
+    return 0;
+}
+
 /* One walk, the runtime suspended; the tracked operations' handles
  * resolved (tracked[i].object) and new ones given handles.  Returns the
- * suspension's length, 0 when it could not be taken. */
+ * suspension's length, 0 when it could not be taken.  Nothing is written
+ * while the runtime is suspended (a log line to a pipe that only a managed
+ * thread of this process drains would never end: docs/reliability.md). */
 static uint64_t walk(struct agent *a, int follow)
 {
     uint64_t t0 = clock_now_ns();
     HRESULT hr = suspend(a);
-    if (hr < 0) {
-        log_debug("async: SuspendRuntime failed (0x%08x): no snapshot", (unsigned)hr);
-        return 0;
-    }
+    if (hr < 0)
+        return no_snapshot(hr);
     struct map64 by_object;
     map64_init(&by_object);
     if (follow) {
@@ -134,8 +140,6 @@ static uint64_t walk(struct agent *a, int follow)
         }
     }
     hr = heap_walk(a->info, &the.heap);
-    if (hr < 0)
-        log_debug("async: EnumerateGCHeapObjects failed (0x%08x)", (unsigned)hr);
     for (size_t k = 0; follow && hr >= 0 && k < the.heap.count; k++) {
         const struct heap_op *op = &the.heap.ops[k];
         uint32_t at;
@@ -159,6 +163,8 @@ static uint64_t walk(struct agent *a, int follow)
     }
     a->info->lpVtbl->ResumeRuntime(a->info);
     uint64_t pause = clock_now_ns() - t0;
+    if (hr < 0)
+        log_debug("async: EnumerateGCHeapObjects failed (0x%08x)", (unsigned)hr);
     map64_free(&by_object);
     /* the types met for the first time, classified now the runtime runs */
     size_t classified = 0;

@@ -93,13 +93,19 @@ struct trace_state {
 #include <cpuid.h>
 #endif
 
-static int invariant_tsc(void)
+/* Does the hooks' tick count (shadow_ticks) run at one rate on every
+ * processor?  x86-64: the TSC when the processor says it is invariant;
+ * arm64: the generic timer's virtual count always is (the architecture's
+ * rule, CNTFRQ_EL0 a fixed frequency). */
+static int constant_rate_ticks(void)
 {
 #if defined(__x86_64__)
     unsigned eax, ebx, ecx, edx;
     if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx))
         return 0;
     return (edx >> 8) & 1;
+#elif defined(__aarch64__)
+    return 1;
 #else
     return 0;
 #endif
@@ -121,8 +127,8 @@ static int trace_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
         return -1;
     }
     if (shadow_init(st->timed, st->path_depth) < 0)
-        return -1; /* not an x86-64 machine (logged) */
-    if (st->timed && !invariant_tsc()) {
+        return -1; /* a machine without hooks (logged) */
+    if (st->timed && !constant_rate_ticks()) {
         log_error("--trace times calls with the processor's time-stamp counter, which does not "
                   "run at a constant rate on this machine; --trace=counts counts calls without "
                   "times");

@@ -22,6 +22,11 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+#if defined(__x86_64__) || defined(__aarch64__)
+#define HAVE_HOOKS 1 /* elt_x64.S, elt_arm64.S */
+#else
+#define HAVE_HOOKS 0
+#endif
 
 _Static_assert(offsetof(struct trace_frame, node) == TRF_NODE, "layout");
 _Static_assert(offsetof(struct trace_frame, sp) == TRF_SP, "layout");
@@ -66,8 +71,8 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_made;
 
-#if defined(__x86_64__)
-/* The assembly (elt_x64.S). */
+#if HAVE_HOOKS
+/* The assembly (elt_x64.S, elt_arm64.S). */
 extern void trace_enter_timed(void), trace_leave_timed(void);
 extern void trace_enter_counts(void), trace_leave_counts(void);
 #endif
@@ -76,6 +81,10 @@ uint64_t shadow_ticks(void)
 {
 #if defined(__x86_64__)
     return __rdtsc();
+#elif defined(__aarch64__)
+    uint64_t ticks;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(ticks));
+    return ticks;
 #else
     return 0;
 #endif
@@ -405,9 +414,9 @@ void shadow_slow_enter(uint64_t id, uint64_t sp)
         node->active++;
     struct trace_frame *f = &t->frames[t->depth];
     f->node = node;
-    f->sp = sp;
     f->child = 0;
     f->t0 = timed ? shadow_ticks() : 0;
+    __atomic_store_n(&f->sp, sp, __ATOMIC_RELEASE); /* last, as the hooks do */
     t->depth++;
 }
 
@@ -535,8 +544,9 @@ uint32_t shadow_open_frames(struct trace_thread *t, struct trace_frame *out, uin
         depth = t->cap;
     uint32_t n = 0;
     for (uint64_t i = 0; i < depth && n < max; i++) {
-        /* a frame whose call returned (SP 0) is not open */
-        uint64_t sp = __atomic_load_n(&t->frames[i].sp, __ATOMIC_RELAXED);
+        /* a frame whose call returned (SP 0) is not open; the hooks store
+         * the SP last, with a release (arm64's order is not x86-64's) */
+        uint64_t sp = __atomic_load_n(&t->frames[i].sp, __ATOMIC_ACQUIRE);
         if (!sp)
             continue;
         out[n].node = __atomic_load_n(&t->frames[i].node, __ATOMIC_RELAXED);
@@ -555,7 +565,7 @@ uint64_t shadow_failed_threads(void)
 
 /* ---- the hooks' own cost ------------------------------------------------------------------------ */
 
-#if defined(__x86_64__)
+#if HAVE_HOOKS
 extern void trace_calibrate_loop(uint64_t calls, uint64_t outer_id, uint64_t inner_id);
 
 #define CALIBRATE_OUTER 0xFFFFFFF0ull
@@ -579,7 +589,7 @@ static uint64_t node_incl(struct trace_thread *t, uint64_t parent_method, uint64
 
 int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks, double *own_ticks)
 {
-#if defined(__x86_64__)
+#if HAVE_HOOKS
     if (!timed || !atomic_load(&enabled) || !calls || rounds < 1 || rounds > CALIBRATE_ROUNDS_MAX)
         return -1;
     struct trace_thread *saved = trace_self;
@@ -630,7 +640,7 @@ int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks, double
 
 int shadow_init(int want_timed, uint32_t depth_limit)
 {
-#if defined(__x86_64__)
+#if HAVE_HOOKS
     timed = want_timed;
     path_depth = depth_limit < 2 ? 2 : depth_limit;
     dead.cap = 0;
@@ -640,14 +650,14 @@ int shadow_init(int want_timed, uint32_t depth_limit)
 #else
     (void)want_timed;
     (void)depth_limit;
-    log_error("--trace needs an x86-64 machine (its hooks are written for the x86-64 JIT)");
+    log_error("--trace needs an x86-64 or arm64 machine (its hooks are written for their JITs)");
     return -1;
 #endif
 }
 
 void shadow_hooks(FunctionEnter3 **enter, FunctionLeave3 **leave, FunctionTailcall3 **tail)
 {
-#if defined(__x86_64__)
+#if HAVE_HOOKS
     void (*e)(void) = timed ? trace_enter_timed : trace_enter_counts;
     void (*l)(void) = timed ? trace_leave_timed : trace_leave_counts;
     *enter = (FunctionEnter3 *)(void *)e;

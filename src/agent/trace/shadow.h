@@ -8,7 +8,7 @@
  * caller's stack pointer the JIT passes, the tick count at entry and the
  * ticks of its callees that returned) and a call tree whose nodes are keyed
  * by (parent node, method), so a node is one call path and the path itself
- * is implicit.  The hooks (elt_x64.S) find the node of (top of stack,
+ * is implicit.  The hooks (elt_x64.S, elt_arm64.S) find the node of (top of stack,
  * method) in a hash table of the thread's own, count the call and push a
  * frame; a Leave adds the activation's inclusive time, its self time
  * (inclusive minus its callees') and its maximum, and marks the frame
@@ -43,8 +43,8 @@
  * (sources/trace.c) and frees a thread's state only after the thread ended.
  * Hooks keep running after Shutdown: live threads' states are never freed.
  *
- * x86-64 only: the hooks are assembly for the JIT's register contract
- * (/work/notes/trace_attach.md A1).
+ * x86-64 and arm64: the hooks are assembly for each JIT's register
+ * contract (elt_x64.S, elt_arm64.S); other machines refuse --trace.
  */
 #ifndef CORSCOPE_TRACE_SHADOW_H
 #define CORSCOPE_TRACE_SHADOW_H
@@ -137,11 +137,11 @@ HIDDEN uint64_t shadow_ticks(void);
 /* Initialize, timed: what the hooks cost, measured on the calling thread
  * (its own state set aside and restored) by `rounds` rounds of a traced
  * method making `calls` calls of an empty traced method through the same
- * hooks (elt_x64.S): the median over rounds, in ticks, of what one such
+ * hooks (elt_x64.S, elt_arm64.S): the median over rounds, in ticks, of what one such
  * call adds to its caller's inclusive time (*call_ticks: both hooks, the
  * call, the frame) and to its own (*own_ticks: what lies between the two
  * readings of the clock in an empty method).  Returns 0, or -1 (counts
- * only, not x86-64, no memory). */
+ * only, a machine without hooks, no memory). */
 HIDDEN int shadow_calibrate(uint32_t calls, uint32_t rounds, double *call_ticks,
                             double *own_ticks);
 
@@ -177,7 +177,7 @@ HIDDEN uint32_t shadow_open_frames(struct trace_thread *t, struct trace_frame *o
  * calls of threads whose state could not be made. */
 HIDDEN uint64_t shadow_failed_threads(void);
 
-/* The assembly's way into C (elt_x64.S), and tests: */
+/* The assembly's way into C (elt_x64.S, elt_arm64.S), and tests: */
 HIDDEN void shadow_slow_enter(uint64_t id, uint64_t sp);
 HIDDEN void shadow_slow_leave(uint64_t id, uint64_t sp);
 /* Tests: the calling thread ends (what the key's destructor does), and

@@ -1,6 +1,6 @@
 // Trace: programs with exactly known calls, for tracing mode (record --trace).
 // Every mode prints what it did, so a test can compare the report with it.
-// Usage: Trace MODE [ARGS]
+// Usage: Trace MODE[+MODE...] [ARGS]   (the modes one after another, ARGS to each)
 //   counts           Calls.Leaf 1,000,000 times from Calls.CallerA and 250,000
 //                    times from Calls.CallerB (through Calls.Middle); Leaf is
 //                    small enough to be inlined unless the tracer refuses it
@@ -16,6 +16,9 @@
 //   agree [SECONDS]  Spin.Three and Spin.One burn CPU 3:1, in turns, for SECONDS of
 //                    CPU; prints Three's share of their wall time
 //   loop [N]         Loop.Empty (an empty method) called N times (benchmark)
+//   abi [N]          N rounds of calls whose arguments and return values fill
+//                    every register kind (Abi.cs); prints the results, which
+//                    tracing must leave unchanged
 //   json [SECONDS]   System.Text.Json round trips of a small object graph for SECONDS;
 //                    the rate of the last third (benchmark)
 using System.Diagnostics;
@@ -329,20 +332,24 @@ static class Program
 
     static int Main(string[] args)
     {
-        string mode = args.Length > 0 ? args[0] : "counts";
-        switch (mode)
+        // several modes one after another: "counts+abi"
+        foreach (string mode in (args.Length > 0 ? args[0] : "counts").Split('+'))
         {
-            case "counts": Calls.Run(); break;
-            case "throws": Throws.Run(Arg(args, 1, 1000)); break;
-            case "threads": Work.Run(Arg(args, 1, 4)); break;
-            case "recursion": Recur.Run(Arg(args, 1, 10_000)); break;
-            case "async": Async.Run(Arg(args, 1, 8)); break;
-            case "tail": Tail.Run(Arg(args, 1, 200_000)); break;
-            case "blocked": Blocked.Run(); break;
-            case "agree": Spin.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1.2); break;
-            case "loop": Loop.Bench(args.Length > 1 ? long.Parse(args[1], CultureInfo.InvariantCulture) : 100_000_000); break;
-            case "json": TraceApp.Shop.RoundTrip.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 6); break;
-            default: Console.Error.WriteLine("unknown mode " + mode); return 2;
+            switch (mode)
+            {
+                case "counts": Calls.Run(); break;
+                case "throws": Throws.Run(Arg(args, 1, 1000)); break;
+                case "threads": Work.Run(Arg(args, 1, 4)); break;
+                case "recursion": Recur.Run(Arg(args, 1, 10_000)); break;
+                case "async": Async.Run(Arg(args, 1, 8)); break;
+                case "tail": Tail.Run(Arg(args, 1, 200_000)); break;
+                case "blocked": Blocked.Run(); break;
+                case "agree": Spin.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 1.2); break;
+                case "loop": Loop.Bench(args.Length > 1 ? long.Parse(args[1], CultureInfo.InvariantCulture) : 100_000_000); break;
+                case "abi": Abi.Run(Arg(args, 1, 20_000)); break;
+                case "json": TraceApp.Shop.RoundTrip.Run(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 6); break;
+                default: Console.Error.WriteLine("unknown mode " + mode); return 2;
+            }
         }
         return 0;
     }
