@@ -10,14 +10,15 @@
 # turn: interleaved), warms it (WARM s of load, not measured), then
 # measures SECONDS s of load over the four endpoints; medians over ROUNDS.
 #
-#   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=3; PICK="0 2" only
+#   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=20 s: the runtime tiers up
+#                                         for 10-20 s under load; PICK="0 2" only
 #                                         those configurations; CORSCOPE=path
 #                                         another build's corscope)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-5}
 SECONDS_RUN=${2:-8}
-WARM=${WARM:-3}
+WARM=${WARM:-20}
 source "$ROOT/bench/lib.sh"
 CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}   # CORSCOPE=path: another build's
 APP=$ROOT/build/apps/WebApp/WebApp.dll
