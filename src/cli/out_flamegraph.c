@@ -13,7 +13,9 @@
  * samples for every other event of the recording ("views": the page's
  * event selector switches between cpu, alloc, live ...); and the runtime's
  * events as marks on the timeline.  A path is stored once as a chain of
- * nodes, a sample as a few numbers.
+ * nodes, a sample as a few numbers.  The arrays that grow with the tree or
+ * the samples are packed (json_pack: base-32 digits in a string, a third
+ * of a JSON array's size, and one loop for the page to read).
  *
  * With --diff BASE, the tree holds the paths of both profiles, matched by
  * name, and the baseline's values come as a list per (leaf, thread); the
