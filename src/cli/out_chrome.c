@@ -52,38 +52,6 @@ static void slice(FILE *out, const struct profile *p, uint32_t tid, const struct
             end - f->start > 0 ? end - f->start : 0.001, frame_category(p, f->name));
 }
 
-/* "stackFrames": every node of the call tree by its number, with its
- * parent's; "samples": each sample's thread, time, weight (in the event's
- * periods, as collapsed stacks count) and leaf node. */
-static void stacks_and_samples(FILE *out, const struct profile *p, const struct timeline *t)
-{
-    fputs("],\n\"stackFrames\":{", out);
-    for (size_t i = 1; i < p->node_count; i++) {
-        fprintf(out, i > 1 ? ",\n\"%zu\":{\"name\":" : "\n\"%zu\":{\"name\":", i);
-        json_string(out, prof_name(p, p->nodes[i].name));
-        fprintf(out, ",\"category\":\"%s\"", frame_category(p, p->nodes[i].name));
-        if (p->nodes[i].parent)
-            fprintf(out, ",\"parent\":\"%u\"", p->nodes[i].parent);
-        fputc('}', out);
-    }
-    fputs("},\n\"samples\":[", out);
-    char event[64];
-    snprintf(event, sizeof event, "%s", prof_event_name(p));
-    int first = 1;
-    for (size_t k = 0; k < t->thread_count; k++) {
-        const struct timeline_thread *th = &t->threads[k];
-        uint32_t tid = (uint32_t)p->rec->threads[th->thread].os_tid;
-        for (size_t i = 0; i < th->count; i++) {
-            const struct prof_sample *ps = &t->order[th->first + i];
-            const struct rec_sample *s = &p->rec->samples[ps->sample];
-            fprintf(out, "%s{\"name\":\"%s\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"sf\":\"%u\",\"weight\":%llu}",
-                    first ? "\n" : ",\n", event, tid, (double)s->time / 1e3, p->path_leaf[ps->path],
-                    (unsigned long long)s->weight);
-            first = 0;
-        }
-    }
-}
-
 /* Track ids of the GC tracks: above any thread id. */
 #define GC_PAUSE_TID 4000000001u
 #define GC_COLLECTION_TID 4000000002u
@@ -130,23 +98,63 @@ static void gc_tracks(FILE *out, const struct recording *r)
     gc_table_free(&t);
 }
 
-/* An event that is not time: one instant per sample, named by its leaf. */
-static int instants(FILE *out, const struct profile *p, const struct timeline *t)
+/* Calls fn for each sample of the timeline, thread by thread in time
+ * order, with the thread's os tid. */
+typedef void each_fn(FILE *out, const struct profile *p, uint32_t tid, const struct prof_sample *ps,
+                     const struct rec_sample *s, int *first);
+static void each_sample(FILE *out, const struct profile *p, const struct timeline *t, each_fn *fn,
+                        int *first)
 {
     for (size_t k = 0; k < t->thread_count; k++) {
         const struct timeline_thread *th = &t->threads[k];
         uint32_t tid = (uint32_t)p->rec->threads[th->thread].os_tid;
         for (size_t i = 0; i < th->count; i++) {
             const struct prof_sample *ps = &t->order[th->first + i];
-            const struct rec_sample *s = &p->rec->samples[ps->sample];
-            fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":", out);
-            json_string(out, prof_name(p, p->nodes[p->path_leaf[ps->path]].name));
-            fprintf(out, ",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"cat\":", tid, (double)s->time / 1e3);
-            json_string(out, prof_event_name(p));
-            fprintf(out, ",\"args\":{\"%s\":%.0f}}", prof_unit(p), prof_value(p, s->weight));
+            fn(out, p, tid, ps, &p->rec->samples[ps->sample], first);
         }
     }
-    return 0;
+}
+
+/* An event that is not time: one instant per sample, named by its leaf. */
+static void instant(FILE *out, const struct profile *p, uint32_t tid, const struct prof_sample *ps,
+                    const struct rec_sample *s, int *first)
+{
+    (void)first;
+    fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":", out);
+    json_string(out, prof_name(p, p->nodes[p->path_leaf[ps->path]].name));
+    fprintf(out, ",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"cat\":", tid, (double)s->time / 1e3);
+    json_string(out, prof_event_name(p));
+    fprintf(out, ",\"args\":{\"%s\":%.0f}}", prof_unit(p), prof_value(p, s->weight));
+}
+
+/* One entry of "samples": thread, time, weight (in the event's periods, as
+ * collapsed stacks count) and its leaf node in "stackFrames". */
+static void sample(FILE *out, const struct profile *p, uint32_t tid, const struct prof_sample *ps,
+                   const struct rec_sample *s, int *first)
+{
+    fprintf(out, "%s{\"name\":", *first ? "\n" : ",\n");
+    *first = 0;
+    json_string(out, prof_event_name(p));
+    fprintf(out, ",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"sf\":\"%u\",\"weight\":%llu}", tid,
+            (double)s->time / 1e3, p->path_leaf[ps->path], (unsigned long long)s->weight);
+}
+
+/* "stackFrames": every node of the call tree by its number, with its
+ * parent's; "samples": every sample. */
+static void stacks_and_samples(FILE *out, const struct profile *p, const struct timeline *t)
+{
+    fputs("],\n\"stackFrames\":{", out);
+    for (size_t i = 1; i < p->node_count; i++) {
+        fprintf(out, i > 1 ? ",\n\"%zu\":{\"name\":" : "\n\"%zu\":{\"name\":", i);
+        json_string(out, prof_name(p, p->nodes[i].name));
+        fprintf(out, ",\"category\":\"%s\"", frame_category(p, p->nodes[i].name));
+        if (p->nodes[i].parent)
+            fprintf(out, ",\"parent\":\"%u\"", p->nodes[i].parent);
+        fputc('}', out);
+    }
+    fputs("},\n\"samples\":[", out);
+    int first = 1;
+    each_sample(out, p, t, sample, &first);
 }
 
 int report_chrome(const struct profile *p, const struct report_options *o, FILE *out)
@@ -220,7 +228,7 @@ int report_chrome(const struct profile *p, const struct report_options *o, FILE 
             slice(out, p, tid, &stack[--open_count], last_end, &first);
     }
     if (!timed)
-        instants(out, p, &t);
+        each_sample(out, p, &t, instant, &first);
     gc_tracks(out, p->rec);
     /* the runtime's events, on tracks of their own */
     if (rc == 0 && chrome_runtime_events(p, out, &first) < 0)
