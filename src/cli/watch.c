@@ -387,7 +387,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
         remove_temp(dir, file);
         return EXIT_WORK_FAILED;
     }
-    if (!w->quiet)
+    if (!w->quiet && t.dormant)
+        fprintf(stderr, "corscope: process %d has corscope's agent loaded since an earlier watch; "
+                "it takes this one to watch '%s'%s\n", (int)w->pid, w->pattern,
+                w->duration_ns ? "" : "; Ctrl-C to stop");
+    else if (!w->quiet)
         fprintf(stderr, "corscope: attaching to process %d to watch '%s'%s\n", (int)w->pid,
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
     int rc = attach_run_with(&t, cfg, agent, file, fd, w->duration_ns, 1, setup, w);

@@ -68,10 +68,16 @@ struct wmodule {
     uint32_t sigs[2]; /* StandAloneSig tokens of the probes' calli (enter, exit), 0 until made */
 };
 
+/* A slot of watch_methods (the probes' table): filled once, never
+ * changed, since rewritten code may call a probe with its index until the
+ * process ends.  A method watched again in a later session (the agent
+ * stays loaded, lifecycle_resume) takes its slot again when it would read
+ * its values the same way; otherwise a new slot. */
 struct wmethod {
     uint32_t module;              /* index in modules */
     mdMethodDef token;
     _Atomic int state;
+    _Atomic uint32_t session;     /* the session that watches it (W.session), 0: none */
 };
 
 struct pending {
@@ -91,7 +97,9 @@ static struct {
     _Atomic uint32_t module_count;
     pthread_mutex_t lock;         /* appending modules and methods */
     struct wmethod methods[WATCH_MAX_METHODS];
-    _Atomic uint32_t method_count;
+    _Atomic uint32_t method_count; /* slots used, in every session so far */
+    uint32_t session;             /* this session's number, from 1 */
+    uint32_t chosen;              /* methods this session watches */
     int too_many;                 /* matches past max_methods: nothing more rewritten */
     uint32_t matched_total;
     _Atomic uint64_t rewritten, left;
@@ -106,6 +114,31 @@ static struct {
     uint64_t again_at[2];         /* attached: when to ask for the ReJIT again */
 } W;
 
+
+/* The slot for method token of module mi, described as *m, now this
+ * session's: its own from an earlier session when that reads the same,
+ * else a new one.  Returns its index, or -1 when the table is full. */
+static long take_slot(uint32_t mi, mdMethodDef token, const struct watch_method *m)
+{
+    uint32_t n = atomic_load(&W.method_count);
+    for (uint32_t i = 0; i < n; i++) {
+        if (W.methods[i].module == mi && W.methods[i].token == token &&
+            !memcmp(&watch_methods[i], m, sizeof *m)) {
+            atomic_store(&W.methods[i].state, M_UNKNOWN);
+            atomic_store(&W.methods[i].session, W.session);
+            return (long)i;
+        }
+    }
+    if (n >= WATCH_MAX_METHODS)
+        return -1;
+    watch_methods[n] = *m;
+    W.methods[n].module = mi;
+    W.methods[n].token = token;
+    atomic_store(&W.methods[n].state, M_UNKNOWN);
+    atomic_store(&W.methods[n].session, W.session);
+    atomic_store_explicit(&W.method_count, n + 1, memory_order_release);
+    return (long)n;
+}
 
 /* Takes the methods of module mi the pattern names.  Returns how many. */
 static uint32_t match_module(uint32_t mi)
@@ -127,25 +160,29 @@ static uint32_t match_module(uint32_t mi)
         W.matched_total++;
         if (W.too_many)
             continue;
-        uint32_t n = atomic_load(&W.method_count);
-        if (n >= W.max_methods) {
+        if (W.chosen >= W.max_methods) {
             W.too_many = 1;
             continue;
         }
-        if (watch_describe_method(a, row, &watch_methods[n], why, sizeof why) < 0) {
+        static struct watch_method described;
+        memset(&described, 0, sizeof described); /* compared whole by take_slot */
+        if (watch_describe_method(a, row, &described, why, sizeof why) < 0) {
             log_warn("watch: %s is not watched: %s", name, why);
             continue;
         }
+        long n = take_slot(mi, md_token(MD_METHODDEF, row), &described);
+        if (n < 0) {
+            log_warn("watch: %s is not watched: the agent has watched %d different methods in "
+                     "this process, all it keeps", name, WATCH_MAX_METHODS);
+            continue;
+        }
+        W.chosen++;
         const char *ret = watch_methods[n].ret.type;
         if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
             control_client_send("watch note %s returns a %s: its line ends at the method's first "
                                 "await that waits (its result is the %s, its time the call's "
                                 "synchronous part), not when the operation completes",
                                 watch_methods[n].display, ret, ret);
-        W.methods[n].module = mi;
-        W.methods[n].token = md_token(MD_METHODDEF, row);
-        atomic_store(&W.methods[n].state, M_UNKNOWN);
-        atomic_store_explicit(&W.method_count, n + 1, memory_order_release);
         found++;
     }
     return found;
@@ -153,6 +190,10 @@ static uint32_t match_module(uint32_t mi)
 
 static void module_loaded(ModuleID id)
 {
+    uint32_t known = atomic_load_explicit(&W.module_count, memory_order_acquire);
+    for (uint32_t i = 0; i < known; i++)
+        if (W.modules[i]->id == id)
+            return; /* an earlier session's: matched at this one's start */
     LPCBYTE base;
     ULONG len = 0;
     AssemblyID assembly_id;
@@ -221,7 +262,8 @@ static long find_method(ModuleID module, mdToken token)
 {
     uint32_t n = atomic_load_explicit(&W.method_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        if (W.methods[i].token == token && W.modules[W.methods[i].module]->id == module)
+        if (W.methods[i].token == token && atomic_load(&W.methods[i].session) == W.session &&
+            W.modules[W.methods[i].module]->id == module)
             return (long)i;
     return -1;
 }
@@ -415,7 +457,7 @@ static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *
     flush_outbox();
 }
 
-static HRESULT request_rejit(uint32_t n);
+static HRESULT request_rejit(void);
 
 static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
 {
@@ -425,9 +467,8 @@ static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
     for (int k = 0; k < 2; k++)
         if (W.again_at[k] && now >= W.again_at[k]) {
             W.again_at[k] = 0;
-            uint32_t n = atomic_load(&W.method_count);
-            if (n && atomic_load(&watch_probe.active) && !W.reverted) {
-                HRESULT hr = request_rejit(n);
+            if (W.chosen && atomic_load(&watch_probe.active) && !W.reverted) {
+                HRESULT hr = request_rejit();
                 log_debug("watch: ReJIT asked again (0x%08x)", (unsigned)hr);
             }
         }
@@ -532,7 +573,9 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         return;
     uint32_t method = (uint32_t)e->payload[0];
     uint32_t count = (uint32_t)(e->payload[0] >> 32);
-    if (method >= atomic_load(&W.method_count))
+    /* a frame still in code of an earlier session's can call a probe */
+    if (method >= atomic_load(&W.method_count) ||
+        atomic_load(&W.methods[method].session) != W.session)
         return;
     if (e->kind == WATCH_ENTRY_ENTER)
         on_enter(e, method, count);
@@ -542,16 +585,26 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_throw(e, method);
 }
 
-/* Asks the runtime to rejit the n methods and the methods that inlined
- * them. */
-static HRESULT request_rejit(uint32_t n)
+/* This session's methods, as the runtime names them.  Returns how many. */
+static uint32_t session_methods(ModuleID *mods, mdMethodDef *toks)
+{
+    uint32_t n = atomic_load(&W.method_count), k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (atomic_load(&W.methods[i].session) != W.session)
+            continue;
+        mods[k] = W.modules[W.methods[i].module]->id;
+        toks[k++] = W.methods[i].token;
+    }
+    return k;
+}
+
+/* Asks the runtime to rejit this session's methods and the methods that
+ * inlined them. */
+static HRESULT request_rejit(void)
 {
     static ModuleID mods[WATCH_MAX_METHODS];
     static mdMethodDef toks[WATCH_MAX_METHODS];
-    for (uint32_t i = 0; i < n; i++) {
-        mods[i] = W.modules[W.methods[i].module]->id;
-        toks[i] = W.methods[i].token;
-    }
+    uint32_t n = session_methods(mods, toks);
     return W.info->lpVtbl->RequestReJITWithInliners(W.info, COR_PRF_REJIT_BLOCK_INLINING, n, mods,
                                                     toks);
 }
@@ -563,6 +616,14 @@ static int start(struct agent *a, struct source *s)
     (void)s;
     if (!W.attached)
         return 0;
+    /* the modules an earlier session read, under the new pattern */
+    pthread_mutex_lock(&W.lock);
+    uint32_t known = atomic_load(&W.module_count);
+    for (uint32_t mi = 0; mi < known; mi++)
+        match_module(mi);
+    pthread_mutex_unlock(&W.lock);
+    if (W.too_many)
+        control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
     ICorProfilerModuleEnum *modules = NULL;
     if (W.info->lpVtbl->EnumModules(W.info, &modules) >= 0 && modules) {
         ModuleID ids[64];
@@ -572,14 +633,14 @@ static int start(struct agent *a, struct source *s)
                 module_loaded(ids[i]);
         modules->lpVtbl->Release(modules);
     }
-    uint32_t n = atomic_load(&W.method_count);
+    uint32_t n = W.chosen;
     if (W.too_many)
-        return 0; /* said (module_loaded) */
+        return 0; /* said (above, or module_loaded) */
     if (!n) {
         say_none();
         return 0;
     }
-    HRESULT hr = request_rejit(n);
+    HRESULT hr = request_rejit();
     if (hr < 0) {
         log_warn("watch: the runtime refused to rejit the methods (0x%08x)", (unsigned)hr);
         control_client_send("watch failed rejit 0x%08x", (unsigned)hr);
@@ -602,14 +663,10 @@ static void stop(struct agent *a, struct source *s)
     (void)s;
     atomic_store(&watch_probe.active, 0);
     W.again_at[0] = W.again_at[1] = 0;
-    uint32_t n = atomic_load(&W.method_count);
-    if (W.attached && n && !W.too_many && !W.reverted) {
-        ModuleID mods[WATCH_MAX_METHODS];
-        mdMethodDef toks[WATCH_MAX_METHODS];
-        for (uint32_t i = 0; i < n; i++) {
-            mods[i] = W.modules[W.methods[i].module]->id;
-            toks[i] = W.methods[i].token;
-        }
+    if (W.attached && W.chosen && !W.too_many && !W.reverted) {
+        static ModuleID mods[WATCH_MAX_METHODS];
+        static mdMethodDef toks[WATCH_MAX_METHODS];
+        uint32_t n = session_methods(mods, toks);
         HRESULT hr = W.info->lpVtbl->RequestRevert(W.info, n, mods, toks, NULL);
         if (hr < 0)
             log_warn("watch: RequestRevert failed (0x%08x); the probes stay, quiet", (unsigned)hr);
@@ -622,7 +679,7 @@ static void finish(struct agent *a, struct source *s)
 {
     (void)a;
     (void)s;
-    if (!W.attached && !W.too_many && !atomic_load(&W.method_count))
+    if (!W.attached && !W.too_many && !W.chosen)
         say_none();
     W.unfinished += W.pending_count;
     W.pending_count = 0;
@@ -663,22 +720,51 @@ static const struct source_hooks hooks = {
     .rejit_error = rejit_error,
 };
 
+/* Forgets the last session (its methods reverted, its probes quiet). */
+static void new_session(void)
+{
+    W.chosen = 0;
+    W.too_many = 0;
+    W.matched_total = 0;
+    atomic_store(&W.rewritten, 0);
+    atomic_store(&W.left, 0);
+    W.pending_count = 0;
+    W.calls = W.unfinished = W.unpaired = W.unsent = W.throws = 0;
+    W.reverted = 0;
+    W.outbox_head = W.outbox_count = 0;
+    W.again_at[0] = W.again_at[1] = 0;
+    atomic_store(&watch_probe.taken, 0);
+    atomic_store(&watch_probe.over_count, 0);
+    atomic_store(&watch_probe.over_rate, 0);
+    atomic_store(&watch_probe.queue_full, 0);
+    atomic_store(&watch_probe.window, 0);
+    atomic_store(&watch_probe.window_taken, 0);
+}
+
 static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
     (void)high;
     if (W.info) {
-        log_error("watch: the agent watched in this process before; attach again after it ends");
-        return -1;
+        /* a session after another, in the agent that stayed loaded
+         * (lifecycle_resume): what was read of the modules and the
+         * probes' table stay; the rest starts again */
+        if (!W.attached || !a->attached) {
+            log_error("watch: a second session only after an attach");
+            return -1;
+        }
+        new_session();
+    } else {
+        /* rewritten code calls into this library until the process ends (a
+         * frame inside an old version after the revert): it is never unloaded */
+        Dl_info self;
+        if (!dladdr((void *)&watch_enter, &self) || !self.dli_fname ||
+            !dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE)) {
+            log_error("watch: cannot pin the agent's library in memory; not watching");
+            return -1;
+        }
+        pthread_mutex_init(&W.lock, NULL);
     }
-    /* rewritten code calls into this library until the process ends (a
-     * frame inside an old version after the revert): it is never unloaded */
-    Dl_info self;
-    if (!dladdr((void *)&watch_enter, &self) || !self.dli_fname ||
-        !dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE)) {
-        log_error("watch: cannot pin the agent's library in memory; not watching");
-        return -1;
-    }
-    pthread_mutex_init(&W.lock, NULL);
+    W.session++;
     W.info = a->info;
     W.attached = a->attached;
     snprintf(W.pattern, sizeof W.pattern, "%s", a->cfg.watch);
