@@ -127,7 +127,9 @@ int attach_check(pid_t pid, struct attach_target *t)
                   (int)pid, name, t->proc.version);
         return -1;
     }
-    if (!t->proc.profiler[0]) {
+    /* our library mapped, no session running: a dormant agent, or a
+     * record -p's that detached (its socket is not there) */
+    if (!t->proc.profiler[0] && container_mapped(pid, "libcorscope.so", NULL, 0, NULL)) {
         int file = rendezvous_find(pid, t->proc.uid);
         if (file >= 0) {
             t->dormant = 1;
