@@ -41,7 +41,9 @@ static const char watch_usage[] =
     "Shows each call of the methods PATTERN names, as it happens: time, thread,\n"
     "arguments, return value and duration; a summary per method at the end.\n"
     "PATTERN is Namespace.Type.Method (leading namespaces may be left out; '*'\n"
-    "matches any text: 'MyApp.Orders.*'); every overload is watched.\n"
+    "matches any text: 'MyApp.Orders.*'); every overload is watched, or the one\n"
+    "its parameters' types name: 'Pricing.Quote(string,int)' (C# names or full\n"
+    "names: System.String, MyApp.Order, int[], ref int).\n"
     "\n"
     "options:\n"
     "  -p, --pid PID         attach to a running process; at the end the methods\n"
@@ -71,7 +73,8 @@ struct watch_run {
     uint64_t shown, threw;
     struct method_stats *methods;
     size_t method_count;
-    int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
+    int got_end, none, nosig, too_many, failed, heard; /* heard: the agent said anything of watch's */
+    char pattern_text[CONFIG_WATCH_MAX]; /* the pattern, spaces in its parameter list taken out */
     uint64_t end[8];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
@@ -155,7 +158,20 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         return;
     }
     unsigned long long a = 0, b = 0;
-    if (!strncmp(text, "none ", 5)) {
+    if (!strncmp(text, "nosig ", 6)) {
+        w->nosig = 1;
+        snprintf(w->none_text, sizeof w->none_text, "%s", text + 6);
+        if (w->session)
+            w->session->stop_wanted = 1;
+    } else if (sscanf(text, "overloads %llu", &a) == 1) {
+        /* "overloads N Type.Method Method(int), Method(decimal)" */
+        const char *name = strchr(text + 10, ' ');
+        const char *sigs = name ? strchr(name + 1, ' ') : NULL;
+        if (!w->quiet && sigs)
+            fprintf(stderr, "corscope: %.*s: %llu overloads, all watched: %s (one alone: its "
+                    "parameters' types after the name, as 'Type.Method(int)')\n",
+                    (int)(sigs - name - 1), name + 1, a, sigs + 1);
+    } else if (!strncmp(text, "none ", 5)) {
         w->none = 1;
         snprintf(w->none_text, sizeof w->none_text, "%s", text + 5);
         if (w->session)
@@ -196,6 +212,12 @@ static int cmp_u64(const void *a, const void *b)
 
 static void summary(struct watch_run *w)
 {
+    if (w->nosig) {
+        size_t n = strcspn(w->pattern, "(");
+        cli_error("no overload of '%.*s' has the parameters %s; it has: %s", (int)n, w->pattern,
+                  w->pattern + n, w->none_text);
+        return;
+    }
     if (w->none) {
         if (strcmp(w->none_text, "-"))
             cli_error("no method matches '%s'; nearest: %s", w->pattern, w->none_text);
@@ -326,8 +348,19 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         return cli_usage_error("watch", "-p and a command: attach to a process or start one, not both");
     if (!w->pid && !w->command)
         return cli_usage_error("watch", "no process: -p PID, or -- COMMAND...");
-    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern, " \n\r\t"))
-        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method)", w->pattern);
+    /* 'Pricing.Quote(string, int)': the spaces of the parameter list go */
+    const char *open = strchr(w->pattern, '(');
+    size_t o = 0;
+    for (const char *ch = w->pattern; *ch && o + 1 < sizeof w->pattern_text; ch++)
+        if (!(open && ch > open && (*ch == ' ' || *ch == '\t')))
+            w->pattern_text[o++] = *ch;
+    w->pattern_text[o] = '\0';
+    const char *close = open ? strchr(open, ')') : NULL;
+    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern_text, " \n\r\t") ||
+        (open && (!close || close[1] || strchr(open + 1, '('))) || (!open && strchr(w->pattern, ')')))
+        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method, or "
+                               "with its parameters' types: 'Type.Method(string,int)')", w->pattern);
+    w->pattern = w->pattern_text;
     return 0;
 }
 
@@ -399,11 +432,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */
-    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed)
+    if (rc == 0 && !w->quiet && !w->none && !w->nosig && !w->too_many && !w->failed)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
     summary(w);
-    return rc ? rc : (w->none || w->too_many || w->failed) ? EXIT_WORK_FAILED : 0;
+    return rc ? rc : (w->none || w->nosig || w->too_many || w->failed) ? EXIT_WORK_FAILED : 0;
 }
 
 static int watch_launched(struct watch_run *w, const struct config *cfg, const char *agent)
@@ -436,7 +469,7 @@ static int watch_launched(struct watch_run *w, const struct config *cfg, const c
     }
     summary(w);
     int code = launch_exit_status(status);
-    if (!code && (w->none || w->too_many || w->failed))
+    if (!code && (w->none || w->nosig || w->too_many || w->failed))
         return EXIT_WORK_FAILED;
     return code;
 }

@@ -90,7 +90,10 @@ struct pending {
 static struct {
     ICorProfilerInfo15 *info;
     int attached;
-    char pattern[CONFIG_WATCH_MAX];
+    char pattern[CONFIG_WATCH_MAX];   /* the method part: Namespace.Type.Method */
+    char params[CONFIG_WATCH_MAX];    /* 'Name(string,int)': "string,int" */
+    int by_signature;                 /* a parameter list was given */
+    char other_overloads[600];        /* the name matched, not the parameters: theirs */
     int framework_too;
     uint32_t max_methods;
     struct wmodule *modules[MAX_MODULES];
@@ -148,11 +151,21 @@ static uint32_t match_module(uint32_t mi)
     const char *method_part = watch_last_dot(W.pattern);
     int literal_generated = method_part[0] == '<' || method_part[0] == '.';
     uint32_t found = 0;
+    static uint32_t taken[WATCH_MAX_METHODS];
     char name[768], why[160];
     for (uint32_t row = 1; row <= a->method_count; row++) {
         watch_full_name(a, row, name, sizeof name);
         if (!watch_pattern_matches(W.pattern, name) || !watch_has_body(a, row))
             continue;
+        if (W.by_signature && !watch_signature_matches(a, row, W.params)) {
+            char sig[200];
+            watch_signature_text(a, row, sig, sizeof sig);
+            size_t o = strlen(W.other_overloads);
+            if (o + strlen(sig) + 3 < sizeof W.other_overloads)
+                snprintf(W.other_overloads + o, sizeof W.other_overloads - o, "%s%s",
+                         o ? ", " : "", sig);
+            continue;
+        }
         const char *mname = assembly_method_name(a, row);
         int generated = mname[0] == '<' || mname[0] == '.' || strchr(name, '<');
         if (generated && !literal_generated && strcmp(watch_last_dot(name), method_part))
@@ -177,6 +190,8 @@ static uint32_t match_module(uint32_t mi)
             continue;
         }
         W.chosen++;
+        if (found < WATCH_MAX_METHODS)
+            taken[found] = (uint32_t)n;
         const char *ret = watch_methods[n].ret.type;
         if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
             control_client_send("watch note %s returns a %s: its line ends at the method's first "
@@ -184,6 +199,29 @@ static uint32_t match_module(uint32_t mi)
                                 "synchronous part), not when the operation completes",
                                 watch_methods[n].display, ret, ret);
         found++;
+    }
+    /* a name with overloads: all are watched, and said */
+    for (uint32_t i = 0; i < found && i < WATCH_MAX_METHODS; i++) {
+        const char *d = watch_methods[taken[i]].display;
+        uint32_t same = 0, first = i;
+        for (uint32_t j = 0; j < found && j < WATCH_MAX_METHODS; j++)
+            if (!strcmp(watch_methods[taken[j]].display, d)) {
+                same++;
+                if (j < first)
+                    first = j;
+            }
+        if (same <= 1 || first != i)
+            continue;
+        char sigs[700] = "";
+        size_t o = 0;
+        for (uint32_t j = 0; j < found && j < WATCH_MAX_METHODS && o < sizeof sigs; j++) {
+            if (strcmp(watch_methods[taken[j]].display, d))
+                continue;
+            char one[200];
+            watch_signature_text(a, W.methods[taken[j]].token & 0xffffff, one, sizeof one);
+            o += (size_t)snprintf(sigs + o, sizeof sigs - o, "%s%s", o ? ", " : "", one);
+        }
+        control_client_send("watch overloads %u %s %s", same, d, sigs);
     }
     return found;
 }
@@ -419,6 +457,10 @@ static void say_none(void)
     for (uint32_t i = 0; i < n; i++)
         assemblies[i] = &W.modules[i]->a;
     char text[900];
+    if (W.by_signature && W.other_overloads[0]) {
+        control_client_send("watch nosig %s", W.other_overloads);
+        return;
+    }
     watch_near_names(W.pattern, assemblies, n, text, sizeof text);
     control_client_send("watch none %s", text[0] ? text : "-");
 }
@@ -724,6 +766,7 @@ static const struct source_hooks hooks = {
 static void new_session(void)
 {
     W.chosen = 0;
+    W.other_overloads[0] = '\0';
     W.too_many = 0;
     W.matched_total = 0;
     atomic_store(&W.rewritten, 0);
@@ -768,6 +811,15 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     W.info = a->info;
     W.attached = a->attached;
     snprintf(W.pattern, sizeof W.pattern, "%s", a->cfg.watch);
+    /* 'Name(types)': one overload by its parameters */
+    char *open = strchr(W.pattern, '(');
+    W.by_signature = open != NULL;
+    W.params[0] = '\0';
+    if (open) {
+        snprintf(W.params, sizeof W.params, "%s", open + 1);
+        W.params[strcspn(W.params, ")")] = '\0';
+        *open = '\0';
+    }
     W.framework_too = !strncmp(W.pattern, "System.", 7) || !strncmp(W.pattern, "Microsoft.", 10);
     W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
     if (W.max_methods > WATCH_MAX_METHODS)
