@@ -53,9 +53,14 @@ static const char watch_usage[] =
     "      --max-methods N   rewrite at most N methods (default 20; up to 1000)\n"
     "      --rate N          show at most N calls a second (default 1000; the rest\n"
     "                        are counted)\n"
+    "      --stack           each call's callers, under its line ('    at Type.Method')\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
-enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE };
+enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_STACK };
+
+/* --stack: frames the probe walks (itself and the watched method among
+ * them), so about this many callers shown */
+#define STACK_DEPTH 24
 
 struct method_stats {
     char name[160];
@@ -66,7 +71,8 @@ struct method_stats {
 struct watch_run {
     pid_t pid;
     uint64_t duration_ns, count, max_methods, rate;
-    int quiet;
+    int quiet, stack;
+    int last_shown; /* the last call line was printed: its frames are too */
     const char *pattern;
     char **command;
     /* what came */
@@ -112,6 +118,7 @@ static void format_duration(uint64_t ns, char *out, size_t size)
 
 static void on_call(struct watch_run *w, const char *args)
 {
+    w->last_shown = 0;
     if (w->count && w->shown >= w->count)
         return;
     int tid;
@@ -130,6 +137,7 @@ static void on_call(struct watch_run *w, const char *args)
     printf("%s.%03u [%d] %s  %s\n", stamp, (unsigned)(real / 1000000ull % 1000), tid, text, dur);
     fflush(stdout);
     w->shown++;
+    w->last_shown = 1;
     if (strstr(text, ") !! "))
         w->threw++;
     struct method_stats *m = stats_for(w, text);
@@ -158,7 +166,12 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         return;
     }
     unsigned long long a = 0, b = 0;
-    if (!strncmp(text, "nosig ", 6)) {
+    if (!strncmp(text, "frame ", 6)) {
+        if (w->last_shown) {
+            printf("    at %s\n", text + 6);
+            fflush(stdout);
+        }
+    } else if (!strncmp(text, "nosig ", 6)) {
         w->nosig = 1;
         snprintf(w->none_text, sizeof w->none_text, "%s", text + 6);
         if (w->session)
@@ -284,6 +297,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
+        {"stack", no_argument, NULL, OPT_STACK},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -315,6 +329,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
             if (units_parse_count(optarg, 1000000, &w->rate, &why) < 0 || !w->rate)
                 return cli_usage_error("watch", "%s %s: calls a second, 1 to 1000000", opt, optarg);
             break;
+        case OPT_STACK: w->stack = 1; break;
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
         case ':': return cli_usage_error("watch", "option %s needs a value", opt);
@@ -381,6 +396,8 @@ static int make_config(const struct watch_run *w, struct config *cfg)
         cfg->watch_methods = (uint32_t)w->max_methods;
     if (w->rate)
         cfg->watch_rate = (uint32_t)w->rate;
+    if (w->stack)
+        cfg->watch_stack = STACK_DEPTH;
     (void)num;
     return 0;
 }

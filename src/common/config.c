@@ -364,6 +364,14 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->watch_rate = (uint32_t)n;
         }
+    } else if (!strcmp(key, "watch_stack")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n > CONFIG_WATCH_STACK_MAX)
+                why = "out of range (0 to 64 frames)";
+            else
+                c->watch_stack = (uint32_t)n;
+        }
     } else {
         why = "unknown setting";
     }
@@ -521,6 +529,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->watch_methods);
     else if (!strcmp(key, "watch_rate"))
         snprintf(out, size, "%u", c->watch_rate);
+    else if (!strcmp(key, "watch_stack"))
+        snprintf(out, size, "%u", c->watch_stack);
     else if (size)
         out[0] = '\0';
 }

@@ -36,6 +36,7 @@
  * counted.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,15 +81,20 @@ struct wmethod {
     _Atomic uint32_t session;     /* the session that watches it (W.session), 0: none */
 };
 
+#define STACK_FRAMES CONFIG_WATCH_STACK_MAX
+
 struct pending {
     pid_t tid;
     uint32_t method;
     uint64_t token;
     char text[700];
+    uint32_t depth;               /* --stack: the entry's walk, leaf (the probe) first */
+    uint64_t ips[STACK_FRAMES];
 };
 
 static struct {
     ICorProfilerInfo15 *info;
+    int info_version;
     int attached;
     char pattern[CONFIG_WATCH_MAX];   /* the method part: Namespace.Type.Method */
     char params[CONFIG_WATCH_MAX];    /* 'Name(string,int)': "string,int" */
@@ -481,22 +487,71 @@ static void flush_outbox(void)
     }
 }
 
-static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
+/* Queues one message for corscope.  Returns 0, or -1 when the outbox is
+ * full (corscope is not reading: bounded, counted as not sent). */
+static int outbox_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int outbox_add(const char *fmt, ...)
 {
-    W.calls++;
     flush_outbox();
     if (W.outbox_count == OUTBOX) {
-        W.unsent++; /* corscope is not reading: bounded, counted */
-        return;
+        W.unsent++;
+        return -1;
     }
     uint32_t slot = (W.outbox_head + W.outbox_count) % OUTBOX;
-    int n = snprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, "call %d %llu %llu %s", (int)tid,
-                     (unsigned long long)start, (unsigned long long)duration, text);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, fmt, ap);
+    va_end(ap);
     if (n < 0)
-        return;
+        return -1;
     W.outbox_len[slot] = (uint16_t)(n < CONTROL_MESSAGE_MAX ? n : CONTROL_MESSAGE_MAX - 1);
     W.outbox_count++;
     flush_outbox();
+    return 0;
+}
+
+static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
+{
+    W.calls++;
+    outbox_add("call %d %llu %llu %s", (int)tid, (unsigned long long)start,
+               (unsigned long long)duration, text);
+}
+
+/* --stack: the callers of a call, one "watch frame" message each after its
+ * line, outermost last.  The walk starts in the probe (native, ours), then
+ * the watched method: both left out.  Native frames between managed ones
+ * are one "[native code]". */
+static void send_stack(const struct pending *p)
+{
+    int seen_method = 0, native_run = 0;
+    for (uint32_t i = 0; i < p->depth; i++) {
+        /* a return address points after its call: look up the call */
+        uintptr_t ip = (uintptr_t)p->ips[i] - (i ? 1 : 0);
+        FunctionID f = 0;
+        if (W.info->lpVtbl->GetFunctionFromIP(W.info, (LPCBYTE)ip, &f) < 0)
+            f = 0;
+        if (!seen_method) {
+            seen_method = f != 0;
+            continue;
+        }
+        if (!f) {
+            native_run = 1;
+            continue;
+        }
+        if (native_run && outbox_add("watch frame [native code]") < 0)
+            return;
+        native_run = 0;
+        struct method_desc d;
+        if (names_describe(W.info, W.info_version, f, &d) < 0) {
+            if (outbox_add("watch frame [a method the runtime did not name]") < 0)
+                return;
+            continue;
+        }
+        if (outbox_add("watch frame %.300s.%.200s", d.type, d.method) < 0)
+            return;
+    }
+    if (native_run)
+        outbox_add("watch frame [native code]");
 }
 
 static HRESULT request_rejit(void);
@@ -529,6 +584,9 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
     p->tid = e->tid;
     p->method = method;
     p->token = e->payload[1];
+    p->depth = e->depth < STACK_FRAMES ? e->depth : STACK_FRAMES;
+    if (p->depth)
+        memcpy(p->ips, e->ips, p->depth * sizeof p->ips[0]);
     size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s(", m->display);
     uint32_t pos = 2;
     for (uint32_t i = 0; i < count && i < m->taken; i++) {
@@ -567,6 +625,7 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
+        send_stack(p);
         /* the same thread's later entries never returned (they threw) */
         uint32_t kept = 0;
         for (uint32_t j = 0; j < W.pending_count; j++) {
@@ -600,6 +659,7 @@ static void on_throw(const struct evq_entry *e, uint32_t method)
         char line[1000];
         snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
         send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
+        send_stack(p);
         W.throws++;
         memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
         W.pending_count--;
@@ -809,6 +869,7 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     }
     W.session++;
     W.info = a->info;
+    W.info_version = a->info_version;
     W.attached = a->attached;
     snprintf(W.pattern, sizeof W.pattern, "%s", a->cfg.watch);
     /* 'Name(types)': one overload by its parameters */
@@ -827,6 +888,7 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     watch_probe.source = s->index;
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
+    watch_probe.stack_depth = a->cfg.watch_stack;
     atomic_store(&watch_probe.active, 1);
     *mask |= COR_PRF_MONITOR_EXCEPTIONS; /* calls that end by a throw */
     if (W.attached)

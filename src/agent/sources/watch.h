@@ -70,6 +70,7 @@ struct watch_probe_state {
     uint32_t source;               /* the source's index (evq tag) */
     uint64_t count_limit;          /* entries taken at most (0: none) */
     uint32_t rate;                 /* entries taken a second at most */
+    uint32_t stack_depth;          /* --stack: frames an entry takes (0 none) */
     _Atomic uint64_t taken;        /* entries queued */
     _Atomic uint64_t over_count, over_rate, queue_full;
     _Atomic uint64_t window, window_taken; /* the rate's current second */
