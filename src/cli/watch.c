@@ -32,6 +32,7 @@
 #include "common/clock.h"
 #include "common/mem.h"
 #include "common/units.h"
+#include "common/watch_where.h"
 
 static const char watch_usage[] =
     "usage: corscope watch [options] -p PID PATTERN\n"
@@ -51,9 +52,13 @@ static const char watch_usage[] =
     "      --max-methods N   rewrite at most N methods (default 20; up to 1000)\n"
     "      --rate N          show at most N calls a second (default 1000; the rest\n"
     "                        are counted)\n"
+    "      --where 'EXPR'    show only the calls whose argument (by name) or\n"
+    "                        result matches: 'qty > 10', 'sku == \"a\"',\n"
+    "                        'sku contains \"ku\"', 'note != null', 'c == Blue'\n"
+    "                        (== != < <= > >= contains); the rest are counted\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
-enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE };
+enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE };
 
 struct method_stats {
     char name[160];
@@ -66,13 +71,15 @@ struct watch_run {
     uint64_t duration_ns, count, max_methods, rate;
     int quiet;
     const char *pattern;
+    const char *where;
     char **command;
     /* what came */
     uint64_t shown, threw;
     struct method_stats *methods;
     size_t method_count;
     int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
-    uint64_t end[8];
+    int bad_where;
+    uint64_t end[9];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
     struct session *session;
@@ -166,6 +173,11 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
                   "a method) or raise --max-methods; nothing was rewritten", w->pattern, a, b);
         if (w->session)
             w->session->stop_wanted = 1;
+    } else if (!strncmp(text, "bad-where ", 10)) {
+        w->bad_where = 1;
+        cli_error("--where '%s': %s; nothing was rewritten", w->where ? w->where : "", text + 10);
+        if (w->session)
+            w->session->stop_wanted = 1;
     } else if (!strncmp(text, "failed ", 7)) {
         w->failed = 1;
         cli_error("the runtime refused to rewrite the methods (%s)", text + 7);
@@ -179,12 +191,13 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         if (!w->quiet)
             fprintf(stderr, "corscope: %s\n", text + 5);
     } else if (!strncmp(text, "end ", 4)) {
-        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
+        /* the ninth count (filtered by --where) is newer than the others */
+        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
                             (unsigned long long *)&w->end[0], (unsigned long long *)&w->end[1],
                             (unsigned long long *)&w->end[2], (unsigned long long *)&w->end[3],
                             (unsigned long long *)&w->end[4], (unsigned long long *)&w->end[5],
-                            (unsigned long long *)&w->end[6],
-                            (unsigned long long *)&w->end[7]) == 8;
+                            (unsigned long long *)&w->end[6], (unsigned long long *)&w->end[7],
+                            (unsigned long long *)&w->end[8]) >= 8;
     }
 }
 
@@ -204,7 +217,7 @@ static void summary(struct watch_run *w)
                       w->pattern);
         return;
     }
-    if (w->too_many || w->failed)
+    if (w->too_many || w->failed || w->bad_where)
         return;
     fprintf(stderr, "\n%-40s %8s %10s %10s %10s\n", "method", "calls", "p50", "p99", "max");
     for (size_t i = 0; i < w->method_count; i++) {
@@ -229,6 +242,8 @@ static void summary(struct watch_run *w)
         if (unfinished)
             fprintf(stderr, "; %llu entered and did not end (still running, or the end was dropped)",
                     (unsigned long long)unfinished);
+        if (w->end[8])
+            fprintf(stderr, "; %llu left out by --where", (unsigned long long)w->end[8]);
         if (over_count)
             fprintf(stderr, "; %llu past --count not taken", (unsigned long long)over_count);
         if (over_rate)
@@ -262,6 +277,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
+        {"where", required_argument, NULL, OPT_WHERE},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -293,6 +309,16 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
             if (units_parse_count(optarg, 1000000, &w->rate, &why) < 0 || !w->rate)
                 return cli_usage_error("watch", "%s %s: calls a second, 1 to 1000000", opt, optarg);
             break;
+        case OPT_WHERE: {
+            struct watch_where_expr expr;
+            char werr[160];
+            if (strlen(optarg) >= CONFIG_WATCH_WHERE_MAX)
+                return cli_usage_error("watch", "%s: the expression is too long", opt);
+            if (watch_where_parse(optarg, &expr, werr, sizeof werr) < 0)
+                return cli_usage_error("watch", "%s '%s': %s", opt, optarg, werr);
+            w->where = optarg;
+            break;
+        }
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
         case ':': return cli_usage_error("watch", "option %s needs a value", opt);
@@ -343,6 +369,8 @@ static int make_config(const struct watch_run *w, struct config *cfg)
         cli_error("%s", err);
         return EXIT_WORK_FAILED;
     }
+    if (w->where && config_set(cfg, "watch_where", w->where, err, sizeof err) < 0)
+        return cli_usage_error("watch", "--where '%s': %s", w->where, err);
     cfg->watch_count = w->count;
     if (w->max_methods)
         cfg->watch_methods = (uint32_t)w->max_methods;
@@ -395,11 +423,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */
-    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed)
+    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed && !w->bad_where)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
     summary(w);
-    return rc ? rc : (w->none || w->too_many || w->failed) ? EXIT_WORK_FAILED : 0;
+    return rc ? rc : (w->none || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED : 0;
 }
 
 static int watch_launched(struct watch_run *w, const struct config *cfg, const char *agent)
@@ -432,7 +460,7 @@ static int watch_launched(struct watch_run *w, const struct config *cfg, const c
     }
     summary(w);
     int code = launch_exit_status(status);
-    if (!code && (w->none || w->too_many || w->failed))
+    if (!code && (w->none || w->too_many || w->failed || w->bad_where))
         return EXIT_WORK_FAILED;
     return code;
 }

@@ -93,6 +93,8 @@ static struct {
     struct wmethod methods[WATCH_MAX_METHODS];
     _Atomic uint32_t method_count;
     int too_many;                 /* matches past max_methods: nothing more rewritten */
+    struct watch_where_expr where; /* --where, when where_set */
+    int where_set, bad_where;     /* bad_where: said; nothing rewritten (too_many set too) */
     uint32_t matched_total;
     _Atomic uint64_t rewritten, left;
     /* loop only */
@@ -135,6 +137,15 @@ static uint32_t match_module(uint32_t mi)
         if (watch_describe_method(a, row, &watch_methods[n], why, sizeof why) < 0) {
             log_warn("watch: %s is not watched: %s", name, why);
             continue;
+        }
+        if (W.where_set) {
+            char where_why[400];
+            if (watch_filter_bind(&W.where, &watch_methods[n], where_why, sizeof where_why) < 0) {
+                W.bad_where = 1; /* nothing is rewritten (as past --max-methods) */
+                W.too_many = 1;
+                control_client_send("watch bad-where %s", where_why);
+                continue;
+            }
         }
         const char *ret = watch_methods[n].ret.type;
         if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
@@ -196,7 +207,7 @@ static void module_loaded(ModuleID id)
     pthread_mutex_unlock(&W.lock);
     if (found)
         log_debug("watch: %s: %u methods", path, found);
-    if (now_too_many)
+    if (now_too_many && !W.bad_where)
         control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
 }
 
@@ -351,6 +362,7 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
             k = 0;
         thrown_class = k;
+        watch_throw_seen(W.info, object, k);
         return;
     }
     if (step != SOURCE_EX_UNWIND_ENTER)
@@ -453,6 +465,7 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
         char value[200];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
+        watch_resolve(W.info, &d);
         watch_format_value(&m->args[i], &d, value, sizeof value);
         if (o < sizeof p->text)
             o += (size_t)snprintf(p->text + o, sizeof p->text - o, "%s%s=%s", i ? ", " : "",
@@ -479,6 +492,7 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             struct watch_decoded d;
             char value[200];
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
+                watch_resolve(W.info, &d);
                 watch_format_value(&m->ret, &d, value, sizeof value);
                 snprintf(line + o, sizeof line - o, " = %s", value);
             }
@@ -514,10 +528,34 @@ static void on_throw(const struct evq_entry *e, uint32_t method)
         char name[256] = "an exception";
         if (e->payload[1])
             names_describe_class(W.info, (ClassID)e->payload[1], name, sizeof name);
+        /* the message, when the exception had one (": null" when its
+         * _message was null: the runtime's default text is made by code) */
+        char message[200] = "";
+        uint32_t pos = 2;
+        struct watch_decoded d;
+        if (e->words > 2 && watch_decode_value(e->payload, e->words, &pos, &d) == 0 &&
+            d.read == WATCH_READ_STRING) {
+            message[0] = ':';
+            message[1] = ' ';
+            watch_format_string(&d, message + 2, sizeof message - 2);
+        }
         char line[1000];
-        snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
+        snprintf(line, sizeof line, "%.600s !! %.200s%s", p->text, name, message);
         send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
         W.throws++;
+        memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        return;
+    }
+}
+
+/* A call --where left out on its result: its entry is forgotten. */
+static void on_drop(const struct evq_entry *e, uint32_t method)
+{
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->token != e->payload[1] || p->method != method)
+            continue;
         memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
         W.pending_count--;
         return;
@@ -540,6 +578,8 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_exit_entry(e, method);
     else if (e->kind == WATCH_ENTRY_THROW)
         on_throw(e, method);
+    else if (e->kind == WATCH_ENTRY_DROP)
+        on_drop(e, method);
 }
 
 /* Asks the runtime to rejit the n methods and the methods that inlined
@@ -637,13 +677,14 @@ static void finish(struct agent *a, struct source *s)
     W.outbox_count = 0;
     for (int i = 0; i < 100; i++) { /* the last word must arrive */
         char end[256];
-        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu",
+        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu %llu",
                          (unsigned long long)W.calls, (unsigned long long)W.unfinished,
                          (unsigned long long)atomic_load(&watch_probe.over_count),
                          (unsigned long long)atomic_load(&watch_probe.over_rate),
                          (unsigned long long)atomic_load(&watch_probe.queue_full),
                          (unsigned long long)atomic_load(&W.rewritten),
-                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent);
+                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent,
+                         (unsigned long long)atomic_load(&watch_probe.filtered));
         if (control_client_try_send(end, (size_t)n) != -1)
             break;
         struct timespec ts = {0, 10000000};
@@ -686,6 +727,14 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
     if (W.max_methods > WATCH_MAX_METHODS)
         W.max_methods = WATCH_MAX_METHODS;
+    if (a->cfg.watch_where[0]) {
+        char why[160];
+        if (watch_where_parse(a->cfg.watch_where, &W.where, why, sizeof why) < 0) {
+            log_error("watch: --where '%s': %s", a->cfg.watch_where, why);
+            return -1;
+        }
+        W.where_set = 1;
+    }
     watch_probe.source = s->index;
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
