@@ -33,6 +33,7 @@
 #include "common/mem.h"
 #include "common/units.h"
 #include "common/watch_where.h"
+#include "cli/watch_call.h"
 
 static const char watch_usage[] =
     "usage: corscope watch [options] -p PID PATTERN\n"
@@ -56,6 +57,9 @@ static const char watch_usage[] =
     "                        result matches: 'qty > 10', 'sku == \"a\"',\n"
     "                        'sku contains \"ku\"', 'note != null', 'c == Blue'\n"
     "                        (== != < <= > >= contains); the rest are counted\n"
+    "  -o, --output FILE     also write each call as a JSON object, one a line\n"
+    "                        (time, thread, method, args, result, duration_ns,\n"
+    "                        threw)\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
 enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE };
@@ -72,6 +76,10 @@ struct watch_run {
     int quiet;
     const char *pattern;
     const char *where;
+    const char *output;            /* -o: JSON lines */
+    FILE *json;
+    int json_failed;
+    uint64_t unreadable;           /* call messages not understood */
     char **command;
     /* what came */
     uint64_t shown, threw;
@@ -123,8 +131,23 @@ static void on_call(struct watch_run *w, const char *args)
     int used = 0;
     if (sscanf(args, "%d %llu %llu %n", &tid, &start, &duration, &used) != 3 || !used)
         return;
-    const char *text = args + used;
+    char records[CONTROL_MESSAGE_MAX];
+    snprintf(records, sizeof records, "%s", args + used);
+    struct watch_call call;
+    if (watch_call_parse(records, &call) < 0) {
+        w->unreadable++;
+        return;
+    }
+    char text[2048];
+    watch_call_line(&call, text, sizeof text);
     uint64_t real = start + w->mono_to_real;
+    if (w->json) {
+        watch_call_json(&call, real, tid, duration, w->json);
+        if (ferror(w->json) && !w->json_failed) {
+            w->json_failed = 1;
+            cli_error("cannot write %s: %s; the calls are still shown", w->output, strerror(errno));
+        }
+    }
     time_t secs = (time_t)(real / 1000000000ull);
     struct tm tm;
     localtime_r(&secs, &tm);
@@ -134,7 +157,7 @@ static void on_call(struct watch_run *w, const char *args)
     printf("%s.%03u [%d] %s  %s\n", stamp, (unsigned)(real / 1000000ull % 1000), tid, text, dur);
     fflush(stdout);
     w->shown++;
-    if (strstr(text, ") !! "))
+    if (call.throw_type)
         w->threw++;
     struct method_stats *m = stats_for(w, text);
     if (m) {
@@ -256,6 +279,9 @@ static void summary(struct watch_run *w)
         if (w->end[7])
             fprintf(stderr, "; %llu not sent (corscope did not read them in time)",
                     (unsigned long long)w->end[7]);
+        if (w->unreadable)
+            fprintf(stderr, "; %llu not understood (an agent of another version?)",
+                    (unsigned long long)w->unreadable);
         fprintf(stderr, "\n");
     } else {
         fprintf(stderr, "%llu calls shown (the agent's final counts did not arrive)\n",
@@ -277,7 +303,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
-        {"where", required_argument, NULL, OPT_WHERE},
+        {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -285,7 +311,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
     int c, longindex = -1;
     const char *why;
     char err[128];
-    while ((c = getopt_long(argc, argv, "+:p:d:qh", longopts, &longindex)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:p:d:o:qh", longopts, &longindex)) != -1) {
         char opt[64];
         cli_spelled_option(opt, sizeof opt, longopts, &longindex, c, argv);
         switch (c) {
@@ -319,6 +345,11 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
             w->where = optarg;
             break;
         }
+        case 'o':
+            if (!optarg[0])
+                return cli_usage_error("watch", "%s: an empty file name", opt);
+            w->output = optarg;
+            break;
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
         case ':': return cli_usage_error("watch", "option %s needs a value", opt);
@@ -486,8 +517,20 @@ int cmd_watch(int argc, char **argv)
     struct config cfg;
     if ((rc = make_config(&w, &cfg)) != 0)
         return rc;
+    if (w.output) {
+        w.json = fopen(w.output, "w");
+        if (!w.json) {
+            cli_error("cannot write %s: %s", w.output, strerror(errno));
+            return EXIT_WORK_FAILED;
+        }
+    }
     w.mono_to_real = clock_ns(CLOCK_REALTIME) - clock_now_ns();
     rc = w.pid ? watch_attached(&w, &cfg, agent) : watch_launched(&w, &cfg, agent);
+    if (w.json && fclose(w.json) != 0 && !w.json_failed) {
+        cli_error("cannot write %s: %s", w.output, strerror(errno));
+        if (!rc)
+            rc = EXIT_WORK_FAILED;
+    }
     for (size_t i = 0; i < w.method_count; i++)
         mem_free(w.methods[i].durations);
     mem_free(w.methods);

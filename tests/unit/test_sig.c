@@ -4,6 +4,7 @@
  * shown (agent/sources/watch_probe.c: decimals, strings, primitives).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/sources/watch.h"
 #include "common/pdb/sig.h"
@@ -281,6 +282,85 @@ static void test_watch_values_damaged(void)
     }
 }
 
+/* --where: parsing, binding to a method's arguments, the probe's test on
+ * values in place (a fake string object: MethodTable, length, chars). */
+static void test_watch_where(void)
+{
+    struct watch_where_expr e;
+    char why[200];
+    CHECK(watch_where_parse("qty > 10", &e, why, sizeof why) == 0);
+    CHECK_STR(e.name, "qty");
+    CHECK(e.op == WHERE_GT && e.literal == WHERE_INT && e.i == 10);
+    CHECK(watch_where_parse(" sku contains \"a\\\"b\" ", &e, why, sizeof why) == 0);
+    CHECK(e.op == WHERE_CONTAINS && e.literal == WHERE_STRING && e.len == 3);
+    CHECK_STR(e.text, "a\"b");
+    CHECK(watch_where_parse("w<=-2.5", &e, why, sizeof why) == 0);
+    CHECK(e.op == WHERE_LE && e.literal == WHERE_FLOAT && e.f == -2.5);
+    CHECK(watch_where_parse("c == Color.Blue", &e, why, sizeof why) == 0);
+    CHECK(e.literal == WHERE_NAME);
+    CHECK_STR(e.text, "Blue");
+    CHECK(watch_where_parse("note != null", &e, why, sizeof why) == 0 && e.literal == WHERE_NULL);
+    CHECK(watch_where_parse("amount >= 12.5m", &e, why, sizeof why) == 0 && e.f == 12.5);
+    static const char *const bad[] = {
+        "", "> 3", "qty", "qty >", "qty > \"open", "qty > 1 && qty < 3", "note > null",
+        "sku contains 3", "qty ~ 3", "qty > 1e999", "qty == @",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = '\0';
+        CHECK(watch_where_parse(bad[i], &e, why, sizeof why) < 0);
+        CHECK(why[0] != '\0');
+    }
+    /* binding */
+    struct watch_method m = {.display = "Pricing.Quote", .params = 2, .taken = 2};
+    m.args[0] = (struct watch_value){.read = WATCH_READ_STRING, .kind = SIG_STRING, .name = "sku",
+                                     .type = "string"};
+    m.args[1] = (struct watch_value){.read = WATCH_READ_BYTES, .size = 4, .kind = SIG_I4,
+                                     .name = "qty", .type = "int"};
+    m.ret = (struct watch_value){.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE,
+                                 .show = WATCH_SHOW_DECIMAL, .type = "Decimal"};
+    CHECK(watch_where_parse("nope == 1", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) < 0);
+    CHECK_STR(why, "Pricing.Quote has no argument 'nope' (its arguments: sku, qty; result)");
+    CHECK(watch_where_parse("sku > 1", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) < 0);
+    CHECK(watch_where_parse("qty > 2", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0 && m.filter.arg == 1);
+    int32_t qty = 4;
+    void *home = &qty;
+    CHECK(watch_filter_keeps(&m.filter, &m.args[1], home));
+    qty = -7;
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[1], home));
+    /* result: a decimal 9.00 */
+    CHECK(watch_where_parse("result >= 9", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0 && m.filter.arg == WATCH_FILTER_RESULT);
+    uint32_t dec[4] = {2u << 16, 0, 900, 0};
+    CHECK(watch_filter_keeps(&m.filter, &m.ret, dec));
+    dec[2] = 899;
+    CHECK(!watch_filter_keeps(&m.filter, &m.ret, dec));
+    /* strings in place */
+    _Alignas(8) uint8_t obj[12 + 2 * 5] = {0};
+    int32_t len = 5;
+    memcpy(obj + 8, &len, 4);
+    const char *hello = "sku-1";
+    for (int i = 0; i < 5; i++)
+        obj[12 + 2 * i] = (uint8_t)hello[i];
+    const void *ref = obj, *null_ref = NULL;
+    CHECK(watch_where_parse("sku contains \"u-1\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &null_ref));
+    CHECK(watch_where_parse("sku == \"sku-1\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(watch_where_parse("sku == \"sku-\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(watch_where_parse("sku == null", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &null_ref));
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &ref));
+}
+
 void suite_sig(void)
 {
     RUN(test_sig_static_method);
@@ -292,4 +372,5 @@ void suite_sig(void)
     RUN(test_watch_values);
     RUN(test_watch_values_more);
     RUN(test_watch_values_damaged);
+    RUN(test_watch_where);
 }

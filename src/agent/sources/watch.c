@@ -458,23 +458,23 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
     p->tid = e->tid;
     p->method = method;
     p->token = e->payload[1];
-    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s(", m->display);
+    /* the call message's records (cli/watch_call.h): the method, then
+     * "a US name US type US value" per argument */
+    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s", m->display);
     uint32_t pos = 2;
     for (uint32_t i = 0; i < count && i < m->taken; i++) {
         struct watch_decoded d;
-        char value[200];
+        char value[160];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
         watch_resolve(W.info, &d);
         watch_format_value(&m->args[i], &d, value, sizeof value);
         if (o < sizeof p->text)
-            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "%s%s=%s", i ? ", " : "",
-                                  m->args[i].name, value);
+            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s",
+                                  m->args[i].name, watch_type_shown(&m->args[i], &d), value);
     }
     if (m->params > m->taken && o < sizeof p->text)
-        o += (size_t)snprintf(p->text + o, sizeof p->text - o, ", ...");
-    if (o < sizeof p->text)
-        snprintf(p->text + o, sizeof p->text - o, ")");
+        snprintf(p->text + o, sizeof p->text - o, "\tm");
 }
 
 static void on_exit_entry(const struct evq_entry *e, uint32_t method)
@@ -494,7 +494,8 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
                 watch_resolve(W.info, &d);
                 watch_format_value(&m->ret, &d, value, sizeof value);
-                snprintf(line + o, sizeof line - o, " = %s", value);
+                snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s",
+                         watch_type_shown(&m->ret, &d), value);
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
@@ -534,13 +535,10 @@ static void on_throw(const struct evq_entry *e, uint32_t method)
         uint32_t pos = 2;
         struct watch_decoded d;
         if (e->words > 2 && watch_decode_value(e->payload, e->words, &pos, &d) == 0 &&
-            d.read == WATCH_READ_STRING) {
-            message[0] = ':';
-            message[1] = ' ';
-            watch_format_string(&d, message + 2, sizeof message - 2);
-        }
+            d.read == WATCH_READ_STRING)
+            watch_format_string(&d, message, sizeof message);
         char line[1000];
-        snprintf(line, sizeof line, "%.600s !! %.200s%s", p->text, name, message);
+        snprintf(line, sizeof line, "%.600s\tt\x1f%.200s\x1f%s", p->text, name, message);
         send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
         W.throws++;
         memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);

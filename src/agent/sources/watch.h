@@ -180,6 +180,9 @@ HIDDEN int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t 
  * "2024-02-29T13:45:00.0000000Z", "Color.Red|Blue"). */
 HIDDEN void watch_format_value(const struct watch_value *v, const struct watch_decoded *d,
                                char *out, size_t size);
+/* The type a value is said to have: its runtime type when the probe saw
+ * one (an object, an array of T), else the declared one. */
+HIDDEN const char *watch_type_shown(const struct watch_value *v, const struct watch_decoded *d);
 /* A decoded string value as text ("null", "\"abc\"...(60 chars)"). */
 HIDDEN void watch_format_string(const struct watch_decoded *d, char *out, size_t size);
 /* watch_values.c: the parts of showing values that are pure (unit tested). */

@@ -592,3 +592,8 @@ void watch_format_value(const struct watch_value *v, const struct watch_decoded 
             format_primitive(v->kind, b, out, size);
     }
 }
+
+const char *watch_type_shown(const struct watch_value *v, const struct watch_decoded *d)
+{
+    return d->runtime_type[0] && !d->is_null ? d->runtime_type : v->type;
+}
