@@ -87,6 +87,8 @@ struct watch_run {
     size_t method_count;
     int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
     int bad_where;
+    uint64_t where_skipped;        /* methods --where cannot be said of: not watched */
+    char where_skipped_text[512];  /* the last one's reason */
     uint64_t end[9];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
@@ -210,6 +212,11 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         if (!w->quiet)
             fprintf(stderr, "corscope: watching %llu method%s matching '%s'\n", a, a == 1 ? "" : "s",
                     w->pattern);
+    } else if (!strncmp(text, "note ", 5) && strstr(text, ": not watched (--where)")) {
+        /* said once, in the summary, unless no method was watched */
+        w->where_skipped++;
+        snprintf(w->where_skipped_text, sizeof w->where_skipped_text, "%.*s",
+                 (int)(strstr(text, ": not watched (--where)") - (text + 5)), text + 5);
     } else if (!strncmp(text, "note ", 5)) {
         if (!w->quiet)
             fprintf(stderr, "corscope: %s\n", text + 5);
@@ -242,6 +249,10 @@ static void summary(struct watch_run *w)
     }
     if (w->too_many || w->failed || w->bad_where)
         return;
+    if (w->where_skipped)
+        cli_error("%llu method%s not watched: --where '%s' cannot be said of %s (%s)",
+                  (unsigned long long)w->where_skipped, w->where_skipped == 1 ? "" : "s",
+                  w->where, w->where_skipped == 1 ? "it" : "them; the last", w->where_skipped_text);
     fprintf(stderr, "\n%-40s %8s %10s %10s %10s\n", "method", "calls", "p50", "p99", "max");
     for (size_t i = 0; i < w->method_count; i++) {
         struct method_stats *m = &w->methods[i];

@@ -83,7 +83,7 @@ int watch_where_parse(const char *expr, struct watch_where_expr *out, char *why,
         char *end;
         errno = 0;
         long long i = strtoll(p, &end, 0);
-        if (end != p && !errno && !strchr(".eE", *end)) {
+        if (end != p && !errno && (!*end || !strchr(".eE", *end))) {
             out->literal = WHERE_INT;
             out->i = i;
             out->f = (double)i;

@@ -51,6 +51,11 @@ where 'result < 5' 'Pricing.Quote'
 assert_eq "--where on the result" "$(calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
 where 'c == Blue' 'Values.Paint'
 assert_eq "--where on an enum constant" "$(calls "$T/out")" 'Values.Paint(c=Blue, a=Read|Write, l=High) = 207'
+# overloads: the one --where names no argument of is not watched, said once
+where 'cents > 100' 'Pricing.Tax'
+assert_eq "--where on overloads" "$(calls "$T/out")" 'Pricing.Tax(cents=250) = 25'
+grep -qF "corscope: 1 method not watched: --where 'cents > 100' cannot be said of it (Pricing.Tax has no argument 'cents' (its arguments: amount; result))" "$T/err" ||
+    fail "--where on overloads: the other one is not said: $(cat "$T/err")"
 cs watch --rate 1 --where 'qty < 3' -- dotnet "$W" run 'Pricing.Quote' > "$T/out" 2> "$T/err" || fail "--rate 1 --where: $(cat "$T/err")"
 assert_eq "--where before --rate" "$(calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
 grep -Ev "$CALL" "$T/out" | diff -q "$T/plain" - > /dev/null || fail "--where: the program's output changed"

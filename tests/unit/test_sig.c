@@ -217,6 +217,21 @@ static void test_watch_values_more(void)
     shown(&ints, a1, 6, "int[10] {1, 2, 3, 4, 5, 6, 7, 8, ...}");
     uint64_t a2[] = {WATCH_READ_ARRAY | 8u << 16 | (uint64_t)2 << 32, 0x1000, 5 | 6ull << 32};
     shown(&ints, a2, 3, "int[2] {5, 6}");
+    /* a byte[32]: the first 8 shown; a buffer too small for them all still
+     * ends the list */
+    struct watch_value bytes = {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .elem_kind = SIG_U1,
+                                .type = "byte[]"};
+    uint64_t b1[] = {WATCH_READ_ARRAY | 32u << 16 | (uint64_t)32 << 32, 0x1000,
+                     0x0807060504030201ull, ~0ull, ~0ull, ~0ull};
+    shown(&bytes, b1, 6, "byte[32] {1, 2, 3, 4, 5, 6, 7, 8, ...}");
+    {
+        uint32_t pos = 0;
+        struct watch_decoded d;
+        char small[24];
+        CHECK(watch_decode_value(b1, 6, &pos, &d) == 0);
+        watch_format_value(&bytes, &d, small, sizeof small);
+        CHECK(strlen(small) > 0 && small[strlen(small) - 1] == '}');
+    }
     uint64_t a3[] = {WATCH_READ_ARRAY | 1u << 8};
     shown(&ints, a3, 1, "null");
     struct watch_value strs = {.read = WATCH_READ_STRINGS, .kind = SIG_OBJECT, .type = "string[]"};

@@ -94,7 +94,9 @@ static struct {
     _Atomic uint32_t method_count;
     int too_many;                 /* matches past max_methods: nothing more rewritten */
     struct watch_where_expr where; /* --where, when where_set */
-    int where_set, bad_where;     /* bad_where: said; nothing rewritten (too_many set too) */
+    int where_set;
+    uint32_t where_skipped;       /* methods matched that --where cannot be said of */
+    char where_why[400];          /* why, for the last of them */
     uint32_t matched_total;
     _Atomic uint64_t rewritten, left;
     /* loop only */
@@ -138,14 +140,13 @@ static uint32_t match_module(uint32_t mi)
             log_warn("watch: %s is not watched: %s", name, why);
             continue;
         }
-        if (W.where_set) {
-            char where_why[400];
-            if (watch_filter_bind(&W.where, &watch_methods[n], where_why, sizeof where_why) < 0) {
-                W.bad_where = 1; /* nothing is rewritten (as past --max-methods) */
-                W.too_many = 1;
-                control_client_send("watch bad-where %s", where_why);
-                continue;
-            }
+        /* --where: a method (an overload) it cannot be said of is not
+         * watched; when no method is, corscope is told why (the last) */
+        if (W.where_set &&
+            watch_filter_bind(&W.where, &watch_methods[n], W.where_why, sizeof W.where_why) < 0) {
+            W.where_skipped++;
+            control_client_send("watch note %s: not watched (--where)", W.where_why);
+            continue;
         }
         const char *ret = watch_methods[n].ret.type;
         if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
@@ -207,7 +208,7 @@ static void module_loaded(ModuleID id)
     pthread_mutex_unlock(&W.lock);
     if (found)
         log_debug("watch: %s: %u methods", path, found);
-    if (now_too_many && !W.bad_where)
+    if (now_too_many)
         control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
 }
 
@@ -384,6 +385,10 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
 /* Tells corscope that nothing matched, with the nearest method names. */
 static void say_none(void)
 {
+    if (W.where_skipped) {
+        control_client_send("watch bad-where %s", W.where_why);
+        return;
+    }
     static const struct assembly *assemblies[MAX_MODULES];
     uint32_t n = atomic_load(&W.module_count);
     for (uint32_t i = 0; i < n; i++)
@@ -464,7 +469,7 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
     uint32_t pos = 2;
     for (uint32_t i = 0; i < count && i < m->taken; i++) {
         struct watch_decoded d;
-        char value[160];
+        char value[200];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
         watch_resolve(W.info, &d);

@@ -57,6 +57,7 @@ enum watch_show {
 };
 
 #define WATCH_ARRAY_BYTES 32    /* an array's elements copied (the first few) */
+#define WATCH_ARRAY_SHOWN 8     /* an array's elements shown at most */
 #define WATCH_ARRAY_STRINGS 3   /* a string[]'s strings taken */
 #define WATCH_ELEMENT_CHARS 16  /* characters taken of each */
 #define WATCH_MAX_ENUMS 64

@@ -500,25 +500,29 @@ static void format_array(const struct watch_value *v, const struct watch_decoded
     if (o >= size)
         return;
     if (d->read == WATCH_READ_STRINGS) {
-        for (uint32_t i = 0; i < d->strings && o + 1 < size; i++, shown++) {
+        for (uint32_t i = 0; i < d->strings; i++, shown++) {
             char one[WATCH_ELEMENT_CHARS * 3 + 32];
             if (d->string_len[i] == UINT32_MAX)
                 snprintf(one, sizeof one, "null");
             else
                 format_string(d->string_text[i], d->string_chars[i], d->string_len[i], one,
                               sizeof one);
+            if (o + strlen(one) + 10 >= size)
+                break; /* room for ", ...}" kept */
             o += (size_t)snprintf(out + o, size - o, "%s%s", i ? ", " : " {", one);
         }
     } else if (kind && kind < sizeof element_sizes && element_sizes[kind]) {
         uint32_t es = element_sizes[kind];
-        for (uint32_t i = 0; i < d->length && (i + 1) * es <= d->nbytes && o + 1 < size;
+        for (uint32_t i = 0; i < d->length && i < WATCH_ARRAY_SHOWN && (i + 1) * es <= d->nbytes;
              i++, shown++) {
             char one[48];
             format_primitive(kind, d->bytes + i * es, one, sizeof one);
+            if (o + strlen(one) + 10 >= size)
+                break; /* room for ", ...}" kept */
             o += (size_t)snprintf(out + o, size - o, "%s%s", i ? ", " : " {", one);
         }
     }
-    if (shown && o + 1 < size)
+    if (shown)
         snprintf(out + o, size - o, "%s}", shown < d->length ? ", ..." : "");
 }
 
