@@ -109,13 +109,13 @@ no_reports "$T/covert.err" "cover of CoverTests"
 grep -q "Passed!  - Failed:     0" "$T/covert.out" || fail "CoverTests under the sanitized agent: $(tail -5 "$T/covert.out")"
 note "cover: Demo and dotnet test of CoverTests under the sanitized agent and CLI, every report"
 
-# live probes: the sanitized agent rewrites WatchApp's Pricing methods and
+# live probes: the sanitized agent rewrites WatchApp's Pricing and Values methods and
 # reads their values; every call shown, the program's output unchanged
 dotnet "$APPS/WatchApp/WatchApp.dll" run > "$T/watch.plain"
-sanitized watch -- dotnet "$APPS/WatchApp/WatchApp.dll" run 'WatchApp.Pricing.*' \
+sanitized watch --max-methods 30 -- dotnet "$APPS/WatchApp/WatchApp.dll" run 'WatchApp.[PV][ra][il]*' \
     > "$T/watch.out" 2> "$T/watch.err" || fail "watch of WatchApp under the sanitizers failed: $(tail -3 "$T/watch.err")"
 no_reports "$T/watch.err" "watch of WatchApp"
-[ "$(grep -c ' Pricing\.' "$T/watch.out")" = 13 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
-grep -v ' Pricing\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
+[ "$(grep -Ec ' (Pricing|Values)\.' "$T/watch.out")" = 26 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
+grep -Ev ' (Pricing|Values)\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
     fail "watch under the sanitizers: the program's output changed"
-note "watch: WatchApp's 13 calls under the sanitized agent and CLI"
+note "watch: WatchApp's 26 calls (Pricing, Values: every kind of value read) under the sanitized agent and CLI"

@@ -31,7 +31,7 @@ one 'Pricing.Tax(int)' 'Pricing.Tax(cents=250) = 25'
 one 'WatchApp.Pricing.Tax(System.Decimal)' 'Pricing.Tax(amount=12.5) = 1.25'
 one 'Pricing.Tax(decimal)' 'Pricing.Tax(amount=12.5) = 1.25'
 one 'Pricing.Tax(System.Int32)' 'Pricing.Tax(cents=250) = 25'
-one 'Pricing.Total(int[], WatchApp.Order, string)' 'Pricing.Total(items=int[3], order=Order, note=null) = 13'
+one 'Pricing.Total(int[], WatchApp.Order, string)' 'Pricing.Total(items=int[3] {1, 2, 3}, order=Order, note=null) = 13'
 one 'Pricing.Describe(bool,char,double,long)' 'Pricing.Describe(rush=true, grade='"'A'"', weight=2.5, id=1234567890123) = "rush-A-2.5-1234567890123"'
 
 expect_error "no such overload" 1 "no overload of 'Pricing.Tax' has the parameters (string); it has: Tax(int), Tax(decimal)" \

@@ -110,6 +110,10 @@ static struct {
     uint32_t session;             /* this session's number, from 1 */
     uint32_t chosen;              /* methods this session watches */
     int too_many;                 /* matches past max_methods: nothing more rewritten */
+    struct watch_where_expr where; /* --where, when where_set */
+    int where_set;
+    uint32_t where_skipped;       /* methods matched that --where cannot be said of */
+    char where_why[400];          /* why, for the last of them */
     uint32_t matched_total;
     _Atomic uint64_t rewritten, left;
     /* loop only */
@@ -187,6 +191,14 @@ static uint32_t match_module(uint32_t mi)
         memset(&described, 0, sizeof described); /* compared whole by take_slot */
         if (watch_describe_method(a, row, &described, why, sizeof why) < 0) {
             log_warn("watch: %s is not watched: %s", name, why);
+            continue;
+        }
+        /* --where: a method (an overload) it cannot be said of is not
+         * watched; when no method is, corscope is told why (the last) */
+        if (W.where_set &&
+            watch_filter_bind(&W.where, &described, W.where_why, sizeof W.where_why) < 0) {
+            W.where_skipped++;
+            control_client_send("watch note %s: not watched (--where)", W.where_why);
             continue;
         }
         long n = take_slot(mi, md_token(MD_METHODDEF, row), &described);
@@ -437,6 +449,7 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
             k = 0;
         thrown_class = k;
+        watch_throw_seen(W.info, object, k);
         return;
     }
     if (step != SOURCE_EX_UNWIND_ENTER)
@@ -458,6 +471,10 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
 /* Tells corscope that nothing matched, with the nearest method names. */
 static void say_none(void)
 {
+    if (W.where_skipped) {
+        control_client_send("watch bad-where %s", W.where_why);
+        return;
+    }
     static const struct assembly *assemblies[MAX_MODULES];
     uint32_t n = atomic_load(&W.module_count);
     for (uint32_t i = 0; i < n; i++)
@@ -587,22 +604,23 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
     p->depth = e->depth < STACK_FRAMES ? e->depth : STACK_FRAMES;
     if (p->depth)
         memcpy(p->ips, e->ips, p->depth * sizeof p->ips[0]);
-    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s(", m->display);
+    /* the call message's records (cli/watch_call.h): the method, then
+     * "a US name US type US value" per argument */
+    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s", m->display);
     uint32_t pos = 2;
     for (uint32_t i = 0; i < count && i < m->taken; i++) {
         struct watch_decoded d;
         char value[200];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
+        watch_resolve(W.info, &d);
         watch_format_value(&m->args[i], &d, value, sizeof value);
         if (o < sizeof p->text)
-            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "%s%s=%s", i ? ", " : "",
-                                  m->args[i].name, value);
+            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s",
+                                  m->args[i].name, watch_type_shown(&m->args[i], &d), value);
     }
     if (m->params > m->taken && o < sizeof p->text)
-        o += (size_t)snprintf(p->text + o, sizeof p->text - o, ", ...");
-    if (o < sizeof p->text)
-        snprintf(p->text + o, sizeof p->text - o, ")");
+        snprintf(p->text + o, sizeof p->text - o, "\tm");
 }
 
 static void on_exit_entry(const struct evq_entry *e, uint32_t method)
@@ -620,8 +638,10 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             struct watch_decoded d;
             char value[200];
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
+                watch_resolve(W.info, &d);
                 watch_format_value(&m->ret, &d, value, sizeof value);
-                snprintf(line + o, sizeof line - o, " = %s", value);
+                snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s",
+                         watch_type_shown(&m->ret, &d), value);
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
@@ -656,11 +676,32 @@ static void on_throw(const struct evq_entry *e, uint32_t method)
         char name[256] = "an exception";
         if (e->payload[1])
             names_describe_class(W.info, (ClassID)e->payload[1], name, sizeof name);
+        /* the message, when the exception had one (": null" when its
+         * _message was null: the runtime's default text is made by code) */
+        char message[200] = "";
+        uint32_t pos = 2;
+        struct watch_decoded d;
+        if (e->words > 2 && watch_decode_value(e->payload, e->words, &pos, &d) == 0 &&
+            d.read == WATCH_READ_STRING)
+            watch_format_string(&d, message, sizeof message);
         char line[1000];
-        snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
+        snprintf(line, sizeof line, "%.600s\tt\x1f%.200s\x1f%s", p->text, name, message);
         send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
         send_stack(p);
         W.throws++;
+        memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        return;
+    }
+}
+
+/* A call --where left out on its result: its entry is forgotten. */
+static void on_drop(const struct evq_entry *e, uint32_t method)
+{
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->token != e->payload[1] || p->method != method)
+            continue;
         memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
         W.pending_count--;
         return;
@@ -685,6 +726,8 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_exit_entry(e, method);
     else if (e->kind == WATCH_ENTRY_THROW)
         on_throw(e, method);
+    else if (e->kind == WATCH_ENTRY_DROP)
+        on_drop(e, method);
 }
 
 /* This session's methods, as the runtime names them.  Returns how many. */
@@ -796,13 +839,14 @@ static void finish(struct agent *a, struct source *s)
     W.outbox_count = 0;
     for (int i = 0; i < 100; i++) { /* the last word must arrive */
         char end[256];
-        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu",
+        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu %llu",
                          (unsigned long long)W.calls, (unsigned long long)W.unfinished,
                          (unsigned long long)atomic_load(&watch_probe.over_count),
                          (unsigned long long)atomic_load(&watch_probe.over_rate),
                          (unsigned long long)atomic_load(&watch_probe.queue_full),
                          (unsigned long long)atomic_load(&W.rewritten),
-                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent);
+                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent,
+                         (unsigned long long)atomic_load(&watch_probe.filtered));
         if (control_client_try_send(end, (size_t)n) != -1)
             break;
         struct timespec ts = {0, 10000000};
@@ -827,6 +871,9 @@ static void new_session(void)
 {
     W.chosen = 0;
     W.other_overloads[0] = '\0';
+    W.where_set = 0;
+    W.where_skipped = 0;
+    atomic_store(&watch_probe.filtered, 0);
     W.too_many = 0;
     W.matched_total = 0;
     atomic_store(&W.rewritten, 0);
@@ -885,6 +932,14 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
     if (W.max_methods > WATCH_MAX_METHODS)
         W.max_methods = WATCH_MAX_METHODS;
+    if (a->cfg.watch_where[0]) {
+        char why[160];
+        if (watch_where_parse(a->cfg.watch_where, &W.where, why, sizeof why) < 0) {
+            log_error("watch: --where '%s': %s", a->cfg.watch_where, why);
+            return -1;
+        }
+        W.where_set = 1;
+    }
     watch_probe.source = s->index;
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;

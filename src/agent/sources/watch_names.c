@@ -48,18 +48,6 @@ static void token_name(const struct assembly *a, uint32_t token, char *out, size
         snprintf(out, size, "?");
 }
 
-static int token_is(const struct assembly *a, uint32_t token, const char *ns, const char *name)
-{
-    uint32_t row = token & 0xffffff;
-    if ((token >> 24) == MD_TYPEREF)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)), name);
-    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAME)), name);
-    return 0;
-}
-
 static const char *const keywords[] = {
     [SIG_VOID] = "void", [SIG_BOOL] = "bool", [SIG_CHAR] = "char", [SIG_I1] = "sbyte",
     [SIG_U1] = "byte", [SIG_I2] = "short", [SIG_U2] = "ushort", [SIG_I4] = "int",
@@ -106,27 +94,8 @@ static void type_text(const struct assembly *a, const struct sig_type *t, char *
 
 static void describe(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
 {
-    static const uint8_t sizes[] = {
-        [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
-        [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
-        [SIG_I] = 8, [SIG_U] = 8, [SIG_POINTER] = 8,
-    };
-    v->kind = t->kind;
     type_text(a, t, v->type, sizeof v->type);
-    if (t->kind < sizeof sizes && sizes[t->kind]) {
-        v->read = WATCH_READ_BYTES;
-        v->size = sizes[t->kind];
-    } else if (t->kind == SIG_STRING) {
-        v->read = WATCH_READ_STRING;
-    } else if (t->kind == SIG_OBJECT) {
-        v->read = t->array ? WATCH_READ_ARRAY : WATCH_READ_REF;
-    } else if (t->kind == SIG_VALUETYPE && token_is(a, t->token, "System", "Decimal")) {
-        v->read = WATCH_READ_BYTES;
-        v->size = 16;
-        v->decimal = 1;
-    } else {
-        v->read = WATCH_READ_NONE;
-    }
+    watch_plan_value(a, t, 0, v);
 }
 
 /* "Namespace.Type.Method" of a MethodDef row. */
@@ -184,9 +153,13 @@ int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_m
                        : md_rows(&a->md, MD_PARAM) + 1;
     for (uint32_t p = first; p && p < end && p <= md_rows(&a->md, MD_PARAM); p++) {
         uint32_t seq = md_get(&a->md, MD_PARAM, p, 1);
-        if (seq >= 1 && seq <= m->taken)
-            snprintf(m->args[seq - 1].name, sizeof m->args[seq - 1].name, "%s",
-                     md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
+        if (seq < 1 || seq > m->taken)
+            continue;
+        struct watch_value *v = &m->args[seq - 1];
+        snprintf(v->name, sizeof v->name, "%s", md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
+        uint32_t flags = md_get(&a->md, MD_PARAM, p, 0);
+        if (v->byref && (flags & 0x2) && !(flags & 0x1)) /* [Out], not [In]: not set yet */
+            v->read = WATCH_READ_OUT;
     }
     return 0;
 }
