@@ -43,7 +43,9 @@ static const char watch_usage[] =
     "Shows each call of the methods PATTERN names, as it happens: time, thread,\n"
     "arguments, return value and duration; a summary per method at the end.\n"
     "PATTERN is Namespace.Type.Method (leading namespaces may be left out; '*'\n"
-    "matches any text: 'MyApp.Orders.*'); every overload is watched.\n"
+    "matches any text: 'MyApp.Orders.*'); every overload is watched, or the one\n"
+    "its parameters' types name: 'Pricing.Quote(string,int)' (C# names or full\n"
+    "names: System.String, MyApp.Order, int[], ref int).\n"
     "\n"
     "options:\n"
     "  -p, --pid PID         attach to a running process; at the end the methods\n"
@@ -60,9 +62,14 @@ static const char watch_usage[] =
     "  -o, --output FILE     also write each call as a JSON object, one a line\n"
     "                        (time, thread, method, args, result, duration_ns,\n"
     "                        threw)\n"
+    "      --stack           each call's callers, under its line ('    at Type.Method')\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
-enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE };
+enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE, OPT_STACK };
+
+/* --stack: frames the probe walks (itself and the watched method among
+ * them), so about this many callers shown */
+#define STACK_DEPTH 24
 
 struct method_stats {
     char name[160];
@@ -73,7 +80,8 @@ struct method_stats {
 struct watch_run {
     pid_t pid;
     uint64_t duration_ns, count, max_methods, rate;
-    int quiet;
+    int quiet, stack;
+    int last_shown; /* the last call line was printed: its frames are too */
     const char *pattern;
     const char *where;
     const char *output;            /* -o: JSON lines */
@@ -85,7 +93,8 @@ struct watch_run {
     uint64_t shown, threw;
     struct method_stats *methods;
     size_t method_count;
-    int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
+    int got_end, none, nosig, too_many, failed, heard; /* heard: the agent said anything of watch's */
+    char pattern_text[CONFIG_WATCH_MAX]; /* the pattern, spaces in its parameter list taken out */
     int bad_where;
     uint64_t where_skipped;        /* methods --where cannot be said of: not watched */
     char where_skipped_text[512];  /* the last one's reason */
@@ -126,6 +135,7 @@ static void format_duration(uint64_t ns, char *out, size_t size)
 
 static void on_call(struct watch_run *w, const char *args)
 {
+    w->last_shown = 0;
     if (w->count && w->shown >= w->count)
         return;
     int tid;
@@ -159,6 +169,7 @@ static void on_call(struct watch_run *w, const char *args)
     printf("%s.%03u [%d] %s  %s\n", stamp, (unsigned)(real / 1000000ull % 1000), tid, text, dur);
     fflush(stdout);
     w->shown++;
+    w->last_shown = 1;
     if (call.throw_type)
         w->threw++;
     struct method_stats *m = stats_for(w, text);
@@ -187,7 +198,25 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         return;
     }
     unsigned long long a = 0, b = 0;
-    if (!strncmp(text, "none ", 5)) {
+    if (!strncmp(text, "frame ", 6)) {
+        if (w->last_shown) {
+            printf("    at %s\n", text + 6);
+            fflush(stdout);
+        }
+    } else if (!strncmp(text, "nosig ", 6)) {
+        w->nosig = 1;
+        snprintf(w->none_text, sizeof w->none_text, "%s", text + 6);
+        if (w->session)
+            w->session->stop_wanted = 1;
+    } else if (sscanf(text, "overloads %llu", &a) == 1) {
+        /* "overloads N Type.Method Method(int), Method(decimal)" */
+        const char *name = strchr(text + 10, ' ');
+        const char *sigs = name ? strchr(name + 1, ' ') : NULL;
+        if (!w->quiet && sigs)
+            fprintf(stderr, "corscope: %.*s: %llu overloads, all watched: %s (one alone: its "
+                    "parameters' types after the name, as 'Type.Method(int)')\n",
+                    (int)(sigs - name - 1), name + 1, a, sigs + 1);
+    } else if (!strncmp(text, "none ", 5)) {
         w->none = 1;
         snprintf(w->none_text, sizeof w->none_text, "%s", text + 5);
         if (w->session)
@@ -239,6 +268,12 @@ static int cmp_u64(const void *a, const void *b)
 
 static void summary(struct watch_run *w)
 {
+    if (w->nosig) {
+        size_t n = strcspn(w->pattern, "(");
+        cli_error("no overload of '%.*s' has the parameters %s; it has: %s", (int)n, w->pattern,
+                  w->pattern + n, w->none_text);
+        return;
+    }
     if (w->none) {
         if (strcmp(w->none_text, "-"))
             cli_error("no method matches '%s'; nearest: %s", w->pattern, w->none_text);
@@ -315,6 +350,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
         {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
+        {"stack", no_argument, NULL, OPT_STACK},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -361,6 +397,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
                 return cli_usage_error("watch", "%s: an empty file name", opt);
             w->output = optarg;
             break;
+        case OPT_STACK: w->stack = 1; break;
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
         case ':': return cli_usage_error("watch", "option %s needs a value", opt);
@@ -394,8 +431,19 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         return cli_usage_error("watch", "-p and a command: attach to a process or start one, not both");
     if (!w->pid && !w->command)
         return cli_usage_error("watch", "no process: -p PID, or -- COMMAND...");
-    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern, " \n\r\t"))
-        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method)", w->pattern);
+    /* 'Pricing.Quote(string, int)': the spaces of the parameter list go */
+    const char *open = strchr(w->pattern, '(');
+    size_t o = 0;
+    for (const char *ch = w->pattern; *ch && o + 1 < sizeof w->pattern_text; ch++)
+        if (!(open && ch > open && (*ch == ' ' || *ch == '\t')))
+            w->pattern_text[o++] = *ch;
+    w->pattern_text[o] = '\0';
+    const char *close = open ? strchr(open, ')') : NULL;
+    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern_text, " \n\r\t") ||
+        (open && (!close || close[1] || strchr(open + 1, '('))) || (!open && strchr(w->pattern, ')')))
+        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method, or "
+                               "with its parameters' types: 'Type.Method(string,int)')", w->pattern);
+    w->pattern = w->pattern_text;
     return 0;
 }
 
@@ -418,6 +466,8 @@ static int make_config(const struct watch_run *w, struct config *cfg)
         cfg->watch_methods = (uint32_t)w->max_methods;
     if (w->rate)
         cfg->watch_rate = (uint32_t)w->rate;
+    if (w->stack)
+        cfg->watch_stack = STACK_DEPTH;
     (void)num;
     return 0;
 }
@@ -457,7 +507,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
         remove_temp(dir, file);
         return EXIT_WORK_FAILED;
     }
-    if (!w->quiet)
+    if (!w->quiet && t.dormant)
+        fprintf(stderr, "corscope: process %d has corscope's agent loaded since an earlier watch; "
+                "it takes this one to watch '%s'%s\n", (int)w->pid, w->pattern,
+                w->duration_ns ? "" : "; Ctrl-C to stop");
+    else if (!w->quiet)
         fprintf(stderr, "corscope: attaching to process %d to watch '%s'%s\n", (int)w->pid,
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
     int rc = attach_run_with(&t, cfg, agent, file, fd, w->duration_ns, 1, setup, w);
@@ -465,11 +519,14 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */
-    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed && !w->bad_where)
+    if (rc == 0 && !w->quiet && !w->none && !w->nosig && !w->too_many && !w->failed &&
+        !w->bad_where)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
     summary(w);
-    return rc ? rc : (w->none || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED : 0;
+    return rc ? rc
+              : (w->none || w->nosig || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED
+                                                                                  : 0;
 }
 
 static int watch_launched(struct watch_run *w, const struct config *cfg, const char *agent)
@@ -502,7 +559,7 @@ static int watch_launched(struct watch_run *w, const struct config *cfg, const c
     }
     summary(w);
     int code = launch_exit_status(status);
-    if (!code && (w->none || w->too_many || w->failed || w->bad_where))
+    if (!code && (w->none || w->nosig || w->too_many || w->failed || w->bad_where))
         return EXIT_WORK_FAILED;
     return code;
 }

@@ -376,6 +376,14 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = where_why;
         else
             snprintf(c->watch_where, sizeof c->watch_where, "%s", value);
+    } else if (!strcmp(key, "watch_stack")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n > CONFIG_WATCH_STACK_MAX)
+                why = "out of range (0 to 64 frames)";
+            else
+                c->watch_stack = (uint32_t)n;
+        }
     } else {
         why = "unknown setting";
     }
@@ -535,6 +543,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->watch_rate);
     else if (!strcmp(key, "watch_where"))
         snprintf(out, size, "%s", c->watch_where);
+    else if (!strcmp(key, "watch_stack"))
+        snprintf(out, size, "%u", c->watch_stack);
     else if (size)
         out[0] = '\0';
 }

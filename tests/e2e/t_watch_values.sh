@@ -92,3 +92,21 @@ for want in \
 done
 expect_error "-o unwritable" 1 "cannot write /nonexistent/dir/c.jsonl" cs watch -o /nonexistent/dir/c.jsonl -p 1 'A.B'
 note "-o: 13 JSON lines, values structured, strings and messages with their length when cut"
+
+# attached, two sessions in a row (the dormant agent takes the second):
+# each session's --where holds for its own lines (another filter takes
+# other probe slots), the service's results stay right
+dotnet "$W" serve 14 > "$T/serve" 2>&1 &
+svc=$!
+for _ in $(seq 100); do grep -q '^ready' "$T/serve" && break; sleep 0.1; done
+grep -q '^ready' "$T/serve" || fail "WatchApp serve did not start"
+cs watch -p "$svc" -d 8s --count 3 --where 'qty > 2' 'Pricing.Quote' > "$T/out1" 2> "$T/err1" || fail "attached --where: $(cat "$T/err1")"
+cs watch -p "$svc" -d 8s --count 3 --where 'qty < 2' -o "$T/a.jsonl" 'Pricing.Quote' > "$T/out2" 2> "$T/err2" || fail "attached, second --where: $(cat "$T/err2")"
+watch_calls "$T/out1" | grep -Evq '^Pricing\.Quote\(sku="sku-[0-2]", qty=[34]\) = ' && fail "session 1: a line --where 'qty > 2' should have left out: $(cat "$T/out1")"
+watch_calls "$T/out2" | grep -Evq '^Pricing\.Quote\(sku="sku-[0-2]", qty=[01]\) = ' && fail "session 2: a line --where 'qty < 2' should have left out: $(cat "$T/out2")"
+assert_eq "attached --where: session 1 lines" "$(watch_calls "$T/out1" | wc -l)" 3
+assert_eq "attached --where: session 2 lines" "$(watch_calls "$T/out2" | wc -l)" 3
+assert_eq "attached -o: JSON lines" "$(wc -l < "$T/a.jsonl")" 3
+wait "$svc" || fail "the service failed after two watches (exit $?): $(cat "$T/serve")"
+grep -q '^wrong' "$T/serve" && fail "the service computed a wrong result: $(cat "$T/serve")"
+note "attached: two sessions, each --where held for its lines, the service's results right"

@@ -125,6 +125,7 @@ struct watch_probe_state {
     uint32_t source;               /* the source's index (evq tag) */
     uint64_t count_limit;          /* entries taken at most (0: none) */
     uint32_t rate;                 /* entries taken a second at most */
+    uint32_t stack_depth;          /* --stack: frames an entry takes (0 none) */
     _Atomic uint64_t taken;        /* entries queued */
     _Atomic uint64_t over_count, over_rate, queue_full;
     _Atomic uint64_t filtered;     /* calls --where left out (at entry, or at the return) */
@@ -228,6 +229,13 @@ HIDDEN void watch_full_name(const struct assembly *a, uint32_t row, char *out, s
  * leading namespaces left out)? */
 HIDDEN int watch_pattern_matches(const char *pattern, const char *name);
 HIDDEN int watch_has_body(const struct assembly *a, uint32_t row);
+/* Does the method's parameter list match params, the written types
+ * comma-separated without spaces ("string,int"; "" none): C# keywords or
+ * System names (int, System.Int32), other types by their name or full
+ * name, T[] and ref T? */
+HIDDEN int watch_signature_matches(const struct assembly *a, uint32_t row, const char *params);
+/* "Quote(string,int)": the method's name and its parameters' types. */
+HIDDEN void watch_signature_text(const struct assembly *a, uint32_t row, char *out, size_t size);
 /* Fills m for a MethodDef row.  Returns 0, or -1 with why. */
 HIDDEN int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m,
                                  char *why, size_t why_size);

@@ -242,3 +242,95 @@ void watch_near_names(const char *pattern, const struct assembly *const *assembl
     for (int k = 0; k < found && o + 1 < size; k++)
         o += (size_t)snprintf(out + o, size - o, "%s%s", k ? ", " : "", best[k].name);
 }
+
+/* ---- overloads by signature: 'Pricing.Quote(string,int)' ---------------------------- */
+
+/* The C# keyword of a System type's name ("System.Int32", "Int32" -> "int"),
+ * or the name itself. */
+static const char *keyword_of(const char *name)
+{
+    static const char *const system[][2] = {
+        {"Boolean", "bool"},  {"Char", "char"},     {"SByte", "sbyte"},   {"Byte", "byte"},
+        {"Int16", "short"},   {"UInt16", "ushort"}, {"Int32", "int"},     {"UInt32", "uint"},
+        {"Int64", "long"},    {"UInt64", "ulong"},  {"Single", "float"},  {"Double", "double"},
+        {"IntPtr", "nint"},   {"UIntPtr", "nuint"}, {"String", "string"}, {"Object", "object"},
+        {"Void", "void"},     {"Decimal", "decimal"},
+    };
+    const char *bare = !strncmp(name, "System.", 7) ? name + 7 : name;
+    for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
+        if (!strcmp(bare, system[i][0]))
+            return system[i][1];
+    return name;
+}
+
+/* Does one written type ("int", "System.Int32", "WatchApp.Order",
+ * "string[]", "ref int") name the type shown as `shown`? */
+static int type_matches(const char *written, const char *shown)
+{
+    char w[128];
+    watch_copy(w, sizeof w, written);
+    if (!strncmp(w, "ref ", 4) || !strncmp(w, "out ", 4) || !strncmp(w, "in ", 3)) {
+        if (strncmp(shown, "ref ", 4))
+            return 0;
+        return type_matches(w + (w[0] == 'i' ? 3 : 4), shown + 4);
+    }
+    size_t n = strlen(w), m = strlen(shown);
+    if (n > 2 && !strcmp(w + n - 2, "[]")) {
+        if (m <= 2 || strcmp(shown + m - 2, "[]"))
+            return 0;
+        char inner_w[128], inner_s[64];
+        snprintf(inner_w, sizeof inner_w, "%.*s", (int)(n - 2), w);
+        snprintf(inner_s, sizeof inner_s, "%.*s", (int)(m - 2), shown);
+        return type_matches(inner_w, inner_s);
+    }
+    const char *k = keyword_of(w);
+    if (!strcmp(k, keyword_of(shown)))
+        return 1;
+    /* a full name against the short one shown: its last part */
+    return strchr(k, '.') && !strcmp(watch_last_dot(k), shown);
+}
+
+int watch_signature_matches(const struct assembly *a, uint32_t row, const char *params)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    struct sig_method sig;
+    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) < 0 ||
+        sig_method(blob, len, &sig) < 0 || sig.param_count > SIG_MAX_PARAMS)
+        return 0;
+    uint32_t i = 0;
+    const char *p = params;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char written[128];
+        if (n >= sizeof written || i >= sig.param_count)
+            return 0;
+        memcpy(written, p, n);
+        written[n] = '\0';
+        char shown[64];
+        type_text(a, &sig.params[i], shown, sizeof shown);
+        if (!type_matches(written, shown))
+            return 0;
+        i++;
+        p += n + (p[n] == ',');
+    }
+    return i == sig.param_count;
+}
+
+void watch_signature_text(const struct assembly *a, uint32_t row, char *out, size_t size)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    struct sig_method sig;
+    size_t o = (size_t)snprintf(out, size, "%s(", assembly_method_name(a, row));
+    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) == 0 &&
+        sig_method(blob, len, &sig) == 0) {
+        for (uint32_t i = 0; i < sig.param_count && i < SIG_MAX_PARAMS && o < size; i++) {
+            char shown[64];
+            type_text(a, &sig.params[i], shown, sizeof shown);
+            o += (size_t)snprintf(out + o, size - o, "%s%s", i ? "," : "", keyword_of(shown));
+        }
+    }
+    if (o < size)
+        snprintf(out + o, size - o, ")");
+}

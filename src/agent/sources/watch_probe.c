@@ -191,7 +191,7 @@ int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void
     w[n++] = now;
     for (uint32_t i = 0; i < m->taken; i++)
         n = take(&m->args[i], args[i], w, n);
-    if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, 0) < 0) {
+    if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, p->stack_depth) < 0) {
         atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
         goto out;
     }
