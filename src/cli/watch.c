@@ -55,6 +55,7 @@ static const char watch_usage[] =
     "      --max-methods N   rewrite at most N methods (default 20; up to 1000)\n"
     "      --rate N          show at most N calls a second (default 1000; the rest\n"
     "                        are counted)\n"
+    "      --stack           each call's callers, under its line ('    at Type.Method')\n"
     "      --where 'EXPR'    show only the calls whose argument (by name) or\n"
     "                        result matches: 'qty > 10', 'sku == \"a\"',\n"
     "                        'sku contains \"ku\"', 'note != null', 'c == Blue'\n"
@@ -62,7 +63,6 @@ static const char watch_usage[] =
     "  -o, --output FILE     also write each call as a JSON object, one a line\n"
     "                        (time, thread, method, args, result, duration_ns,\n"
     "                        threw)\n"
-    "      --stack           each call's callers, under its line ('    at Type.Method')\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
 enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE, OPT_STACK };
@@ -349,8 +349,8 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
-        {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
         {"stack", no_argument, NULL, OPT_STACK},
+        {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -382,6 +382,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
             if (units_parse_count(optarg, 1000000, &w->rate, &why) < 0 || !w->rate)
                 return cli_usage_error("watch", "%s %s: calls a second, 1 to 1000000", opt, optarg);
             break;
+        case OPT_STACK: w->stack = 1; break;
         case OPT_WHERE: {
             struct watch_where_expr expr;
             char werr[160];
@@ -397,7 +398,6 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
                 return cli_usage_error("watch", "%s: an empty file name", opt);
             w->output = optarg;
             break;
-        case OPT_STACK: w->stack = 1; break;
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
         case ':': return cli_usage_error("watch", "option %s needs a value", opt);
@@ -519,14 +519,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */
-    if (rc == 0 && !w->quiet && !w->none && !w->nosig && !w->too_many && !w->failed &&
-        !w->bad_where)
+    if (rc == 0 && !w->quiet && !w->none && !w->nosig && !w->too_many && !w->failed && !w->bad_where)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
     summary(w);
-    return rc ? rc
-              : (w->none || w->nosig || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED
-                                                                                  : 0;
+    return rc ? rc : (w->none || w->nosig || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED : 0;
 }
 
 static int watch_launched(struct watch_run *w, const struct config *cfg, const char *agent)

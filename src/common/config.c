@@ -366,6 +366,14 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->watch_rate = (uint32_t)n;
         }
+    } else if (!strcmp(key, "watch_stack")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n > CONFIG_WATCH_STACK_MAX)
+                why = "out of range (0 to 64 frames)";
+            else
+                c->watch_stack = (uint32_t)n;
+        }
     } else if (!strcmp(key, "watch_where")) {
         struct watch_where_expr expr;
         if (strlen(value) >= CONFIG_WATCH_WHERE_MAX)
@@ -376,14 +384,6 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             why = where_why;
         else
             snprintf(c->watch_where, sizeof c->watch_where, "%s", value);
-    } else if (!strcmp(key, "watch_stack")) {
-        uint64_t n;
-        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
-            if (n > CONFIG_WATCH_STACK_MAX)
-                why = "out of range (0 to 64 frames)";
-            else
-                c->watch_stack = (uint32_t)n;
-        }
     } else {
         why = "unknown setting";
     }
@@ -541,10 +541,10 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->watch_methods);
     else if (!strcmp(key, "watch_rate"))
         snprintf(out, size, "%u", c->watch_rate);
-    else if (!strcmp(key, "watch_where"))
-        snprintf(out, size, "%s", c->watch_where);
     else if (!strcmp(key, "watch_stack"))
         snprintf(out, size, "%u", c->watch_stack);
+    else if (!strcmp(key, "watch_where"))
+        snprintf(out, size, "%s", c->watch_where);
     else if (size)
         out[0] = '\0';
 }

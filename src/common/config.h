@@ -126,11 +126,11 @@ struct config {
     uint64_t watch_count;
     uint32_t watch_methods;
     uint32_t watch_rate;
-    /* --where: one comparison of an argument or the result (watch_where.h) */
-    char watch_where[CONFIG_WATCH_WHERE_MAX];
     /* --stack: frames taken with each call (the probe and the method's own
      * included), 0 none */
     uint32_t watch_stack;
+    /* --where: one comparison of an argument or the result (watch_where.h) */
+    char watch_where[CONFIG_WATCH_WHERE_MAX];
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -161,8 +161,8 @@ struct config {
     X(watch_count, "CORSCOPE_WATCH_COUNT") \
     X(watch_methods, "CORSCOPE_WATCH_METHODS") \
     X(watch_rate, "CORSCOPE_WATCH_RATE") \
-    X(watch_where, "CORSCOPE_WATCH_WHERE") \
-    X(watch_stack, "CORSCOPE_WATCH_STACK")
+    X(watch_stack, "CORSCOPE_WATCH_STACK") \
+    X(watch_where, "CORSCOPE_WATCH_WHERE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -34,14 +34,23 @@ else
     note "another user's process: not run (needs root to start a process as another user)"
 fi
 
-# no diagnostics socket
+# no diagnostics socket; and a socket file named for its pid, older than
+# the process (an earlier process's of that pid, killed: /tmp keeps them),
+# is not taken for its own
 start_serve "$T/serve2" DOTNET_EnableDiagnostics=0
+old=${TMPDIR:-/tmp}/dotnet-diagnostic-$svc-1-socket
+if [ ! -e "$old" ]; then
+    python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$old"
+    touch -h -d '1 hour ago' "$old"
+    made_old=$old
+fi
 expect_error "no diagnostics socket" 1 \
     "process $svc (dotnet) is a .NET program without a diagnostics socket (started with DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0?); the runtime cannot take a profiler after it started" \
     cs watch -p "$svc" 'Pricing.Quote'
 [ "$(wc -l < "$T/err")" = 1 ] || fail "no diagnostics socket: more than one line: $(cat "$T/err")"
 wait "$svc" || fail "the service without a socket after the refused watch: $(cat "$T/serve2")"
 grep -q '^served [0-9]' "$T/serve2" || fail "the service without a socket did not finish"
+[ -z "${made_old:-}" ] || rm -f "$made_old"
 
 # not .NET
 sleep 30 &
