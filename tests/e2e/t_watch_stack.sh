@@ -43,7 +43,7 @@ awk 'BEGIN { want[1] = "    at WatchApp.Program.Step"; want[2] = "    at WatchAp
      { if (!k || k > 4 || $0 != want[k]) { print "unexpected: " $0 " (frame " k ")"; bad = 1 } k++ }
      END { if (k != 5) { print "short last stack"; bad = 1 } if (calls != 6) { print calls " calls"; bad = 1 } exit bad }' "$T/got" ||
     fail "attached --stack: $(cat "$T/got")"
-grep -q '^Pricing\.Check(qty=-[0-9]*) !! System\.ArgumentOutOfRangeException' "$T/got" ||
+grep -q '^Pricing\.Check(qty=-[0-9]*) !! System\.ArgumentOutOfRangeException: "Specified argument was out of the range "\.\.\.(56 chars)$' "$T/got" ||
     fail "attached --stack: no call that threw among the six: $(cat "$T/got")"
 wait "$svc" || fail "the service after watch --stack: $(cat "$T/serve")"
 grep -q '^served [0-9]' "$T/serve" || fail "the service did not finish"

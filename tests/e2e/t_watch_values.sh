@@ -11,12 +11,10 @@
 source "$(dirname "$0")/lib.sh"
 W=$APPS/WatchApp/WatchApp.dll
 [ -f "$W" ] || fail "WatchApp is not built (make apps)"
-CALL='^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9] \[[0-9]+\] '
-calls() { { grep -E "$CALL" "$1" || true; } | sed -E "s/$CALL//; s/  [0-9.]+ (us|ms|s)\$//"; }
 
 dotnet "$W" run > "$T/plain"
 cs watch -- dotnet "$W" run 'WatchApp.Values.*' > "$T/out" 2> "$T/err" || fail "watch run: exit $?: $(cat "$T/err")"
-grep -Ev "$CALL" "$T/out" > "$T/app" || true
+grep -Ev "$WATCH_CALL" "$T/out" > "$T/app" || true
 diff -u "$T/plain" "$T/app" > "$T/diff" || fail "the program's output changed under watch: $(cat "$T/diff")"
 cat > "$T/want" <<'WANT'
 Values.Paint(c=Blue, a=Read|Write, l=High) = 207
@@ -33,7 +31,7 @@ Values.Pick(items=string[2]) = T
 Values.Fail(code=2) = 2
 Values.Fail(code=7) !! System.InvalidOperationException: "code 7 is not allowed here"
 WANT
-calls "$T/out" > "$T/got"
+watch_calls "$T/out" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "values differ: $(cat "$T/diff")"
 note "$(wc -l < "$T/got") calls, every value as expected, program output unchanged"
 grep -qx '13 calls shown (1 threw)' "$T/err" || fail "summary: $(cat "$T/err")"
@@ -43,22 +41,22 @@ grep -qx '13 calls shown (1 threw)' "$T/err" || fail "summary: $(cat "$T/err")"
 # first call, left out, leaves the second its place)
 where() { cs watch --where "$1" -- dotnet "$W" run "$2" > "$T/out" 2> "$T/err" || fail "--where '$1': exit $?: $(cat "$T/err")"; }
 where 'qty > 2' 'Pricing.Quote'
-assert_eq "--where qty > 2" "$(calls "$T/out")" 'Pricing.Quote(sku="sku-1", qty=4) = 9.00'
+assert_eq "--where qty > 2" "$(watch_calls "$T/out")" 'Pricing.Quote(sku="sku-1", qty=4) = 9.00'
 grep -qx '1 calls shown; 1 left out by --where' "$T/err" || fail "--where: summary: $(cat "$T/err")"
 where 'sku contains "bc"' 'Pricing.Quote'
-assert_eq "--where contains" "$(calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
+assert_eq "--where contains" "$(watch_calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
 where 'result < 5' 'Pricing.Quote'
-assert_eq "--where on the result" "$(calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
+assert_eq "--where on the result" "$(watch_calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
 where 'c == Blue' 'Values.Paint'
-assert_eq "--where on an enum constant" "$(calls "$T/out")" 'Values.Paint(c=Blue, a=Read|Write, l=High) = 207'
+assert_eq "--where on an enum constant" "$(watch_calls "$T/out")" 'Values.Paint(c=Blue, a=Read|Write, l=High) = 207'
 # overloads: the one --where names no argument of is not watched, said once
 where 'cents > 100' 'Pricing.Tax'
-assert_eq "--where on overloads" "$(calls "$T/out")" 'Pricing.Tax(cents=250) = 25'
+assert_eq "--where on overloads" "$(watch_calls "$T/out")" 'Pricing.Tax(cents=250) = 25'
 grep -qF "corscope: 1 method not watched: --where 'cents > 100' cannot be said of it (Pricing.Tax has no argument 'cents' (its arguments: amount; result))" "$T/err" ||
     fail "--where on overloads: the other one is not said: $(cat "$T/err")"
 cs watch --rate 1 --where 'qty < 3' -- dotnet "$W" run 'Pricing.Quote' > "$T/out" 2> "$T/err" || fail "--rate 1 --where: $(cat "$T/err")"
-assert_eq "--where before --rate" "$(calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
-grep -Ev "$CALL" "$T/out" | diff -q "$T/plain" - > /dev/null || fail "--where: the program's output changed"
+assert_eq "--where before --rate" "$(watch_calls "$T/out")" 'Pricing.Quote(sku="abc", qty=2) = 3.00'
+grep -Ev "$WATCH_CALL" "$T/out" | diff -q "$T/plain" - > /dev/null || fail "--where: the program's output changed"
 expect_error "--where: unknown argument" 1 \
     "--where 'nope == 3': Pricing.Quote has no argument 'nope' (its arguments: sku, qty; result)" \
     cs watch --where 'nope == 3' -- dotnet "$W" run 'Pricing.Quote'
@@ -94,3 +92,21 @@ for want in \
 done
 expect_error "-o unwritable" 1 "cannot write /nonexistent/dir/c.jsonl" cs watch -o /nonexistent/dir/c.jsonl -p 1 'A.B'
 note "-o: 13 JSON lines, values structured, strings and messages with their length when cut"
+
+# attached, two sessions in a row (the dormant agent takes the second):
+# each session's --where holds for its own lines (another filter takes
+# other probe slots), the service's results stay right
+dotnet "$W" serve 14 > "$T/serve" 2>&1 &
+svc=$!
+for _ in $(seq 100); do grep -q '^ready' "$T/serve" && break; sleep 0.1; done
+grep -q '^ready' "$T/serve" || fail "WatchApp serve did not start"
+cs watch -p "$svc" -d 8s --count 3 --where 'qty > 2' 'Pricing.Quote' > "$T/out1" 2> "$T/err1" || fail "attached --where: $(cat "$T/err1")"
+cs watch -p "$svc" -d 8s --count 3 --where 'qty < 2' -o "$T/a.jsonl" 'Pricing.Quote' > "$T/out2" 2> "$T/err2" || fail "attached, second --where: $(cat "$T/err2")"
+watch_calls "$T/out1" | grep -Evq '^Pricing\.Quote\(sku="sku-[0-2]", qty=[34]\) = ' && fail "session 1: a line --where 'qty > 2' should have left out: $(cat "$T/out1")"
+watch_calls "$T/out2" | grep -Evq '^Pricing\.Quote\(sku="sku-[0-2]", qty=[01]\) = ' && fail "session 2: a line --where 'qty < 2' should have left out: $(cat "$T/out2")"
+assert_eq "attached --where: session 1 lines" "$(watch_calls "$T/out1" | wc -l)" 3
+assert_eq "attached --where: session 2 lines" "$(watch_calls "$T/out2" | wc -l)" 3
+assert_eq "attached -o: JSON lines" "$(wc -l < "$T/a.jsonl")" 3
+wait "$svc" || fail "the service failed after two watches (exit $?): $(cat "$T/serve")"
+grep -q '^wrong' "$T/serve" && fail "the service computed a wrong result: $(cat "$T/serve")"
+note "attached: two sessions, each --where held for its lines, the service's results right"

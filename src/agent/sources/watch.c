@@ -194,7 +194,9 @@ static uint32_t match_module(uint32_t mi)
             continue;
         }
         /* --where: a method (an overload) it cannot be said of is not
-         * watched; when no method is, corscope is told why (the last) */
+         * watched; when no method is, corscope is told why (the last).
+         * The filter is part of the slot: another session's --where takes
+         * another slot (take_slot compares the whole description) */
         if (W.where_set &&
             watch_filter_bind(&W.where, &described, W.where_why, sizeof W.where_why) < 0) {
             W.where_skipped++;
@@ -871,9 +873,6 @@ static void new_session(void)
 {
     W.chosen = 0;
     W.other_overloads[0] = '\0';
-    W.where_set = 0;
-    W.where_skipped = 0;
-    atomic_store(&watch_probe.filtered, 0);
     W.too_many = 0;
     W.matched_total = 0;
     atomic_store(&W.rewritten, 0);
@@ -887,6 +886,9 @@ static void new_session(void)
     atomic_store(&watch_probe.over_count, 0);
     atomic_store(&watch_probe.over_rate, 0);
     atomic_store(&watch_probe.queue_full, 0);
+    atomic_store(&watch_probe.filtered, 0);
+    W.where_skipped = 0;
+    W.where_why[0] = '\0';
     atomic_store(&watch_probe.window, 0);
     atomic_store(&watch_probe.window_taken, 0);
 }
@@ -932,6 +934,7 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
     if (W.max_methods > WATCH_MAX_METHODS)
         W.max_methods = WATCH_MAX_METHODS;
+    W.where_set = 0;
     if (a->cfg.watch_where[0]) {
         char why[160];
         if (watch_where_parse(a->cfg.watch_where, &W.where, why, sizeof why) < 0) {

@@ -186,8 +186,10 @@ static int enum_of(const struct assembly *a, uint32_t row, uint16_t *index, uint
     return 0;
 }
 
-/* The type a byref's bytes point to (custom modifiers skipped). */
-static int byref_target(const struct sig_type *t, struct sig_type *inner)
+/* The type after a type's custom modifiers and its first element-type
+ * byte `lead` (BYREF 0x10, SZARRAY 0x1d): a byref's target, an array's
+ * element. */
+static int inner_type(const struct sig_type *t, uint8_t lead, struct sig_type *inner)
 {
     const uint8_t *p = t->bytes, *end = t->bytes + t->len;
     while (p < end && (*p == 0x1f || *p == 0x20)) {
@@ -196,26 +198,10 @@ static int byref_target(const struct sig_type *t, struct sig_type *inner)
         if (md_uncompress(&p, end, &skip) < 0)
             return -1;
     }
-    if (p >= end || *p != 0x10)
+    if (p >= end || *p != lead)
         return -1;
     p++;
     return sig_type(&p, end, inner);
-}
-
-/* The element type of an array's bytes (SZARRAY only). */
-static int array_element(const struct sig_type *t, struct sig_type *elem)
-{
-    const uint8_t *p = t->bytes, *end = t->bytes + t->len;
-    while (p < end && (*p == 0x1f || *p == 0x20)) {
-        uint32_t skip;
-        p++;
-        if (md_uncompress(&p, end, &skip) < 0)
-            return -1;
-    }
-    if (p >= end || *p != 0x1d)
-        return -1;
-    p++;
-    return sig_type(&p, end, elem);
 }
 
 void watch_plan_value(const struct assembly *a, const struct sig_type *t, int out,
@@ -229,7 +215,7 @@ void watch_plan_value(const struct assembly *a, const struct sig_type *t, int ou
     v->elem_kind = SIG_VOID;
     v->kind = t->kind;
     if (t->kind == SIG_BYREF) {
-        if (byref_target(t, &inner) < 0)
+        if (inner_type(t, 0x10, &inner) < 0)
             return;
         v->byref = 1;
         if (out) {
@@ -248,7 +234,7 @@ void watch_plan_value(const struct assembly *a, const struct sig_type *t, int ou
     } else if (k == SIG_OBJECT && t->array) {
         v->read = WATCH_READ_ARRAY;
         struct sig_type elem;
-        if (array_element(t, &elem) == 0) {
+        if (inner_type(t, 0x1d, &elem) == 0) {
             if (elem.kind == SIG_STRING)
                 v->read = WATCH_READ_STRINGS;
             else if (is_primitive(elem.kind))
