@@ -64,6 +64,13 @@ done
 grep -m1 -E "$CALL" "$T/out2" | grep -q 'Convert.ToHexString(' || fail "session 2's line: $(head -3 "$T/out2")"
 grep -m1 -E "$CALL" "$T/out1" | grep -q 'SHA256.HashData(' || fail "session 1's line: $(head -3 "$T/out1")"
 
+# one overload of the framework's by its parameters, a generic one among
+# them (its type arguments are not compared: the name alone is shown)
+cs watch -p "$web" -d 1s 'System.Security.Cryptography.SHA256.HashData(ReadOnlySpan<byte>, Span<byte>)' \
+    > "$T/out" 2> "$T/err" || fail "HashData(ReadOnlySpan<byte>, Span<byte>): exit $?: $(cat "$T/err")"
+grep -q "watching 1 method matching 'System.Security.Cryptography.SHA256.HashData(ReadOnlySpan<byte>,Span<byte>)'" "$T/err" ||
+    fail "HashData(ReadOnlySpan<byte>, Span<byte>): $(cat "$T/err")"
+
 # one session at a time; no recording from the agent that stayed
 cs watch -p "$web" -d 4s 'System.Convert.ToHexString' > "$T/outb" 2> "$T/errb" &
 bg=$!

@@ -269,6 +269,11 @@ static int type_matches(const char *written, const char *shown)
 {
     char w[128];
     watch_copy(w, sizeof w, written);
+    /* a generic instantiation is shown by its type's name alone
+     * ("ReadOnlySpan"): its arguments are not compared */
+    char *lt = strchr(w, '<'), *gt = lt ? strrchr(lt, '>') : NULL;
+    if (lt && gt)
+        memmove(lt, gt + 1, strlen(gt + 1) + 1);
     if (!strncmp(w, "ref ", 4) || !strncmp(w, "out ", 4) || !strncmp(w, "in ", 3)) {
         if (strncmp(shown, "ref ", 4))
             return 0;
