@@ -60,6 +60,9 @@ expect_error "no match" 1 "no method matches 'Pricing.Qoute'; nearest: WatchApp.
 grep -Ev "$CALL" "$T/out" | diff -q "$T/plain" - > /dev/null || fail "no match: the program's output changed"
 expect_error "too many" 1 "matches [1-9][0-9]* methods, more than --max-methods 3" \
     cs watch --max-methods 3 -- dotnet "$W" run 'WatchApp.*'
+# "nothing was rewritten" holds launched too: no call is shown (the methods
+# taken before the count was passed were once rewritten at their compilation)
+! grep -Eq "$CALL" "$T/out" || fail "too many: calls shown although nothing was to be rewritten: $(grep -E "$CALL" "$T/out" | head -3)"
 expect_error "no pattern" 2 "no method pattern" cs watch -p 1
 expect_error "no process" 2 "no process" cs watch 'A.B'
 expect_error "both" 2 "not both" cs watch -p 1 'A.B' -- true

@@ -153,8 +153,44 @@ static long take_slot(uint32_t mi, mdMethodDef token, const struct watch_method 
     return (long)n;
 }
 
-/* Takes the methods of module mi the pattern names.  Returns how many. */
-static uint32_t match_module(uint32_t mi)
+/* Warnings made while W.lock is held, written after it is released: a
+ * log line is a blocking write to stderr (a pipe the program may drain
+ * slowly, or not at all), and another thread's module load waits for the
+ * lock meanwhile.  Control messages need no deferring: they are sent
+ * without waiting (control_client.c). */
+struct warnings {
+    char text[4096];
+    size_t len;
+    uint32_t dropped;
+};
+
+static void warn_later(struct warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn_later(struct warnings *w, const char *fmt, ...)
+{
+    size_t room = sizeof w->text - w->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->text + w->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n + 1 >= room) {
+        w->text[w->len] = '\0';
+        w->dropped++;
+        return;
+    }
+    w->len += (size_t)n + 1; /* each warning ends with its NUL */
+}
+
+static void warn_now(const struct warnings *w)
+{
+    for (size_t at = 0; at < w->len; at += strlen(w->text + at) + 1)
+        log_warn("%s", w->text + at);
+    if (w->dropped)
+        log_warn("watch: %u more methods not watched (their reasons did not fit)", w->dropped);
+}
+
+/* Takes the methods of module mi the pattern names.  Returns how many.
+ * Called with W.lock held: warnings go to w. */
+static uint32_t match_module(uint32_t mi, struct warnings *w)
 {
     struct wmodule *wm = W.modules[mi];
     const struct assembly *a = &wm->a;
@@ -190,7 +226,7 @@ static uint32_t match_module(uint32_t mi)
         static struct watch_method described;
         memset(&described, 0, sizeof described); /* compared whole by take_slot */
         if (watch_describe_method(a, row, &described, why, sizeof why) < 0) {
-            log_warn("watch: %s is not watched: %s", name, why);
+            warn_later(w, "watch: %s is not watched: %s", name, why);
             continue;
         }
         /* --where: a method (an overload) it cannot be said of is not
@@ -205,8 +241,8 @@ static uint32_t match_module(uint32_t mi)
         }
         long n = take_slot(mi, md_token(MD_METHODDEF, row), &described);
         if (n < 0) {
-            log_warn("watch: %s is not watched: the agent has watched %d different methods in "
-                     "this process, all it keeps", name, WATCH_MAX_METHODS);
+            warn_later(w, "watch: %s is not watched: the agent has watched %d different methods "
+                          "in this process, all it keeps", name, WATCH_MAX_METHODS);
             continue;
         }
         W.chosen++;
@@ -290,9 +326,11 @@ static void module_loaded(ModuleID id)
     W.modules[mi] = wm;
     atomic_store_explicit(&W.module_count, mi + 1, memory_order_release);
     int was_too_many = W.too_many;
-    uint32_t found = match_module(mi);
+    struct warnings warnings = {0};
+    uint32_t found = match_module(mi, &warnings);
     int now_too_many = W.too_many && !was_too_many;
     pthread_mutex_unlock(&W.lock);
+    warn_now(&warnings);
     if (found)
         log_debug("watch: %s: %u methods", path, found);
     if (now_too_many)
@@ -344,7 +382,9 @@ static long watched(FunctionID f, ModuleID *module_out, mdToken *token_out)
 static void jit_started(struct source *s, FunctionID f, int dynamic)
 {
     (void)s;
-    if (dynamic || W.attached)
+    /* past --max-methods nothing is rewritten (corscope says so): the
+     * methods taken before the count was passed are left as they are */
+    if (dynamic || W.attached || W.too_many)
         return;
     ModuleID module;
     mdToken token;
@@ -766,9 +806,11 @@ static int start(struct agent *a, struct source *s)
     /* the modules an earlier session read, under the new pattern */
     pthread_mutex_lock(&W.lock);
     uint32_t known = atomic_load(&W.module_count);
+    struct warnings warnings = {0};
     for (uint32_t mi = 0; mi < known; mi++)
-        match_module(mi);
+        match_module(mi, &warnings);
     pthread_mutex_unlock(&W.lock);
+    warn_now(&warnings);
     if (W.too_many)
         control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
     ICorProfilerModuleEnum *modules = NULL;
