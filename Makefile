@@ -348,6 +348,7 @@ demo: deps
 bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/cover.sh
 	bench/watch.sh
+	bench/watch_sessions.sh
 	bench/overhead.sh
 	bench/sigcost.sh
 	bench/wall.sh

@@ -11,6 +11,9 @@
 #   taken       --rate 1000000: every call's arguments, result and time
 #               are queued (until the agent's queue is full: then counted
 #               as dropped, still through the probes)
+#   filtered    --where 'a < 0' (never true here): every call goes through
+#               both probes and is left out by the comparison, before the
+#               rate
 # interleaved, RUNS times each; the medians of ns per call and what the
 # probes add to plain.  Prints a Markdown table for docs/performance.md.
 #
@@ -32,10 +35,11 @@ run() {
     not-named) "$CS" watch -q -- dotnet "$W" bench "$CALLS" 'Pricing.Quote' 2> "$T/err" ;;
     over-rate) "$CS" watch -q -- dotnet "$W" bench "$CALLS" 'Pricing.Mix' 2> "$T/err" ;;
     taken) "$CS" watch -q --rate 1000000 -- dotnet "$W" bench "$CALLS" 'Pricing.Mix' 2> "$T/err" ;;
+    filtered) "$CS" watch -q --where 'a < 0' -- dotnet "$W" bench "$CALLS" 'Pricing.Mix' 2> "$T/err" ;;
     esac | awk '/^ns\/call/ { print $2 }'
 }
 
-settings="plain not-named over-rate taken"
+settings="plain not-named over-rate taken filtered"
 for _ in $(seq "$RUNS"); do
     for s in $settings; do
         v=$(run "$s")

@@ -16,6 +16,8 @@ need pgrep procps
 need /usr/bin/time time   # bench/: wall and CPU time of each run
 need strace strace        # t_thread_costs: which thread grows the descriptor table
 need python3 python3      # t_attach (a process group of its own), t_ps (a silent diagnostics socket)
+need curl curl            # t_watch_sessions: a service's answers checked under load
+need wrk wrk              # bench/walks.sh, bench/watch_sessions.sh: a service under load
 # the C library's full symbol table, so native frames inside it have names
 # (its waits and sorts live in functions it does not export)
 pkg() { dpkg -s "$1" > /dev/null 2>&1 || missing="$missing $1"; }

@@ -15,8 +15,10 @@
 #include "agent/companion.h"
 #include "agent/control_client.h"
 #include "agent/evq.h"
+#include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/os_thread.h"
+#include "agent/rendezvous.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
@@ -318,6 +320,10 @@ static void *loop_main(void *arg)
     stacks_shutdown();
     if (atomic_load(&a->detaching))
         attach_detach(a);
+    /* attached, and the runtime would not let us go: the next watch
+     * comes to us (rendezvous.h) */
+    if (a->dormant && a->attached)
+        rendezvous_listen(a, lifecycle_resume);
     return NULL;
 }
 
@@ -329,13 +335,17 @@ static void hurry(void *a)
 
 int agent_start(struct agent *a)
 {
-    pthread_mutex_init(&a->wake_lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->wake, &attr);
-    pthread_cond_init(&a->synced, &attr);
-    pthread_condattr_destroy(&attr);
+    if (!a->wake_made) {
+        /* once: a callback may still lock them after a session ended */
+        pthread_mutex_init(&a->wake_lock, NULL);
+        pthread_condattr_t attr;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&a->wake, &attr);
+        pthread_cond_init(&a->synced, &attr);
+        pthread_condattr_destroy(&attr);
+        a->wake_made = 1;
+    }
     thread_ids_init(&a->thread_ids);
     resolve_init(&a->resolver, a->info, &a->names, &a->out);
     /* The libraries loaded by now (the host, the runtime, the C and C++

@@ -63,7 +63,8 @@ struct agent {
     _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
     _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */
     int detach_requested;      /* the runtime took the request (DetachSucceeded follows) */
-    int dormant;               /* the runtime refused it: nothing runs any more */
+    int dormant;               /* the runtime refused it: no loop, until the next session
+                                * comes (rendezvous.h, lifecycle_resume) */
 
     pthread_t loop;
     int loop_started;
@@ -72,6 +73,7 @@ struct agent {
     _Atomic int poked;         /* threads appeared: the sources should look now */
     _Atomic int hurried;       /* a callback's queue fills: drain now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */
+    int wake_made;             /* wake_lock and the conditions are made (once) */
     pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep and agent_sync */
     pthread_cond_t wake;
     pthread_cond_t synced;     /* the loop wrote what agent_sync asked for */

@@ -68,10 +68,10 @@ void attach_detach(struct agent *a)
                       : hr == CORPROF_E_IMMUTABLE_FLAGS_SET
                           ? "settings were made that the runtime cannot undo"
                           : "the runtime refused";
-    char text[160];
-    snprintf(text, sizeof text, "the agent cannot detach (%s, 0x%08x); it stays loaded, doing "
-             "nothing, until the process ends", why, (unsigned)hr);
-    log_warn("%s", text);
+    char text[256];
+    snprintf(text, sizeof text, "the agent cannot detach (%s, 0x%08x); it stays loaded, "
+             "dormant, and takes the next `corscope watch -p` of this process", why, (unsigned)hr);
+    log_debug("%s", text); /* corscope shows the message below */
     control_client_send("dormant %s", text);
     a->dormant = 1;
 }

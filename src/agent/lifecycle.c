@@ -19,6 +19,7 @@
 #include "agent/evq.h"
 #include "agent/log.h"
 #include "agent/proctree.h"
+#include "agent/rendezvous.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/signal/nativeunwind.h"
@@ -101,6 +102,18 @@ static void hide_environment(struct agent *a)
     hide_variable(a, PUSH_TOKEN_ENV);
 }
 
+/* The core's event-mask bits: threads, code (where each method is, and
+ * when it goes). */
+static void core_mask(struct agent *a)
+{
+    a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
+               COR_PRF_MONITOR_MODULE_LOADS;
+    /* an exception no managed code catches ends the process without
+     * Shutdown: its last moments are recorded (unhandled.h) */
+    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
+    a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+}
+
 /* The agent's tables the signal handler and the callbacks' walks read. */
 static int core_init(struct agent *a, int *labels)
 {
@@ -115,13 +128,7 @@ static int core_init(struct agent *a, int *labels)
     fatal_signal_install();
     codemap_init(a->info, a->info_version, &a->out);
     evq_open();
-    /* the core: threads, code (where each method is, and when it goes) */
-    a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
-               COR_PRF_MONITOR_MODULE_LOADS;
-    /* an exception no managed code catches ends the process without
-     * Shutdown: its last moments are recorded (unhandled.h) */
-    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
-    a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    core_mask(a);
     /* what the runtime does on each thread, to name the signal sampler's
      * samples in its own code; none of these changes how the runtime
      * works (not COR_PRF_MONITOR_GC, which turns concurrent GC off) */
@@ -305,6 +312,80 @@ decline:
     return E_FAIL;
 }
 
+int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_t why_size)
+{
+    char err[512];
+    /* the last session's loop has ended (it made us dormant): joined, its
+     * own freed; what the callbacks share (code map, threads, queues)
+     * stays, as it did while dormant */
+    if (agent_stop(a) < 0) {
+        snprintf(why, why_size, "the last session's thread did not end");
+        return -1;
+    }
+    atomic_store(&a->stopping, 0);
+    nativeunwind_resume();
+    a->cfg = *cfg;
+    log_set_level(a->cfg.log);
+    if (config_expand_output(a->cfg.output, (long)getpid(), a->output, sizeof a->output) < 0)
+        snprintf(a->output, sizeof a->output, "(the recording corscope sends)");
+    control_client_close(); /* the last session's line, hung up when it ended */
+    if (control_client_connect(a->cfg.control) < 0) {
+        snprintf(why, why_size, "cannot reach corscope at %s", a->cfg.control);
+        return -1;
+    }
+    int fd = control_client_receive_recording(ATTACH_RECORDING_WAIT_MS);
+    if (fd < 0) {
+        snprintf(why, why_size, "corscope did not send the recording's file");
+        goto fail;
+    }
+    if (recorder_open_fd(&a->out, &a->cfg, fd, a->output, err, sizeof err) < 0) {
+        snprintf(why, why_size, "%s", err);
+        goto fail;
+    }
+    names_free(&a->names);
+    if (names_init(&a->names, a->info, a->info_version, &a->out) < 0) {
+        snprintf(why, why_size, "out of memory");
+        goto fail_recording;
+    }
+    /* the sources afresh (the last session's were finished); the hooks
+     * are not called for them until detaching is cleared below */
+    a->source_count = 0;
+    a->mask = a->high_mask = 0;
+    core_mask(a);
+    if (agent_init_sources(a) < 0) {
+        snprintf(why, why_size, "the sources would not start (said above)");
+        goto fail_recording;
+    }
+    mask_for_attach(a);
+    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
+    if (hr < 0) {
+        snprintf(why, why_size, "SetEventMask2 failed (0x%08x)", (unsigned)hr);
+        goto fail_recording;
+    }
+    record_runtime_version(a);
+    recorder_info(&a->out, FMT_INFO_MODE, "attached");
+    a->dormant = 0;
+    a->detach_requested = 0;
+    a->halted = 0;
+    atomic_store(&a->detaching, 0);
+    if (agent_start(a) < 0) {
+        atomic_store(&a->detaching, 1);
+        snprintf(why, why_size, "cannot start the agent's thread");
+        goto fail_recording;
+    }
+    log_info("a new session in the agent that stayed loaded (ICorProfilerInfo%d)",
+             a->info_version);
+    return 0;
+
+fail_recording:
+    recorder_close(&a->out);
+fail:
+    a->dormant = 1;
+    control_client_send("dormant %s", why);
+    control_client_hangup();
+    return -1;
+}
+
 void lifecycle_attach_complete(struct agent *a,
                                void (*adopted)(void *ctx, ThreadID thread, pid_t tid), void *ctx)
 {
@@ -362,6 +443,7 @@ int lifecycle_detached(struct agent *a)
 
 int lifecycle_shutdown(struct agent *a)
 {
+    rendezvous_close(); /* no session starts from now on */
     /* no event after this: the queues are drained by the loop's last cycle */
     eventpipe_stop(a->info);
     if (agent_stop(a) < 0)

@@ -44,6 +44,14 @@ HIDDEN HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int 
 HIDDEN void lifecycle_attach_complete(struct agent *a,
                                       void (*adopted)(void *ctx, ThreadID thread, pid_t tid),
                                       void *ctx);
+/* The rendezvous thread, the agent dormant (the runtime refused to let
+ * it detach, attach.h): starts a new attached session with cfg, as
+ * InitializeForAttach would have, in the agent that is there: the
+ * control line to cfg->control, the recording corscope sends, the sources
+ * afresh, the event mask, the loop.  Returns 0, or -1 with why (the agent
+ * stays dormant). */
+HIDDEN int lifecycle_resume(struct agent *a, const struct config *cfg, char *why,
+                            size_t why_size);
 /* ProfilerDetachSucceeded and Shutdown: stop the loop and free what the
  * loop and the callbacks shared.  Return 0, or -1 when the loop would not
  * stop (then nothing is freed: the agent must never be). */

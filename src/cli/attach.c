@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/container.h"
 #include "cli/ipc.h"
+#include "cli/rendezvous.h"
 #include "cli/session.h"
 #include "common/clock.h"
 #include "common/product.h"
@@ -126,9 +127,19 @@ int attach_check(pid_t pid, struct attach_target *t)
                   (int)pid, name, t->proc.version);
         return -1;
     }
+    /* our library mapped, no session running: a dormant agent, or a
+     * record -p's that detached (its socket is not there) */
+    if (!t->proc.profiler[0] && container_mapped(pid, "libcorscope.so", NULL, 0, NULL)) {
+        int file = rendezvous_find(pid, t->proc.uid);
+        if (file >= 0) {
+            t->dormant = 1;
+            close(file);
+        }
+    }
     if (t->proc.profiler[0]) {
         if (t->proc.profiler_is_corscope)
-            cli_error("process %d (%s) is already being recorded by corscope", (int)pid, name);
+            cli_error("process %d (%s) is already being recorded by corscope (or watched: one "
+                      "session at a time)", (int)pid, name);
         else
             cli_error("process %d (%s) already has a profiler loaded (%s); the runtime takes "
                       "one at a time", (int)pid, name, t->proc.profiler);
@@ -202,6 +213,39 @@ static void refused(pid_t pid, const char *name, const char *agent, uint32_t hr,
         cli_error("the runtime of process %d (%s) refused the attach (0x%08x)", (int)pid, name,
                   (unsigned)hr);
     }
+}
+
+/* The agent that stayed loaded after a watch takes this session: the
+ * settings go to its own socket, not to the runtime.  Returns 0 when it
+ * said yes (it connects to the control socket next), else -1 (said). */
+static int rejoin(const struct attach_target *t, const char *name, const struct config *cfg,
+                  const char *text, size_t len)
+{
+    pid_t pid = t->proc.pid;
+    if (!cfg->watch[0]) {
+        cli_error("process %d (%s) has corscope's agent loaded since a watch (the runtime does "
+                  "not let a profiler that rewrote code detach): it takes further `corscope watch "
+                  "-p` sessions, not recordings", (int)pid, name);
+        return -1;
+    }
+    int file = rendezvous_find(pid, t->proc.uid);
+    char answer[512];
+    if (file < 0 || rendezvous_ask(file, text, len, answer, sizeof answer) < 0) {
+        cli_error("process %d (%s) has corscope's agent loaded since a watch, and it did not "
+                  "answer (%s)", (int)pid, name, file < 0 ? "its socket is gone" : answer);
+        return -1;
+    }
+    if (!strcmp(answer, "ok"))
+        return 0;
+    if (!strcmp(answer, "busy"))
+        cli_error("process %d (%s) is being watched by corscope already (one session at a time)",
+                  (int)pid, name);
+    else if (!strncmp(answer, "no ", 3))
+        cli_error("process %d (%s): %s", (int)pid, name, answer + 3);
+    else
+        cli_error("process %d (%s): the agent's answer is not this corscope's ('%.60s')",
+                  (int)pid, name, answer);
+    return -1;
 }
 
 struct opening {
@@ -285,9 +329,14 @@ int attach_run_with(const struct attach_target *t, const struct config *cfg_in, 
         cli_error("the settings do not fit in an attach request");
         goto out;
     }
+    uint64_t t0 = clock_now_ns();
+    if (t->dormant) {
+        if (rejoin(t, name, &cfg, text, (size_t)len) < 0)
+            goto out;
+        goto accept;
+    }
     uint8_t clsid[16];
     clsid_bytes(clsid);
-    uint64_t t0 = clock_now_ns();
     uint32_t hr = 0;
     struct ipc_waiter w = {s.listen_fd, give_recording, &g};
     int asked;
@@ -310,6 +359,7 @@ int attach_run_with(const struct attach_target *t, const struct config *cfg_in, 
         refused(pid, name, loadable, hr, spoke);
         goto out;
     }
+accept:
     if (session_accept_agent(&s, 5000) < 0) {
         session_print_pending(&s, 200);
         cli_error("the agent attached to process %d (%s) but never reached corscope; it stops on "

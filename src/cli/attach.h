@@ -6,6 +6,9 @@
  *      one that is gone, not .NET, another user's, without a diagnostics
  *      socket, on a runtime before .NET Core 3.1, that already has a profiler, or
  *      in another network namespace when corscope is not root.
+ *      A process whose corscope agent stayed loaded after a watch (the
+ *      runtime lets no profiler that rewrote code detach) is not refused:
+ *      that agent takes the next watch session itself (rendezvous.h).
  *   2. attach_run listens on a control socket (session.h), sends the
  *      runtime AttachProfiler (ipc.h) with the agent's path and the
  *      settings as text in the client data (config_to_text: the agent
@@ -34,6 +37,8 @@
 struct attach_target {
     struct dotnet_process proc;
     gid_t gid;
+    int dormant; /* corscope's agent stayed loaded after a watch: it takes the next
+                  * watch itself (cli/rendezvous.h), the runtime no new profiler */
 };
 
 /* Parses -p's value.  Returns 0, or -1 with the reason in err. */

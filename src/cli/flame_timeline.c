@@ -52,19 +52,31 @@ int flame_timeline_samples(FILE *out, const struct profile *p, const uint32_t *t
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
     qsort_r(order, n, sizeof *order, by_leaf_thread, (void *)p);
-    fputs("\"keys\":[", out);
+    /* the keys' count first, then their leaves (ascending: as the
+     * difference from the one before) and, as a second string, threads */
     uint32_t keys = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || by_leaf_thread(&order[i - 1], &order[i], (void *)p) != 0) {
-            const struct prof_sample *s = &p->selected[order[i]];
-            uint32_t thread = r->samples[s->sample].thread;
-            json_uint(out, p->path_leaf[s->path], keys == 0);
-            json_uint(out, thread_map ? thread_map[thread] : thread, 0);
+        if (i == 0 || by_leaf_thread(&order[i - 1], &order[i], (void *)p) != 0)
             keys++;
-        }
         key[order[i]] = keys - 1;
     }
-    fputc(']', out);
+    fputs("\"kl\":\"", out);
+    json_pack(out, keys);
+    uint32_t last_leaf = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || key[order[i]] != key[order[i - 1]]) {
+            uint32_t leaf = p->path_leaf[p->selected[order[i]].path];
+            json_pack(out, leaf - last_leaf);
+            last_leaf = leaf;
+        }
+    fputs("\",\"kt\":\"", out);
+    json_pack(out, keys);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || key[order[i]] != key[order[i - 1]]) {
+            uint32_t thread = r->samples[p->selected[order[i]].sample].thread;
+            json_pack(out, thread_map ? thread_map[thread] : thread);
+        }
+    fputc('"', out);
 
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
@@ -76,32 +88,36 @@ int flame_timeline_samples(FILE *out, const struct profile *p, const uint32_t *t
         same_weight &= s->weight == weight0;
         all_one &= s->count == 1;
     }
-    fputs(",\"tt\":[", out);
+    fputs(",\"tt\":\"", out);
+    json_pack(out, n);
     uint64_t last = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t us = r->samples[p->selected[order[i]].sample].time / 1000;
-        json_uint(out, us - last, i == 0);
+        json_pack(out, us - last);
         last = us;
     }
-    fputs("],\"tk\":[", out);
+    fputs("\",\"tk\":\"", out);
+    json_pack(out, n);
     for (size_t i = 0; i < n; i++)
-        json_uint(out, key[order[i]], i == 0);
-    fputc(']', out);
+        json_pack(out, key[order[i]]);
+    fputc('"', out);
     uint64_t period = p->event >= 0 ? r->events[p->event].period : 1;
     fprintf(out, ",\"period\":%llu", (unsigned long long)period);
     if (same_weight) {
         fprintf(out, ",\"w\":%llu", (unsigned long long)weight0);
     } else {
-        fputs(",\"tw\":[", out);
+        fputs(",\"tw\":\"", out);
+        json_pack(out, n);
         for (size_t i = 0; i < n; i++)
-            json_uint(out, r->samples[p->selected[order[i]].sample].weight, i == 0);
-        fputc(']', out);
+            json_pack(out, r->samples[p->selected[order[i]].sample].weight);
+        fputc('"', out);
     }
     if (!all_one) {
-        fputs(",\"tc\":[", out);
+        fputs(",\"tc\":\"", out);
+        json_pack(out, n);
         for (size_t i = 0; i < n; i++)
-            json_uint(out, r->samples[p->selected[order[i]].sample].count, i == 0);
-        fputc(']', out);
+            json_pack(out, r->samples[p->selected[order[i]].sample].count);
+        fputc('"', out);
     }
     mem_free(order);
     mem_free(key);

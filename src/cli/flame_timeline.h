@@ -22,14 +22,17 @@
 #include "common/visibility.h"
 
 /* Writes a view's samples as members of the object being written:
- *   "keys":[leaf,thread,...]   the distinct (leaf node, thread) pairs
- *   "tt":[...]                 each sample's time, as the difference from
+ *   "kl":"...","kt":"..."      the distinct (leaf node, thread) pairs, "keys",
+ *                              by leaf: each leaf as the difference from the
+ *                              one before, and each thread
+ *   "tt":"..."                 each sample's time, as the difference from
  *                              the one before (microseconds), in time order
- *   "tk":[...]                 each sample's key
+ *   "tk":"..."                 each sample's key
  *   "period":P                 a weight's value in the view's unit
- *   "tw":[...] or "w":W        each sample's weight, or the one weight of all
- *   "tc":[...]                 each sample's count (calls, objects), when
+ *   "tw":"..." or "w":W        each sample's weight, or the one weight of all
+ *   "tc":"..."                 each sample's count (calls, objects), when
  *                              not 1 for every sample
+ * the strings being packed arrays (json_pack), their length first.
  * thread_map maps the recording's thread index to the page's (NULL: the
  * same).  Returns 0, or -1 when out of memory (nothing written then). */
 HIDDEN int flame_timeline_samples(FILE *out, const struct profile *p, const uint32_t *thread_map);

@@ -95,6 +95,26 @@ static int is_socket(const char *path)
     return yes;
 }
 
+/* When the process started, in seconds of the wall clock (the boot time
+ * plus its start in clock ticks); 0 when it cannot be read. */
+static time_t started_at(pid_t pid)
+{
+    unsigned long long ticks;
+    if (start_key(pid, &ticks) < 0)
+        return 0;
+    FILE *f = fopen("/proc/stat", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long boot = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %llu", &boot) == 1)
+            break;
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return boot && hz > 0 ? (time_t)(boot + ticks / (unsigned long long)hz) : 0;
+}
+
 int ipc_socket_path(pid_t pid, char *out, size_t size)
 {
     /* in a container: its /tmp (or TMPDIR), and the pid it knows itself by */
@@ -111,7 +131,10 @@ int ipc_socket_path(pid_t pid, char *out, size_t size)
             return 0;
     }
     /* the start time could not be read, or differs (a runtime that put the
-     * socket elsewhere, a time namespace): the newest socket named for the pid */
+     * socket elsewhere, a time namespace): the newest socket named for the
+     * pid, made since the process started (an older one is an earlier
+     * process's of the same pid, left by a kill: nobody answers on it) */
+    time_t since = started_at(pid);
     int dfd = container_open(dir, O_RDONLY | O_DIRECTORY);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
@@ -130,7 +153,7 @@ int ipc_socket_path(pid_t pid, char *out, size_t size)
             strcmp(e->d_name + len - 7, "-socket") != 0)
             continue;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
-            (found == 0 && st.st_mtime < newest))
+            (found == 0 && st.st_mtime < newest) || (since && st.st_mtime + 2 < since))
             continue;
         if ((size_t)snprintf(out, size, "%s%s", dir, e->d_name) >= size)
             continue;

@@ -86,3 +86,14 @@ void json_uint(FILE *out, uint64_t v, int first)
         b[--i] = ',';
     fwrite_unlocked(b + i, 1, sizeof b - i, out);
 }
+
+void json_pack(FILE *out, uint64_t v)
+{
+    static const char digit[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+    char b[16];
+    size_t i = sizeof b;
+    b[--i] = digit[v & 31];
+    for (v >>= 5; v; v >>= 5)
+        b[--i] = digit[32 + (v & 31)];
+    fwrite_unlocked(b + i, 1, sizeof b - i, out);
+}

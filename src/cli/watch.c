@@ -32,6 +32,8 @@
 #include "common/clock.h"
 #include "common/mem.h"
 #include "common/units.h"
+#include "common/watch_where.h"
+#include "cli/watch_call.h"
 
 static const char watch_usage[] =
     "usage: corscope watch [options] -p PID PATTERN\n"
@@ -41,7 +43,9 @@ static const char watch_usage[] =
     "Shows each call of the methods PATTERN names, as it happens: time, thread,\n"
     "arguments, return value and duration; a summary per method at the end.\n"
     "PATTERN is Namespace.Type.Method (leading namespaces may be left out; '*'\n"
-    "matches any text: 'MyApp.Orders.*'); every overload is watched.\n"
+    "matches any text: 'MyApp.Orders.*'); every overload is watched, or the one\n"
+    "its parameters' types name: 'Pricing.Quote(string,int)' (C# names or full\n"
+    "names: System.String, MyApp.Order, int[], ref int).\n"
     "\n"
     "options:\n"
     "  -p, --pid PID         attach to a running process; at the end the methods\n"
@@ -51,9 +55,21 @@ static const char watch_usage[] =
     "      --max-methods N   rewrite at most N methods (default 20; up to 1000)\n"
     "      --rate N          show at most N calls a second (default 1000; the rest\n"
     "                        are counted)\n"
+    "      --stack           each call's callers, under its line ('    at Type.Method')\n"
+    "      --where 'EXPR'    show only the calls whose argument (by name) or\n"
+    "                        result matches: 'qty > 10', 'sku == \"a\"',\n"
+    "                        'sku contains \"ku\"', 'note != null', 'c == Blue'\n"
+    "                        (== != < <= > >= contains); the rest are counted\n"
+    "  -o, --output FILE     also write each call as a JSON object, one a line\n"
+    "                        (time, thread, method, args, result, duration_ns,\n"
+    "                        threw)\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
-enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE };
+enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE, OPT_STACK };
+
+/* --stack: frames the probe walks (itself and the watched method among
+ * them), so about this many callers shown */
+#define STACK_DEPTH 24
 
 struct method_stats {
     char name[160];
@@ -64,15 +80,25 @@ struct method_stats {
 struct watch_run {
     pid_t pid;
     uint64_t duration_ns, count, max_methods, rate;
-    int quiet;
+    int quiet, stack;
+    int last_shown; /* the last call line was printed: its frames are too */
     const char *pattern;
+    const char *where;
+    const char *output;            /* -o: JSON lines */
+    FILE *json;
+    int json_failed;
+    uint64_t unreadable;           /* call messages not understood */
     char **command;
     /* what came */
     uint64_t shown, threw;
     struct method_stats *methods;
     size_t method_count;
-    int got_end, none, too_many, failed, heard; /* heard: the agent said anything of watch's */
-    uint64_t end[8];
+    int got_end, none, nosig, too_many, failed, heard; /* heard: the agent said anything of watch's */
+    char pattern_text[CONFIG_WATCH_MAX]; /* the pattern, spaces in its parameter list taken out */
+    int bad_where;
+    uint64_t where_skipped;        /* methods --where cannot be said of: not watched */
+    char where_skipped_text[512];  /* the last one's reason */
+    uint64_t end[9];
     char none_text[1024];
     uint64_t mono_to_real; /* realtime - monotonic, ns */
     struct session *session;
@@ -109,6 +135,7 @@ static void format_duration(uint64_t ns, char *out, size_t size)
 
 static void on_call(struct watch_run *w, const char *args)
 {
+    w->last_shown = 0;
     if (w->count && w->shown >= w->count)
         return;
     int tid;
@@ -116,8 +143,23 @@ static void on_call(struct watch_run *w, const char *args)
     int used = 0;
     if (sscanf(args, "%d %llu %llu %n", &tid, &start, &duration, &used) != 3 || !used)
         return;
-    const char *text = args + used;
+    char records[CONTROL_MESSAGE_MAX];
+    snprintf(records, sizeof records, "%s", args + used);
+    struct watch_call call;
+    if (watch_call_parse(records, &call) < 0) {
+        w->unreadable++;
+        return;
+    }
+    char text[2048];
+    watch_call_line(&call, text, sizeof text);
     uint64_t real = start + w->mono_to_real;
+    if (w->json) {
+        watch_call_json(&call, real, tid, duration, w->json);
+        if (ferror(w->json) && !w->json_failed) {
+            w->json_failed = 1;
+            cli_error("cannot write %s: %s; the calls are still shown", w->output, strerror(errno));
+        }
+    }
     time_t secs = (time_t)(real / 1000000000ull);
     struct tm tm;
     localtime_r(&secs, &tm);
@@ -127,7 +169,8 @@ static void on_call(struct watch_run *w, const char *args)
     printf("%s.%03u [%d] %s  %s\n", stamp, (unsigned)(real / 1000000ull % 1000), tid, text, dur);
     fflush(stdout);
     w->shown++;
-    if (strstr(text, ") !! "))
+    w->last_shown = 1;
+    if (call.throw_type)
         w->threw++;
     struct method_stats *m = stats_for(w, text);
     if (m) {
@@ -155,7 +198,25 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         return;
     }
     unsigned long long a = 0, b = 0;
-    if (!strncmp(text, "none ", 5)) {
+    if (!strncmp(text, "frame ", 6)) {
+        if (w->last_shown) {
+            printf("    at %s\n", text + 6);
+            fflush(stdout);
+        }
+    } else if (!strncmp(text, "nosig ", 6)) {
+        w->nosig = 1;
+        snprintf(w->none_text, sizeof w->none_text, "%s", text + 6);
+        if (w->session)
+            w->session->stop_wanted = 1;
+    } else if (sscanf(text, "overloads %llu", &a) == 1) {
+        /* "overloads N Type.Method Method(int), Method(decimal)" */
+        const char *name = strchr(text + 10, ' ');
+        const char *sigs = name ? strchr(name + 1, ' ') : NULL;
+        if (!w->quiet && sigs)
+            fprintf(stderr, "corscope: %.*s: %llu overloads, all watched: %s (one alone: its "
+                    "parameters' types after the name, as 'Type.Method(int)')\n",
+                    (int)(sigs - name - 1), name + 1, a, sigs + 1);
+    } else if (!strncmp(text, "none ", 5)) {
         w->none = 1;
         snprintf(w->none_text, sizeof w->none_text, "%s", text + 5);
         if (w->session)
@@ -164,6 +225,11 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         w->too_many = 1;
         cli_error("'%s' matches %llu methods, more than --max-methods %llu: name fewer (a type, "
                   "a method) or raise --max-methods; nothing was rewritten", w->pattern, a, b);
+        if (w->session)
+            w->session->stop_wanted = 1;
+    } else if (!strncmp(text, "bad-where ", 10)) {
+        w->bad_where = 1;
+        cli_error("--where '%s': %s; nothing was rewritten", w->where ? w->where : "", text + 10);
         if (w->session)
             w->session->stop_wanted = 1;
     } else if (!strncmp(text, "failed ", 7)) {
@@ -175,16 +241,22 @@ static void on_watch(void *ctx, enum control_kind kind, const char *text)
         if (!w->quiet)
             fprintf(stderr, "corscope: watching %llu method%s matching '%s'\n", a, a == 1 ? "" : "s",
                     w->pattern);
+    } else if (!strncmp(text, "note ", 5) && strstr(text, ": not watched (--where)")) {
+        /* said once, in the summary, unless no method was watched */
+        w->where_skipped++;
+        snprintf(w->where_skipped_text, sizeof w->where_skipped_text, "%.*s",
+                 (int)(strstr(text, ": not watched (--where)") - (text + 5)), text + 5);
     } else if (!strncmp(text, "note ", 5)) {
         if (!w->quiet)
             fprintf(stderr, "corscope: %s\n", text + 5);
     } else if (!strncmp(text, "end ", 4)) {
-        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
+        /* the ninth count (filtered by --where) is newer than the others */
+        w->got_end = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
                             (unsigned long long *)&w->end[0], (unsigned long long *)&w->end[1],
                             (unsigned long long *)&w->end[2], (unsigned long long *)&w->end[3],
                             (unsigned long long *)&w->end[4], (unsigned long long *)&w->end[5],
-                            (unsigned long long *)&w->end[6],
-                            (unsigned long long *)&w->end[7]) == 8;
+                            (unsigned long long *)&w->end[6], (unsigned long long *)&w->end[7],
+                            (unsigned long long *)&w->end[8]) >= 8;
     }
 }
 
@@ -196,6 +268,12 @@ static int cmp_u64(const void *a, const void *b)
 
 static void summary(struct watch_run *w)
 {
+    if (w->nosig) {
+        size_t n = strcspn(w->pattern, "(");
+        cli_error("no overload of '%.*s' has the parameters %s; it has: %s", (int)n, w->pattern,
+                  w->pattern + n, w->none_text);
+        return;
+    }
     if (w->none) {
         if (strcmp(w->none_text, "-"))
             cli_error("no method matches '%s'; nearest: %s", w->pattern, w->none_text);
@@ -204,8 +282,12 @@ static void summary(struct watch_run *w)
                       w->pattern);
         return;
     }
-    if (w->too_many || w->failed)
+    if (w->too_many || w->failed || w->bad_where)
         return;
+    if (w->where_skipped)
+        cli_error("%llu method%s not watched: --where '%s' cannot be said of %s (%s)",
+                  (unsigned long long)w->where_skipped, w->where_skipped == 1 ? "" : "s",
+                  w->where, w->where_skipped == 1 ? "it" : "them; the last", w->where_skipped_text);
     fprintf(stderr, "\n%-40s %8s %10s %10s %10s\n", "method", "calls", "p50", "p99", "max");
     for (size_t i = 0; i < w->method_count; i++) {
         struct method_stats *m = &w->methods[i];
@@ -229,6 +311,8 @@ static void summary(struct watch_run *w)
         if (unfinished)
             fprintf(stderr, "; %llu entered and did not end (still running, or the end was dropped)",
                     (unsigned long long)unfinished);
+        if (w->end[8])
+            fprintf(stderr, "; %llu left out by --where", (unsigned long long)w->end[8]);
         if (over_count)
             fprintf(stderr, "; %llu past --count not taken", (unsigned long long)over_count);
         if (over_rate)
@@ -241,6 +325,9 @@ static void summary(struct watch_run *w)
         if (w->end[7])
             fprintf(stderr, "; %llu not sent (corscope did not read them in time)",
                     (unsigned long long)w->end[7]);
+        if (w->unreadable)
+            fprintf(stderr, "; %llu not understood (an agent of another version?)",
+                    (unsigned long long)w->unreadable);
         fprintf(stderr, "\n");
     } else {
         fprintf(stderr, "%llu calls shown (the agent's final counts did not arrive)\n",
@@ -262,6 +349,8 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
+        {"stack", no_argument, NULL, OPT_STACK},
+        {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -269,7 +358,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
     int c, longindex = -1;
     const char *why;
     char err[128];
-    while ((c = getopt_long(argc, argv, "+:p:d:qh", longopts, &longindex)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:p:d:o:qh", longopts, &longindex)) != -1) {
         char opt[64];
         cli_spelled_option(opt, sizeof opt, longopts, &longindex, c, argv);
         switch (c) {
@@ -292,6 +381,22 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         case OPT_RATE:
             if (units_parse_count(optarg, 1000000, &w->rate, &why) < 0 || !w->rate)
                 return cli_usage_error("watch", "%s %s: calls a second, 1 to 1000000", opt, optarg);
+            break;
+        case OPT_STACK: w->stack = 1; break;
+        case OPT_WHERE: {
+            struct watch_where_expr expr;
+            char werr[160];
+            if (strlen(optarg) >= CONFIG_WATCH_WHERE_MAX)
+                return cli_usage_error("watch", "%s: the expression is too long", opt);
+            if (watch_where_parse(optarg, &expr, werr, sizeof werr) < 0)
+                return cli_usage_error("watch", "%s '%s': %s", opt, optarg, werr);
+            w->where = optarg;
+            break;
+        }
+        case 'o':
+            if (!optarg[0])
+                return cli_usage_error("watch", "%s: an empty file name", opt);
+            w->output = optarg;
             break;
         case 'q': w->quiet = 1; break;
         case 'h': fputs(watch_usage, stdout); return -1;
@@ -326,8 +431,19 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         return cli_usage_error("watch", "-p and a command: attach to a process or start one, not both");
     if (!w->pid && !w->command)
         return cli_usage_error("watch", "no process: -p PID, or -- COMMAND...");
-    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern, " \n\r\t"))
-        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method)", w->pattern);
+    /* 'Pricing.Quote(string, int)': the spaces of the parameter list go */
+    const char *open = strchr(w->pattern, '(');
+    size_t o = 0;
+    for (const char *ch = w->pattern; *ch && o + 1 < sizeof w->pattern_text; ch++)
+        if (!(open && ch > open && (*ch == ' ' || *ch == '\t')))
+            w->pattern_text[o++] = *ch;
+    w->pattern_text[o] = '\0';
+    const char *close = open ? strchr(open, ')') : NULL;
+    if (strlen(w->pattern) >= CONFIG_WATCH_MAX || strpbrk(w->pattern_text, " \n\r\t") ||
+        (open && (!close || close[1] || strchr(open + 1, '('))) || (!open && strchr(w->pattern, ')')))
+        return cli_usage_error("watch", "'%s': not a method pattern (Namespace.Type.Method, or "
+                               "with its parameters' types: 'Type.Method(string,int)')", w->pattern);
+    w->pattern = w->pattern_text;
     return 0;
 }
 
@@ -343,11 +459,15 @@ static int make_config(const struct watch_run *w, struct config *cfg)
         cli_error("%s", err);
         return EXIT_WORK_FAILED;
     }
+    if (w->where && config_set(cfg, "watch_where", w->where, err, sizeof err) < 0)
+        return cli_usage_error("watch", "--where '%s': %s", w->where, err);
     cfg->watch_count = w->count;
     if (w->max_methods)
         cfg->watch_methods = (uint32_t)w->max_methods;
     if (w->rate)
         cfg->watch_rate = (uint32_t)w->rate;
+    if (w->stack)
+        cfg->watch_stack = STACK_DEPTH;
     (void)num;
     return 0;
 }
@@ -387,7 +507,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
         remove_temp(dir, file);
         return EXIT_WORK_FAILED;
     }
-    if (!w->quiet)
+    if (!w->quiet && t.dormant)
+        fprintf(stderr, "corscope: process %d has corscope's agent loaded since an earlier watch; "
+                "it takes this one to watch '%s'%s\n", (int)w->pid, w->pattern,
+                w->duration_ns ? "" : "; Ctrl-C to stop");
+    else if (!w->quiet)
         fprintf(stderr, "corscope: attaching to process %d to watch '%s'%s\n", (int)w->pid,
                 w->pattern, w->duration_ns ? "" : "; Ctrl-C to stop");
     int rc = attach_run_with(&t, cfg, agent, file, fd, w->duration_ns, 1, setup, w);
@@ -395,11 +519,11 @@ static int watch_attached(struct watch_run *w, const struct config *cfg, const c
     remove_temp(dir, file);
     if (rc && !w->heard)
         return rc; /* the attach failed (said): nothing to sum up */
-    if (rc == 0 && !w->quiet && !w->none && !w->too_many && !w->failed)
+    if (rc == 0 && !w->quiet && !w->none && !w->nosig && !w->too_many && !w->failed && !w->bad_where)
         fprintf(stderr, "corscope: the watched methods of process %d have their original code "
                 "back (RequestRevert)\n", (int)w->pid);
     summary(w);
-    return rc ? rc : (w->none || w->too_many || w->failed) ? EXIT_WORK_FAILED : 0;
+    return rc ? rc : (w->none || w->nosig || w->too_many || w->failed || w->bad_where) ? EXIT_WORK_FAILED : 0;
 }
 
 static int watch_launched(struct watch_run *w, const struct config *cfg, const char *agent)
@@ -432,7 +556,7 @@ static int watch_launched(struct watch_run *w, const struct config *cfg, const c
     }
     summary(w);
     int code = launch_exit_status(status);
-    if (!code && (w->none || w->too_many || w->failed))
+    if (!code && (w->none || w->nosig || w->too_many || w->failed || w->bad_where))
         return EXIT_WORK_FAILED;
     return code;
 }
@@ -458,8 +582,20 @@ int cmd_watch(int argc, char **argv)
     struct config cfg;
     if ((rc = make_config(&w, &cfg)) != 0)
         return rc;
+    if (w.output) {
+        w.json = fopen(w.output, "w");
+        if (!w.json) {
+            cli_error("cannot write %s: %s", w.output, strerror(errno));
+            return EXIT_WORK_FAILED;
+        }
+    }
     w.mono_to_real = clock_ns(CLOCK_REALTIME) - clock_now_ns();
     rc = w.pid ? watch_attached(&w, &cfg, agent) : watch_launched(&w, &cfg, agent);
+    if (w.json && fclose(w.json) != 0 && !w.json_failed) {
+        cli_error("cannot write %s: %s", w.output, strerror(errno));
+        if (!rc)
+            rc = EXIT_WORK_FAILED;
+    }
     for (size_t i = 0; i < w.method_count; i++)
         mem_free(w.methods[i].durations);
     mem_free(w.methods);

@@ -2,6 +2,7 @@
  * config: see config.h.
  */
 #include "common/config.h"
+#include "common/watch_where.h"
 
 #include <regex.h>
 #include <signal.h>
@@ -202,6 +203,7 @@ static const char *set_regex(char *out, const char *value)
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
 {
     const char *why = NULL;
+    char where_why[160];
     if (!strcmp(key, "output")) {
         if (!value[0])
             why = "empty path";
@@ -364,6 +366,24 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->watch_rate = (uint32_t)n;
         }
+    } else if (!strcmp(key, "watch_stack")) {
+        uint64_t n;
+        if (units_parse_count(value, UINT32_MAX, &n, &why) == 0) {
+            if (n > CONFIG_WATCH_STACK_MAX)
+                why = "out of range (0 to 64 frames)";
+            else
+                c->watch_stack = (uint32_t)n;
+        }
+    } else if (!strcmp(key, "watch_where")) {
+        struct watch_where_expr expr;
+        if (strlen(value) >= CONFIG_WATCH_WHERE_MAX)
+            why = "expression too long";
+        else if (strpbrk(value, "\n\r"))
+            why = "an expression has no newlines";
+        else if (value[0] && watch_where_parse(value, &expr, where_why, sizeof where_why) < 0)
+            why = where_why;
+        else
+            snprintf(c->watch_where, sizeof c->watch_where, "%s", value);
     } else {
         why = "unknown setting";
     }
@@ -521,6 +541,10 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->watch_methods);
     else if (!strcmp(key, "watch_rate"))
         snprintf(out, size, "%u", c->watch_rate);
+    else if (!strcmp(key, "watch_stack"))
+        snprintf(out, size, "%u", c->watch_stack);
+    else if (!strcmp(key, "watch_where"))
+        snprintf(out, size, "%s", c->watch_where);
     else if (size)
         out[0] = '\0';
 }

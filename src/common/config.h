@@ -86,9 +86,11 @@ enum config_async { CONFIG_ASYNC_OFF = 0, CONFIG_ASYNC_ON = 1, CONFIG_ASYNC_SNAP
 /* `corscope watch`: the method pattern's longest text, the most methods a
  * pattern may rewrite by default, and the calls shown per second at most */
 #define CONFIG_WATCH_MAX 512
+#define CONFIG_WATCH_WHERE_MAX 200
 #define CONFIG_WATCH_METHODS_DEFAULT 20u
 #define CONFIG_WATCH_METHODS_MAX 1000u
 #define CONFIG_WATCH_RATE_DEFAULT 1000u
+#define CONFIG_WATCH_STACK_MAX 64u
 
 struct config {
     char output[PATH_MAX]; /* may hold %p, replaced by the pid */
@@ -124,6 +126,11 @@ struct config {
     uint64_t watch_count;
     uint32_t watch_methods;
     uint32_t watch_rate;
+    /* --stack: frames taken with each call (the probe and the method's own
+     * included), 0 none */
+    uint32_t watch_stack;
+    /* --where: one comparison of an argument or the result (watch_where.h) */
+    char watch_where[CONFIG_WATCH_WHERE_MAX];
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -153,7 +160,9 @@ struct config {
     X(watch, "CORSCOPE_WATCH") \
     X(watch_count, "CORSCOPE_WATCH_COUNT") \
     X(watch_methods, "CORSCOPE_WATCH_METHODS") \
-    X(watch_rate, "CORSCOPE_WATCH_RATE")
+    X(watch_rate, "CORSCOPE_WATCH_RATE") \
+    X(watch_stack, "CORSCOPE_WATCH_STACK") \
+    X(watch_where, "CORSCOPE_WATCH_WHERE")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

@@ -19,15 +19,25 @@
  *     detached                    the runtime confirmed the detach
  *     dormant TEXT                the runtime refused the detach: the agent
  *                                 stays loaded and does nothing
- *     call TID START DUR TEXT     `watch`: one call of a watched method: its
+ *     call TID START DUR RECORDS  `watch`: one call of a watched method: its
  *                                 thread, start (CLOCK_MONOTONIC ns),
- *                                 duration (ns), and "Type.Method(a=1) = 2"
+ *                                 duration (ns), and its values as records
+ *                                 separated by TAB, fields by US (0x1f):
+ *                                 METHOD; "a" NAME TYPE VALUE per argument;
+ *                                 "m" (more arguments than read); "r" TYPE
+ *                                 VALUE (the result); "t" TYPE MESSAGE (it
+ *                                 threw).  VALUE is the text shown ("4",
+ *                                 "\"sku-1\"", "int[3] {1, 2, 3}"); see
+ *                                 cli/watch_call.h, which reads them
  *     watch WORD ARGS             `watch`: methods N (rewritten by ReJIT),
  *                                 none NEAR-NAMES, too-many MATCHED MAX,
  *                                 note TEXT (said to the user),
- *                                 failed WHAT, end CALLS UNFINISHED
+ *                                 failed WHAT, bad-where WHY (--where names
+ *                                 no argument of a method, or compares it
+ *                                 with a literal of another kind: nothing
+ *                                 is rewritten), end CALLS UNFINISHED
  *                                 OVER-COUNT OVER-RATE QUEUE-FULL
- *                                 REWRITTEN LEFT
+ *                                 REWRITTEN LEFT UNSENT FILTERED
  *   corscope -> agent
  *     recording                   attached: the file to record into, an
  *                                 open descriptor passed with the message

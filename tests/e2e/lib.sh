@@ -117,3 +117,9 @@ check_waiter() {
     assert_ge "waiter samples" "$waiter" 20
     assert_ge "waiter samples blocked in read under Waiter.Block" "$blocked" "$(awk -v w="$waiter" 'BEGIN { print 0.9 * w }')"
 }
+
+# `corscope watch`'s call lines: WATCH_CALL matches a line's time and
+# thread; watch_calls FILE prints the lines without time, thread and
+# duration
+WATCH_CALL='^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9] \[[0-9]+\] '
+watch_calls() { { grep -E "$WATCH_CALL" "$1" || true; } | sed -E "s/$WATCH_CALL//; s/  [0-9.]+ (us|ms|s)\$//"; }

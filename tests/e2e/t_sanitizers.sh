@@ -109,13 +109,31 @@ no_reports "$T/covert.err" "cover of CoverTests"
 grep -q "Passed!  - Failed:     0" "$T/covert.out" || fail "CoverTests under the sanitized agent: $(tail -5 "$T/covert.out")"
 note "cover: Demo and dotnet test of CoverTests under the sanitized agent and CLI, every report"
 
-# live probes: the sanitized agent rewrites WatchApp's Pricing methods and
+# live probes: the sanitized agent rewrites WatchApp's Pricing and Values methods and
 # reads their values; every call shown, the program's output unchanged
 dotnet "$APPS/WatchApp/WatchApp.dll" run > "$T/watch.plain"
-sanitized watch -- dotnet "$APPS/WatchApp/WatchApp.dll" run 'WatchApp.Pricing.*' \
+sanitized watch --max-methods 30 -- dotnet "$APPS/WatchApp/WatchApp.dll" run 'WatchApp.[PV][ra][il]*' \
     > "$T/watch.out" 2> "$T/watch.err" || fail "watch of WatchApp under the sanitizers failed: $(tail -3 "$T/watch.err")"
 no_reports "$T/watch.err" "watch of WatchApp"
-[ "$(grep -c ' Pricing\.' "$T/watch.out")" = 13 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
-grep -v ' Pricing\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
+[ "$(grep -Ec ' (Pricing|Values)\.' "$T/watch.out")" = 26 ] || fail "watch under the sanitizers: $(cat "$T/watch.out")"
+grep -Ev ' (Pricing|Values)\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
     fail "watch under the sanitizers: the program's output changed"
-note "watch: WatchApp's 13 calls under the sanitized agent and CLI"
+note "watch: WatchApp's 26 calls (Pricing, Values: every kind of value read) under the sanitized agent and CLI"
+
+# watch -p three times (the second and third taken by the agent that stayed,
+# agent/rendezvous.h), with --stack, the service itself sanitized
+LD_PRELOAD=$LIBASAN ASAN_OPTIONS=detect_leaks=0 dotnet "$APPS/WatchApp/WatchApp.dll" serve 10 \
+    > "$T/serve.out" 2> "$T/serve.err" &
+svc=$!
+for _ in $(seq 100); do grep -q '^ready' "$T/serve.out" && break; sleep 0.1; done
+grep -q '^ready' "$T/serve.out" || fail "WatchApp serve under the sanitizers did not start: $(cat "$T/serve.err")"
+for i in 1 2 3; do
+    sanitized watch -p "$svc" --count 2 --stack 'Pricing.[QC]*' > "$T/w$i.out" 2> "$T/w$i.err" ||
+        fail "watch -p $i under the sanitizers: $(tail -3 "$T/w$i.err")"
+    no_reports "$T/w$i.err" "watch -p $i"
+    [ "$(grep -c '^[0-9]' "$T/w$i.out")" = 2 ] || fail "watch -p $i under the sanitizers: $(cat "$T/w$i.out" "$T/w$i.err")"
+done
+wait "$svc" || fail "WatchApp serve under the sanitized agent: exit $?: $(tail -3 "$T/serve.err")"
+no_reports "$T/serve.err" "the service after three watches"
+grep -q '^served [0-9]' "$T/serve.out" || fail "the sanitized service did not finish"
+note "watch -p: three sessions (two by the agent that stayed), --stack, under the sanitized agent and CLI"

@@ -3,6 +3,7 @@
  * back exactly, and every damaged variant is reported, never crashed on.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/mem.h"
@@ -320,8 +321,72 @@ static void test_building_a_recording(void)
     }
 }
 
+
+/* The reader gives back the pages of the samples and stacks chunks once
+ * they are decoded: a recording of many pages of them, loaded from a file
+ * as the CLI loads it, keeps every sample, stack and string exact. */
+static void test_big_chunks_released_intact(void)
+{
+    enum { FRAMES = 20, STACKS = 3000, SAMPLES = 60000 };
+    struct buf b;
+    buf_init(&b);
+    struct writer w;
+    struct writer_sink sink = {mem_sink, &b};
+    REQUIRE(writer_begin(&w, sink) == 0);
+    writer_event(&w, 1, "cpu", "ns", 1000);
+    uint32_t mod = writer_string(&w, "App.dll", 7), type = writer_string(&w, "App.Type", 8);
+    uint32_t frame[FRAMES], stack[STACKS], chain[32];
+    for (uint32_t f = 0; f < FRAMES; f++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "M%u", f);
+        frame[f] = writer_frame(&w, FMT_FRAME_MANAGED, mod, type, writer_string(&w, name, (size_t)n), 0);
+    }
+    for (uint32_t i = 0; i < STACKS; i++) {
+        uint32_t depth = 1 + i % 30;
+        for (uint32_t d = 0; d < depth; d++)
+            chain[d] = frame[(i * 7 + d) % FRAMES];
+        stack[i] = writer_stack(&w, chain, depth);
+    }
+    writer_thread(&w, 1, 100, writer_string(&w, "main", 4));
+    for (uint32_t i = 0; i < SAMPLES; i++)
+        writer_sample(&w, 1, 1, (uint64_t)i * 1000, stack[(i * 13) % STACKS], 1 + i % 5);
+    REQUIRE(writer_finish(&w, NULL, NULL, 0) == 0);
+    writer_free(&w);
+    REQUIRE(!b.failed);
+    char path[] = "/tmp/corscope-unit-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, b.data, b.len) == (ssize_t)b.len);
+    close(fd);
+    buf_free(&b);
+    struct recording r;
+    char err[256];
+    int rc = rec_load_file(path, &r, err, sizeof err);
+    unlink(path);
+    REQUIRE(rc == 0);
+    CHECK(r.status == REC_COMPLETE);
+    REQUIRE(r.sample_count == SAMPLES);
+    size_t bad = 0;
+    for (uint32_t i = 0; i < SAMPLES; i++) {
+        const struct rec_sample *x = &r.samples[i];
+        bad += x->time != (uint64_t)i * 1000 || x->weight != 1 + i % 5 || x->stack != stack[(i * 13) % STACKS];
+    }
+    CHECK(bad == 0);
+    bad = 0;
+    for (uint32_t i = 0; i < STACKS; i++) {
+        const struct rec_stack *st = &r.stacks[stack[i]];
+        bad += st->depth != 1 + i % 30;
+        for (uint32_t d = 0; d < st->depth && d < 30; d++)
+            bad += r.stack_frames[st->offset + d] != frame[(i * 7 + d) % FRAMES];
+    }
+    CHECK(bad == 0);
+    CHECK(rec_str_eq(r.strings[type], "App.Type"));
+    rec_free(&r);
+}
+
 void suite_format(void)
 {
+    RUN(test_big_chunks_released_intact);
     RUN(test_round_trip);
     RUN(test_recorded_events);
     RUN(test_building_a_recording);

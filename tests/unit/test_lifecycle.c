@@ -86,6 +86,8 @@ struct lint {
     int handle_seen;
     int suspensions_seen; /* SuspendRuntime .. ResumeRuntime spans */
     int suspensions;      /* this lint, not the versions' */
+    int locked_seen;      /* pthread_mutex_lock .. unlock spans */
+    int locks;            /* the lint of log lines under a lock */
 };
 
 /* The function around `at`: from its first line (starting in column 0
@@ -143,11 +145,81 @@ static void lint_suspensions(const char *path, const char *text, struct lint *l)
     }
 }
 
+/* A static function's body in text, or NULL: the line that starts with
+ * "static" and names it, to its closing brace in column 0. */
+static const char *static_body(const char *text, const char *name, size_t len, const char **end)
+{
+    for (const char *p = text; (p = strstr(p, "\nstatic ")) != NULL; p += 8) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *paren = strchr(p + 1, '(');
+        if (!eol || !paren || paren > eol || (size_t)(paren - p) < len ||
+            strncmp(paren - len, name, len) || !strchr(" *", paren[-(long)len - 1]))
+            continue;
+        const char *brace = strstr(paren, "\n{");
+        const char *semi = strchr(paren, ';');
+        if (!brace || (semi && semi < brace))
+            continue; /* a declaration */
+        *end = strstr(brace, "\n}");
+        return *end ? brace : NULL;
+    }
+    return NULL;
+}
+
+/* No log line while an agent lock is held: from pthread_mutex_lock( to
+ * the pthread_mutex_unlock( after it in the same function, and in the
+ * bodies of the file's static functions called there (one level), no
+ * log_ call -- a log line is a blocking write to stderr, and every other
+ * thread that needs the lock (a module load, a compilation) waits on it
+ * (docs/reliability.md, "Locks and suspensions"). */
+static void lint_locks(const char *path, const char *text, struct lint *l)
+{
+    for (const char *p = text; (p = strstr(p, "pthread_mutex_unlock(")) != NULL; p += 21) {
+        const char *begin, *end, *from = NULL;
+        function_around(text, p, &begin, &end);
+        for (const char *q = begin; q < p; q++)
+            if (!strncmp(q, "pthread_mutex_lock(", 19))
+                from = q; /* the last before it (an unlock between is an early return's) */
+        if (!from)
+            continue;
+        l->locked_seen++;
+        for (const char *q = from; q < p; q++) {
+            const char *where = NULL;
+            if (!strncmp(q, "log_", 4) && (q == text || !strchr("_abcdefghijklmnopqrstuvwxyz", q[-1])))
+                where = q;
+            else if (q > from && (*q == '(') && strchr("abcdefghijklmnopqrstuvwxyz_0123456789", q[-1])) {
+                const char *n = q;
+                while (n > from && strchr("abcdefghijklmnopqrstuvwxyz_0123456789", n[-1]))
+                    n--;
+                const char *body_end, *body = static_body(text, n, (size_t)(q - n), &body_end);
+                for (const char *b = body; b && b < body_end; b++)
+                    if (!strncmp(b, "log_", 4) && !strchr("_abcdefghijklmnopqrstuvwxyz", b[-1])) {
+                        where = q;
+                        break;
+                    }
+            }
+            if (!where)
+                continue;
+            int line = 1;
+            for (const char *c = text; c < where; c++)
+                line += *c == '\n';
+            char what[1200];
+            snprintf(what, sizeof what, "%.1024s:%d writes a log line while a lock is held", path,
+                     line);
+            test_fail(__FILE__, __LINE__, what);
+        }
+    }
+}
+
 static void lint_file(const char *path, struct lint *l)
 {
     char *text = read_text(path);
     if (!text) {
         test_fail(__FILE__, __LINE__, path);
+        return;
+    }
+    if (l->locks) {
+        lint_locks(path, text, l);
+        free(text);
         return;
     }
     if (l->suspensions) {
@@ -225,6 +297,13 @@ static void test_nothing_written_while_suspended(void)
     struct lint l = {.suspensions = 1};
     lint_dir("src/agent", &l);
     CHECK(l.suspensions_seen >= 2); /* cpu_suspend.c's, async_snapshots.c's */
+}
+
+static void test_no_log_under_a_lock(void)
+{
+    struct lint l = {.locks = 1};
+    lint_dir("src/agent", &l);
+    CHECK(l.locked_seen >= 4); /* watch.c's among them */
 }
 
 static void test_guard_forms(void)
@@ -346,5 +425,6 @@ void suite_lifecycle(void)
     RUN(test_guard_forms);
     RUN(test_info_calls_within_version);
     RUN(test_nothing_written_while_suspended);
+    RUN(test_no_log_under_a_lock);
     RUN(test_too_old_runtime_declines);
 }

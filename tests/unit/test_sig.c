@@ -4,6 +4,7 @@
  * shown (agent/sources/watch_probe.c: decimals, strings, primitives).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/sources/watch.h"
 #include "common/pdb/sig.h"
@@ -144,7 +145,7 @@ static void shown(const struct watch_value *v, const uint64_t *words, uint32_t n
 static void test_watch_values(void)
 {
     struct watch_value dec = {.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE,
-                              .decimal = 1, .type = "Decimal"};
+                              .show = WATCH_SHOW_DECIMAL, .type = "Decimal"};
     /* 9.00: 900 scale 2; -0.05: 5 scale 2 negative */
     uint64_t w1[] = {WATCH_READ_BYTES | 16u << 16, (uint64_t)2 << 16, 900};
     shown(&dec, w1, 3, "9.00");
@@ -161,8 +162,8 @@ static void test_watch_values(void)
     uint64_t w5[] = {WATCH_READ_BYTES | 4u << 16, 0xfffffffcu};
     shown(&i4, w5, 2, "-4");
     struct watch_value arr = {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .type = "int[]"};
-    uint64_t w6[] = {WATCH_READ_ARRAY | (uint64_t)3 << 32};
-    shown(&arr, w6, 1, "int[3]");
+    uint64_t w6[] = {WATCH_READ_ARRAY | (uint64_t)3 << 32, 0x1000};
+    shown(&arr, w6, 2, "int[3]");
     struct watch_value b = {.read = WATCH_READ_BYTES, .size = 1, .kind = SIG_BOOL, .type = "bool"};
     uint64_t w7[] = {WATCH_READ_BYTES | 1u << 16, 1};
     shown(&b, w7, 2, "true");
@@ -170,6 +171,209 @@ static void test_watch_values(void)
     uint32_t pos = 0;
     struct watch_decoded d;
     CHECK(watch_decode_value(w3, 1, &pos, &d) < 0);
+}
+
+/* DateTime, TimeSpan, Guid, enums, arrays' first elements, span lengths. */
+static void test_watch_values_more(void)
+{
+    char t[200];
+    /* 2024-02-29T13:45:00 UTC: ticks 638448111000000000, kind 1 */
+    watch_format_datetime(638448111000000000ull | 1ull << 62, t, sizeof t);
+    CHECK_STR(t, "2024-02-29T13:45:00.0000000Z");
+    watch_format_datetime(0, t, sizeof t);
+    CHECK_STR(t, "0001-01-01T00:00:00.0000000");
+    watch_format_datetime(3155378975999999999ull | 2ull << 62, t, sizeof t);
+    CHECK_STR(t, "9999-12-31T23:59:59.9999999 (local)");
+    watch_format_datetime(0x3fffffffffffffffull, t, sizeof t); /* past the last day: no date */
+    CHECK(strstr(t, "DateTime(ticks") == t);
+    watch_format_timespan(54000000000ll, t, sizeof t);
+    CHECK_STR(t, "01:30:00");
+    watch_format_timespan(-(864000000000ll * 2 + 15000000), t, sizeof t);
+    CHECK_STR(t, "-2.00:00:01.5000000");
+    watch_format_timespan(INT64_MIN, t, sizeof t);
+    CHECK_STR(t, "-10675199.02:48:05.4775808");
+    const uint8_t g[16] = {0x5b, 0xad, 0x8f, 0x0f, 0xcb, 0xd9, 0x9f, 0x46,
+                           0xa1, 0x65, 0x70, 0x86, 0x77, 0x28, 0x95, 0x0e};
+    watch_format_guid(g, t, sizeof t);
+    CHECK_STR(t, "0f8fad5b-d9cb-469f-a165-70867728950e");
+    struct watch_enum e = {.flags = 1, .count = 4, .values = {0, 1, 2, 4},
+                           .names = {"None", "Read", "Write", "Exec"}};
+    watch_format_enum(&e, "Access", 3, t, sizeof t);
+    CHECK_STR(t, "Read|Write");
+    watch_format_enum(&e, "Access", 0, t, sizeof t);
+    CHECK_STR(t, "None");
+    watch_format_enum(&e, "Access", 8, t, sizeof t); /* no constant covers it */
+    CHECK_STR(t, "8");
+    e.flags = 0;
+    watch_format_enum(&e, "Access", 3, t, sizeof t);
+    CHECK_STR(t, "3");
+    watch_format_enum(&e, "Access", -1, t, sizeof t);
+    CHECK_STR(t, "-1");
+    /* arrays: elements from the signature's kind, or the runtime's */
+    struct watch_value ints = {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .elem_kind = SIG_I4,
+                               .type = "int[]"};
+    uint64_t a1[] = {WATCH_READ_ARRAY | 32u << 16 | (uint64_t)10 << 32, 0x1000,
+                     1 | 2ull << 32, 3 | 4ull << 32, 5 | 6ull << 32, 7 | 8ull << 32};
+    shown(&ints, a1, 6, "int[10] {1, 2, 3, 4, 5, 6, 7, 8, ...}");
+    uint64_t a2[] = {WATCH_READ_ARRAY | 8u << 16 | (uint64_t)2 << 32, 0x1000, 5 | 6ull << 32};
+    shown(&ints, a2, 3, "int[2] {5, 6}");
+    /* a byte[32]: the first 8 shown; a buffer too small for them all still
+     * ends the list */
+    struct watch_value bytes = {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .elem_kind = SIG_U1,
+                                .type = "byte[]"};
+    uint64_t b1[] = {WATCH_READ_ARRAY | 32u << 16 | (uint64_t)32 << 32, 0x1000,
+                     0x0807060504030201ull, ~0ull, ~0ull, ~0ull};
+    shown(&bytes, b1, 6, "byte[32] {1, 2, 3, 4, 5, 6, 7, 8, ...}");
+    {
+        uint32_t pos = 0;
+        struct watch_decoded d;
+        char small[24];
+        CHECK(watch_decode_value(b1, 6, &pos, &d) == 0);
+        watch_format_value(&bytes, &d, small, sizeof small);
+        CHECK(strlen(small) > 0 && small[strlen(small) - 1] == '}');
+    }
+    uint64_t a3[] = {WATCH_READ_ARRAY | 1u << 8};
+    shown(&ints, a3, 1, "null");
+    struct watch_value strs = {.read = WATCH_READ_STRINGS, .kind = SIG_OBJECT, .type = "string[]"};
+    uint64_t s1[] = {WATCH_READ_STRINGS | 3u << 16 | (uint64_t)4 << 32,
+                     WATCH_READ_STRING | 1u << 24 | (uint64_t)1 << 32, 'a',
+                     WATCH_READ_STRING | 1u << 8,
+                     WATCH_READ_STRING | 3u << 24 | (uint64_t)3 << 32, 'c' | 'c' << 16 | (uint64_t)'c' << 32};
+    shown(&strs, s1, 6, "string[4] {\"a\", null, \"ccc\", ...}");
+    struct watch_value span = {.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE,
+                               .show = WATCH_SHOW_SPAN, .type = "Span"};
+    uint64_t sp[] = {WATCH_READ_BYTES | 16u << 16, 0x7fff0000, 3};
+    shown(&span, sp, 3, "Span[3]");
+    struct watch_value out = {.read = WATCH_READ_OUT, .kind = SIG_BYREF, .byref = 1, .type = "ref string"};
+    uint64_t o1[] = {WATCH_READ_OUT};
+    shown(&out, o1, 1, "out");
+    /* runtime type names shortened */
+    watch_short_type("System.Collections.Generic.Dictionary`2[System.String,System.Int32]", t, sizeof t);
+    CHECK_STR(t, "Dictionary<String, Int32>");
+    watch_short_type("System.Int32[]", t, sizeof t);
+    CHECK_STR(t, "Int32[]");
+    watch_short_type("WatchApp.Box`1[System.Collections.Generic.List`1[System.Int32]]", t, sizeof t);
+    CHECK_STR(t, "Box<List<Int32>>");
+    watch_short_type("A.B`1[[C.D]]", t, 6); /* cut short: terminated */
+    CHECK(strlen(t) < 6);
+}
+
+/* Damaged payloads (the loop decodes what the probes queued): random and
+ * cut-short words are refused or shown, never read past their end. */
+static void test_watch_values_damaged(void)
+{
+    struct watch_value plans[] = {
+        {.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE, .show = WATCH_SHOW_DECIMAL},
+        {.read = WATCH_READ_BYTES, .size = 8, .kind = SIG_VALUETYPE, .show = WATCH_SHOW_DATETIME},
+        {.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE, .show = WATCH_SHOW_SPAN},
+        {.read = WATCH_READ_BYTES, .size = 4, .kind = SIG_I4, .show = WATCH_SHOW_ENUM,
+         .enum_index = WATCH_MAX_ENUMS + 5},
+        {.read = WATCH_READ_ARRAY, .kind = SIG_OBJECT, .elem_kind = SIG_R8},
+        {.read = WATCH_READ_STRINGS, .kind = SIG_OBJECT},
+        {.read = WATCH_READ_STRING, .kind = SIG_STRING},
+        {.read = WATCH_READ_REF, .kind = SIG_OBJECT},
+    };
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 20000; round++) {
+        uint64_t w[24];
+        uint32_t n = (uint32_t)(round % 24);
+        for (uint32_t i = 0; i < 24; i++) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            w[i] = seed;
+        }
+        /* a plausible header half of the time */
+        if (n && round & 1)
+            w[0] = (w[0] & ~0xffull) | (uint64_t)(round / 2 % 8);
+        uint32_t pos = 0;
+        struct watch_decoded d;
+        char text[300];
+        while (pos < n && watch_decode_value(w, n, &pos, &d) == 0) {
+            CHECK(pos <= n);
+            watch_format_value(&plans[round % 8], &d, text, sizeof text);
+            CHECK(strlen(text) < sizeof text);
+        }
+    }
+}
+
+/* --where: parsing, binding to a method's arguments, the probe's test on
+ * values in place (a fake string object: MethodTable, length, chars). */
+static void test_watch_where(void)
+{
+    struct watch_where_expr e;
+    char why[200];
+    CHECK(watch_where_parse("qty > 10", &e, why, sizeof why) == 0);
+    CHECK_STR(e.name, "qty");
+    CHECK(e.op == WHERE_GT && e.literal == WHERE_INT && e.i == 10);
+    CHECK(watch_where_parse(" sku contains \"a\\\"b\" ", &e, why, sizeof why) == 0);
+    CHECK(e.op == WHERE_CONTAINS && e.literal == WHERE_STRING && e.len == 3);
+    CHECK_STR(e.text, "a\"b");
+    CHECK(watch_where_parse("w<=-2.5", &e, why, sizeof why) == 0);
+    CHECK(e.op == WHERE_LE && e.literal == WHERE_FLOAT && e.f == -2.5);
+    CHECK(watch_where_parse("c == Color.Blue", &e, why, sizeof why) == 0);
+    CHECK(e.literal == WHERE_NAME);
+    CHECK_STR(e.text, "Blue");
+    CHECK(watch_where_parse("note != null", &e, why, sizeof why) == 0 && e.literal == WHERE_NULL);
+    CHECK(watch_where_parse("amount >= 12.5m", &e, why, sizeof why) == 0 && e.f == 12.5);
+    static const char *const bad[] = {
+        "", "> 3", "qty", "qty >", "qty > \"open", "qty > 1 && qty < 3", "note > null",
+        "sku contains 3", "qty ~ 3", "qty > 1e999", "qty == @",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = '\0';
+        CHECK(watch_where_parse(bad[i], &e, why, sizeof why) < 0);
+        CHECK(why[0] != '\0');
+    }
+    /* binding */
+    struct watch_method m = {.display = "Pricing.Quote", .params = 2, .taken = 2};
+    m.args[0] = (struct watch_value){.read = WATCH_READ_STRING, .kind = SIG_STRING, .name = "sku",
+                                     .type = "string"};
+    m.args[1] = (struct watch_value){.read = WATCH_READ_BYTES, .size = 4, .kind = SIG_I4,
+                                     .name = "qty", .type = "int"};
+    m.ret = (struct watch_value){.read = WATCH_READ_BYTES, .size = 16, .kind = SIG_VALUETYPE,
+                                 .show = WATCH_SHOW_DECIMAL, .type = "Decimal"};
+    CHECK(watch_where_parse("nope == 1", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) < 0);
+    CHECK_STR(why, "Pricing.Quote has no argument 'nope' (its arguments: sku, qty; result)");
+    CHECK(watch_where_parse("sku > 1", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) < 0);
+    CHECK(watch_where_parse("qty > 2", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0 && m.filter.arg == 1);
+    int32_t qty = 4;
+    void *home = &qty;
+    CHECK(watch_filter_keeps(&m.filter, &m.args[1], home));
+    qty = -7;
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[1], home));
+    /* result: a decimal 9.00 */
+    CHECK(watch_where_parse("result >= 9", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0 && m.filter.arg == WATCH_FILTER_RESULT);
+    uint32_t dec[4] = {2u << 16, 0, 900, 0};
+    CHECK(watch_filter_keeps(&m.filter, &m.ret, dec));
+    dec[2] = 899;
+    CHECK(!watch_filter_keeps(&m.filter, &m.ret, dec));
+    /* strings in place */
+    _Alignas(8) uint8_t obj[12 + 2 * 5] = {0};
+    int32_t len = 5;
+    memcpy(obj + 8, &len, 4);
+    const char *hello = "sku-1";
+    for (int i = 0; i < 5; i++)
+        obj[12 + 2 * i] = (uint8_t)hello[i];
+    const void *ref = obj, *null_ref = NULL;
+    CHECK(watch_where_parse("sku contains \"u-1\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &null_ref));
+    CHECK(watch_where_parse("sku == \"sku-1\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(watch_where_parse("sku == \"sku-\"", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &ref));
+    CHECK(watch_where_parse("sku == null", &e, why, sizeof why) == 0);
+    CHECK(watch_filter_bind(&e, &m, why, sizeof why) == 0);
+    CHECK(watch_filter_keeps(&m.filter, &m.args[0], &null_ref));
+    CHECK(!watch_filter_keeps(&m.filter, &m.args[0], &ref));
 }
 
 void suite_sig(void)
@@ -181,4 +385,7 @@ void suite_sig(void)
     RUN(test_sig_locals_append);
     RUN(test_sig_compress);
     RUN(test_watch_values);
+    RUN(test_watch_values_more);
+    RUN(test_watch_values_damaged);
+    RUN(test_watch_where);
 }

@@ -7,6 +7,8 @@
 //               plus what the schema cannot say (frame indexes in range,
 //               one weight per sample, samples in time order);
 //   chrome      parsed as Chrome trace events: a named track per thread,
+//               every sample in "samples" with its stack in "stackFrames"
+//               (the same stacks and counts as collapsed),
 //               slices well nested on each track;
 //   flamegraph  opened in headless Chromium (playwright-core): a click on a
 //               frame zooms to it, a search counts its matches and their
@@ -146,6 +148,24 @@ const methodInCollapsed = collapsed.filter((l) => l.slice(0, l.lastIndexOf(" "))
   }
   check("chrome slices are well nested on each track", nested);
   check(`chrome trace has ${method} slices`, slices.some((e) => e.name === method));
+  // every sample, its stack by reference into stackFrames (the format's
+  // "samples" and "sf"): the same stacks and counts as the collapsed output
+  const frames = trace.stackFrames || {}, samples = trace.samples || [];
+  // (collapsed writes ';' and line breaks in names as '_')
+  const stackOf = (sf) => { const names = []; for (let f = frames[sf]; f; f = frames[f.parent]) names.push(f.name.replace(/[;\n\r]/g, "_")); return names.reverse().join(";"); };
+  const counts = new Map();
+  let resolved = true, weights = 0;
+  for (const s of samples) {
+    if (!frames[s.sf] || !track(s) || s.ts === undefined) resolved = false;
+    const k = stackOf(s.sf);
+    counts.set(k, (counts.get(k) || 0) + s.weight);
+    weights += s.weight;
+  }
+  check("chrome samples refer to stackFrames on named tracks", samples.length > 0 && resolved && samples.every((s) => named.has(track(s))), `${samples.length} samples, ${Object.keys(frames).length} frames`);
+  const want = new Map(collapsed.map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))]));
+  const differ = [...new Set([...want.keys(), ...counts.keys()])].filter((k) => want.get(k) !== counts.get(k));
+  check("chrome samples' stacks and weights equal the collapsed stacks", differ.length === 0 && weights === collapsedTotal,
+    `${weights} against ${collapsedTotal}; ${differ.length} stacks differ${differ.length ? ", e.g. " + differ[0] + ": " + counts.get(differ[0]) + " against " + want.get(differ[0]) : ""}`);
 }
 
 // ---- flame graph in Chromium ---------------------------------------------------

@@ -3,7 +3,9 @@
 // and the time of a range selected on the timeline (a drag), a zoom, a
 // search, the inverted view and a thread filter, measured in headless
 // Chromium.  Used by bench/report_speed.sh.
-//   Usage: node flame_speed.mjs FILE.html [RUNS]   (medians of RUNS page loads, default 1)
+//   Usage: node flame_speed.mjs FILE.html [RUNS] [open]   (medians of RUNS page
+//   loads, default 1; "open": only the opening and the two ranges, for pages
+//   whose inverted view is too slow to wait for)
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 
@@ -11,6 +13,7 @@ const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
 const file = resolve(process.argv[2]);
 const runs = Number(process.argv[3] || 1);
+const openOnly = process.argv[4] === "open";
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
 const results = [];
 for (let run = 0; run < runs; run++) {
@@ -43,6 +46,7 @@ for (let run = 0; run < runs; run++) {
   await page.mouse.down();
   await page.mouse.move(tl.x + tl.width * 0.9, y, { steps: 4 });
   r.range2_ms = await timed(() => page.mouse.up());
+  if (openOnly) { results.push(r); await page.close(); continue; }
   r.whole_ms = await timed(() => page.click("#whole"));
   const name = await page.evaluate(() => window.corscope.rootName());
   r.zoom_ms = await timed(async () => { const b = await page.evaluate((n) => window.corscope.frameRect(n), name); if (b) await page.mouse.click(b.x, b.y); });

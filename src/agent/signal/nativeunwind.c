@@ -1167,6 +1167,11 @@ void nativeunwind_abandon(void)
     pthread_mutex_unlock(&parsed_lock);
 }
 
+void nativeunwind_resume(void)
+{
+    atomic_store(&abandoned, 0);
+}
+
 int nativeunwind_resident(uintptr_t at)
 {
     const struct nu_snapshot *s = atomic_load(&current);

@@ -60,6 +60,8 @@ HIDDEN void nativeunwind_refresh_all(void);
 /* Any thread: the recording ends; the collector stops decoding for walks
  * that will not be recorded (the program's exit does not wait for it). */
 HIDDEN void nativeunwind_abandon(void);
+/* A new session (lifecycle_resume): walks are decoded again. */
+HIDDEN void nativeunwind_resume(void);
 /* Collector: how to wake the collector when a callback waits for it. */
 HIDDEN void nativeunwind_set_waker(void (*fn)(void *), void *ctx);
 /* Is the object holding `at` read in place by walkers (never unloaded)? */

@@ -36,6 +36,7 @@
  * counted.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,31 +69,51 @@ struct wmodule {
     uint32_t sigs[2]; /* StandAloneSig tokens of the probes' calli (enter, exit), 0 until made */
 };
 
+/* A slot of watch_methods (the probes' table): filled once, never
+ * changed, since rewritten code may call a probe with its index until the
+ * process ends.  A method watched again in a later session (the agent
+ * stays loaded, lifecycle_resume) takes its slot again when it would read
+ * its values the same way; otherwise a new slot. */
 struct wmethod {
     uint32_t module;              /* index in modules */
     mdMethodDef token;
     _Atomic int state;
+    _Atomic uint32_t session;     /* the session that watches it (W.session), 0: none */
 };
+
+#define STACK_FRAMES CONFIG_WATCH_STACK_MAX
 
 struct pending {
     pid_t tid;
     uint32_t method;
     uint64_t token;
     char text[700];
+    uint32_t depth;               /* --stack: the entry's walk, leaf (the probe) first */
+    uint64_t ips[STACK_FRAMES];
 };
 
 static struct {
     ICorProfilerInfo15 *info;
+    int info_version;
     int attached;
-    char pattern[CONFIG_WATCH_MAX];
+    char pattern[CONFIG_WATCH_MAX];   /* the method part: Namespace.Type.Method */
+    char params[CONFIG_WATCH_MAX];    /* 'Name(string,int)': "string,int" */
+    int by_signature;                 /* a parameter list was given */
+    char other_overloads[600];        /* the name matched, not the parameters: theirs */
     int framework_too;
     uint32_t max_methods;
     struct wmodule *modules[MAX_MODULES];
     _Atomic uint32_t module_count;
     pthread_mutex_t lock;         /* appending modules and methods */
     struct wmethod methods[WATCH_MAX_METHODS];
-    _Atomic uint32_t method_count;
+    _Atomic uint32_t method_count; /* slots used, in every session so far */
+    uint32_t session;             /* this session's number, from 1 */
+    uint32_t chosen;              /* methods this session watches */
     int too_many;                 /* matches past max_methods: nothing more rewritten */
+    struct watch_where_expr where; /* --where, when where_set */
+    int where_set;
+    uint32_t where_skipped;       /* methods matched that --where cannot be said of */
+    char where_why[400];          /* why, for the last of them */
     uint32_t matched_total;
     _Atomic uint64_t rewritten, left;
     /* loop only */
@@ -107,19 +128,90 @@ static struct {
 } W;
 
 
-/* Takes the methods of module mi the pattern names.  Returns how many. */
-static uint32_t match_module(uint32_t mi)
+/* The slot for method token of module mi, described as *m, now this
+ * session's: its own from an earlier session when that reads the same,
+ * else a new one.  Returns its index, or -1 when the table is full. */
+static long take_slot(uint32_t mi, mdMethodDef token, const struct watch_method *m)
+{
+    uint32_t n = atomic_load(&W.method_count);
+    for (uint32_t i = 0; i < n; i++) {
+        if (W.methods[i].module == mi && W.methods[i].token == token &&
+            !memcmp(&watch_methods[i], m, sizeof *m)) {
+            atomic_store(&W.methods[i].state, M_UNKNOWN);
+            atomic_store(&W.methods[i].session, W.session);
+            return (long)i;
+        }
+    }
+    if (n >= WATCH_MAX_METHODS)
+        return -1;
+    watch_methods[n] = *m;
+    W.methods[n].module = mi;
+    W.methods[n].token = token;
+    atomic_store(&W.methods[n].state, M_UNKNOWN);
+    atomic_store(&W.methods[n].session, W.session);
+    atomic_store_explicit(&W.method_count, n + 1, memory_order_release);
+    return (long)n;
+}
+
+/* Warnings made while W.lock is held, written after it is released: a
+ * log line is a blocking write to stderr (a pipe the program may drain
+ * slowly, or not at all), and another thread's module load waits for the
+ * lock meanwhile.  Control messages need no deferring: they are sent
+ * without waiting (control_client.c). */
+struct warnings {
+    char text[4096];
+    size_t len;
+    uint32_t dropped;
+};
+
+static void warn_later(struct warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn_later(struct warnings *w, const char *fmt, ...)
+{
+    size_t room = sizeof w->text - w->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->text + w->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n + 1 >= room) {
+        w->text[w->len] = '\0';
+        w->dropped++;
+        return;
+    }
+    w->len += (size_t)n + 1; /* each warning ends with its NUL */
+}
+
+static void warn_now(const struct warnings *w)
+{
+    for (size_t at = 0; at < w->len; at += strlen(w->text + at) + 1)
+        log_warn("%s", w->text + at);
+    if (w->dropped)
+        log_warn("watch: %u more methods not watched (their reasons did not fit)", w->dropped);
+}
+
+/* Takes the methods of module mi the pattern names.  Returns how many.
+ * Called with W.lock held: warnings go to w. */
+static uint32_t match_module(uint32_t mi, struct warnings *w)
 {
     struct wmodule *wm = W.modules[mi];
     const struct assembly *a = &wm->a;
     const char *method_part = watch_last_dot(W.pattern);
     int literal_generated = method_part[0] == '<' || method_part[0] == '.';
     uint32_t found = 0;
+    static uint32_t taken[WATCH_MAX_METHODS];
     char name[768], why[160];
     for (uint32_t row = 1; row <= a->method_count; row++) {
         watch_full_name(a, row, name, sizeof name);
         if (!watch_pattern_matches(W.pattern, name) || !watch_has_body(a, row))
             continue;
+        if (W.by_signature && !watch_signature_matches(a, row, W.params)) {
+            char sig[200];
+            watch_signature_text(a, row, sig, sizeof sig);
+            size_t o = strlen(W.other_overloads);
+            if (o + strlen(sig) + 3 < sizeof W.other_overloads)
+                snprintf(W.other_overloads + o, sizeof W.other_overloads - o, "%s%s",
+                         o ? ", " : "", sig);
+            continue;
+        }
         const char *mname = assembly_method_name(a, row);
         int generated = mname[0] == '<' || mname[0] == '.' || strchr(name, '<');
         if (generated && !literal_generated && strcmp(watch_last_dot(name), method_part))
@@ -127,32 +219,75 @@ static uint32_t match_module(uint32_t mi)
         W.matched_total++;
         if (W.too_many)
             continue;
-        uint32_t n = atomic_load(&W.method_count);
-        if (n >= W.max_methods) {
+        if (W.chosen >= W.max_methods) {
             W.too_many = 1;
             continue;
         }
-        if (watch_describe_method(a, row, &watch_methods[n], why, sizeof why) < 0) {
-            log_warn("watch: %s is not watched: %s", name, why);
+        static struct watch_method described;
+        memset(&described, 0, sizeof described); /* compared whole by take_slot */
+        if (watch_describe_method(a, row, &described, why, sizeof why) < 0) {
+            warn_later(w, "watch: %s is not watched: %s", name, why);
             continue;
         }
+        /* --where: a method (an overload) it cannot be said of is not
+         * watched; when no method is, corscope is told why (the last).
+         * The filter is part of the slot: another session's --where takes
+         * another slot (take_slot compares the whole description) */
+        if (W.where_set &&
+            watch_filter_bind(&W.where, &described, W.where_why, sizeof W.where_why) < 0) {
+            W.where_skipped++;
+            control_client_send("watch note %s: not watched (--where)", W.where_why);
+            continue;
+        }
+        long n = take_slot(mi, md_token(MD_METHODDEF, row), &described);
+        if (n < 0) {
+            warn_later(w, "watch: %s is not watched: the agent has watched %d different methods "
+                          "in this process, all it keeps", name, WATCH_MAX_METHODS);
+            continue;
+        }
+        W.chosen++;
+        if (found < WATCH_MAX_METHODS)
+            taken[found] = (uint32_t)n;
         const char *ret = watch_methods[n].ret.type;
         if (!strcmp(ret, "Task") || !strcmp(ret, "ValueTask"))
             control_client_send("watch note %s returns a %s: its line ends at the method's first "
                                 "await that waits (its result is the %s, its time the call's "
                                 "synchronous part), not when the operation completes",
                                 watch_methods[n].display, ret, ret);
-        W.methods[n].module = mi;
-        W.methods[n].token = md_token(MD_METHODDEF, row);
-        atomic_store(&W.methods[n].state, M_UNKNOWN);
-        atomic_store_explicit(&W.method_count, n + 1, memory_order_release);
         found++;
+    }
+    /* a name with overloads: all are watched, and said */
+    for (uint32_t i = 0; i < found && i < WATCH_MAX_METHODS; i++) {
+        const char *d = watch_methods[taken[i]].display;
+        uint32_t same = 0, first = i;
+        for (uint32_t j = 0; j < found && j < WATCH_MAX_METHODS; j++)
+            if (!strcmp(watch_methods[taken[j]].display, d)) {
+                same++;
+                if (j < first)
+                    first = j;
+            }
+        if (same <= 1 || first != i)
+            continue;
+        char sigs[700] = "";
+        size_t o = 0;
+        for (uint32_t j = 0; j < found && j < WATCH_MAX_METHODS && o < sizeof sigs; j++) {
+            if (strcmp(watch_methods[taken[j]].display, d))
+                continue;
+            char one[200];
+            watch_signature_text(a, W.methods[taken[j]].token & 0xffffff, one, sizeof one);
+            o += (size_t)snprintf(sigs + o, sizeof sigs - o, "%s%s", o ? ", " : "", one);
+        }
+        control_client_send("watch overloads %u %s %s", same, d, sigs);
     }
     return found;
 }
 
 static void module_loaded(ModuleID id)
 {
+    uint32_t known = atomic_load_explicit(&W.module_count, memory_order_acquire);
+    for (uint32_t i = 0; i < known; i++)
+        if (W.modules[i]->id == id)
+            return; /* an earlier session's: matched at this one's start */
     LPCBYTE base;
     ULONG len = 0;
     AssemblyID assembly_id;
@@ -191,9 +326,11 @@ static void module_loaded(ModuleID id)
     W.modules[mi] = wm;
     atomic_store_explicit(&W.module_count, mi + 1, memory_order_release);
     int was_too_many = W.too_many;
-    uint32_t found = match_module(mi);
+    struct warnings warnings = {0};
+    uint32_t found = match_module(mi, &warnings);
     int now_too_many = W.too_many && !was_too_many;
     pthread_mutex_unlock(&W.lock);
+    warn_now(&warnings);
     if (found)
         log_debug("watch: %s: %u methods", path, found);
     if (now_too_many)
@@ -221,7 +358,8 @@ static long find_method(ModuleID module, mdToken token)
 {
     uint32_t n = atomic_load_explicit(&W.method_count, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        if (W.methods[i].token == token && W.modules[W.methods[i].module]->id == module)
+        if (W.methods[i].token == token && atomic_load(&W.methods[i].session) == W.session &&
+            W.modules[W.methods[i].module]->id == module)
             return (long)i;
     return -1;
 }
@@ -244,7 +382,9 @@ static long watched(FunctionID f, ModuleID *module_out, mdToken *token_out)
 static void jit_started(struct source *s, FunctionID f, int dynamic)
 {
     (void)s;
-    if (dynamic || W.attached)
+    /* past --max-methods nothing is rewritten (corscope says so): the
+     * methods taken before the count was passed are left as they are */
+    if (dynamic || W.attached || W.too_many)
         return;
     ModuleID module;
     mdToken token;
@@ -351,6 +491,7 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
             k = 0;
         thrown_class = k;
+        watch_throw_seen(W.info, object, k);
         return;
     }
     if (step != SOURCE_EX_UNWIND_ENTER)
@@ -372,11 +513,19 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
 /* Tells corscope that nothing matched, with the nearest method names. */
 static void say_none(void)
 {
+    if (W.where_skipped) {
+        control_client_send("watch bad-where %s", W.where_why);
+        return;
+    }
     static const struct assembly *assemblies[MAX_MODULES];
     uint32_t n = atomic_load(&W.module_count);
     for (uint32_t i = 0; i < n; i++)
         assemblies[i] = &W.modules[i]->a;
     char text[900];
+    if (W.by_signature && W.other_overloads[0]) {
+        control_client_send("watch nosig %s", W.other_overloads);
+        return;
+    }
     watch_near_names(W.pattern, assemblies, n, text, sizeof text);
     control_client_send("watch none %s", text[0] ? text : "-");
 }
@@ -397,25 +546,74 @@ static void flush_outbox(void)
     }
 }
 
-static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
+/* Queues one message for corscope.  Returns 0, or -1 when the outbox is
+ * full (corscope is not reading: bounded, counted as not sent). */
+static int outbox_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int outbox_add(const char *fmt, ...)
 {
-    W.calls++;
     flush_outbox();
     if (W.outbox_count == OUTBOX) {
-        W.unsent++; /* corscope is not reading: bounded, counted */
-        return;
+        W.unsent++;
+        return -1;
     }
     uint32_t slot = (W.outbox_head + W.outbox_count) % OUTBOX;
-    int n = snprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, "call %d %llu %llu %s", (int)tid,
-                     (unsigned long long)start, (unsigned long long)duration, text);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(W.outbox[slot], CONTROL_MESSAGE_MAX, fmt, ap);
+    va_end(ap);
     if (n < 0)
-        return;
+        return -1;
     W.outbox_len[slot] = (uint16_t)(n < CONTROL_MESSAGE_MAX ? n : CONTROL_MESSAGE_MAX - 1);
     W.outbox_count++;
     flush_outbox();
+    return 0;
 }
 
-static HRESULT request_rejit(uint32_t n);
+static void send_call(pid_t tid, uint64_t start, uint64_t duration, const char *text)
+{
+    W.calls++;
+    outbox_add("call %d %llu %llu %s", (int)tid, (unsigned long long)start,
+               (unsigned long long)duration, text);
+}
+
+/* --stack: the callers of a call, one "watch frame" message each after its
+ * line, outermost last.  The walk starts in the probe (native, ours), then
+ * the watched method: both left out.  Native frames between managed ones
+ * are one "[native code]". */
+static void send_stack(const struct pending *p)
+{
+    int seen_method = 0, native_run = 0;
+    for (uint32_t i = 0; i < p->depth; i++) {
+        /* a return address points after its call: look up the call */
+        uintptr_t ip = (uintptr_t)p->ips[i] - (i ? 1 : 0);
+        FunctionID f = 0;
+        if (W.info->lpVtbl->GetFunctionFromIP(W.info, (LPCBYTE)ip, &f) < 0)
+            f = 0;
+        if (!seen_method) {
+            seen_method = f != 0;
+            continue;
+        }
+        if (!f) {
+            native_run = 1;
+            continue;
+        }
+        if (native_run && outbox_add("watch frame [native code]") < 0)
+            return;
+        native_run = 0;
+        struct method_desc d;
+        if (names_describe(W.info, W.info_version, f, &d) < 0) {
+            if (outbox_add("watch frame [a method the runtime did not name]") < 0)
+                return;
+            continue;
+        }
+        if (outbox_add("watch frame %.300s.%.200s", d.type, d.method) < 0)
+            return;
+    }
+    if (native_run)
+        outbox_add("watch frame [native code]");
+}
+
+static HRESULT request_rejit(void);
 
 static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
 {
@@ -425,9 +623,8 @@ static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
     for (int k = 0; k < 2; k++)
         if (W.again_at[k] && now >= W.again_at[k]) {
             W.again_at[k] = 0;
-            uint32_t n = atomic_load(&W.method_count);
-            if (n && atomic_load(&watch_probe.active) && !W.reverted) {
-                HRESULT hr = request_rejit(n);
+            if (W.chosen && atomic_load(&watch_probe.active) && !W.reverted) {
+                HRESULT hr = request_rejit();
                 log_debug("watch: ReJIT asked again (0x%08x)", (unsigned)hr);
             }
         }
@@ -446,22 +643,26 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
     p->tid = e->tid;
     p->method = method;
     p->token = e->payload[1];
-    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s(", m->display);
+    p->depth = e->depth < STACK_FRAMES ? e->depth : STACK_FRAMES;
+    if (p->depth)
+        memcpy(p->ips, e->ips, p->depth * sizeof p->ips[0]);
+    /* the call message's records (cli/watch_call.h): the method, then
+     * "a US name US type US value" per argument */
+    size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s", m->display);
     uint32_t pos = 2;
     for (uint32_t i = 0; i < count && i < m->taken; i++) {
         struct watch_decoded d;
         char value[200];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
+        watch_resolve(W.info, &d);
         watch_format_value(&m->args[i], &d, value, sizeof value);
         if (o < sizeof p->text)
-            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "%s%s=%s", i ? ", " : "",
-                                  m->args[i].name, value);
+            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s",
+                                  m->args[i].name, watch_type_shown(&m->args[i], &d), value);
     }
     if (m->params > m->taken && o < sizeof p->text)
-        o += (size_t)snprintf(p->text + o, sizeof p->text - o, ", ...");
-    if (o < sizeof p->text)
-        snprintf(p->text + o, sizeof p->text - o, ")");
+        snprintf(p->text + o, sizeof p->text - o, "\tm");
 }
 
 static void on_exit_entry(const struct evq_entry *e, uint32_t method)
@@ -479,11 +680,14 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             struct watch_decoded d;
             char value[200];
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
+                watch_resolve(W.info, &d);
                 watch_format_value(&m->ret, &d, value, sizeof value);
-                snprintf(line + o, sizeof line - o, " = %s", value);
+                snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s",
+                         watch_type_shown(&m->ret, &d), value);
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
+        send_stack(p);
         /* the same thread's later entries never returned (they threw) */
         uint32_t kept = 0;
         for (uint32_t j = 0; j < W.pending_count; j++) {
@@ -514,10 +718,32 @@ static void on_throw(const struct evq_entry *e, uint32_t method)
         char name[256] = "an exception";
         if (e->payload[1])
             names_describe_class(W.info, (ClassID)e->payload[1], name, sizeof name);
+        /* the message, when the exception had one (": null" when its
+         * _message was null: the runtime's default text is made by code) */
+        char message[200] = "";
+        uint32_t pos = 2;
+        struct watch_decoded d;
+        if (e->words > 2 && watch_decode_value(e->payload, e->words, &pos, &d) == 0 &&
+            d.read == WATCH_READ_STRING)
+            watch_format_string(&d, message, sizeof message);
         char line[1000];
-        snprintf(line, sizeof line, "%.700s !! %.250s", p->text, name);
+        snprintf(line, sizeof line, "%.600s\tt\x1f%.200s\x1f%s", p->text, name, message);
         send_call(e->tid, p->token, e->time > p->token ? e->time - p->token : 0, line);
+        send_stack(p);
         W.throws++;
+        memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
+        W.pending_count--;
+        return;
+    }
+}
+
+/* A call --where left out on its result: its entry is forgotten. */
+static void on_drop(const struct evq_entry *e, uint32_t method)
+{
+    for (uint32_t k = W.pending_count; k-- > 0;) {
+        struct pending *p = &W.pending[k];
+        if (p->tid != e->tid || p->token != e->payload[1] || p->method != method)
+            continue;
         memmove(&W.pending[k], &W.pending[k + 1], (W.pending_count - k - 1) * sizeof W.pending[0]);
         W.pending_count--;
         return;
@@ -532,7 +758,9 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         return;
     uint32_t method = (uint32_t)e->payload[0];
     uint32_t count = (uint32_t)(e->payload[0] >> 32);
-    if (method >= atomic_load(&W.method_count))
+    /* a frame still in code of an earlier session's can call a probe */
+    if (method >= atomic_load(&W.method_count) ||
+        atomic_load(&W.methods[method].session) != W.session)
         return;
     if (e->kind == WATCH_ENTRY_ENTER)
         on_enter(e, method, count);
@@ -540,18 +768,30 @@ static void entry(struct agent *a, struct source *s, const struct evq_entry *e)
         on_exit_entry(e, method);
     else if (e->kind == WATCH_ENTRY_THROW)
         on_throw(e, method);
+    else if (e->kind == WATCH_ENTRY_DROP)
+        on_drop(e, method);
 }
 
-/* Asks the runtime to rejit the n methods and the methods that inlined
- * them. */
-static HRESULT request_rejit(uint32_t n)
+/* This session's methods, as the runtime names them.  Returns how many. */
+static uint32_t session_methods(ModuleID *mods, mdMethodDef *toks)
+{
+    uint32_t n = atomic_load(&W.method_count), k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (atomic_load(&W.methods[i].session) != W.session)
+            continue;
+        mods[k] = W.modules[W.methods[i].module]->id;
+        toks[k++] = W.methods[i].token;
+    }
+    return k;
+}
+
+/* Asks the runtime to rejit this session's methods and the methods that
+ * inlined them. */
+static HRESULT request_rejit(void)
 {
     static ModuleID mods[WATCH_MAX_METHODS];
     static mdMethodDef toks[WATCH_MAX_METHODS];
-    for (uint32_t i = 0; i < n; i++) {
-        mods[i] = W.modules[W.methods[i].module]->id;
-        toks[i] = W.methods[i].token;
-    }
+    uint32_t n = session_methods(mods, toks);
     return W.info->lpVtbl->RequestReJITWithInliners(W.info, COR_PRF_REJIT_BLOCK_INLINING, n, mods,
                                                     toks);
 }
@@ -563,6 +803,16 @@ static int start(struct agent *a, struct source *s)
     (void)s;
     if (!W.attached)
         return 0;
+    /* the modules an earlier session read, under the new pattern */
+    pthread_mutex_lock(&W.lock);
+    uint32_t known = atomic_load(&W.module_count);
+    struct warnings warnings = {0};
+    for (uint32_t mi = 0; mi < known; mi++)
+        match_module(mi, &warnings);
+    pthread_mutex_unlock(&W.lock);
+    warn_now(&warnings);
+    if (W.too_many)
+        control_client_send("watch too-many %u %u", W.matched_total, W.max_methods);
     ICorProfilerModuleEnum *modules = NULL;
     if (W.info->lpVtbl->EnumModules(W.info, &modules) >= 0 && modules) {
         ModuleID ids[64];
@@ -572,14 +822,14 @@ static int start(struct agent *a, struct source *s)
                 module_loaded(ids[i]);
         modules->lpVtbl->Release(modules);
     }
-    uint32_t n = atomic_load(&W.method_count);
+    uint32_t n = W.chosen;
     if (W.too_many)
-        return 0; /* said (module_loaded) */
+        return 0; /* said (above, or module_loaded) */
     if (!n) {
         say_none();
         return 0;
     }
-    HRESULT hr = request_rejit(n);
+    HRESULT hr = request_rejit();
     if (hr < 0) {
         log_warn("watch: the runtime refused to rejit the methods (0x%08x)", (unsigned)hr);
         control_client_send("watch failed rejit 0x%08x", (unsigned)hr);
@@ -602,14 +852,10 @@ static void stop(struct agent *a, struct source *s)
     (void)s;
     atomic_store(&watch_probe.active, 0);
     W.again_at[0] = W.again_at[1] = 0;
-    uint32_t n = atomic_load(&W.method_count);
-    if (W.attached && n && !W.too_many && !W.reverted) {
-        ModuleID mods[WATCH_MAX_METHODS];
-        mdMethodDef toks[WATCH_MAX_METHODS];
-        for (uint32_t i = 0; i < n; i++) {
-            mods[i] = W.modules[W.methods[i].module]->id;
-            toks[i] = W.methods[i].token;
-        }
+    if (W.attached && W.chosen && !W.too_many && !W.reverted) {
+        static ModuleID mods[WATCH_MAX_METHODS];
+        static mdMethodDef toks[WATCH_MAX_METHODS];
+        uint32_t n = session_methods(mods, toks);
         HRESULT hr = W.info->lpVtbl->RequestRevert(W.info, n, mods, toks, NULL);
         if (hr < 0)
             log_warn("watch: RequestRevert failed (0x%08x); the probes stay, quiet", (unsigned)hr);
@@ -622,7 +868,7 @@ static void finish(struct agent *a, struct source *s)
 {
     (void)a;
     (void)s;
-    if (!W.attached && !W.too_many && !atomic_load(&W.method_count))
+    if (!W.attached && !W.too_many && !W.chosen)
         say_none();
     W.unfinished += W.pending_count;
     W.pending_count = 0;
@@ -637,13 +883,14 @@ static void finish(struct agent *a, struct source *s)
     W.outbox_count = 0;
     for (int i = 0; i < 100; i++) { /* the last word must arrive */
         char end[256];
-        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu",
+        int n = snprintf(end, sizeof end, "watch end %llu %llu %llu %llu %llu %llu %llu %llu %llu",
                          (unsigned long long)W.calls, (unsigned long long)W.unfinished,
                          (unsigned long long)atomic_load(&watch_probe.over_count),
                          (unsigned long long)atomic_load(&watch_probe.over_rate),
                          (unsigned long long)atomic_load(&watch_probe.queue_full),
                          (unsigned long long)atomic_load(&W.rewritten),
-                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent);
+                         (unsigned long long)atomic_load(&W.left), (unsigned long long)W.unsent,
+                         (unsigned long long)atomic_load(&watch_probe.filtered));
         if (control_client_try_send(end, (size_t)n) != -1)
             break;
         struct timespec ts = {0, 10000000};
@@ -663,32 +910,85 @@ static const struct source_hooks hooks = {
     .rejit_error = rejit_error,
 };
 
+/* Forgets the last session (its methods reverted, its probes quiet). */
+static void new_session(void)
+{
+    W.chosen = 0;
+    W.other_overloads[0] = '\0';
+    W.too_many = 0;
+    W.matched_total = 0;
+    atomic_store(&W.rewritten, 0);
+    atomic_store(&W.left, 0);
+    W.pending_count = 0;
+    W.calls = W.unfinished = W.unpaired = W.unsent = W.throws = 0;
+    W.reverted = 0;
+    W.outbox_head = W.outbox_count = 0;
+    W.again_at[0] = W.again_at[1] = 0;
+    atomic_store(&watch_probe.taken, 0);
+    atomic_store(&watch_probe.over_count, 0);
+    atomic_store(&watch_probe.over_rate, 0);
+    atomic_store(&watch_probe.queue_full, 0);
+    atomic_store(&watch_probe.filtered, 0);
+    W.where_skipped = 0;
+    W.where_why[0] = '\0';
+    atomic_store(&watch_probe.window, 0);
+    atomic_store(&watch_probe.window_taken, 0);
+}
+
 static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
     (void)high;
     if (W.info) {
-        log_error("watch: the agent watched in this process before; attach again after it ends");
-        return -1;
+        /* a session after another, in the agent that stayed loaded
+         * (lifecycle_resume): what was read of the modules and the
+         * probes' table stay; the rest starts again */
+        if (!W.attached || !a->attached) {
+            log_error("watch: a second session only after an attach");
+            return -1;
+        }
+        new_session();
+    } else {
+        /* rewritten code calls into this library until the process ends (a
+         * frame inside an old version after the revert): it is never unloaded */
+        Dl_info self;
+        if (!dladdr((void *)&watch_enter, &self) || !self.dli_fname ||
+            !dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE)) {
+            log_error("watch: cannot pin the agent's library in memory; not watching");
+            return -1;
+        }
+        pthread_mutex_init(&W.lock, NULL);
     }
-    /* rewritten code calls into this library until the process ends (a
-     * frame inside an old version after the revert): it is never unloaded */
-    Dl_info self;
-    if (!dladdr((void *)&watch_enter, &self) || !self.dli_fname ||
-        !dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE)) {
-        log_error("watch: cannot pin the agent's library in memory; not watching");
-        return -1;
-    }
-    pthread_mutex_init(&W.lock, NULL);
+    W.session++;
     W.info = a->info;
+    W.info_version = a->info_version;
     W.attached = a->attached;
     snprintf(W.pattern, sizeof W.pattern, "%s", a->cfg.watch);
+    /* 'Name(types)': one overload by its parameters */
+    char *open = strchr(W.pattern, '(');
+    W.by_signature = open != NULL;
+    W.params[0] = '\0';
+    if (open) {
+        snprintf(W.params, sizeof W.params, "%s", open + 1);
+        W.params[strcspn(W.params, ")")] = '\0';
+        *open = '\0';
+    }
     W.framework_too = !strncmp(W.pattern, "System.", 7) || !strncmp(W.pattern, "Microsoft.", 10);
     W.max_methods = a->cfg.watch_methods ? a->cfg.watch_methods : CONFIG_WATCH_METHODS_DEFAULT;
     if (W.max_methods > WATCH_MAX_METHODS)
         W.max_methods = WATCH_MAX_METHODS;
+    W.where_set = 0;
+    if (a->cfg.watch_where[0]) {
+        char why[160];
+        if (watch_where_parse(a->cfg.watch_where, &W.where, why, sizeof why) < 0) {
+            log_error("watch: --where '%s': %s", a->cfg.watch_where, why);
+            return -1;
+        }
+        W.where_set = 1;
+    }
     watch_probe.source = s->index;
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
+    watch_probe.stack_depth = a->cfg.watch_stack;
     atomic_store(&watch_probe.active, 1);
     *mask |= COR_PRF_MONITOR_EXCEPTIONS; /* calls that end by a throw */
     if (W.attached)

@@ -27,6 +27,7 @@
 #include "common/pdb/assembly.h"
 #include "common/pdb/sig.h"
 #include "common/visibility.h"
+#include "common/watch_where.h"
 
 #define WATCH_ARGS 6            /* parameters a probe reads (more are shown as "...") */
 #define WATCH_MAX_METHODS 1000
@@ -37,17 +38,70 @@ enum watch_read {
     WATCH_READ_NONE,    /* shown by its type's name */
     WATCH_READ_BYTES,   /* `size` bytes at the address */
     WATCH_READ_STRING,  /* a System.String reference */
-    WATCH_READ_REF,     /* another reference: null or not */
-    WATCH_READ_ARRAY,   /* an array reference: null or its length */
+    WATCH_READ_REF,     /* another reference: null, or its MethodTable (its runtime type) */
+    WATCH_READ_ARRAY,   /* an array reference: null, or its length, MethodTable and first
+                         * WATCH_ARRAY_BYTES of elements (primitives) */
+    WATCH_READ_STRINGS, /* a string[]: its length and first WATCH_ARRAY_STRINGS strings */
+    WATCH_READ_OUT,     /* an `out` argument at entry: not read (not yet set) */
 };
+
+/* How the bytes of a value are shown (watch_values.c). */
+enum watch_show {
+    WATCH_SHOW_PLAIN,     /* by its sig kind */
+    WATCH_SHOW_DECIMAL,   /* System.Decimal (16 bytes) */
+    WATCH_SHOW_DATETIME,  /* System.DateTime: ticks and kind, ISO 8601 */
+    WATCH_SHOW_TIMESPAN,  /* System.TimeSpan: ticks, [-][d.]hh:mm:ss[.fffffff] */
+    WATCH_SHOW_GUID,      /* System.Guid */
+    WATCH_SHOW_ENUM,      /* an enum of the module: names from watch_enums[enum_index] */
+    WATCH_SHOW_SPAN,      /* Span<T> / ReadOnlySpan<T> / Memory-like ref struct: its length */
+};
+
+#define WATCH_ARRAY_BYTES 32    /* an array's elements copied (the first few) */
+#define WATCH_ARRAY_SHOWN 8     /* an array's elements shown at most */
+#define WATCH_ARRAY_STRINGS 3   /* a string[]'s strings taken */
+#define WATCH_ELEMENT_CHARS 16  /* characters taken of each */
+#define WATCH_MAX_ENUMS 64
+#define WATCH_ENUM_NAMES 64
 
 struct watch_value {
     uint8_t read;       /* enum watch_read */
     uint8_t size;       /* WATCH_READ_BYTES */
-    uint8_t kind;       /* enum sig_kind, for showing */
-    uint8_t decimal;    /* a System.Decimal (16 bytes) */
+    uint8_t kind;       /* enum sig_kind, for showing (an enum: its underlying type) */
+    uint8_t show;       /* enum watch_show */
+    uint8_t byref;      /* ref / in / out: the address holds a pointer to the value */
+    uint8_t elem_kind;  /* WATCH_READ_ARRAY: the elements' sig kind when the signature says
+                         * (SIG_VOID: from the array's MethodTable, at the loop) */
+    uint16_t enum_index;
     char name[32];      /* the parameter's name */
     char type[48];      /* the type's short name ("Order", "int[]") */
+};
+
+/* An enum's constants, read from the module's metadata (Field, Constant,
+ * CustomAttribute [Flags]); set before a method using it is rewritten,
+ * never changed after. */
+struct watch_enum {
+    uint8_t flags;      /* [Flags]: shown as A|B */
+    uint32_t count;
+    int64_t values[WATCH_ENUM_NAMES];
+    char names[WATCH_ENUM_NAMES][32];
+};
+HIDDEN extern struct watch_enum watch_enums[WATCH_MAX_ENUMS];
+
+/* --where bound to a method (watch_filter.c). */
+enum {
+    WATCH_FILTER_NONE, WATCH_FILTER_SIGNED, WATCH_FILTER_UNSIGNED, WATCH_FILTER_FLOAT,
+    WATCH_FILTER_BOOL, WATCH_FILTER_STRING, WATCH_FILTER_ENUM, WATCH_FILTER_NULL,
+};
+#define WATCH_FILTER_RESULT 255
+struct watch_filter {
+    uint8_t on;
+    uint8_t arg;        /* the argument's index, or WATCH_FILTER_RESULT */
+    uint8_t op;         /* enum watch_where_op */
+    uint8_t cls;        /* how it compares (WATCH_FILTER_*) */
+    int64_t i;
+    double f;
+    uint32_t len;
+    uint16_t text[WATCH_WHERE_TEXT];
 };
 
 struct watch_method {
@@ -57,6 +111,7 @@ struct watch_method {
     int has_this;
     struct watch_value args[WATCH_ARGS];
     struct watch_value ret; /* read SIG_VOID: none */
+    struct watch_filter filter;
 };
 
 /* The table the probes read: set before the method is rewritten, never
@@ -70,13 +125,16 @@ struct watch_probe_state {
     uint32_t source;               /* the source's index (evq tag) */
     uint64_t count_limit;          /* entries taken at most (0: none) */
     uint32_t rate;                 /* entries taken a second at most */
+    uint32_t stack_depth;          /* --stack: frames an entry takes (0 none) */
     _Atomic uint64_t taken;        /* entries queued */
     _Atomic uint64_t over_count, over_rate, queue_full;
+    _Atomic uint64_t filtered;     /* calls --where left out (at entry, or at the return) */
     _Atomic uint64_t window, window_taken; /* the rate's current second */
 };
 HIDDEN extern struct watch_probe_state watch_probe;
 
-enum { WATCH_ENTRY_ENTER = 1, WATCH_ENTRY_EXIT = 2, WATCH_ENTRY_THROW = 3 };
+enum { WATCH_ENTRY_ENTER = 1, WATCH_ENTRY_EXIT = 2, WATCH_ENTRY_THROW = 3,
+       WATCH_ENTRY_DROP = 4 /* the return of a call --where left out (on its result) */ };
 
 HIDDEN int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void *a4,
                            void *a5);
@@ -84,6 +142,14 @@ HIDDEN void watch_exit(int32_t method, int64_t token, void *result);
 /* ExceptionUnwindFunctionEnter of a watched method (the call throws out
  * of it): queues the exception's class (a ClassID, 0 when unknown). */
 HIDDEN void watch_thrown(uint32_t method, uint64_t klass);
+/* ExceptionThrown (the object in place, cooperative mode): keeps the
+ * exception's message string (NULL: none) for this thread's next
+ * watch_thrown; the entry then carries it as a string value. */
+HIDDEN void watch_note_thrown(const char *message, int known);
+/* Appends a string value (a System.String or NULL), at most max_chars of
+ * it; returns the new word count. */
+HIDDEN uint32_t watch_take_string(const char *obj, uint32_t max_chars, uint64_t read, uint64_t *w,
+                                  uint32_t n);
 
 /* Loop: waits (briefly, bounded) until no probe is running, after
  * active was cleared. */
@@ -98,13 +164,62 @@ struct watch_decoded {
     uint32_t length;           /* string or array length */
     uint32_t chars;            /* string characters taken */
     uint16_t text[WATCH_STRING_CHARS];
-    uint8_t bytes[16];
+    uint8_t bytes[WATCH_ARRAY_BYTES]; /* BYTES (at most 16), or an array's first elements */
+    uint32_t nbytes;           /* ARRAY: element bytes taken */
+    uint64_t mt;               /* REF, ARRAY: the object's MethodTable (its ClassID) */
+    uint32_t strings;          /* STRINGS: how many taken */
+    uint32_t string_len[WATCH_ARRAY_STRINGS];
+    uint32_t string_chars[WATCH_ARRAY_STRINGS];
+    uint16_t string_text[WATCH_ARRAY_STRINGS][WATCH_ELEMENT_CHARS];
+    /* set by the loop from mt (the runtime's names), "" when unknown */
+    char runtime_type[96];
+    uint8_t runtime_elem;      /* ARRAY: the elements' sig kind from the runtime (SIG_VOID: not
+                                * a primitive) */
 };
 HIDDEN int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
                               struct watch_decoded *out);
-/* A decoded value as text ("4", "\"sku-1\"", "null", "int[3]", "9.00"). */
+/* A decoded value as text ("4", "\"sku-1\"", "null", "int[3] {1, 2, 3}", "9.00",
+ * "2024-02-29T13:45:00.0000000Z", "Color.Red|Blue"). */
 HIDDEN void watch_format_value(const struct watch_value *v, const struct watch_decoded *d,
                                char *out, size_t size);
+/* The type a value is said to have: its runtime type when the probe saw
+ * one (an object, an array of T), else the declared one. */
+HIDDEN const char *watch_type_shown(const struct watch_value *v, const struct watch_decoded *d);
+/* A decoded string value as text ("null", "\"abc\"...(60 chars)"). */
+HIDDEN void watch_format_string(const struct watch_decoded *d, char *out, size_t size);
+/* watch_values.c: the parts of showing values that are pure (unit tested). */
+HIDDEN void watch_format_datetime(uint64_t data, char *out, size_t size);
+HIDDEN void watch_format_timespan(int64_t ticks, char *out, size_t size);
+HIDDEN void watch_format_guid(const uint8_t b[16], char *out, size_t size);
+HIDDEN void watch_format_enum(const struct watch_enum *e, const char *type, int64_t value,
+                              char *out, size_t size);
+/* Fills v's reading plan (read, size, show, byref, elem_kind, enum) for a
+ * parameter's or return type from the assembly's metadata; `out`: an
+ * [Out] byref parameter without [In] (not read at entry). */
+HIDDEN void watch_plan_value(const struct assembly *a, const struct sig_type *t, int out,
+                             struct watch_value *v);
+/* The C# keyword of a primitive sig kind ("int"), NULL when none. */
+HIDDEN const char *watch_keyword(uint8_t kind);
+
+/* watch_filter.c: binds --where to method m (which argument, the literal
+ * in its kind).  Returns 0, or -1 with why (names the method and its
+ * arguments). */
+HIDDEN int watch_filter_bind(const struct watch_where_expr *e, struct watch_method *m, char *why,
+                             size_t why_size);
+/* Probe: does the value at addr (an argument's home, or the result's)
+ * pass the filter? */
+HIDDEN int watch_filter_keeps(const struct watch_filter *f, const struct watch_value *v,
+                              const void *addr);
+
+/* watch_runtime.c.  Loop: fills d's runtime_type / runtime_elem from
+ * its MethodTable (names from the runtime, cached). */
+HIDDEN void watch_resolve(ICorProfilerInfo15 *info, struct watch_decoded *d);
+/* A runtime type name shortened: namespaces dropped, generic arguments
+ * in <> ("Dictionary<String, Int32>"). */
+HIDDEN void watch_short_type(const char *full, char *out, size_t size);
+/* ExceptionThrown: notes the exception's message for this thread's next
+ * watch_thrown (the field's offset found once, from the class layout). */
+HIDDEN void watch_throw_seen(ICorProfilerInfo15 *info, ObjectID object, ClassID klass);
 
 /* watch_names.c: names and reading plans from the assembly's file. */
 HIDDEN void watch_copy(char *out, size_t size, const char *in);
@@ -114,6 +229,13 @@ HIDDEN void watch_full_name(const struct assembly *a, uint32_t row, char *out, s
  * leading namespaces left out)? */
 HIDDEN int watch_pattern_matches(const char *pattern, const char *name);
 HIDDEN int watch_has_body(const struct assembly *a, uint32_t row);
+/* Does the method's parameter list match params, the written types
+ * comma-separated without spaces ("string,int"; "" none): C# keywords or
+ * System names (int, System.Int32), other types by their name or full
+ * name, T[] and ref T? */
+HIDDEN int watch_signature_matches(const struct assembly *a, uint32_t row, const char *params);
+/* "Quote(string,int)": the method's name and its parameters' types. */
+HIDDEN void watch_signature_text(const struct assembly *a, uint32_t row, char *out, size_t size);
 /* Fills m for a MethodDef row.  Returns 0, or -1 with why. */
 HIDDEN int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m,
                                  char *why, size_t why_size);

@@ -48,18 +48,6 @@ static void token_name(const struct assembly *a, uint32_t token, char *out, size
         snprintf(out, size, "?");
 }
 
-static int token_is(const struct assembly *a, uint32_t token, const char *ns, const char *name)
-{
-    uint32_t row = token & 0xffffff;
-    if ((token >> 24) == MD_TYPEREF)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)), name);
-    if ((token >> 24) == MD_TYPEDEF && row && row <= a->type_count)
-        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAMESPACE)), ns) &&
-               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAME)), name);
-    return 0;
-}
-
 static const char *const keywords[] = {
     [SIG_VOID] = "void", [SIG_BOOL] = "bool", [SIG_CHAR] = "char", [SIG_I1] = "sbyte",
     [SIG_U1] = "byte", [SIG_I2] = "short", [SIG_U2] = "ushort", [SIG_I4] = "int",
@@ -106,27 +94,8 @@ static void type_text(const struct assembly *a, const struct sig_type *t, char *
 
 static void describe(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
 {
-    static const uint8_t sizes[] = {
-        [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
-        [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
-        [SIG_I] = 8, [SIG_U] = 8, [SIG_POINTER] = 8,
-    };
-    v->kind = t->kind;
     type_text(a, t, v->type, sizeof v->type);
-    if (t->kind < sizeof sizes && sizes[t->kind]) {
-        v->read = WATCH_READ_BYTES;
-        v->size = sizes[t->kind];
-    } else if (t->kind == SIG_STRING) {
-        v->read = WATCH_READ_STRING;
-    } else if (t->kind == SIG_OBJECT) {
-        v->read = t->array ? WATCH_READ_ARRAY : WATCH_READ_REF;
-    } else if (t->kind == SIG_VALUETYPE && token_is(a, t->token, "System", "Decimal")) {
-        v->read = WATCH_READ_BYTES;
-        v->size = 16;
-        v->decimal = 1;
-    } else {
-        v->read = WATCH_READ_NONE;
-    }
+    watch_plan_value(a, t, 0, v);
 }
 
 /* "Namespace.Type.Method" of a MethodDef row. */
@@ -184,9 +153,13 @@ int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_m
                        : md_rows(&a->md, MD_PARAM) + 1;
     for (uint32_t p = first; p && p < end && p <= md_rows(&a->md, MD_PARAM); p++) {
         uint32_t seq = md_get(&a->md, MD_PARAM, p, 1);
-        if (seq >= 1 && seq <= m->taken)
-            snprintf(m->args[seq - 1].name, sizeof m->args[seq - 1].name, "%s",
-                     md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
+        if (seq < 1 || seq > m->taken)
+            continue;
+        struct watch_value *v = &m->args[seq - 1];
+        snprintf(v->name, sizeof v->name, "%s", md_string(&a->md, md_get(&a->md, MD_PARAM, p, 2)));
+        uint32_t flags = md_get(&a->md, MD_PARAM, p, 0);
+        if (v->byref && (flags & 0x2) && !(flags & 0x1)) /* [Out], not [In]: not set yet */
+            v->read = WATCH_READ_OUT;
     }
     return 0;
 }
@@ -268,4 +241,101 @@ void watch_near_names(const char *pattern, const struct assembly *const *assembl
     out[0] = '\0';
     for (int k = 0; k < found && o + 1 < size; k++)
         o += (size_t)snprintf(out + o, size - o, "%s%s", k ? ", " : "", best[k].name);
+}
+
+/* ---- overloads by signature: 'Pricing.Quote(string,int)' ---------------------------- */
+
+/* The C# keyword of a System type's name ("System.Int32", "Int32" -> "int"),
+ * or the name itself. */
+static const char *keyword_of(const char *name)
+{
+    static const char *const system[][2] = {
+        {"Boolean", "bool"},  {"Char", "char"},     {"SByte", "sbyte"},   {"Byte", "byte"},
+        {"Int16", "short"},   {"UInt16", "ushort"}, {"Int32", "int"},     {"UInt32", "uint"},
+        {"Int64", "long"},    {"UInt64", "ulong"},  {"Single", "float"},  {"Double", "double"},
+        {"IntPtr", "nint"},   {"UIntPtr", "nuint"}, {"String", "string"}, {"Object", "object"},
+        {"Void", "void"},     {"Decimal", "decimal"},
+    };
+    const char *bare = !strncmp(name, "System.", 7) ? name + 7 : name;
+    for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
+        if (!strcmp(bare, system[i][0]))
+            return system[i][1];
+    return name;
+}
+
+/* Does one written type ("int", "System.Int32", "WatchApp.Order",
+ * "string[]", "ref int") name the type shown as `shown`? */
+static int type_matches(const char *written, const char *shown)
+{
+    char w[128];
+    watch_copy(w, sizeof w, written);
+    /* a generic instantiation is shown by its type's name alone
+     * ("ReadOnlySpan"): its arguments are not compared */
+    char *lt = strchr(w, '<'), *gt = lt ? strrchr(lt, '>') : NULL;
+    if (lt && gt)
+        memmove(lt, gt + 1, strlen(gt + 1) + 1);
+    if (!strncmp(w, "ref ", 4) || !strncmp(w, "out ", 4) || !strncmp(w, "in ", 3)) {
+        if (strncmp(shown, "ref ", 4))
+            return 0;
+        return type_matches(w + (w[0] == 'i' ? 3 : 4), shown + 4);
+    }
+    size_t n = strlen(w), m = strlen(shown);
+    if (n > 2 && !strcmp(w + n - 2, "[]")) {
+        if (m <= 2 || strcmp(shown + m - 2, "[]"))
+            return 0;
+        char inner_w[128], inner_s[64];
+        snprintf(inner_w, sizeof inner_w, "%.*s", (int)(n - 2), w);
+        snprintf(inner_s, sizeof inner_s, "%.*s", (int)(m - 2), shown);
+        return type_matches(inner_w, inner_s);
+    }
+    const char *k = keyword_of(w);
+    if (!strcmp(k, keyword_of(shown)))
+        return 1;
+    /* a full name against the short one shown: its last part */
+    return strchr(k, '.') && !strcmp(watch_last_dot(k), shown);
+}
+
+int watch_signature_matches(const struct assembly *a, uint32_t row, const char *params)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    struct sig_method sig;
+    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) < 0 ||
+        sig_method(blob, len, &sig) < 0 || sig.param_count > SIG_MAX_PARAMS)
+        return 0;
+    uint32_t i = 0;
+    const char *p = params;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char written[128];
+        if (n >= sizeof written || i >= sig.param_count)
+            return 0;
+        memcpy(written, p, n);
+        written[n] = '\0';
+        char shown[64];
+        type_text(a, &sig.params[i], shown, sizeof shown);
+        if (!type_matches(written, shown))
+            return 0;
+        i++;
+        p += n + (p[n] == ',');
+    }
+    return i == sig.param_count;
+}
+
+void watch_signature_text(const struct assembly *a, uint32_t row, char *out, size_t size)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    struct sig_method sig;
+    size_t o = (size_t)snprintf(out, size, "%s(", assembly_method_name(a, row));
+    if (md_blob(&a->md, md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &blob, &len) == 0 &&
+        sig_method(blob, len, &sig) == 0) {
+        for (uint32_t i = 0; i < sig.param_count && i < SIG_MAX_PARAMS && o < size; i++) {
+            char shown[64];
+            type_text(a, &sig.params[i], shown, sizeof shown);
+            o += (size_t)snprintf(out + o, size - o, "%s%s", i ? "," : "", keyword_of(shown));
+        }
+    }
+    if (o < size)
+        snprintf(out + o, size - o, ")");
 }

@@ -24,12 +24,44 @@
 struct watch_method watch_methods[WATCH_MAX_METHODS];
 struct watch_probe_state watch_probe;
 
-#define MAX_WORDS (3 + (WATCH_ARGS + 1) * (1 + WATCH_STRING_CHARS / 4))
+#define VALUE_WORDS_MAX (1 + WATCH_ARRAY_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
+#define MAX_WORDS (2 + WATCH_ARGS * VALUE_WORDS_MAX)
+_Static_assert(VALUE_WORDS_MAX >= 1 + WATCH_STRING_CHARS / 4, "a string fits a value's words");
+_Static_assert(VALUE_WORDS_MAX >= 2 + WATCH_ARRAY_BYTES / 8, "an array fits a value's words");
 
-/* Appends one value read from addr; returns the new word count. */
+/* MethodTable::m_dwFlags (its first word): an array's or string's
+ * element size is its low 16 bits when enum_flag_HasComponentSize. */
+#define MT_HAS_COMPONENT_SIZE 0x80000000u
+
+/* Appends a string (obj: a System.String or NULL), at most max_chars of
+ * it, under header bits `read`; returns the new word count. */
+uint32_t watch_take_string(const char *obj, uint32_t max_chars, uint64_t read, uint64_t *w,
+                           uint32_t n)
+{
+    if (!obj) {
+        w[n++] = read | 1u << 8;
+        return n;
+    }
+    int32_t len;
+    memcpy(&len, obj + 8, 4);
+    uint32_t chars = len < 0 ? 0 : (uint32_t)len;
+    if (chars > max_chars)
+        chars = max_chars;
+    w[n++] = read | (uint64_t)chars << 24 | (uint64_t)(uint32_t)len << 32;
+    uint32_t words = (chars + 3) / 4;
+    memset(&w[n], 0, words * 8);
+    memcpy(&w[n], obj + 12, chars * 2);
+    return n + words;
+}
+
+/* Appends one value read from addr (the argument's home); returns the
+ * new word count (at most VALUE_WORDS_MAX more).  References are read in
+ * cooperative mode (see watch_il.c), from a home the runtime keeps. */
 static uint32_t take(const struct watch_value *v, const void *addr, uint64_t *w, uint32_t n)
 {
     uint64_t hdr = v->read;
+    if (addr && v->byref && v->read != WATCH_READ_OUT)
+        addr = *(const void *const *)addr; /* ref / in: the value it points to */
     if (!addr) {
         w[n++] = WATCH_READ_NONE;
         return n;
@@ -44,32 +76,68 @@ static uint32_t take(const struct watch_value *v, const void *addr, uint64_t *w,
             w[n++] = data[1];
         return n;
     }
-    case WATCH_READ_STRING: {
+    case WATCH_READ_STRING:
+        return watch_take_string(*(const char *const *)addr, WATCH_STRING_CHARS, hdr, w, n);
+    case WATCH_READ_REF: {
+        const char *obj = *(const char *const *)addr;
+        w[n++] = hdr | (uint64_t)(obj == NULL) << 8;
+        if (obj)
+            memcpy(&w[n++], obj, 8);
+        return n;
+    }
+    case WATCH_READ_ARRAY: {
         const char *obj = *(const char *const *)addr;
         if (!obj) {
             w[n++] = hdr | 1u << 8;
             return n;
         }
-        int32_t len;
+        uint32_t len;
+        uint64_t mt;
         memcpy(&len, obj + 8, 4);
-        uint32_t chars = len < 0 ? 0 : (uint32_t)len;
-        if (chars > WATCH_STRING_CHARS)
-            chars = WATCH_STRING_CHARS;
-        w[n++] = hdr | (uint64_t)chars << 24 | (uint64_t)(uint32_t)len << 32;
-        uint32_t words = (chars + 3) / 4;
+        memcpy(&mt, obj, 8);
+        uint32_t elem = 0;
+        static const uint8_t sizes[] = {
+            [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2,
+            [SIG_U2] = 2, [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8,
+            [SIG_U8] = 8, [SIG_R8] = 8, [SIG_I] = 8, [SIG_U] = 8,
+        };
+        if (v->elem_kind && v->elem_kind < sizeof sizes) {
+            elem = sizes[v->elem_kind];
+        } else if (mt) {
+            uint32_t flags;
+            memcpy(&flags, (const void *)mt, 4);
+            elem = flags & MT_HAS_COMPONENT_SIZE ? flags & 0xffff : 0;
+        }
+        uint64_t bytes = (uint64_t)len * elem;
+        if (bytes > WATCH_ARRAY_BYTES)
+            bytes = WATCH_ARRAY_BYTES;
+        w[n++] = hdr | bytes << 16 | (uint64_t)len << 32;
+        w[n++] = mt;
+        uint32_t words = (uint32_t)(bytes + 7) / 8;
         memset(&w[n], 0, words * 8);
-        memcpy(&w[n], obj + 12, chars * 2);
+        memcpy(&w[n], obj + 16, bytes); /* SZ array: elements after length and padding */
         return n + words;
     }
-    case WATCH_READ_ARRAY:
-    case WATCH_READ_REF: {
+    case WATCH_READ_STRINGS: {
         const char *obj = *(const char *const *)addr;
-        uint32_t len = 0;
-        if (obj && v->read == WATCH_READ_ARRAY)
-            memcpy(&len, obj + 8, 4);
-        w[n++] = hdr | (uint64_t)(obj == NULL) << 8 | (uint64_t)len << 32;
+        if (!obj) {
+            w[n++] = hdr | 1u << 8;
+            return n;
+        }
+        uint32_t len;
+        memcpy(&len, obj + 8, 4);
+        uint32_t taken = len < WATCH_ARRAY_STRINGS ? len : WATCH_ARRAY_STRINGS;
+        w[n++] = hdr | (uint64_t)taken << 16 | (uint64_t)len << 32;
+        for (uint32_t i = 0; i < taken; i++) {
+            const char *s;
+            memcpy(&s, obj + 16 + 8 * i, 8);
+            n = watch_take_string(s, WATCH_ELEMENT_CHARS, WATCH_READ_STRING, w, n);
+        }
         return n;
     }
+    case WATCH_READ_OUT:
+        w[n++] = hdr;
+        return n;
     default:
         w[n++] = WATCH_READ_NONE;
         return n;
@@ -104,20 +172,26 @@ int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void
     if (!atomic_load_explicit(&p->active, memory_order_acquire) || method < 0 ||
         method >= WATCH_MAX_METHODS)
         goto out;
+    const struct watch_method *m = &watch_methods[method];
+    void *args[WATCH_ARGS] = {a0, a1, a2, a3, a4, a5};
+    /* --where on an argument: before the call takes any place */
+    if (m->filter.on && m->filter.arg < m->taken &&
+        !watch_filter_keeps(&m->filter, &m->args[m->filter.arg], args[m->filter.arg])) {
+        atomic_fetch_add_explicit(&p->filtered, 1, memory_order_relaxed);
+        goto out;
+    }
     /* the rate's second by the coarse clock (a few ns, no vDSO read of
      * the counter); the call's own time by the precise one, when taken */
     if (!admit(clock_ns(CLOCK_MONOTONIC_COARSE)))
         goto out;
     uint64_t now = clock_now_ns();
-    const struct watch_method *m = &watch_methods[method];
-    void *args[WATCH_ARGS] = {a0, a1, a2, a3, a4, a5};
     uint64_t w[MAX_WORDS];
     uint32_t n = 0;
     w[n++] = (uint64_t)(uint32_t)method | (uint64_t)m->taken << 32;
     w[n++] = now;
     for (uint32_t i = 0; i < m->taken; i++)
         n = take(&m->args[i], args[i], w, n);
-    if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, 0) < 0) {
+    if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, p->stack_depth) < 0) {
         atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
         goto out;
     }
@@ -139,13 +213,32 @@ void watch_exit(int32_t method, int64_t token, void *result)
         const struct watch_method *m = &watch_methods[method];
         uint64_t w[MAX_WORDS];
         uint32_t n = 0;
+        uint32_t kind = WATCH_ENTRY_EXIT;
         w[n++] = (uint64_t)(uint32_t)method | (uint64_t)1 << 32;
         w[n++] = (uint64_t)token;
-        n = take(&m->ret, m->ret.kind == SIG_VOID ? NULL : result, w, n);
-        if (evq_push(p->source, WATCH_ENTRY_EXIT, w, n, 0) < 0)
+        if (m->filter.on && m->filter.arg == WATCH_FILTER_RESULT &&
+            !watch_filter_keeps(&m->filter, &m->ret, result)) {
+            kind = WATCH_ENTRY_DROP; /* its entry is waiting: the loop forgets it */
+            atomic_fetch_add_explicit(&p->filtered, 1, memory_order_relaxed);
+        } else {
+            n = take(&m->ret, m->ret.kind == SIG_VOID ? NULL : result, w, n);
+        }
+        if (evq_push(p->source, kind, w, n, 0) < 0)
             atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&p->inflight, 1, memory_order_acq_rel);
+}
+
+/* The message of the exception this thread threw last, encoded as a
+ * string value (watch_note_thrown). */
+static __thread uint64_t thrown_message[1 + WATCH_STRING_CHARS / 4];
+static __thread uint32_t thrown_message_words;
+
+void watch_note_thrown(const char *message, int known)
+{
+    thrown_message_words = known ? watch_take_string(message, WATCH_STRING_CHARS,
+                                                     WATCH_READ_STRING, thrown_message, 0)
+                                 : 0;
 }
 
 void watch_thrown(uint32_t method, uint64_t klass)
@@ -153,8 +246,13 @@ void watch_thrown(uint32_t method, uint64_t klass)
     struct watch_probe_state *p = &watch_probe;
     atomic_fetch_add_explicit(&p->inflight, 1, memory_order_acq_rel);
     if (atomic_load_explicit(&p->active, memory_order_acquire) && method < WATCH_MAX_METHODS) {
-        uint64_t w[2] = {method, klass};
-        if (evq_push(p->source, WATCH_ENTRY_THROW, w, 2, 0) < 0)
+        uint64_t w[2 + 1 + WATCH_STRING_CHARS / 4] = {method, klass};
+        uint32_t n = 2;
+        if (thrown_message_words && thrown_message_words <= 1 + WATCH_STRING_CHARS / 4) {
+            memcpy(&w[n], thrown_message, thrown_message_words * 8);
+            n += thrown_message_words;
+        }
+        if (evq_push(p->source, WATCH_ENTRY_THROW, w, n, 0) < 0)
             atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&p->inflight, 1, memory_order_acq_rel);
@@ -170,6 +268,24 @@ void watch_probe_quiesce(void)
 
 /* ---- the loop's side ---------------------------------------------------------------- */
 
+/* A string value's header at hdr and its characters at *pos. */
+static int decode_string(uint64_t hdr, const uint64_t *payload, uint32_t words, uint32_t *pos,
+                         uint32_t max_chars, uint32_t *length, uint32_t *chars, uint16_t *text)
+{
+    *chars = 0;
+    *length = 0;
+    if ((hdr >> 8) & 1)
+        return 0;
+    *chars = (uint32_t)(hdr >> 24) & 0xff;
+    *length = (uint32_t)(hdr >> 32);
+    uint32_t need = (*chars + 3) / 4;
+    if (*chars > max_chars || *chars > *length || need > words - *pos)
+        return -1;
+    memcpy(text, &payload[*pos], *chars * 2);
+    *pos += need;
+    return 0;
+}
+
 int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
                        struct watch_decoded *out)
 {
@@ -182,30 +298,63 @@ int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
     switch (out->read) {
     case WATCH_READ_BYTES: {
         uint32_t size = (uint32_t)(hdr >> 16) & 0xff, need = (size + 7) / 8;
-        if (size > 16 || *pos + need > words)
+        if (size > 16 || need > words - *pos)
             return -1;
         memcpy(out->bytes, &payload[*pos], size);
+        out->nbytes = size;
         *pos += need;
         return 0;
     }
-    case WATCH_READ_STRING: {
+    case WATCH_READ_STRING:
+        return decode_string(hdr, payload, words, pos, WATCH_STRING_CHARS, &out->length,
+                             &out->chars, out->text);
+    case WATCH_READ_REF:
+        if (!out->is_null) {
+            if (*pos >= words)
+                return -1;
+            out->mt = payload[(*pos)++];
+        }
+        return 0;
+    case WATCH_READ_ARRAY: {
         if (out->is_null)
             return 0;
-        out->chars = (uint32_t)(hdr >> 24) & 0xff;
         out->length = (uint32_t)(hdr >> 32);
-        uint32_t need = (out->chars + 3) / 4;
-        if (out->chars > WATCH_STRING_CHARS || *pos + need > words)
+        out->nbytes = (uint32_t)(hdr >> 16) & 0xff;
+        uint32_t need = (out->nbytes + 7) / 8;
+        if (out->nbytes > WATCH_ARRAY_BYTES || 1 + need > words - *pos)
             return -1;
-        memcpy(out->text, &payload[*pos], out->chars * 2);
+        out->mt = payload[(*pos)++];
+        memcpy(out->bytes, &payload[*pos], out->nbytes);
         *pos += need;
         return 0;
     }
-    case WATCH_READ_ARRAY:
-    case WATCH_READ_REF:
+    case WATCH_READ_STRINGS: {
+        if (out->is_null)
+            return 0;
         out->length = (uint32_t)(hdr >> 32);
+        out->strings = (uint32_t)(hdr >> 16) & 0xff;
+        if (out->strings > WATCH_ARRAY_STRINGS || out->strings > out->length)
+            return -1;
+        for (uint32_t i = 0; i < out->strings; i++) {
+            if (*pos >= words)
+                return -1;
+            uint64_t sub = payload[(*pos)++];
+            if ((uint8_t)sub != WATCH_READ_STRING)
+                return -1;
+            if ((sub >> 8) & 1)
+                out->string_len[i] = UINT32_MAX; /* null */
+            else if (decode_string(sub, payload, words, pos, WATCH_ELEMENT_CHARS,
+                                   &out->string_len[i], &out->string_chars[i],
+                                   out->string_text[i]) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    case WATCH_READ_NONE:
+    case WATCH_READ_OUT:
         return 0;
     default:
-        return 0;
+        return -1;
     }
 }
 
@@ -240,14 +389,18 @@ static void format_decimal(const uint8_t b[16], char *out, size_t size)
     snprintf(out, size, "%s", text);
 }
 
-static void format_string(const struct watch_decoded *d, char *out, size_t size)
+static void format_string(const uint16_t *text, uint32_t chars, uint32_t length, char *out,
+                          size_t size)
 {
     size_t o = 0;
-    if (size < 8)
+    if (size < 8) {
+        if (size)
+            out[0] = '\0';
         return;
+    }
     out[o++] = '"';
-    for (uint32_t i = 0; i < d->chars && o + 8 < size; i++) {
-        uint16_t c = d->text[i];
+    for (uint32_t i = 0; i < chars && o + 8 < size; i++) {
+        uint16_t c = text[i];
         if (c == '"' || c == '\\') {
             out[o++] = '\\';
             out[o++] = (char)c;
@@ -268,47 +421,21 @@ static void format_string(const struct watch_decoded *d, char *out, size_t size)
     }
     out[o++] = '"';
     out[o] = '\0';
-    if (d->length > d->chars)
-        snprintf(out + o, size - o, "...(%u chars)", d->length);
+    if (length > chars)
+        snprintf(out + o, size - o, "...(%u chars)", length);
 }
 
-void watch_format_value(const struct watch_value *v, const struct watch_decoded *d, char *out,
-                        size_t size)
+void watch_format_string(const struct watch_decoded *d, char *out, size_t size)
 {
-    const uint8_t *b = d->bytes;
-    switch (d->read) {
-    case WATCH_READ_STRING:
-        if (d->is_null)
-            snprintf(out, size, "null");
-        else
-            format_string(d, out, size);
-        return;
-    case WATCH_READ_REF:
-        snprintf(out, size, "%s", d->is_null ? "null" : v->type);
-        return;
-    case WATCH_READ_ARRAY:
-        if (d->is_null) {
-            snprintf(out, size, "null");
-        } else {
-            /* "int[]" -> "int[3]" */
-            char base[48];
-            snprintf(base, sizeof base, "%s", v->type);
-            char *br = strstr(base, "[]");
-            if (br)
-                *br = '\0';
-            snprintf(out, size, "%s[%u]", base, d->length);
-        }
-        return;
-    case WATCH_READ_BYTES:
-        break;
-    default:
-        snprintf(out, size, "%s", v->type);
-        return;
-    }
-    if (v->decimal) {
-        format_decimal(b, out, size);
-        return;
-    }
+    if (d->is_null)
+        snprintf(out, size, "null");
+    else
+        format_string(d->text, d->chars, d->length, out, size);
+}
+
+/* A primitive of sig kind `kind` at b. */
+static void format_primitive(uint8_t kind, const uint8_t *b, char *out, size_t size)
+{
     int8_t i1;
     int16_t i2;
     int32_t i4;
@@ -318,7 +445,7 @@ void watch_format_value(const struct watch_value *v, const struct watch_decoded 
     uint64_t u8;
     float r4;
     double r8;
-    switch (v->kind) {
+    switch (kind) {
     case SIG_BOOL: snprintf(out, size, "%s", b[0] ? "true" : "false"); break;
     case SIG_CHAR:
         memcpy(&u2, b, 2);
@@ -338,6 +465,139 @@ void watch_format_value(const struct watch_value *v, const struct watch_decoded 
     case SIG_R4: memcpy(&r4, b, 4); snprintf(out, size, "%.9g", (double)r4); break;
     case SIG_R8: memcpy(&r8, b, 8); snprintf(out, size, "%.17g", r8); break;
     case SIG_POINTER: memcpy(&u8, b, 8); snprintf(out, size, "0x%llx", (unsigned long long)u8); break;
-    default: snprintf(out, size, "%s", v->type); break;
+    default: snprintf(out, size, "?"); break;
     }
+}
+
+static const uint8_t element_sizes[] = {
+    [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
+    [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
+    [SIG_I] = 8, [SIG_U] = 8,
+};
+
+/* "int[3] {1, 2, 3}", "string[5] {"a", null, "c", ...}", "Order[2]". */
+static void format_array(const struct watch_value *v, const struct watch_decoded *d, char *out,
+                         size_t size)
+{
+    uint8_t kind = v->elem_kind ? v->elem_kind : d->runtime_elem;
+    char base[100];
+    const char *kw = watch_keyword(kind);
+    if (d->read == WATCH_READ_STRINGS)
+        snprintf(base, sizeof base, "string");
+    else if (kind && kw)
+        snprintf(base, sizeof base, "%s", kw);
+    else if (d->runtime_type[0])
+        snprintf(base, sizeof base, "%s", d->runtime_type);
+    else
+        snprintf(base, sizeof base, "%s", v->type);
+    char *br = strstr(base, "[]");
+    if (br)
+        *br = '\0';
+    if (!strcmp(base, "String"))
+        snprintf(base, sizeof base, "string");
+    size_t o = (size_t)snprintf(out, size, "%s[%u]", base, d->length);
+    uint32_t shown = 0;
+    if (o >= size)
+        return;
+    if (d->read == WATCH_READ_STRINGS) {
+        for (uint32_t i = 0; i < d->strings; i++, shown++) {
+            char one[WATCH_ELEMENT_CHARS * 3 + 32];
+            if (d->string_len[i] == UINT32_MAX)
+                snprintf(one, sizeof one, "null");
+            else
+                format_string(d->string_text[i], d->string_chars[i], d->string_len[i], one,
+                              sizeof one);
+            if (o + strlen(one) + 10 >= size)
+                break; /* room for ", ...}" kept */
+            o += (size_t)snprintf(out + o, size - o, "%s%s", i ? ", " : " {", one);
+        }
+    } else if (kind && kind < sizeof element_sizes && element_sizes[kind]) {
+        uint32_t es = element_sizes[kind];
+        for (uint32_t i = 0; i < d->length && i < WATCH_ARRAY_SHOWN && (i + 1) * es <= d->nbytes;
+             i++, shown++) {
+            char one[48];
+            format_primitive(kind, d->bytes + i * es, one, sizeof one);
+            if (o + strlen(one) + 10 >= size)
+                break; /* room for ", ...}" kept */
+            o += (size_t)snprintf(out + o, size - o, "%s%s", i ? ", " : " {", one);
+        }
+    }
+    if (shown)
+        snprintf(out + o, size - o, "%s}", shown < d->length ? ", ..." : "");
+}
+
+void watch_format_value(const struct watch_value *v, const struct watch_decoded *d, char *out,
+                        size_t size)
+{
+    const uint8_t *b = d->bytes;
+    switch (d->read) {
+    case WATCH_READ_STRING:
+        watch_format_string(d, out, size);
+        return;
+    case WATCH_READ_REF:
+        snprintf(out, size, "%s", d->is_null ? "null" : d->runtime_type[0] ? d->runtime_type : v->type);
+        return;
+    case WATCH_READ_ARRAY:
+    case WATCH_READ_STRINGS:
+        if (d->is_null)
+            snprintf(out, size, "null");
+        else
+            format_array(v, d, out, size);
+        return;
+    case WATCH_READ_OUT:
+        snprintf(out, size, "out");
+        return;
+    case WATCH_READ_BYTES:
+        break;
+    default:
+        snprintf(out, size, "%s", v->type);
+        return;
+    }
+    uint64_t u8 = 0;
+    int64_t i8;
+    switch (v->show) {
+    case WATCH_SHOW_DECIMAL:
+        format_decimal(b, out, size);
+        return;
+    case WATCH_SHOW_DATETIME:
+        memcpy(&u8, b, 8);
+        watch_format_datetime(u8, out, size);
+        return;
+    case WATCH_SHOW_TIMESPAN:
+        memcpy(&i8, b, 8);
+        watch_format_timespan(i8, out, size);
+        return;
+    case WATCH_SHOW_GUID:
+        watch_format_guid(b, out, size);
+        return;
+    case WATCH_SHOW_SPAN: {
+        int32_t len;
+        memcpy(&len, b + 8, 4);
+        snprintf(out, size, "%s[%d]", v->type, len);
+        return;
+    }
+    case WATCH_SHOW_ENUM: {
+        uint8_t es = v->kind < sizeof element_sizes ? element_sizes[v->kind] : 0;
+        if (!es || v->enum_index >= WATCH_MAX_ENUMS) {
+            snprintf(out, size, "%s", v->type);
+            return;
+        }
+        memcpy(&u8, b, es);
+        int signed_kind = v->kind == SIG_I1 || v->kind == SIG_I2 || v->kind == SIG_I4;
+        if (signed_kind && es < 8 && (u8 >> (es * 8 - 1)) & 1)
+            u8 |= ~0ull << (es * 8);
+        watch_format_enum(&watch_enums[v->enum_index], v->type, (int64_t)u8, out, size);
+        return;
+    }
+    default:
+        if (v->kind == SIG_VALUETYPE || v->kind == SIG_GENERIC || v->kind == SIG_OBJECT)
+            snprintf(out, size, "%s", v->type);
+        else
+            format_primitive(v->kind, b, out, size);
+    }
+}
+
+const char *watch_type_shown(const struct watch_value *v, const struct watch_decoded *d)
+{
+    return d->runtime_type[0] && !d->is_null ? d->runtime_type : v->type;
 }

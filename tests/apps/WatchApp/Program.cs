@@ -72,6 +72,65 @@ public static class Pricing
     public static long Mix(int a, long b, double c) => a + b + (long)c;
 }
 
+public enum Color { Red = 1, Green = 2, Blue = 4 }
+
+[Flags]
+public enum Access { None = 0, Read = 1, Write = 2, Exec = 4 }
+
+public enum Level : byte { Low, High = 200 }
+
+public struct Point
+{
+    public int X;
+    public int Y;
+}
+
+public sealed class Box<T>
+{
+    public T Value;
+    public Box(T value) { Value = value; }
+}
+
+// Values of every kind `watch` reads (issue 22 item 2): each shown from
+// bytes in place, never by running the program's code.
+public static class Values
+{
+    public static int Paint(Color c, Access a, Level l) => (int)c + (int)a + (int)l;
+
+    public static DateTime Later(DateTime at, TimeSpan by) => at + by;
+
+    public static int Tag(Guid id, DateTime plain) => id.ToString().Length + plain.Year;
+
+    public static int Sum(int[] xs, string?[] names, long[] big)
+    {
+        int s = 0;
+        foreach (int x in xs)
+            s += x;
+        return s + names.Length + (int)(big[0] >> 40);
+    }
+
+    public static int Count(ReadOnlySpan<char> text, Span<int> cells) => text.Length + cells.Length;
+
+    public static void Bump(ref int n, in long k, out string s)
+    {
+        n += (int)k;
+        s = "done";
+    }
+
+    public static int Area(Point p) => p.X * p.Y;
+
+    public static int Peek(object o, Box<int> bi, Box<string> bs) => bi.Value + bs.Value.Length + (o is List<int> ? 1 : 0);
+
+    public static T Pick<T>(T[] items) => items[items.Length - 1];
+
+    public static int Fail(int code)
+    {
+        if (code > 5)
+            throw new InvalidOperationException($"code {code} is not allowed here");
+        return code;
+    }
+}
+
 public sealed class Cart
 {
     private int items;
@@ -106,6 +165,28 @@ public static class Program
         Console.WriteLine($"long {Pricing.Long(new string('x', 60)).Length}");
         Console.WriteLine($"first {Pricing.First(new[] { 5, 6 }, 1)} {Pricing.First(new[] { "a", "b" }, 0)}");
         Console.WriteLine($"fetch {Pricing.Fetch(4).GetAwaiter().GetResult()}");
+        Console.WriteLine($"paint {Values.Paint(Color.Blue, Access.Read | Access.Write, Level.High)} {Values.Paint((Color)3, (Access)8, Level.Low)}");
+        Console.WriteLine($"later {Values.Later(new DateTime(2024, 2, 29, 13, 45, 0, DateTimeKind.Utc), TimeSpan.FromMinutes(90)):o}");
+        Console.WriteLine($"tag {Values.Tag(new Guid("0f8fad5b-d9cb-469f-a165-70867728950e"), new DateTime(2001, 1, 1))}");
+        Console.WriteLine($"sum {Values.Sum(new[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, new[] { "a", null, "ccc", "d" }, new[] { 1L << 40 })}");
+        Span<int> cells = stackalloc int[3];
+        Console.WriteLine($"count {Values.Count("hello".AsSpan(), cells)}");
+        int n = 5;
+        long k = 7;
+        Values.Bump(ref n, in k, out string done);
+        Console.WriteLine($"bump {n} {done}");
+        Console.WriteLine($"area {Values.Area(new Point { X = 3, Y = 4 })}");
+        Console.WriteLine($"peek {Values.Peek(new List<int>(), new Box<int>(1), new Box<string>("x"))}");
+        Console.WriteLine($"pick {Values.Pick(new[] { 5, 6 })} {Values.Pick(new[] { "a", "b" })}");
+        Console.WriteLine($"fail {Values.Fail(2)}");
+        try
+        {
+            Values.Fail(7);
+        }
+        catch (InvalidOperationException)
+        {
+            Console.WriteLine("fail threw");
+        }
         var cart = new Cart();
         cart.Add(2, 1.5f);
         Console.WriteLine($"cart {cart.Add(3, 0.25f)}");

@@ -1,0 +1,374 @@
+/*
+ * watch_values: how live probes read and show a value of each type, the
+ * plan decided from the method's signature and the module's metadata when
+ * the method is taken (no runtime call): primitives, strings, arrays and
+ * their first elements, other references by their runtime type, byref /
+ * `in` / `out` arguments through their pointer, the framework's value
+ * types whose layout is fixed (Decimal, DateTime, TimeSpan, Guid,
+ * Span<T> and ReadOnlySpan<T>), and the module's own enums by their
+ * constants' names.  And the pure formatters of those values (unit
+ * tested): ISO 8601 dates from ticks, TimeSpan's "c" format, Guids,
+ * enum names and [Flags] combinations.
+ *
+ * Nothing here runs the program's code: every value is shown from bytes
+ * the probe copied (watch_probe.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/sources/watch.h"
+#include "common/pdb/meta.h"
+
+struct watch_enum watch_enums[WATCH_MAX_ENUMS];
+
+/* The enums filled so far: (assembly, TypeDef row) -> index. */
+static struct {
+    const struct assembly *a;
+    uint32_t row;
+} enum_keys[WATCH_MAX_ENUMS];
+static uint32_t enum_count;
+
+static const uint8_t primitive_sizes[] = {
+    [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
+    [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
+    [SIG_I] = 8, [SIG_U] = 8, [SIG_POINTER] = 8,
+};
+
+const char *watch_keyword(uint8_t kind)
+{
+    static const char *const keywords[] = {
+        [SIG_BOOL] = "bool", [SIG_CHAR] = "char", [SIG_I1] = "sbyte", [SIG_U1] = "byte",
+        [SIG_I2] = "short", [SIG_U2] = "ushort", [SIG_I4] = "int", [SIG_U4] = "uint",
+        [SIG_I8] = "long", [SIG_U8] = "ulong", [SIG_R4] = "float", [SIG_R8] = "double",
+        [SIG_I] = "nint", [SIG_U] = "nuint", [SIG_STRING] = "string",
+    };
+    return kind < sizeof keywords / sizeof keywords[0] ? keywords[kind] : NULL;
+}
+
+static int is_primitive(uint8_t kind)
+{
+    return kind >= SIG_BOOL && kind <= SIG_U;
+}
+
+/* Is a TypeDef/TypeRef token the type ns.name? */
+static int type_is(const struct assembly *a, uint32_t token, const char *ns, const char *name)
+{
+    uint32_t row = token & 0xffffff;
+    enum md_table table = (enum md_table)(token >> 24);
+    if (table == MD_TYPEREF && row && row <= md_rows(&a->md, MD_TYPEREF))
+        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE)), ns) &&
+               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME)), name);
+    if (table == MD_TYPEDEF && row && row <= md_rows(&a->md, MD_TYPEDEF))
+        return !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAMESPACE)), ns) &&
+               !strcmp(md_string(&a->md, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_NAME)), name);
+    return 0;
+}
+
+/* Is a coded TypeDefOrRef the type ns.name? */
+static int coded_type_is(const struct assembly *a, enum md_coded kind, uint32_t coded,
+                         const char *ns, const char *name)
+{
+    enum md_table table;
+    uint32_t row;
+    if (md_coded(kind, coded, &table, &row) < 0)
+        return 0;
+    return type_is(a, md_token(table, row), ns, name);
+}
+
+/* Does TypeDef row carry [System.Flags]? */
+static int has_flags_attribute(const struct assembly *a, uint32_t row)
+{
+    for (uint32_t c = 1; c <= md_rows(&a->md, MD_CUSTOMATTRIBUTE); c++) {
+        enum md_table pt, ct;
+        uint32_t prow, crow;
+        if (md_coded(MD_CODED_HASCUSTOMATTRIBUTE,
+                     md_get(&a->md, MD_CUSTOMATTRIBUTE, c, MD_CUSTOMATTRIBUTE_PARENT), &pt, &prow) < 0 ||
+            pt != MD_TYPEDEF || prow != row)
+            continue;
+        if (md_coded(MD_CODED_CUSTOMATTRIBUTETYPE,
+                     md_get(&a->md, MD_CUSTOMATTRIBUTE, c, MD_CUSTOMATTRIBUTE_TYPE), &ct, &crow) < 0 ||
+            ct != MD_MEMBERREF || !crow || crow > md_rows(&a->md, MD_MEMBERREF))
+            continue;
+        if (coded_type_is(a, MD_CODED_MEMBERREFPARENT,
+                          md_get(&a->md, MD_MEMBERREF, crow, MD_MEMBERREF_CLASS), "System",
+                          "FlagsAttribute"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The constant of Field row f, as a signed 64-bit value of an enum whose
+ * underlying type is `kind`.  Returns 0, or -1 when it has none. */
+static int field_constant(const struct assembly *a, uint32_t f, uint8_t kind, int64_t *value)
+{
+    for (uint32_t c = 1; c <= md_rows(&a->md, MD_CONSTANT); c++) {
+        enum md_table t;
+        uint32_t row;
+        if (md_coded(MD_CODED_HASCONSTANT, md_get(&a->md, MD_CONSTANT, c, 1), &t, &row) < 0 ||
+            t != MD_FIELD || row != f)
+            continue;
+        const uint8_t *blob;
+        uint32_t len;
+        if (md_blob(&a->md, md_get(&a->md, MD_CONSTANT, c, 2), &blob, &len) < 0)
+            return -1;
+        uint8_t size = kind < sizeof primitive_sizes ? primitive_sizes[kind] : 0;
+        if (!size || len < size)
+            return -1;
+        uint64_t u = 0;
+        memcpy(&u, blob, size);
+        int signed_kind = kind == SIG_I1 || kind == SIG_I2 || kind == SIG_I4 || kind == SIG_I8;
+        if (signed_kind && size < 8 && (u >> (size * 8 - 1)) & 1)
+            u |= ~0ull << (size * 8);
+        *value = (int64_t)u;
+        return 0;
+    }
+    return -1;
+}
+
+/* An enum TypeDef row of a's: its index in watch_enums (filled once) and
+ * its underlying kind.  Returns 0, or -1 when the type is not an enum (or
+ * the table is full). */
+static int enum_of(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind)
+{
+    uint32_t types = md_rows(&a->md, MD_TYPEDEF);
+    if (!row || row > types ||
+        !coded_type_is(a, MD_CODED_TYPEDEFORREF, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_EXTENDS),
+                       "System", "Enum"))
+        return -1;
+    uint32_t first = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FIELDLIST);
+    uint32_t end = row < types ? md_get(&a->md, MD_TYPEDEF, row + 1, MD_TYPEDEF_FIELDLIST)
+                               : md_rows(&a->md, MD_FIELD) + 1;
+    if (end > md_rows(&a->md, MD_FIELD) + 1)
+        end = md_rows(&a->md, MD_FIELD) + 1;
+    uint8_t underlying = SIG_VOID;
+    for (uint32_t f = first; f && f < end; f++) {
+        if (md_get(&a->md, MD_FIELD, f, MD_FIELD_FLAGS) & 0x10) /* static: a constant */
+            continue;
+        const uint8_t *blob;
+        uint32_t len;
+        struct sig_type t;
+        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, f, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
+            len < 2 || blob[0] != 0x06)
+            return -1;
+        const uint8_t *p = blob + 1;
+        if (sig_type(&p, blob + len, &t) < 0)
+            return -1;
+        underlying = t.kind;
+        break;
+    }
+    if (underlying < SIG_I1 || underlying > SIG_U8 || underlying == SIG_CHAR)
+        return -1;
+    *kind = underlying;
+    for (uint32_t i = 0; i < enum_count; i++)
+        if (enum_keys[i].a == a && enum_keys[i].row == row) {
+            *index = (uint16_t)i;
+            return 0;
+        }
+    if (enum_count >= WATCH_MAX_ENUMS)
+        return -1;
+    struct watch_enum *e = &watch_enums[enum_count];
+    memset(e, 0, sizeof *e);
+    e->flags = (uint8_t)has_flags_attribute(a, row);
+    for (uint32_t f = first; f && f < end && e->count < WATCH_ENUM_NAMES; f++) {
+        if (!(md_get(&a->md, MD_FIELD, f, MD_FIELD_FLAGS) & 0x40)) /* literal */
+            continue;
+        int64_t v;
+        if (field_constant(a, f, underlying, &v) < 0)
+            continue;
+        e->values[e->count] = v;
+        snprintf(e->names[e->count], sizeof e->names[0], "%s",
+                 md_string(&a->md, md_get(&a->md, MD_FIELD, f, MD_FIELD_NAME)));
+        e->count++;
+    }
+    enum_keys[enum_count].a = a;
+    enum_keys[enum_count].row = row;
+    *index = (uint16_t)enum_count++;
+    return 0;
+}
+
+/* The type after a type's custom modifiers and its first element-type
+ * byte `lead` (BYREF 0x10, SZARRAY 0x1d): a byref's target, an array's
+ * element. */
+static int inner_type(const struct sig_type *t, uint8_t lead, struct sig_type *inner)
+{
+    const uint8_t *p = t->bytes, *end = t->bytes + t->len;
+    while (p < end && (*p == 0x1f || *p == 0x20)) {
+        uint32_t skip;
+        p++;
+        if (md_uncompress(&p, end, &skip) < 0)
+            return -1;
+    }
+    if (p >= end || *p != lead)
+        return -1;
+    p++;
+    return sig_type(&p, end, inner);
+}
+
+void watch_plan_value(const struct assembly *a, const struct sig_type *t, int out,
+                      struct watch_value *v)
+{
+    struct sig_type inner;
+    v->read = WATCH_READ_NONE;
+    v->size = 0;
+    v->show = WATCH_SHOW_PLAIN;
+    v->byref = 0;
+    v->elem_kind = SIG_VOID;
+    v->kind = t->kind;
+    if (t->kind == SIG_BYREF) {
+        if (inner_type(t, 0x10, &inner) < 0)
+            return;
+        v->byref = 1;
+        if (out) {
+            v->read = WATCH_READ_OUT;
+            return;
+        }
+        t = &inner;
+        v->kind = t->kind;
+    }
+    uint8_t k = t->kind;
+    if (k < sizeof primitive_sizes && primitive_sizes[k]) {
+        v->read = WATCH_READ_BYTES;
+        v->size = primitive_sizes[k];
+    } else if (k == SIG_STRING) {
+        v->read = WATCH_READ_STRING;
+    } else if (k == SIG_OBJECT && t->array) {
+        v->read = WATCH_READ_ARRAY;
+        struct sig_type elem;
+        if (inner_type(t, 0x1d, &elem) == 0) {
+            if (elem.kind == SIG_STRING)
+                v->read = WATCH_READ_STRINGS;
+            else if (is_primitive(elem.kind))
+                v->elem_kind = elem.kind;
+        }
+    } else if (k == SIG_OBJECT) {
+        v->read = WATCH_READ_REF;
+    } else if (k == SIG_VALUETYPE) {
+        static const struct {
+            const char *name;
+            uint8_t size, show;
+        } fixed[] = {
+            {"Decimal", 16, WATCH_SHOW_DECIMAL}, {"DateTime", 8, WATCH_SHOW_DATETIME},
+            {"TimeSpan", 8, WATCH_SHOW_TIMESPAN}, {"Guid", 16, WATCH_SHOW_GUID},
+            {"Span`1", 16, WATCH_SHOW_SPAN},      {"ReadOnlySpan`1", 16, WATCH_SHOW_SPAN},
+        };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (type_is(a, t->token, "System", fixed[i].name)) {
+                v->read = WATCH_READ_BYTES;
+                v->size = fixed[i].size;
+                v->show = fixed[i].show;
+                return;
+            }
+        uint8_t underlying;
+        if ((t->token >> 24) == MD_TYPEDEF &&
+            enum_of(a, t->token & 0xffffff, &v->enum_index, &underlying) == 0) {
+            v->read = WATCH_READ_BYTES;
+            v->size = primitive_sizes[underlying];
+            v->kind = underlying;
+            v->show = WATCH_SHOW_ENUM;
+        }
+    }
+}
+
+/* ---- formatting (pure) ---------------------------------------------------------------- */
+
+/* Days since 0001-01-01 (proleptic Gregorian) to a civil date. */
+static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
+{
+    /* shift to days since 0000-03-01 (H. Hinnant's algorithm, era of 400 years) */
+    int64_t z = days + 306;
+    int64_t era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = (int64_t)yoe + era * 400;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yy + (*m <= 2);
+}
+
+void watch_format_datetime(uint64_t data, char *out, size_t size)
+{
+    static const uint64_t max_ticks = 3155378975999999999ull; /* 9999-12-31T23:59:59.9999999 */
+    uint64_t ticks = data & 0x3fffffffffffffffull;
+    unsigned kind = (unsigned)(data >> 62);
+    if (ticks > max_ticks) {
+        snprintf(out, size, "DateTime(ticks %llu?)", (unsigned long long)ticks);
+        return;
+    }
+    uint64_t day_ticks = 864000000000ull;
+    int64_t y;
+    unsigned mo, d;
+    civil_from_days((int64_t)(ticks / day_ticks), &y, &mo, &d);
+    uint64_t rest = ticks % day_ticks;
+    unsigned h = (unsigned)(rest / 36000000000ull), mi = (unsigned)(rest / 600000000ull % 60),
+             s = (unsigned)(rest / 10000000ull % 60), frac = (unsigned)(rest % 10000000ull);
+    snprintf(out, size, "%04lld-%02u-%02uT%02u:%02u:%02u.%07u%s", (long long)y, mo, d, h, mi, s, frac,
+             kind == 1 ? "Z" : kind >= 2 ? " (local)" : "");
+}
+
+void watch_format_timespan(int64_t ticks, char *out, size_t size)
+{
+    uint64_t t = ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks;
+    uint64_t days = t / 864000000000ull, rest = t % 864000000000ull;
+    unsigned h = (unsigned)(rest / 36000000000ull), mi = (unsigned)(rest / 600000000ull % 60),
+             s = (unsigned)(rest / 10000000ull % 60), frac = (unsigned)(rest % 10000000ull);
+    char d[32] = "", f[16] = "";
+    if (days)
+        snprintf(d, sizeof d, "%llu.", (unsigned long long)days);
+    if (frac)
+        snprintf(f, sizeof f, ".%07u", frac);
+    snprintf(out, size, "%s%s%02u:%02u:%02u%s", ticks < 0 ? "-" : "", d, h, mi, s, f);
+}
+
+void watch_format_guid(const uint8_t b[16], char *out, size_t size)
+{
+    uint32_t a;
+    uint16_t b2, c;
+    memcpy(&a, b, 4);
+    memcpy(&b2, b + 4, 2);
+    memcpy(&c, b + 6, 2);
+    snprintf(out, size, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", a, b2, c, b[8], b[9],
+             b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+void watch_format_enum(const struct watch_enum *e, const char *type, int64_t value, char *out,
+                       size_t size)
+{
+    (void)type;
+    for (uint32_t i = 0; i < e->count; i++)
+        if (e->values[i] == value) {
+            snprintf(out, size, "%s", e->names[i]);
+            return;
+        }
+    if (e->flags && value) {
+        /* as .NET does: the constants whose bits are all set, largest
+         * first, must cover the value exactly; else the number */
+        uint64_t left = (uint64_t)value;
+        char text[256] = "";
+        const char *parts[WATCH_ENUM_NAMES];
+        uint32_t n = 0;
+        for (;;) {
+            int best = -1;
+            for (uint32_t i = 0; i < e->count; i++) {
+                uint64_t c = (uint64_t)e->values[i];
+                if (c && (left & c) == c && (best < 0 || c > (uint64_t)e->values[best]))
+                    best = (int)i;
+            }
+            if (best < 0)
+                break;
+            parts[n++] = e->names[best];
+            left &= ~(uint64_t)e->values[best];
+            if (!left || n == WATCH_ENUM_NAMES)
+                break;
+        }
+        if (!left && n) {
+            size_t o = 0;
+            for (uint32_t i = n; i-- > 0 && o < sizeof text;)
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", o ? "|" : "", parts[i]);
+            snprintf(out, size, "%s", text);
+            return;
+        }
+    }
+    snprintf(out, size, "%lld", (long long)value);
+}
