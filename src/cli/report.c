@@ -167,6 +167,21 @@ static int compile_regex(regex_t *re, const char *pattern, const char *option)
     return 0;
 }
 
+/* The report into f, which is closed; 0, or -1 after saying why. */
+static int write_and_close(const struct report_format *fmt, const struct profile *p,
+                           const struct report_options *o, FILE *f, const char *output)
+{
+    int rc = fmt->write(p, o, f);
+    int write_errno = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !write_errno)
+        write_errno = errno ? errno : EIO;
+    if (rc == 0 && write_errno) {
+        cli_error("cannot write %s: %s", output, strerror(write_errno));
+        rc = -1;
+    }
+    return rc;
+}
+
 static int write_report(const struct report_format *fmt, const struct profile *p,
                         const struct report_options *o, const char *output)
 {
@@ -180,6 +195,18 @@ static int write_report(const struct report_format *fmt, const struct profile *p
             return EXIT_WORK_FAILED;
         }
         return rc < 0 ? EXIT_WORK_FAILED : 0;
+    }
+    /* an output that is not a file (a FIFO, /dev/null, a terminal): written
+     * in place -- a file renamed over it would replace it (as root,
+     * `-o /dev/null` made /dev/null a regular file for every program after) */
+    struct stat st;
+    if (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        FILE *f = fopen(output, "w");
+        if (!f) {
+            cli_error("cannot write %s: %s", output, strerror(errno));
+            return EXIT_WORK_FAILED;
+        }
+        return write_and_close(fmt, p, o, f, output) == 0 ? 0 : EXIT_WORK_FAILED;
     }
     /* a temporary file beside the output, with a name nobody can predict
      * (mkstemp: O_EXCL, random suffix, mode 0600), renamed into place */
@@ -206,14 +233,7 @@ static int write_report(const struct report_format *fmt, const struct profile *p
         mem_free(tmp);
         return EXIT_WORK_FAILED;
     }
-    int rc = fmt->write(p, o, f);
-    int write_errno = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !write_errno)
-        write_errno = errno ? errno : EIO;
-    if (rc == 0 && write_errno) {
-        cli_error("cannot write %s: %s", output, strerror(write_errno));
-        rc = -1;
-    }
+    int rc = write_and_close(fmt, p, o, f, output);
     if (rc == 0 && rename(tmp, output) != 0) {
         cli_error("cannot write %s: %s", output, strerror(errno));
         rc = -1;

@@ -18,6 +18,18 @@ for ext in collapsed tree html speedscope.json pb.gz trace.json; do
 done
 # several events in one recording: pprof's sample types, speedscope's
 # profiles and the flame graph's event selector (reported with --event alloc)
+# an output that is not a file (a FIFO here; /dev/null alike) is written in
+# place, never replaced by a file renamed over it (as root, `report -o
+# /dev/null` once made /dev/null a regular file for the whole machine)
+mkfifo "$T/pipe"
+timeout 60 cat "$T/pipe" > "$T/piped" &
+reader=$!
+cs report -f collapsed -o "$T/pipe" "$T/r.corscope" 2> "$T/pipe.err" || fail "report -o FIFO: $(cat "$T/pipe.err")"
+wait "$reader" || fail "report -o FIFO: nothing came through it (the FIFO was replaced?)"
+[ -p "$T/pipe" ] || fail "report -o FIFO: the FIFO was replaced by a file"
+cs report -f collapsed "$T/r.corscope" 2> /dev/null | cmp -s - "$T/piped" || fail "report -o FIFO: not the report"
+note "report -o FIFO: written in place, $(wc -l < "$T/piped") lines"
+
 cs record -q -e cpu,live,gc -i 1ms -o "$T/ev.corscope" -- $(app Memory) live 20 80 > /dev/null
 for ext in html speedscope.json pb.gz; do
     cs report --event alloc -o "$T/v/events.$ext" "$T/ev.corscope" 2> /dev/null || fail "report --event alloc -o events.$ext failed"
