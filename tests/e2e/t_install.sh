@@ -29,7 +29,10 @@ tar -xzOf "$TARBALL" "corscope-$VERSION-linux-x64/bin/corscope" | cmp -s - "$COR
 if [ -x "$ROOT/build/aarch64/corscope" ]; then
     unzip -p "$NUPKG" tools/net10.0/linux-arm64/corscope | cmp -s - "$ROOT/build/aarch64/corscope" ||
         fail "$NUPKG does not hold build/aarch64/corscope (make nupkg after make arm64)"
-    unzip -l "$NUPKG" | grep -q "tools/net10.0/linux-arm64/DotnetToolSettings.xml" ||
+    # a listing to a file, then grep: `unzip -l | grep -q` fails under
+    # pipefail when grep leaves early and unzip gets SIGPIPE (it did, once)
+    unzip -l "$NUPKG" > "$T/nupkg.list"
+    grep -q "tools/net10.0/linux-arm64/DotnetToolSettings.xml" "$T/nupkg.list" ||
         fail "no linux-arm64 DotnetToolSettings.xml in $NUPKG"
     tar -xzOf "$ROOT/build/corscope-$VERSION-linux-arm64.tar.gz" "corscope-$VERSION-linux-arm64/bin/corscope" |
         cmp -s - "$ROOT/build/aarch64/corscope" || fail "no arm64 tarball of build/aarch64/corscope (make dist)"
@@ -66,7 +69,7 @@ case $target in
 esac
 cmp -s "$target" "$CORSCOPE" || fail "-g: the installed executable is not build/corscope"
 [ -f "$(dirname "$target")/libcorscope.so" ] || fail "-g: no agent beside the executable"
-"$G" --version | grep -q "^corscope $VERSION " || fail "-g: --version: $("$G" --version)"
+grep -q "^corscope $VERSION " <<< "$("$G" --version)" || fail "-g: --version: $("$G" --version)"
 recorded_with "dotnet tool install -g" "$G"
 note "dotnet tool install -g: a link to the package's own executable, which records"
 
