@@ -70,8 +70,10 @@ enum { KIND_THROW = 1, KIND_END = 2 };
 enum { OUTCOME_RUNTIME = 5 };
 
 #define NAME_WORDS 48          /* a type name in a queue entry: 383 bytes */
-#define CLASS_CACHE 8          /* classes a thread remembers (this file's TLS: the agent's
-                                  * whole TLS must fit glibc's static surplus) */
+#define CLASS_CACHE 4          /* classes a thread remembers (this file's TLS: the agent's
+                                  * whole TLS must fit glibc's static surplus for a library
+                                  * loaded by dlopen; at 8 the arm64 agent's 0x658 bytes did
+                                  * not, and it failed to load under qemu) */
 #define MAX_PENDING 65536      /* throws waiting for their end */
 #define UNHANDLED_GAP_NS 1000000ull
 #define SYNC_TIMEOUT_NS 250000000ull
