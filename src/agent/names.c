@@ -288,6 +288,21 @@ int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out, 
     return 0;
 }
 
+int names_module_file(ICorProfilerInfo15 *info, ModuleID module, char *path, size_t size)
+{
+    LPCBYTE base;
+    ULONG len = 0;
+    AssemblyID assembly;
+    DWORD flags = 0;
+    WCHAR wname[PATH_MAX];
+    if (info->lpVtbl->GetModuleInfo2(info, module, &base, PATH_MAX, &len, wname, &assembly,
+                                     &flags) < 0 ||
+        (flags & (COR_PRF_MODULE_DYNAMIC | COR_PRF_MODULE_RESOURCE)) || len <= 1)
+        return -1;
+    utf16_to_utf8(wname, len, path, size);
+    return path[0] == '/' ? 0 : -1;
+}
+
 int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module,
                         const char *const *wanted, int32_t *offsets, size_t count)
 {

@@ -74,6 +74,10 @@ HIDDEN int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly
                                    size_t size);
 HIDDEN int names_describe_module(ICorProfilerInfo15 *info, ModuleID module, char *out,
                                  size_t size);
+/* Any thread: the file a module was loaded from, an absolute path, for a
+ * module that is neither dynamic nor a resource.  Returns 0, or -1 when it
+ * has no such file (or the runtime could not say). */
+HIDDEN int names_module_file(ICorProfilerInfo15 *info, ModuleID module, char *path, size_t size);
 /* Any thread: a type definition's name as the recording spells it
  * (namespace, enclosing types joined by '+'); "" when unknown. */
 HIDDEN void names_type_def(IMetaDataImport *import, mdTypeDef type, char *out, size_t size);

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/names.h"
 #include "agent/il/il.h"
 #include "agent/log.h"
 #include "agent/recorder.h"
@@ -153,18 +154,8 @@ static const char *pdb_words(const struct assembly *a, char *buf, size_t size)
 
 static void module_loaded(struct cover *c, ModuleID id)
 {
-    LPCBYTE base;
-    ULONG len = 0;
-    AssemblyID assembly_id;
-    DWORD flags = 0;
-    WCHAR wname[PATH_MAX];
-    if (c->info->lpVtbl->GetModuleInfo2(c->info, id, &base, PATH_MAX, &len, wname, &assembly_id,
-                                        &flags) < 0 ||
-        (flags & (COR_PRF_MODULE_DYNAMIC | COR_PRF_MODULE_RESOURCE)) || len <= 1)
-        return;
     char path[PATH_MAX];
-    utf16_to_utf8(wname, len, path, sizeof path);
-    if (path[0] != '/')
+    if (names_module_file(c->info, id, path, sizeof path) < 0)
         return;
     /* the .NET installation (shared frameworks, the SDK and its tools):
      * the directory above the shared framework System.Private.CoreLib came

@@ -288,18 +288,8 @@ static void module_loaded(ModuleID id)
     for (uint32_t i = 0; i < known; i++)
         if (W.modules[i]->id == id)
             return; /* an earlier session's: matched at this one's start */
-    LPCBYTE base;
-    ULONG len = 0;
-    AssemblyID assembly_id;
-    DWORD flags = 0;
-    WCHAR wname[PATH_MAX];
-    if (W.info->lpVtbl->GetModuleInfo2(W.info, id, &base, PATH_MAX, &len, wname, &assembly_id,
-                                       &flags) < 0 ||
-        (flags & (COR_PRF_MODULE_DYNAMIC | COR_PRF_MODULE_RESOURCE)) || len <= 1)
-        return;
     char path[PATH_MAX];
-    utf16_to_utf8(wname, len, path, sizeof path);
-    if (path[0] != '/')
+    if (names_module_file(W.info, id, path, sizeof path) < 0)
         return;
     int framework = strstr(path, "/shared/Microsoft.") != NULL;
     if (framework && !W.framework_too)
