@@ -63,9 +63,12 @@ static const char watch_usage[] =
     "  -o, --output FILE     also write each call as a JSON object, one a line\n"
     "                        (time, thread, method, args, result, duration_ns,\n"
     "                        threw)\n"
+    "      --fields          objects' and structs' own fields (numbers, bool, char,\n"
+    "                        enums, strings cut, null), one level, read in place:\n"
+    "                        'this=Cart{items=2, owner=\"ann\"}'\n"
     "  -q, --quiet           no lines but the calls and the summary\n";
 
-enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE, OPT_STACK };
+enum { OPT_COUNT = 256, OPT_MAX_METHODS, OPT_RATE, OPT_WHERE, OPT_STACK, OPT_FIELDS };
 
 /* --stack: frames the probe walks (itself and the watched method among
  * them), so about this many callers shown */
@@ -80,7 +83,7 @@ struct method_stats {
 struct watch_run {
     pid_t pid;
     uint64_t duration_ns, count, max_methods, rate;
-    int quiet, stack;
+    int quiet, stack, fields;
     int last_shown; /* the last call line was printed: its frames are too */
     const char *pattern;
     const char *where;
@@ -349,7 +352,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
         {"pid", required_argument, NULL, 'p'},          {"duration", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, OPT_COUNT},  {"max-methods", required_argument, NULL, OPT_MAX_METHODS},
         {"rate", required_argument, NULL, OPT_RATE},    {"quiet", no_argument, NULL, 'q'},
-        {"stack", no_argument, NULL, OPT_STACK},
+        {"stack", no_argument, NULL, OPT_STACK},        {"fields", no_argument, NULL, OPT_FIELDS},
         {"where", required_argument, NULL, OPT_WHERE},  {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
@@ -383,6 +386,7 @@ static int parse_args(int argc, char **argv, struct watch_run *w)
                 return cli_usage_error("watch", "%s %s: calls a second, 1 to 1000000", opt, optarg);
             break;
         case OPT_STACK: w->stack = 1; break;
+        case OPT_FIELDS: w->fields = 1; break;
         case OPT_WHERE: {
             struct watch_where_expr expr;
             char werr[160];
@@ -468,6 +472,7 @@ static int make_config(const struct watch_run *w, struct config *cfg)
         cfg->watch_rate = (uint32_t)w->rate;
     if (w->stack)
         cfg->watch_stack = STACK_DEPTH;
+    cfg->watch_fields = (uint32_t)w->fields;
     (void)num;
     return 0;
 }

@@ -50,22 +50,24 @@ int watch_call_parse(char *text, struct watch_call *c)
         return -1;
     char *r;
     while ((r = next_record(&p)) != NULL) {
-        char *f[4];
-        int n = fields(r, f, 4);
-        if (!strcmp(f[0], "a") && n == 4) {
+        char *f[5];
+        int n = fields(r, f, 5);
+        if (!strcmp(f[0], "a") && (n == 4 || n == 5)) {
             if (c->nargs < WATCH_CALL_ARGS) {
                 c->args[c->nargs].name = f[1];
                 c->args[c->nargs].type = f[2];
                 c->args[c->nargs].value = f[3];
+                c->args[c->nargs].fields = n == 5 ? f[4] : NULL;
                 c->nargs++;
             } else {
                 c->more = 1;
             }
         } else if (!strcmp(f[0], "m") && n == 1) {
             c->more = 1;
-        } else if (!strcmp(f[0], "r") && n == 3) {
+        } else if (!strcmp(f[0], "r") && (n == 3 || n == 4)) {
             c->ret_type = f[1];
             c->ret_value = f[2];
+            c->ret_fields = n == 4 ? f[3] : NULL;
         } else if (!strcmp(f[0], "t") && n == 3) {
             c->throw_type = f[1];
             c->throw_message = f[2];
@@ -74,6 +76,24 @@ int watch_call_parse(char *text, struct watch_call *c)
         }
     }
     return 0;
+}
+
+/* "{a=1, b=\"x\"}" of fields (NAME=VALUE joined by RS), "" for none;
+ * returns the characters it would write (as snprintf). */
+static size_t put_fields(char *out, size_t size, const char *fields)
+{
+    if (!fields || !fields[0])
+        return 0;
+    size_t o = (size_t)snprintf(out, size, "{");
+    for (const char *p = fields; *p && o < size;) {
+        size_t n = strcspn(p, "\x1e");
+        o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%.*s", p == fields ? "" : ", ",
+                              (int)n, p);
+        p += n + (p[n] == '\x1e');
+    }
+    if (o < size)
+        o += (size_t)snprintf(out + o, size - o, "}");
+    return o;
 }
 
 void watch_call_line(const struct watch_call *c, char *out, size_t size)
@@ -88,13 +108,19 @@ void watch_call_line(const struct watch_call *c, char *out, size_t size)
         return;
     out[0] = '\0';
     PUT("%s(", c->method);
-    for (uint32_t i = 0; i < c->nargs; i++)
+    for (uint32_t i = 0; i < c->nargs; i++) {
         PUT("%s%s=%s", i ? ", " : "", c->args[i].name, c->args[i].value);
+        if (o < size)
+            o += put_fields(out + o, size - o, c->args[i].fields);
+    }
     if (c->more)
         PUT("%s...", c->nargs ? ", " : "");
     PUT(")");
-    if (c->ret_value)
+    if (c->ret_value) {
         PUT(" = %s", c->ret_value);
+        if (o < size)
+            o += put_fields(out + o, size - o, c->ret_fields);
+    }
     if (c->throw_type)
         PUT(" !! %s%s%s", c->throw_type, c->throw_message[0] ? ": " : "", c->throw_message);
 #undef PUT
@@ -182,17 +208,46 @@ static int json_shown_string(FILE *f, const char *t, const char *key, const char
     return 0;
 }
 
-static void json_value(FILE *f, const char *type, const char *value)
+/* "key":VALUE of a value shown as text: a number, true, false or null as
+ * itself, a shown string as its characters (with "length" when cut), any
+ * other as its text. */
+static void json_shown(FILE *f, const char *key, const char *value, const char *length_key)
+{
+    if (!strcmp(value, "true") || !strcmp(value, "false") || !strcmp(value, "null") ||
+        json_number(value)) {
+        fprintf(f, "\"%s\":%s", key, value);
+    } else if (json_shown_string(f, value, key, length_key) < 0) {
+        fprintf(f, "\"%s\":", key);
+        json_string(f, value, strlen(value));
+    }
+}
+
+static void json_value(FILE *f, const char *type, const char *value, const char *fields)
 {
     fputs("{\"type\":", f);
     json_string(f, type, strlen(type));
     fputc(',', f);
-    if (!strcmp(value, "true") || !strcmp(value, "false") || !strcmp(value, "null") ||
-        json_number(value)) {
-        fprintf(f, "\"value\":%s", value);
-    } else if (json_shown_string(f, value, "value", "length") < 0) {
-        fputs("\"value\":", f);
-        json_string(f, value, strlen(value));
+    json_shown(f, "value", value, "length");
+    if (fields && fields[0]) {
+        /* "fields":{"name":VALUE, ...}; a cut string's length as "name.length" */
+        fputs(",\"fields\":{", f);
+        char item[512];
+        for (const char *p = fields; *p;) {
+            size_t n = strcspn(p, "\x1e");
+            snprintf(item, sizeof item, "%.*s", (int)n, p);
+            char *eq = strchr(item, '=');
+            if (eq) {
+                *eq = '\0';
+                const char *key = item;
+                if (p != fields)
+                    fputc(',', f);
+                char length_key[sizeof item + 8];
+                snprintf(length_key, sizeof length_key, "%s.length", key);
+                json_shown(f, key, eq + 1, length_key);
+            }
+            p += n + (p[n] == '\x1e');
+        }
+        fputc('}', f);
     }
     fputc('}', f);
 }
@@ -214,14 +269,14 @@ void watch_call_json(const struct watch_call *c, uint64_t real_ns, int tid, uint
             fputc(',', f);
         json_string(f, c->args[i].name, strlen(c->args[i].name));
         fputc(':', f);
-        json_value(f, c->args[i].type, c->args[i].value);
+        json_value(f, c->args[i].type, c->args[i].value, c->args[i].fields);
     }
     fputc('}', f);
     if (c->more)
         fputs(",\"more_args\":true", f);
     if (c->ret_value) {
         fputs(",\"result\":", f);
-        json_value(f, c->ret_type, c->ret_value);
+        json_value(f, c->ret_type, c->ret_value, c->ret_fields);
     }
     fprintf(f, ",\"duration_ns\":%llu", (unsigned long long)duration_ns);
     if (c->throw_type) {

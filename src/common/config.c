@@ -374,6 +374,11 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
             else
                 c->watch_stack = (uint32_t)n;
         }
+    } else if (!strcmp(key, "watch_fields")) {
+        if (!strcmp(value, "0") || !strcmp(value, "1"))
+            c->watch_fields = (uint32_t)(value[0] - '0');
+        else
+            why = "0 or 1";
     } else if (!strcmp(key, "watch_where")) {
         struct watch_where_expr expr;
         if (strlen(value) >= CONFIG_WATCH_WHERE_MAX)
@@ -545,6 +550,8 @@ void config_value_text(const struct config *c, const char *key, char *out, size_
         snprintf(out, size, "%u", c->watch_stack);
     else if (!strcmp(key, "watch_where"))
         snprintf(out, size, "%s", c->watch_where);
+    else if (!strcmp(key, "watch_fields"))
+        snprintf(out, size, "%u", c->watch_fields);
     else if (size)
         out[0] = '\0';
 }

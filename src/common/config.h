@@ -131,6 +131,8 @@ struct config {
     uint32_t watch_stack;
     /* --where: one comparison of an argument or the result (watch_where.h) */
     char watch_where[CONFIG_WATCH_WHERE_MAX];
+    /* --fields: objects' and structs' own primitive fields shown (0/1) */
+    uint32_t watch_fields;
 };
 
 /* The settings, by the names users type (record's long options). */
@@ -162,7 +164,8 @@ struct config {
     X(watch_methods, "CORSCOPE_WATCH_METHODS") \
     X(watch_rate, "CORSCOPE_WATCH_RATE") \
     X(watch_stack, "CORSCOPE_WATCH_STACK") \
-    X(watch_where, "CORSCOPE_WATCH_WHERE")
+    X(watch_where, "CORSCOPE_WATCH_WHERE") \
+    X(watch_fields, "CORSCOPE_WATCH_FIELDS")
 
 HIDDEN void config_defaults(struct config *c);
 /* Sets one setting from text.  Returns 0, or -1 with a one-line reason

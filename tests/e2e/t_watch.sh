@@ -49,7 +49,7 @@ grep -q '^corscope: Pricing.Fetch returns a Task: its line ends at the method.s 
 
 # an instance method, the pattern before the command, --count
 cs watch --count 1 'Cart.Add' -- dotnet "$W" run > "$T/out" 2> "$T/err" || fail "watch Cart.Add: exit $?: $(cat "$T/err")"
-assert_eq "instance method, --count 1" "$(calls "$T/out")" "Cart.Add(n=2, weight=1.5) = 2"
+assert_eq "instance method, --count 1" "$(calls "$T/out")" "Cart.Add(this=Cart, n=2, weight=1.5) = 2"
 grep -q '1 past --count not taken' "$T/err" || fail "--count: the second call is not counted: $(cat "$T/err")"
 grep -Ev "$CALL" "$T/out" > "$T/app" || true
 diff -q "$T/plain" "$T/app" > /dev/null || fail "the program's output changed under watch Cart.Add"

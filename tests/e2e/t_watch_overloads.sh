@@ -43,7 +43,7 @@ expect_error "unclosed list" 2 "'Pricing.Tax(int': not a method pattern" cs watc
 # an async method's state machine, named: one line per resumption (Fetch
 # awaits once: its first MoveNext, and the one after the await)
 cs watch -- dotnet "$W" run '*Fetch*.MoveNext' > "$T/out" 2> "$T/err" || fail "MoveNext: exit $?: $(cat "$T/err")"
-[ "$(calls "$T/out" | grep -cE '^Pricing\+<Fetch>d__[0-9]+\.MoveNext\(\)$')" = 2 ] ||
+[ "$(calls "$T/out" | grep -cE '^Pricing\+<Fetch>d__[0-9]+\.MoveNext\(this=<Fetch>d__[0-9]+\)$')" = 2 ] ||
     fail "MoveNext: $(calls "$T/out")"
 note "async: the state machine's MoveNext named: 2 lines"
 

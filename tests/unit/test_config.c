@@ -144,6 +144,9 @@ static void test_watch_settings(void)
     CHECK(config_set(&a, "watch_count", "100", err, sizeof err) == 0);
     CHECK(config_set(&a, "watch_methods", "50", err, sizeof err) == 0);
     CHECK(config_set(&a, "watch_rate", "20000", err, sizeof err) == 0);
+    CHECK_EQ(a.watch_fields, 0);
+    CHECK(config_set(&a, "watch_fields", "1", err, sizeof err) == 0);
+    CHECK(config_set(&a, "watch_fields", "yes", err, sizeof err) == -1);
     int n = config_to_text(&a, text, sizeof text);
     REQUIRE(n > 0);
     REQUIRE(config_from_text(&b, text, (size_t)n, err, sizeof err) == 0);
@@ -151,6 +154,7 @@ static void test_watch_settings(void)
     CHECK_EQ(b.watch_count, 100);
     CHECK_EQ(b.watch_methods, 50);
     CHECK_EQ(b.watch_rate, 20000);
+    CHECK_EQ(b.watch_fields, 1);
     CHECK(config_set(&a, "watch", "a b", err, sizeof err) == -1);
     CHECK(config_set(&a, "watch_methods", "0", err, sizeof err) == -1);
     CHECK(config_set(&a, "watch_methods", "1001", err, sizeof err) == -1);

@@ -272,7 +272,10 @@ static void test_watch_values_damaged(void)
         {.read = WATCH_READ_STRINGS, .kind = SIG_OBJECT},
         {.read = WATCH_READ_STRING, .kind = SIG_STRING},
         {.read = WATCH_READ_REF, .kind = SIG_OBJECT},
+        {.read = WATCH_READ_OBJECT, .kind = SIG_OBJECT},
+        {.read = WATCH_READ_STRUCT, .size = WATCH_FIELD_BYTES, .kind = SIG_VALUETYPE},
     };
+    enum { PLANS = sizeof plans / sizeof plans[0] };
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (int round = 0; round < 20000; round++) {
         uint64_t w[24];
@@ -285,16 +288,49 @@ static void test_watch_values_damaged(void)
         }
         /* a plausible header half of the time */
         if (n && round & 1)
-            w[0] = (w[0] & ~0xffull) | (uint64_t)(round / 2 % 8);
+            w[0] = (w[0] & ~0xffull) | (uint64_t)(round / 2 % PLANS);
         uint32_t pos = 0;
         struct watch_decoded d;
         char text[300];
         while (pos < n && watch_decode_value(w, n, &pos, &d) == 0) {
             CHECK(pos <= n);
-            watch_format_value(&plans[round % 8], &d, text, sizeof text);
+            watch_format_value(&plans[round % PLANS], &d, text, sizeof text);
             CHECK(strlen(text) < sizeof text);
         }
     }
+}
+
+/* --fields: an object's payload (MethodTable, its first bytes, the
+ * strings its layout named) and a struct's bytes decoded whole; a header
+ * claiming more than the payload holds is refused. */
+static void test_watch_fields_decode(void)
+{
+    uint64_t w[16] = {0};
+    uint32_t n = 0;
+    w[n++] = WATCH_READ_OBJECT | 16ull << 16 | 1ull << 24 | 1ull << 32;
+    w[n++] = 0x7f0012345678ull;
+    w[n++] = 7;    /* Count */
+    w[n++] = 0x4008000000000000ull; /* 3.0 */
+    w[n++] = WATCH_READ_STRING | 3ull << 24 | 3ull << 32;
+    w[n++] = 'a' | 'n' << 16 | (uint64_t)'n' << 32;
+    uint32_t pos = 0;
+    struct watch_decoded d;
+    REQUIRE(watch_decode_value(w, n, &pos, &d) == 0);
+    CHECK_EQ(pos, n);
+    CHECK(d.mt == 0x7f0012345678ull && d.nbytes == 16 && d.layout_known && d.strings == 1);
+    CHECK(d.string_len[0] == 3 && d.string_chars[0] == 3 && d.string_text[0][2] == 'n');
+    pos = 0;
+    CHECK(watch_decode_value(w, n - 1, &pos, &d) < 0); /* its string cut off */
+    uint64_t s[3] = {WATCH_READ_STRUCT | 12ull << 16, 3 | 4ull << 32, 5};
+    pos = 0;
+    REQUIRE(watch_decode_value(s, 3, &pos, &d) == 0);
+    CHECK(pos == 3 && d.nbytes == 12 && d.bytes[4] == 4 && d.bytes[8] == 5);
+    pos = 0;
+    CHECK(watch_decode_value(s, 2, &pos, &d) < 0);
+    struct watch_value v = {.read = WATCH_READ_STRUCT, .kind = SIG_VALUETYPE, .type = "Vec"};
+    char text[64];
+    watch_format_value(&v, &d, text, sizeof text);
+    CHECK_STR(text, "Vec");
 }
 
 /* --where: parsing, binding to a method's arguments, the probe's test on
@@ -387,5 +423,6 @@ void suite_sig(void)
     RUN(test_watch_values);
     RUN(test_watch_values_more);
     RUN(test_watch_values_damaged);
+    RUN(test_watch_fields_decode);
     RUN(test_watch_where);
 }

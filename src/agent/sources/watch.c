@@ -87,7 +87,7 @@ struct pending {
     pid_t tid;
     uint32_t method;
     uint64_t token;
-    char text[700];
+    char text[900];   /* the call's records so far (a call message is at most CONTROL_MESSAGE_MAX) */
     uint32_t depth;               /* --stack: the entry's walk, leaf (the probe) first */
     uint64_t ips[STACK_FRAMES];
 };
@@ -112,6 +112,7 @@ static struct {
     int too_many;                 /* matches past max_methods: nothing more rewritten */
     struct watch_where_expr where; /* --where, when where_set */
     int where_set;
+    uint32_t fields;              /* --fields */
     uint32_t where_skipped;       /* methods matched that --where cannot be said of */
     char where_why[400];          /* why, for the last of them */
     uint32_t matched_total;
@@ -225,7 +226,7 @@ static uint32_t match_module(uint32_t mi, struct warnings *w)
         }
         static struct watch_method described;
         memset(&described, 0, sizeof described); /* compared whole by take_slot */
-        if (watch_describe_method(a, row, &described, why, sizeof why) < 0) {
+        if (watch_describe_method(a, row, &described, (int)W.fields, why, sizeof why) < 0) {
             warn_later(w, "watch: %s is not watched: %s", name, why);
             continue;
         }
@@ -328,10 +329,38 @@ static void module_loaded(ModuleID id)
 }
 
 
+const struct assembly *watch_assembly_of(ModuleID module)
+{
+    uint32_t n = atomic_load_explicit(&W.module_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (W.modules[i]->id == module)
+            return &W.modules[i]->a;
+    return NULL;
+}
+
+/* --fields: the layouts of the classes a method's values are declared
+ * with, learnt before its first call (so that its string fields are
+ * taken from the first call on). */
+static void learn_layouts(const struct watch_method *m, ModuleID module)
+{
+    const struct watch_value *values[WATCH_ARGS + 2];
+    uint32_t n = 0;
+    if (m->has_this)
+        values[n++] = &m->self;
+    for (uint32_t i = 0; i < m->taken; i++)
+        values[n++] = &m->args[i];
+    values[n++] = &m->ret;
+    for (uint32_t i = 0; i < n; i++)
+        if (values[i]->read == WATCH_READ_OBJECT && values[i]->type_token)
+            watch_layout_learn(W.info, module, values[i]->type_token);
+}
+
 static int rewrite_method(uint32_t index, struct il_rewritten *out, char *why, size_t why_size)
 {
     struct wmethod *wmth = &W.methods[index];
     struct wmodule *wm = W.modules[wmth->module];
+    if (W.fields)
+        learn_layouts(&watch_methods[index], wm->id);
     return watch_rewrite(W.info, wm->id, &wm->a, wm->sigs, wmth->token, index, W.attached, out, why,
                          why_size);
 }
@@ -621,6 +650,20 @@ static uint64_t cycle(struct agent *a, struct source *s, uint64_t now)
     return W.outbox_count ? now + 2000000 : 0;
 }
 
+/* --fields: an object's or struct's fields as the record's last part
+ * (US, then name=value items joined by RS), "" when none. */
+static void format_fields(const struct watch_value *v, const struct watch_decoded *d,
+                          uint32_t method, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (d->read != WATCH_READ_OBJECT && d->read != WATCH_READ_STRUCT)
+        return;
+    out[0] = '\x1f';
+    watch_format_fields(W.info, v, d, W.modules[W.methods[method].module]->id, out + 1, size - 1);
+    if (!out[1])
+        out[0] = '\0';
+}
+
 static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
 {
     const struct watch_method *m = &watch_methods[method];
@@ -640,16 +683,20 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
      * "a US name US type US value" per argument */
     size_t o = (size_t)snprintf(p->text, sizeof p->text, "%s", m->display);
     uint32_t pos = 2;
-    for (uint32_t i = 0; i < count && i < m->taken; i++) {
+    uint32_t first = m->has_this ? 0 : 1; /* value 0 is `this`'s */
+    for (uint32_t i = first; i < count + first && i <= m->taken; i++) {
+        const struct watch_value *v = i ? &m->args[i - 1] : &m->self;
         struct watch_decoded d;
         char value[200];
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
         watch_resolve(W.info, &d);
-        watch_format_value(&m->args[i], &d, value, sizeof value);
+        watch_format_value(v, &d, value, sizeof value);
+        char fields[400];
+        format_fields(v, &d, p->method, fields, sizeof fields);
         if (o < sizeof p->text)
-            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s",
-                                  m->args[i].name, watch_type_shown(&m->args[i], &d), value);
+            o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s%s",
+                                  v->name, watch_type_shown(v, &d), value, fields);
     }
     if (m->params > m->taken && o < sizeof p->text)
         snprintf(p->text + o, sizeof p->text - o, "\tm");
@@ -672,8 +719,10 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
                 watch_resolve(W.info, &d);
                 watch_format_value(&m->ret, &d, value, sizeof value);
-                snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s",
-                         watch_type_shown(&m->ret, &d), value);
+                char fields[400];
+                format_fields(&m->ret, &d, method, fields, sizeof fields);
+                snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s%s",
+                         watch_type_shown(&m->ret, &d), value, fields);
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);
@@ -979,6 +1028,7 @@ static int watch_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     watch_probe.count_limit = a->cfg.watch_count;
     watch_probe.rate = a->cfg.watch_rate ? a->cfg.watch_rate : CONFIG_WATCH_RATE_DEFAULT;
     watch_probe.stack_depth = a->cfg.watch_stack;
+    W.fields = a->cfg.watch_fields;
     atomic_store(&watch_probe.active, 1);
     *mask |= COR_PRF_MONITOR_EXCEPTIONS; /* calls that end by a throw */
     if (W.attached)

@@ -43,6 +43,12 @@ enum watch_read {
                          * WATCH_ARRAY_BYTES of elements (primitives) */
     WATCH_READ_STRINGS, /* a string[]: its length and first WATCH_ARRAY_STRINGS strings */
     WATCH_READ_OUT,     /* an `out` argument at entry: not read (not yet set) */
+    WATCH_READ_OBJECT,  /* --fields: a reference: null, or its MethodTable, the first
+                         * WATCH_FIELD_BYTES of its fields and the strings its fields
+                         * point to when the runtime's layout of its class is known
+                         * (watch_layouts) */
+    WATCH_READ_STRUCT,  /* --fields: a struct's first `size` bytes (its size from the
+                         * metadata, at most WATCH_FIELD_BYTES) */
 };
 
 /* How the bytes of a value are shown (watch_values.c). */
@@ -57,6 +63,9 @@ enum watch_show {
 };
 
 #define WATCH_ARRAY_BYTES 32    /* an array's elements copied (the first few) */
+#define WATCH_FIELD_BYTES 64    /* --fields: an object's or struct's bytes copied */
+#define WATCH_FIELD_STRINGS 2   /* --fields: an object's string fields taken */
+#define WATCH_FIELDS_SHOWN 8    /* --fields: fields shown at most */
 #define WATCH_ARRAY_SHOWN 8     /* an array's elements shown at most */
 #define WATCH_ARRAY_STRINGS 3   /* a string[]'s strings taken */
 #define WATCH_ELEMENT_CHARS 16  /* characters taken of each */
@@ -72,6 +81,7 @@ struct watch_value {
     uint8_t elem_kind;  /* WATCH_READ_ARRAY: the elements' sig kind when the signature says
                          * (SIG_VOID: from the array's MethodTable, at the loop) */
     uint16_t enum_index;
+    uint32_t type_token; /* WATCH_READ_STRUCT: its TypeDef in the method's module */
     char name[32];      /* the parameter's name */
     char type[48];      /* the type's short name ("Order", "int[]") */
 };
@@ -107,8 +117,11 @@ struct watch_filter {
 struct watch_method {
     char display[160];  /* "Pricing.Quote" */
     uint32_t params;    /* declared */
-    uint32_t taken;     /* read by the probe: min(params, WATCH_ARGS) */
-    int has_this;
+    uint32_t taken;     /* read by the probe: min(params, WATCH_ARGS - has_this) */
+    int has_this;       /* an instance method: `self` is read first (the probe's first
+                         * address is `this`'s home; the parameters' follow) */
+    struct watch_value self; /* `this`: an object by its runtime type, a struct's (a byref
+                              * to it) by its type */
     struct watch_value args[WATCH_ARGS];
     struct watch_value ret; /* read SIG_VOID: none */
     struct watch_filter filter;
@@ -117,6 +130,20 @@ struct watch_method {
 /* The table the probes read: set before the method is rewritten, never
  * changed or freed after (code rewritten may run until the process ends). */
 HIDDEN extern struct watch_method watch_methods[WATCH_MAX_METHODS];
+
+/* --fields: where the string fields of a class are, for the probe to
+ * take their text (watch_runtime.c fills an entry once a class's layout
+ * is known to the runtime; an entry is written once, its `mt` last). */
+#define WATCH_LAYOUTS 256
+struct watch_layout {
+    _Atomic uint64_t mt;   /* the class (MethodTable), 0: free */
+    _Atomic int claimed;
+    uint8_t strings;
+    uint16_t string_at[WATCH_FIELD_STRINGS]; /* from the object's start */
+};
+HIDDEN extern struct watch_layout watch_layouts[WATCH_LAYOUTS];
+/* Probe: the layout of class mt, or NULL (no runtime call, no wait). */
+HIDDEN const struct watch_layout *watch_layout_find(uint64_t mt);
 
 /* The probes' state. */
 struct watch_probe_state {
@@ -164,7 +191,9 @@ struct watch_decoded {
     uint32_t length;           /* string or array length */
     uint32_t chars;            /* string characters taken */
     uint16_t text[WATCH_STRING_CHARS];
-    uint8_t bytes[WATCH_ARRAY_BYTES]; /* BYTES (at most 16), or an array's first elements */
+    uint8_t bytes[WATCH_FIELD_BYTES]; /* BYTES (at most 16), an array's first elements, an
+                                       * object's or a struct's first bytes */
+    uint8_t layout_known; /* OBJECT: the probe knew its string fields (the strings follow) */
     uint32_t nbytes;           /* ARRAY: element bytes taken */
     uint64_t mt;               /* REF, ARRAY: the object's MethodTable (its ClassID) */
     uint32_t strings;          /* STRINGS: how many taken */
@@ -198,6 +227,19 @@ HIDDEN void watch_format_enum(const struct watch_enum *e, const char *type, int6
  * [Out] byref parameter without [In] (not read at entry). */
 HIDDEN void watch_plan_value(const struct assembly *a, const struct sig_type *t, int out,
                              struct watch_value *v);
+/* --fields: turns a plan's references into OBJECT and its structs whose
+ * size the metadata gives (fields of fixed size only, sequential) into
+ * STRUCT. */
+HIDDEN void watch_plan_fields(const struct assembly *a, const struct sig_type *t,
+                              struct watch_value *v);
+/* A type's short name for showing ("Order", "int[]", "ref int", "T"). */
+HIDDEN void watch_type_text(const struct assembly *a, const struct sig_type *t, char *out,
+                            size_t size);
+/* Fills v for `this` of a method of TypeDef row `type`: a reference, or
+ * for a value type a byref to it; named "this", typed by the type's short
+ * name. */
+HIDDEN void watch_plan_this(const struct assembly *a, uint32_t type, int fields,
+                            struct watch_value *v);
 /* The C# keyword of a primitive sig kind ("int"), NULL when none. */
 HIDDEN const char *watch_keyword(uint8_t kind);
 
@@ -214,6 +256,19 @@ HIDDEN int watch_filter_keeps(const struct watch_filter *f, const struct watch_v
 /* watch_runtime.c.  Loop: fills d's runtime_type / runtime_elem from
  * its MethodTable (names from the runtime, cached). */
 HIDDEN void watch_resolve(ICorProfilerInfo15 *info, struct watch_decoded *d);
+/* The module's assembly as watch read it from its file, NULL when it has
+ * not (watch.c). */
+HIDDEN const struct assembly *watch_assembly_of(ModuleID module);
+/* --fields, loop: an OBJECT or STRUCT value's fields as "name=value"
+ * items joined by RS (0x1e) into out ("" when none known); module: the
+ * watched method's (a struct's type token is of it). */
+HIDDEN void watch_format_fields(ICorProfilerInfo15 *info, const struct watch_value *v,
+                                const struct watch_decoded *d, ModuleID module, char *out,
+                                size_t size);
+/* --fields, at rewrite time: learns the string fields of TypeDef `type`
+ * of module (a class the runtime has loaded, not generic) for the probe,
+ * so that its first call shows them. */
+HIDDEN void watch_layout_learn(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef type);
 /* A runtime type name shortened: namespaces dropped, generic arguments
  * in <> ("Dictionary<String, Int32>"). */
 HIDDEN void watch_short_type(const char *full, char *out, size_t size);
@@ -238,7 +293,7 @@ HIDDEN int watch_signature_matches(const struct assembly *a, uint32_t row, const
 HIDDEN void watch_signature_text(const struct assembly *a, uint32_t row, char *out, size_t size);
 /* Fills m for a MethodDef row.  Returns 0, or -1 with why. */
 HIDDEN int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m,
-                                 char *why, size_t why_size);
+                                 int fields, char *why, size_t why_size);
 HIDDEN void watch_near_names(const char *pattern, const struct assembly *const *assemblies,
                              uint32_t count, char *out, size_t size);
 

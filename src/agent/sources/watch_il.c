@@ -181,11 +181,14 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
     size_t n = 0;
     s[n++] = 0x20; /* ldc.i4 index */
     n += put_u32(s + n, index);
+    /* the probe's addresses: `this`'s home first for an instance method
+     * (argument 0), then the parameters' (their argument numbers follow) */
+    uint32_t homes = m->taken + (m->has_this ? 1 : 0);
     for (uint32_t i = 0; i < WATCH_ARGS; i++) {
-        if (i < m->taken) {
+        if (i < homes) {
             s[n++] = 0xfe; /* ldarga */
             s[n++] = 0x0a;
-            n += put_u16(s + n, (uint16_t)(i + (m->has_this ? 1 : 0)));
+            n += put_u16(s + n, (uint16_t)i);
         } else {
             s[n++] = 0x16; /* ldc.i4.0 */
         }

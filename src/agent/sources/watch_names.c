@@ -55,8 +55,7 @@ static const char *const keywords[] = {
     [SIG_R8] = "double", [SIG_I] = "nint", [SIG_U] = "nuint", [SIG_STRING] = "string",
 };
 
-/* A type's short name for showing ("Order", "int[]", "ref int", "T"). */
-static void type_text(const struct assembly *a, const struct sig_type *t, char *out, size_t size)
+void watch_type_text(const struct assembly *a, const struct sig_type *t, char *out, size_t size)
 {
     const uint8_t *p = t->bytes, *end = t->bytes + t->len;
     while (p < end && (*p == 0x1f || *p == 0x20 || *p == 0x45)) { /* modifiers, pinned */
@@ -72,7 +71,7 @@ static void type_text(const struct assembly *a, const struct sig_type *t, char *
         snprintf(out, size, "%s", keywords[t->kind]);
     } else if (t->kind == SIG_OBJECT && t->array && p < end && *p == 0x1d &&
                sig_type(&q, end, &inner) == 0) {
-        type_text(a, &inner, sub, sizeof sub);
+        watch_type_text(a, &inner, sub, sizeof sub);
         snprintf(out, size, "%.40s[]", sub);
     } else if (t->kind == SIG_OBJECT && t->array) {
         snprintf(out, size, "Array");
@@ -81,7 +80,7 @@ static void type_text(const struct assembly *a, const struct sig_type *t, char *
     } else if (t->kind == SIG_OBJECT || t->kind == SIG_VALUETYPE) {
         token_name(a, t->token, out, size);
     } else if (t->kind == SIG_BYREF && p < end && sig_type(&q, end, &inner) == 0) {
-        type_text(a, &inner, sub, sizeof sub);
+        watch_type_text(a, &inner, sub, sizeof sub);
         snprintf(out, size, "ref %.40s", sub);
     } else if (t->kind == SIG_GENERIC) {
         snprintf(out, size, "T");
@@ -92,10 +91,13 @@ static void type_text(const struct assembly *a, const struct sig_type *t, char *
     }
 }
 
-static void describe(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
+static void describe(const struct assembly *a, const struct sig_type *t, int fields,
+                     struct watch_value *v)
 {
-    type_text(a, t, v->type, sizeof v->type);
+    watch_type_text(a, t, v->type, sizeof v->type);
     watch_plan_value(a, t, 0, v);
+    if (fields)
+        watch_plan_fields(a, t, v);
 }
 
 /* "Namespace.Type.Method" of a MethodDef row. */
@@ -112,7 +114,23 @@ int watch_pattern_matches(const char *pattern, const char *name)
         return 1;
     char suffix[CONFIG_WATCH_MAX + 4];
     snprintf(suffix, sizeof suffix, "*.%s", pattern);
-    return !fnmatch(suffix, name, 0);
+    if (!fnmatch(suffix, name, 0))
+        return 1;
+    /* a generic type by its name as C# writes it: Holder.Swap for Holder`1.Swap */
+    if (!strchr(name, '`') || strchr(pattern, '`'))
+        return 0;
+    char plain[768];
+    size_t o = 0;
+    for (const char *c = name; *c && o + 1 < sizeof plain; c++) {
+        if (*c == '`') {
+            while (c[1] >= '0' && c[1] <= '9')
+                c++;
+            continue;
+        }
+        plain[o++] = *c;
+    }
+    plain[o] = '\0';
+    return !fnmatch(pattern, plain, 0) || !fnmatch(suffix, plain, 0);
 }
 
 
@@ -122,8 +140,8 @@ int watch_has_body(const struct assembly *a, uint32_t row)
 }
 
 /* Fills watch_methods[index] for a MethodDef row.  Returns 0, or -1 with why. */
-int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m, char *why,
-                          size_t why_size)
+int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_method *m,
+                          int fields, char *why, size_t why_size)
 {
     const uint8_t *blob;
     uint32_t len;
@@ -137,15 +155,22 @@ int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_m
         return snprintf(why, why_size, "its return type cannot be kept in a local"), -1;
     char type[512];
     assembly_type_name(a, a->methods[row - 1].type, type, sizeof type);
+    char *tick = strchr(type, '`'); /* a generic type by its name: Holder.Swap */
+    if (tick)
+        memmove(tick, tick + strspn(tick + 1, "0123456789") + 1,
+                strlen(tick + strspn(tick + 1, "0123456789") + 1) + 1);
     snprintf(m->display, sizeof m->display, "%.80s.%.70s", watch_last_dot(type), assembly_method_name(a, row));
     m->params = sig.param_count;
-    m->taken = sig.param_count < WATCH_ARGS ? sig.param_count : WATCH_ARGS;
     m->has_this = sig.has_this;
+    uint32_t room = WATCH_ARGS - (m->has_this ? 1 : 0);
+    m->taken = sig.param_count < room ? sig.param_count : room;
+    if (m->has_this)
+        watch_plan_this(a, a->methods[row - 1].type, fields, &m->self);
     for (uint32_t i = 0; i < m->taken; i++) {
-        describe(a, &sig.params[i], &m->args[i]);
+        describe(a, &sig.params[i], fields, &m->args[i]);
         snprintf(m->args[i].name, sizeof m->args[i].name, "arg%u", i + 1);
     }
-    describe(a, &sig.ret, &m->ret);
+    describe(a, &sig.ret, fields, &m->ret);
     /* parameter names: Param rows [ParamList, next method's ParamList) */
     uint32_t first = md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_PARAMLIST);
     uint32_t end = row < md_rows(&a->md, MD_METHODDEF)
@@ -313,7 +338,7 @@ int watch_signature_matches(const struct assembly *a, uint32_t row, const char *
         memcpy(written, p, n);
         written[n] = '\0';
         char shown[64];
-        type_text(a, &sig.params[i], shown, sizeof shown);
+        watch_type_text(a, &sig.params[i], shown, sizeof shown);
         if (!type_matches(written, shown))
             return 0;
         i++;
@@ -332,7 +357,7 @@ void watch_signature_text(const struct assembly *a, uint32_t row, char *out, siz
         sig_method(blob, len, &sig) == 0) {
         for (uint32_t i = 0; i < sig.param_count && i < SIG_MAX_PARAMS && o < size; i++) {
             char shown[64];
-            type_text(a, &sig.params[i], shown, sizeof shown);
+            watch_type_text(a, &sig.params[i], shown, sizeof shown);
             o += (size_t)snprintf(out + o, size - o, "%s%s", i ? "," : "", keyword_of(shown));
         }
     }

@@ -24,7 +24,12 @@
 struct watch_method watch_methods[WATCH_MAX_METHODS];
 struct watch_probe_state watch_probe;
 
-#define VALUE_WORDS_MAX (1 + WATCH_ARRAY_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
+#define STRINGS_WORDS (1 + WATCH_ARRAY_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
+#define OBJECT_WORDS (2 + WATCH_FIELD_BYTES / 8 + WATCH_FIELD_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
+#define VALUE_WORDS_MAX (STRINGS_WORDS > OBJECT_WORDS ? STRINGS_WORDS : OBJECT_WORDS)
+_Static_assert(WATCH_FIELD_BYTES >= WATCH_ARRAY_BYTES && WATCH_FIELD_BYTES % 8 == 0 &&
+               WATCH_FIELD_BYTES < 256, "a value's bytes fit its header and buffer");
+_Static_assert(WATCH_FIELD_STRINGS <= WATCH_ARRAY_STRINGS, "an object's strings fit a decoded value");
 #define MAX_WORDS (2 + WATCH_ARGS * VALUE_WORDS_MAX)
 _Static_assert(VALUE_WORDS_MAX >= 1 + WATCH_STRING_CHARS / 4, "a string fits a value's words");
 _Static_assert(VALUE_WORDS_MAX >= 2 + WATCH_ARRAY_BYTES / 8, "an array fits a value's words");
@@ -135,6 +140,51 @@ static uint32_t take(const struct watch_value *v, const void *addr, uint64_t *w,
         }
         return n;
     }
+    case WATCH_READ_OBJECT: {
+        const char *obj = *(const char *const *)addr;
+        if (!obj) {
+            w[n++] = hdr | 1u << 8;
+            return n;
+        }
+        uint64_t mt;
+        memcpy(&mt, obj, 8);
+        mt &= ~(uint64_t)7;
+        /* MethodTable: m_dwFlags, then m_BaseSize (header and MethodTable
+         * pointer included): the object's fields are the rest; a string's
+         * or an array's (a component size) are not fields */
+        uint32_t flags, base, bytes = 0;
+        memcpy(&flags, (const char *)mt, 4);
+        memcpy(&base, (const char *)mt + 4, 4);
+        if (!(flags & MT_HAS_COMPONENT_SIZE) && base > 16)
+            bytes = base - 16 < WATCH_FIELD_BYTES ? base - 16 : WATCH_FIELD_BYTES;
+        const struct watch_layout *l = watch_layout_find(mt);
+        uint32_t strings = 0;
+        if (l)
+            for (uint32_t i = 0; i < l->strings && i < WATCH_FIELD_STRINGS; i++)
+                strings += l->string_at[i] >= 8 && l->string_at[i] + 16u <= base;
+        if (strings != (l ? l->strings : 0))
+            strings = 0, l = NULL; /* a layout that does not fit the object: none */
+        w[n++] = hdr | (uint64_t)bytes << 16 | (uint64_t)strings << 24 | (uint64_t)(l != NULL) << 32;
+        w[n++] = mt;
+        uint32_t words = (bytes + 7) / 8;
+        memset(&w[n], 0, words * 8);
+        memcpy(&w[n], obj + 8, bytes);
+        n += words;
+        for (uint32_t i = 0; i < strings; i++) {
+            const char *str;
+            memcpy(&str, obj + l->string_at[i], 8);
+            n = watch_take_string(str, WATCH_ELEMENT_CHARS, WATCH_READ_STRING, w, n);
+        }
+        return n;
+    }
+    case WATCH_READ_STRUCT: {
+        uint32_t bytes = v->size <= WATCH_FIELD_BYTES ? v->size : WATCH_FIELD_BYTES;
+        w[n++] = hdr | (uint64_t)bytes << 16;
+        uint32_t words = (bytes + 7) / 8;
+        memset(&w[n], 0, words * 8);
+        memcpy(&w[n], addr, bytes);
+        return n + words;
+    }
     case WATCH_READ_OUT:
         w[n++] = hdr;
         return n;
@@ -173,7 +223,8 @@ int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void
         method >= WATCH_MAX_METHODS)
         goto out;
     const struct watch_method *m = &watch_methods[method];
-    void *args[WATCH_ARGS] = {a0, a1, a2, a3, a4, a5};
+    void *homes[WATCH_ARGS] = {a0, a1, a2, a3, a4, a5};
+    void **args = homes + (m->has_this ? 1 : 0); /* after `this`'s */
     /* --where on an argument: before the call takes any place */
     if (m->filter.on && m->filter.arg < m->taken &&
         !watch_filter_keeps(&m->filter, &m->args[m->filter.arg], args[m->filter.arg])) {
@@ -187,8 +238,10 @@ int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void
     uint64_t now = clock_now_ns();
     uint64_t w[MAX_WORDS];
     uint32_t n = 0;
-    w[n++] = (uint64_t)(uint32_t)method | (uint64_t)m->taken << 32;
+    w[n++] = (uint64_t)(uint32_t)method | (uint64_t)(m->taken + (m->has_this ? 1 : 0)) << 32;
     w[n++] = now;
+    if (m->has_this)
+        n = take(&m->self, homes[0], w, n);
     for (uint32_t i = 0; i < m->taken; i++)
         n = take(&m->args[i], args[i], w, n);
     if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, p->stack_depth) < 0) {
@@ -348,6 +401,43 @@ int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
                                    out->string_text[i]) < 0)
                 return -1;
         }
+        return 0;
+    }
+    case WATCH_READ_OBJECT: {
+        if (out->is_null)
+            return 0;
+        out->nbytes = (uint32_t)(hdr >> 16) & 0xff;
+        out->strings = (uint32_t)(hdr >> 24) & 0xff;
+        out->layout_known = (uint8_t)(hdr >> 32) & 1;
+        uint32_t need = (out->nbytes + 7) / 8;
+        if (out->nbytes > WATCH_FIELD_BYTES || out->strings > WATCH_FIELD_STRINGS ||
+            1 + need > words - *pos)
+            return -1;
+        out->mt = payload[(*pos)++];
+        memcpy(out->bytes, &payload[*pos], out->nbytes);
+        *pos += need;
+        for (uint32_t i = 0; i < out->strings; i++) {
+            if (*pos >= words)
+                return -1;
+            uint64_t sub = payload[(*pos)++];
+            if ((uint8_t)sub != WATCH_READ_STRING)
+                return -1;
+            if ((sub >> 8) & 1)
+                out->string_len[i] = UINT32_MAX; /* null */
+            else if (decode_string(sub, payload, words, pos, WATCH_ELEMENT_CHARS,
+                                   &out->string_len[i], &out->string_chars[i],
+                                   out->string_text[i]) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    case WATCH_READ_STRUCT: {
+        out->nbytes = (uint32_t)(hdr >> 16) & 0xff;
+        uint32_t need = (out->nbytes + 7) / 8;
+        if (out->nbytes > WATCH_FIELD_BYTES || need > words - *pos)
+            return -1;
+        memcpy(out->bytes, &payload[*pos], out->nbytes);
+        *pos += need;
         return 0;
     }
     case WATCH_READ_NONE:
@@ -535,7 +625,11 @@ void watch_format_value(const struct watch_value *v, const struct watch_decoded 
         watch_format_string(d, out, size);
         return;
     case WATCH_READ_REF:
+    case WATCH_READ_OBJECT:
         snprintf(out, size, "%s", d->is_null ? "null" : d->runtime_type[0] ? d->runtime_type : v->type);
+        return;
+    case WATCH_READ_STRUCT:
+        snprintf(out, size, "%s", v->type);
         return;
     case WATCH_READ_ARRAY:
     case WATCH_READ_STRINGS:

@@ -4,7 +4,10 @@
  * (its MethodTable, which CoreCLR's ClassID is), and the message of an
  * exception thrown out of a watched method (System.Exception._message,
  * at the offset the runtime's class layout gives, read in place in the
- * ExceptionThrown callback).
+ * ExceptionThrown callback); and with --fields, a class's layout (its own
+ * instance fields' offsets, from GetClassLayout, their names and types
+ * from the module's file) to show the bytes the probe copied as fields,
+ * and where its string fields are, for the probe to take their text.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "agent/log.h"
 #include "agent/names.h"
 #include "agent/sources/watch.h"
+#include "common/pdb/meta.h"
 
 #define TYPE_CACHE 64
 
@@ -82,7 +86,8 @@ static uint8_t sig_kind_of(CorElementType t)
 
 void watch_resolve(ICorProfilerInfo15 *info, struct watch_decoded *d)
 {
-    if (!d->mt || (d->read != WATCH_READ_REF && d->read != WATCH_READ_ARRAY))
+    if (!d->mt || (d->read != WATCH_READ_REF && d->read != WATCH_READ_ARRAY &&
+                   d->read != WATCH_READ_OBJECT))
         return;
     uint32_t slot = (uint32_t)((d->mt >> 3) % TYPE_CACHE);
     if (cache[slot].mt != d->mt) {
@@ -152,4 +157,264 @@ void watch_throw_seen(ICorProfilerInfo15 *info, ObjectID object, ClassID klass)
     const char *message;
     memcpy(&message, (const char *)object + offset, sizeof message);
     watch_note_thrown(message, 1);
+}
+
+/* ---- --fields ------------------------------------------------------------------------ */
+
+struct watch_layout watch_layouts[WATCH_LAYOUTS];
+
+#define LAYOUT_PROBES 4
+
+const struct watch_layout *watch_layout_find(uint64_t mt)
+{
+    uint32_t slot = (uint32_t)((mt >> 3) % WATCH_LAYOUTS);
+    for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
+        const struct watch_layout *l = &watch_layouts[(slot + i) % WATCH_LAYOUTS];
+        uint64_t got = atomic_load_explicit(&l->mt, memory_order_acquire);
+        if (got == mt)
+            return l;
+        if (!got)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Publishes a class's string fields for the probe (once; a full table or
+ * a class already there: nothing). */
+static void layout_publish(uint64_t mt, const uint16_t *string_at, uint32_t strings)
+{
+    if (!mt || watch_layout_find(mt))
+        return;
+    uint32_t slot = (uint32_t)((mt >> 3) % WATCH_LAYOUTS);
+    for (uint32_t i = 0; i < LAYOUT_PROBES; i++) {
+        struct watch_layout *l = &watch_layouts[(slot + i) % WATCH_LAYOUTS];
+        int free_slot = 0;
+        if (!atomic_compare_exchange_strong(&l->claimed, &free_slot, 1))
+            continue; /* taken (perhaps by this class, from another thread: then the
+                       * probe sees it at the other slot) */
+        l->strings = (uint8_t)strings;
+        for (uint32_t k = 0; k < strings && k < WATCH_FIELD_STRINGS; k++)
+            l->string_at[k] = string_at[k];
+        atomic_store_explicit(&l->mt, mt, memory_order_release);
+        return;
+    }
+}
+
+/* A field as --fields shows it. */
+struct field_plan {
+    char name[32];
+    uint32_t at;            /* in the bytes the probe copied */
+    int string_index;       /* a string field: its place among the probe's strings, else -1 */
+    struct watch_value v;   /* how its bytes are shown (read BYTES, STRING, REF, or NONE) */
+};
+
+/* The sig kind of a class that is a primitive or string, by its name
+ * (a generic argument), SIG_VOID when neither. */
+static uint8_t primitive_class(ICorProfilerInfo15 *info, ClassID klass)
+{
+    static const struct {
+        const char *name;
+        uint8_t kind;
+    } names[] = {
+        {"System.Boolean", SIG_BOOL}, {"System.Char", SIG_CHAR},     {"System.SByte", SIG_I1},
+        {"System.Byte", SIG_U1},      {"System.Int16", SIG_I2},      {"System.UInt16", SIG_U2},
+        {"System.Int32", SIG_I4},     {"System.UInt32", SIG_U4},     {"System.Int64", SIG_I8},
+        {"System.UInt64", SIG_U8},    {"System.Single", SIG_R4},     {"System.Double", SIG_R8},
+        {"System.IntPtr", SIG_I},     {"System.UIntPtr", SIG_U},     {"System.String", SIG_STRING},
+    };
+    char full[128];
+    if (!klass || names_describe_class(info, klass, full, sizeof full) < 0)
+        return SIG_VOID;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(full, names[i].name))
+            return names[i].kind;
+    return SIG_VOID;
+}
+
+/* The fields of class klass (its own instance fields, at most
+ * WATCH_FIELDS_SHOWN), named and planned from its module's file, their
+ * places from the runtime; value: a struct's (places from its first
+ * field), else an object's (from after its MethodTable pointer).
+ * Returns how many (*more: it has more), or -1 when the class's module
+ * was not read. */
+static int read_layout(ICorProfilerInfo15 *info, ClassID klass, int value, struct field_plan *out,
+                       uint16_t *string_at, uint32_t *strings, int *more)
+{
+    ModuleID module = 0;
+    mdTypeDef token = 0;
+    ClassID parent = 0, targs[8];
+    ULONG32 ntargs = 0;
+    *strings = 0;
+    if (info->lpVtbl->GetClassIDInfo2(info, klass, &module, &token, &parent, 8, &ntargs, targs) < 0)
+        return -1;
+    const struct assembly *a = watch_assembly_of(module);
+    if (!a)
+        return -1;
+    COR_FIELD_OFFSET fields[64];
+    ULONG n = 0, size = 0;
+    if (info->lpVtbl->GetClassLayout(info, klass, fields, 64, &n, &size) < 0)
+        return -1;
+    int count = 0;
+    *more = 0;
+    for (ULONG i = 0; i < n && i < 64; i++) {
+        if (count == WATCH_FIELDS_SHOWN) {
+            *more = 1;
+            break;
+        }
+        uint32_t row = fields[i].ridOfField & 0xffffff;
+        if ((fields[i].ridOfField >> 24) != MD_FIELD || !row || row > md_rows(&a->md, MD_FIELD))
+            continue;
+        const uint8_t *blob;
+        uint32_t len;
+        struct sig_type t;
+        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, row, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
+            len < 2 || blob[0] != 0x06)
+            continue;
+        const uint8_t *p = blob + 1;
+        if (sig_type(&p, blob + len, &t) < 0)
+            continue;
+        struct field_plan *f = &out[count];
+        memset(f, 0, sizeof *f);
+        /* an auto-property's field, "<Name>k__BackingField": by the property's name */
+        const char *name = md_string(&a->md, md_get(&a->md, MD_FIELD, row, MD_FIELD_NAME));
+        const char *backing = strstr(name, ">k__BackingField");
+        if (name[0] == '<' && backing)
+            snprintf(f->name, sizeof f->name, "%.*s", (int)(backing - name - 1), name + 1);
+        else
+            snprintf(f->name, sizeof f->name, "%s", name);
+        uint32_t offset = (uint32_t)fields[i].ulOffset;
+        if (!value && offset < 8)
+            continue;
+        f->at = value ? offset : offset - 8;
+        f->string_index = -1;
+        watch_type_text(a, &t, f->v.type, sizeof f->v.type);
+        watch_plan_value(a, &t, 0, &f->v);
+        /* a field of the class's type parameter (!n): its argument's kind */
+        if (t.kind == SIG_GENERIC && t.len >= 2 && t.bytes[0] == 0x13 && t.bytes[1] < ntargs) {
+            uint8_t k = primitive_class(info, targs[t.bytes[1]]);
+            if (k == SIG_STRING) {
+                f->v.read = WATCH_READ_STRING;
+                snprintf(f->v.type, sizeof f->v.type, "string");
+            } else if (k != SIG_VOID) {
+                struct sig_type pt = {.kind = k};
+                watch_plan_value(a, &pt, 0, &f->v);
+                snprintf(f->v.type, sizeof f->v.type, "%s", watch_keyword(k));
+            } else {
+                f->v.read = WATCH_READ_REF; /* a reference, or a struct: by the argument's name */
+                char full[128];
+                if (names_describe_class(info, targs[t.bytes[1]], full, sizeof full) == 0)
+                    watch_short_type(full, f->v.type, sizeof f->v.type);
+            }
+        }
+        if (f->v.read == WATCH_READ_STRING && !value && *strings < WATCH_FIELD_STRINGS) {
+            f->string_index = (int)*strings;
+            string_at[(*strings)++] = (uint16_t)offset;
+        }
+        count++;
+    }
+    return count;
+}
+
+#define LAYOUT_CACHE 64
+
+/* Loop only: the layouts of the classes shown so far. */
+static struct {
+    ClassID klass;
+    int value;
+    int count, more;
+    struct field_plan fields[WATCH_FIELDS_SHOWN];
+} layouts[LAYOUT_CACHE];
+
+void watch_layout_learn(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef type)
+{
+    ClassID klass = 0;
+    if (info->lpVtbl->GetClassFromToken(info, module, type, &klass) < 0 || !klass)
+        return;
+    struct field_plan fields[WATCH_FIELDS_SHOWN];
+    uint16_t string_at[WATCH_FIELD_STRINGS];
+    uint32_t strings = 0;
+    int more;
+    if (read_layout(info, klass, 0, fields, string_at, &strings, &more) >= 0)
+        layout_publish((uint64_t)klass, string_at, strings);
+}
+
+/* One field's value from the copied bytes. */
+static void format_field(const struct field_plan *f, const struct watch_decoded *d, char *out,
+                         size_t size)
+{
+    const struct watch_value *v = &f->v;
+    struct watch_decoded one;
+    memset(&one, 0, sizeof one);
+    if (v->read == WATCH_READ_BYTES) {
+        if (v->byref || f->at + v->size > d->nbytes) {
+            snprintf(out, size, "%s", v->type);
+            return;
+        }
+        one.read = WATCH_READ_BYTES;
+        memcpy(one.bytes, d->bytes + f->at, v->size);
+        one.nbytes = v->size;
+        watch_format_value(v, &one, out, size);
+        return;
+    }
+    uint64_t ref = 0;
+    int have_ref = v->read != WATCH_READ_NONE && f->at + 8 <= d->nbytes;
+    if (have_ref)
+        memcpy(&ref, d->bytes + f->at, 8);
+    if (have_ref && !ref) {
+        snprintf(out, size, "null");
+        return;
+    }
+    if (v->read == WATCH_READ_STRING && f->string_index >= 0 && d->layout_known &&
+        (uint32_t)f->string_index < d->strings) {
+        one.read = WATCH_READ_STRING;
+        uint32_t k = (uint32_t)f->string_index;
+        one.is_null = d->string_len[k] == UINT32_MAX;
+        one.length = d->string_len[k];
+        one.chars = d->string_chars[k];
+        memcpy(one.text, d->string_text[k], one.chars * sizeof one.text[0]);
+        watch_format_string(&one, out, size);
+        return;
+    }
+    snprintf(out, size, "%s", v->type); /* not read: by its type */
+}
+
+void watch_format_fields(ICorProfilerInfo15 *info, const struct watch_value *v,
+                         const struct watch_decoded *d, ModuleID module, char *out, size_t size)
+{
+    out[0] = '\0';
+    ClassID klass = 0;
+    int value = d->read == WATCH_READ_STRUCT;
+    if (d->read == WATCH_READ_OBJECT && !d->is_null)
+        klass = (ClassID)d->mt;
+    else if (value && v->type_token &&
+             info->lpVtbl->GetClassFromToken(info, module, v->type_token, &klass) < 0)
+        klass = 0;
+    if (!klass)
+        return;
+    uint32_t slot = (uint32_t)((klass >> 3) % LAYOUT_CACHE);
+    if (layouts[slot].klass != klass || layouts[slot].value != value) {
+        uint16_t string_at[WATCH_FIELD_STRINGS];
+        uint32_t strings = 0;
+        layouts[slot].klass = 0;
+        int count = read_layout(info, klass, value, layouts[slot].fields, string_at, &strings,
+                                &layouts[slot].more);
+        if (count < 0)
+            return;
+        layouts[slot].klass = klass;
+        layouts[slot].value = value;
+        layouts[slot].count = count;
+        if (!value)
+            layout_publish((uint64_t)klass, string_at, strings); /* the next calls take them */
+    }
+    size_t o = 0;
+    for (int i = 0; i < layouts[slot].count && o + 1 < size; i++) {
+        char text[120];
+        format_field(&layouts[slot].fields[i], d, text, sizeof text);
+        o += (size_t)snprintf(out + o, size - o, "%s%s=%s", i ? "\x1e" : "",
+                              layouts[slot].fields[i].name, text);
+    }
+    if (layouts[slot].more && o < size)
+        o += (size_t)snprintf(out + o, size - o, "\x1e...");
+    if (o >= size)
+        out[0] = '\0'; /* cut: none rather than a field cut in half */
 }

@@ -372,3 +372,150 @@ void watch_format_enum(const struct watch_enum *e, const char *type, int64_t val
     }
     snprintf(out, size, "%lld", (long long)value);
 }
+
+/* ---- structs' sizes (--fields) ----------------------------------------------------------- */
+
+/* The size and alignment of a struct (TypeDef row of a's) from the
+ * metadata alone, when the runtime cannot lay it out otherwise: laid out
+ * in sequence (C#'s default for structs), no ClassLayout row (Pack,
+ * Size), every field of a fixed size -- primitives, the module's enums,
+ * Decimal / DateTime / TimeSpan / Guid, or such a struct of the module
+ * (nested at most 3 deep).  A struct holding a reference (the runtime may
+ * reorder it) or anything else: -1, and the probe copies none of its
+ * bytes (it must never read past a value's end). */
+static int struct_size(const struct assembly *a, uint32_t row, int depth, uint32_t *size,
+                       uint32_t *align)
+{
+    uint32_t types = md_rows(&a->md, MD_TYPEDEF);
+    if (depth > 3 || !row || row > types)
+        return -1;
+    if ((md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FLAGS) & 0x18) != 0x08) /* sequential */
+        return -1;
+    for (uint32_t c = 1; c <= md_rows(&a->md, MD_CLASSLAYOUT); c++)
+        if (md_get(&a->md, MD_CLASSLAYOUT, c, 2) == row)
+            return -1;
+    uint32_t first = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FIELDLIST);
+    uint32_t end = row < types ? md_get(&a->md, MD_TYPEDEF, row + 1, MD_TYPEDEF_FIELDLIST)
+                               : md_rows(&a->md, MD_FIELD) + 1;
+    if (end > md_rows(&a->md, MD_FIELD) + 1)
+        end = md_rows(&a->md, MD_FIELD) + 1;
+    uint32_t at = 0, most = 1;
+    for (uint32_t f = first; f && f < end; f++) {
+        if (md_get(&a->md, MD_FIELD, f, MD_FIELD_FLAGS) & 0x10) /* static */
+            continue;
+        const uint8_t *blob;
+        uint32_t len;
+        struct sig_type t;
+        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, f, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
+            len < 2 || blob[0] != 0x06)
+            return -1;
+        const uint8_t *p = blob + 1;
+        if (sig_type(&p, blob + len, &t) < 0)
+            return -1;
+        uint32_t fs = 0, fa = 0;
+        if (t.kind < sizeof primitive_sizes && primitive_sizes[t.kind] && t.kind != SIG_POINTER) {
+            fs = fa = primitive_sizes[t.kind];
+        } else if (t.kind == SIG_VALUETYPE) {
+            static const struct {
+                const char *name;
+                uint8_t size, align;
+            } fixed[] = {{"Decimal", 16, 8}, {"DateTime", 8, 8}, {"TimeSpan", 8, 8}, {"Guid", 16, 4}};
+            for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !fs; i++)
+                if (type_is(a, t.token, "System", fixed[i].name)) {
+                    fs = fixed[i].size;
+                    fa = fixed[i].align;
+                }
+            uint16_t index;
+            uint8_t underlying;
+            if (!fs && (t.token >> 24) == MD_TYPEDEF) {
+                if (enum_of(a, t.token & 0xffffff, &index, &underlying) == 0)
+                    fs = fa = primitive_sizes[underlying];
+                else if (struct_size(a, t.token & 0xffffff, depth + 1, &fs, &fa) < 0)
+                    return -1;
+            }
+        }
+        if (!fs || !fa)
+            return -1;
+        at = (at + fa - 1) / fa * fa;
+        at += fs;
+        if (fa > most)
+            most = fa;
+    }
+    *size = (at + most - 1) / most * most;
+    if (align)
+        *align = most;
+    return 0;
+}
+
+/* ---- `this` ---------------------------------------------------------------------------- */
+
+/* Is TypeDef row a value type (it extends System.ValueType or System.Enum)? */
+static int is_value_type(const struct assembly *a, uint32_t row)
+{
+    if (!row || row > md_rows(&a->md, MD_TYPEDEF))
+        return 0;
+    uint32_t extends = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_EXTENDS);
+    return coded_type_is(a, MD_CODED_TYPEDEFORREF, extends, "System", "ValueType") ||
+           coded_type_is(a, MD_CODED_TYPEDEFORREF, extends, "System", "Enum");
+}
+
+void watch_plan_this(const struct assembly *a, uint32_t type, int fields, struct watch_value *v)
+{
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "this");
+    char full[256] = "";
+    if (type && type <= a->type_count)
+        assembly_type_name(a, type, full, sizeof full);
+    const char *shortname = strrchr(full, '.');
+    shortname = shortname ? shortname + 1 : full;
+    const char *nested = strrchr(shortname, '+');
+    snprintf(v->type, sizeof v->type, "%s", nested ? nested + 1 : shortname);
+    char *tick = strchr(v->type, '`');
+    if (tick)
+        *tick = '\0';
+    if (is_value_type(a, type)) {
+        v->kind = SIG_VALUETYPE; /* `this` is a byref to it: shown by its type */
+        v->byref = 1;
+        v->read = WATCH_READ_NONE;
+        uint32_t size;
+        if (fields && struct_size(a, type, 0, &size, NULL) == 0 && size) {
+            v->read = WATCH_READ_STRUCT;
+            v->size = (uint8_t)(size < WATCH_FIELD_BYTES ? size : WATCH_FIELD_BYTES);
+            v->type_token = md_token(MD_TYPEDEF, type);
+        }
+    } else {
+        v->kind = SIG_OBJECT;
+        v->read = fields ? WATCH_READ_OBJECT : WATCH_READ_REF;
+        if (fields)
+            v->type_token = md_token(MD_TYPEDEF, type);
+    }
+}
+
+void watch_plan_fields(const struct assembly *a, const struct sig_type *t, struct watch_value *v)
+{
+    if (v->read == WATCH_READ_REF) {
+        v->read = WATCH_READ_OBJECT;
+        struct sig_type inner;
+        const struct sig_type *c = t;
+        if (v->byref && inner_type(t, 0x10, &inner) == 0)
+            c = &inner;
+        if ((c->token >> 24) == MD_TYPEDEF)
+            v->type_token = c->token; /* its layout learnt before the first call */
+        return;
+    }
+    if (v->read != WATCH_READ_NONE || v->kind != SIG_VALUETYPE)
+        return;
+    struct sig_type inner;
+    if (v->byref) {
+        if (inner_type(t, 0x10, &inner) < 0)
+            return;
+        t = &inner;
+    }
+    uint32_t size;
+    if ((t->token >> 24) != MD_TYPEDEF || struct_size(a, t->token & 0xffffff, 0, &size, NULL) < 0 ||
+        !size)
+        return;
+    v->read = WATCH_READ_STRUCT;
+    v->size = (uint8_t)(size < WATCH_FIELD_BYTES ? size : WATCH_FIELD_BYTES);
+    v->type_token = t->token;
+}

@@ -8,7 +8,13 @@
 //                       throws) for SEC seconds, checking every result (prints
 //                       "wrong" and exits 1 at the first wrong one), and
 //                       at the end "served N"
+//   WatchApp kinds      calls whose values need the runtime's layouts
+//                       (tests/e2e/t_watch_fields.sh): `this` of a class,
+//                       a struct and a generic class, objects' and structs'
+//                       fields, generic methods' T, enums of another
+//                       assembly (WatchLib) and of CoreLib
 using System.Runtime.CompilerServices;
+using WatchLib;
 
 namespace WatchApp;
 
@@ -141,6 +147,74 @@ public sealed class Cart
     }
 }
 
+// `this`, fields, T and enums of other assemblies (WatchApp kinds).
+public sealed class Basket
+{
+    public int Count;
+    public double Total;
+    public bool Open = true;
+    public char Grade = 'B';
+    public Color Tint = Color.Green;
+    public Shade Shade = Shade.Dark;
+    public string Owner = "ann";
+    public string? Note;
+    public Order? Last;
+    public long Big = 1L << 40;
+
+    public int Add(string sku, int qty)
+    {
+        Count += qty;
+        Total += qty * 1.5;
+        Last = new Order(Count);
+        return Count;
+    }
+}
+
+public struct Vec
+{
+    public int X;
+    public int Y;
+    public int Len2() => X * X + Y * Y;
+}
+
+public sealed class Holder<T>
+{
+    public T Item;
+    public Holder(T item) { Item = item; }
+    public T Swap(T next)
+    {
+        T old = Item;
+        Item = next;
+        return old;
+    }
+}
+
+public static class Kinds
+{
+    public static int Area(Vec v) => v.X * v.Y;
+    public static Basket Keep(Basket b) => b;
+    public static T Echo<T>(T value) => value;
+    public static int Day(DayOfWeek d, Shade s, Finish f) => (int)d + (int)s + (int)f;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void Run()
+    {
+        var b = new Basket();
+        Console.WriteLine($"add {b.Add("a", 2)}");
+        Console.WriteLine($"add {b.Add("b", 3)}");
+        var v = new Vec { X = 3, Y = 4 };
+        Console.WriteLine($"len2 {v.Len2()}");
+        Console.WriteLine($"area {Kinds.Area(v)}");
+        Console.WriteLine($"keep {Kinds.Keep(b).Count}");
+        Console.WriteLine($"echo {Kinds.Echo(42)} {Kinds.Echo("hi")} {Kinds.Echo(2.5)} {Kinds.Echo(Color.Blue)} {Kinds.Echo(new Order(9)).Id}");
+        var h = new Holder<int>(1);
+        Console.WriteLine($"swap {h.Swap(5)} {h.Swap(6)}");
+        var hs = new Holder<string>("x");
+        Console.WriteLine($"swap {hs.Swap("y")}");
+        Console.WriteLine($"day {Kinds.Day(DayOfWeek.Friday, Shade.Deep, Finish.Matte | Finish.Waxed)}");
+    }
+}
+
 public static class Program
 {
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -256,6 +330,11 @@ public static class Program
             return Bench(long.Parse(args[1]));
         if (args.Length >= 2 && args[0] == "serve")
             return Serve(int.Parse(args[1]));
+        if (args.Length >= 1 && args[0] == "kinds")
+        {
+            Kinds.Run();
+            return 0;
+        }
         Run();
         return 0;
     }

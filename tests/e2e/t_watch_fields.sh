@@ -1,0 +1,81 @@
+# `corscope watch`: values that need the runtime's layouts, never computed
+# (issue 22 item 2), on WatchApp's `kinds` calls whose values are known:
+#   - `this` of an instance method: a class's object by its runtime type, a
+#     struct's (a byref to it) by its type, a generic class's by its
+#     instantiation;
+#   - --fields: an object's own fields read in place at the offsets the
+#     runtime's GetClassLayout gives (numbers, bool, char, enums, strings
+#     cut, null; at most 8, then "..."), a struct's (by value, or `this`),
+#     a generic class's field of type T in its instantiation; in -o JSON;
+# and the program's output is unchanged.
+source "$(dirname "$0")/lib.sh"
+W=$APPS/WatchApp/WatchApp.dll
+[ -f "$W" ] || fail "WatchApp is not built (make apps)"
+
+dotnet "$W" kinds > "$T/plain"
+run() { # OUT ARGS... (the pattern last)
+    local out=$1
+    shift
+    local pattern=${!#}
+    cs watch "${@:1:$#-1}" -- dotnet "$W" kinds "$pattern" > "$T/$out" 2> "$T/$out.err" ||
+        fail "watch $*: exit $?: $(cat "$T/$out.err")"
+    grep -Ev "$WATCH_CALL" "$T/$out" > "$T/app" || true
+    diff -u "$T/plain" "$T/app" > "$T/diff" || fail "watch $*: the program's output changed: $(cat "$T/diff")"
+}
+
+# `this`, without --fields
+run this 'WatchApp.[BVH][aeo]*'
+cat > "$T/want" <<'WANT'
+Basket.Add(this=Basket, sku="a", qty=2) = 2
+Basket.Add(this=Basket, sku="b", qty=3) = 5
+Vec.Len2(this=Vec) = 25
+Holder.Swap(this=Holder<Int32>, next=T) = T
+Holder.Swap(this=Holder<Int32>, next=T) = T
+Holder.Swap(this=Holder<String>, next=T) = T
+WANT
+watch_calls "$T/this" > "$T/got"
+diff -u "$T/want" "$T/got" > "$T/diff" || fail "this: lines differ: $(cat "$T/diff")"
+note "this: a class's object by its runtime type, a struct's by its type, a generic class's instantiation"
+
+# --fields
+run fields --fields 'WatchApp.[BVK][aei]*.[ALK]*'
+cat > "$T/want" <<'WANT'
+Basket.Add(this=Basket{Count=0, Total=0, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}, sku="a", qty=2) = 2
+Basket.Add(this=Basket{Count=2, Total=3, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}, sku="b", qty=3) = 5
+Vec.Len2(this=Vec{X=3, Y=4}) = 25
+Kinds.Area(v=Vec{X=3, Y=4}) = 12
+Kinds.Keep(b=Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}) = Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}
+WANT
+watch_calls "$T/fields" > "$T/got"
+diff -u "$T/want" "$T/got" > "$T/diff" || fail "--fields: lines differ: $(cat "$T/diff")"
+note "--fields: an object's fields (numbers, bool, char, enum, string, null, 8 then ...), a struct's by value and as this"
+
+# a generic class's field of type T, in its instantiation (a class's
+# string fields are known to the probe once the runtime laid the class
+# out: a generic instantiation's from its second call)
+run generic --fields 'Holder.Swap'
+cat > "$T/want" <<'WANT'
+Holder.Swap(this=Holder<Int32>{Item=1}, next=T) = T
+Holder.Swap(this=Holder<Int32>{Item=5}, next=T) = T
+Holder.Swap(this=Holder<String>{Item=string}, next=T) = T
+WANT
+watch_calls "$T/generic" > "$T/got"
+diff -u "$T/want" "$T/got" > "$T/diff" || fail "--fields on a generic class: lines differ: $(cat "$T/diff")"
+note "--fields: a generic class's T field in its instantiation"
+
+# -o: the fields as an object
+cs watch --fields -q -o "$T/f.jsonl" -- dotnet "$W" kinds 'Vec.Len2' > "$T/out" 2> "$T/err" || fail "-o --fields: $(cat "$T/err")"
+sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/f.jsonl" > "$T/json"
+assert_eq "-o --fields" "$(cat "$T/json")" \
+    '{"method":"Vec.Len2","args":{"this":{"type":"Vec","value":"Vec","fields":{"X":3,"Y":4}}},"result":{"type":"int","value":25}}'
+cs watch --fields -q -o "$T/b.jsonl" -- dotnet "$W" kinds 'Basket.Add' > "$T/out" 2> "$T/err" || fail "-o --fields Basket: $(cat "$T/err")"
+python3 - "$T/b.jsonl" <<'PY' || fail "-o --fields: $(head -1 "$T/b.jsonl")"
+import json, sys
+calls = [json.loads(l) for l in open(sys.argv[1])]
+assert len(calls) == 2, calls
+f = calls[1]["args"]["this"]["fields"]
+want = {"Count": 2, "Total": 3, "Open": True, "Grade": "'B'", "Tint": "Green", "Owner": "ann", "Note": None}
+for k, v in want.items():
+    assert f[k] == v, (k, f[k], v)
+PY
+note "-o: fields as a JSON object (numbers, true, null, strings)"
