@@ -7,6 +7,9 @@
 #     runtime's GetClassLayout gives (numbers, bool, char, enums, strings
 #     cut, null; at most 8, then "..."), a struct's (by value, or `this`),
 #     a generic class's field of type T in its instantiation; in -o JSON;
+#   - enums of other assemblies by name: WatchLib's (an argument, a
+#     [Flags] short enum, a field) and CoreLib's DayOfWeek (through
+#     System.Runtime's type forwarder);
 # and the program's output is unchanged.
 source "$(dirname "$0")/lib.sh"
 W=$APPS/WatchApp/WatchApp.dll
@@ -40,15 +43,24 @@ note "this: a class's object by its runtime type, a struct's by its type, a gene
 # --fields
 run fields --fields 'WatchApp.[BVK][aei]*.[ALK]*'
 cat > "$T/want" <<'WANT'
-Basket.Add(this=Basket{Count=0, Total=0, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}, sku="a", qty=2) = 2
-Basket.Add(this=Basket{Count=2, Total=3, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}, sku="b", qty=3) = 5
+Basket.Add(this=Basket{Count=0, Total=0, Open=true, Grade='B', Tint=Green, Shade=Dark, Owner="ann", Note=null, ...}, sku="a", qty=2) = 2
+Basket.Add(this=Basket{Count=2, Total=3, Open=true, Grade='B', Tint=Green, Shade=Dark, Owner="ann", Note=null, ...}, sku="b", qty=3) = 5
 Vec.Len2(this=Vec{X=3, Y=4}) = 25
 Kinds.Area(v=Vec{X=3, Y=4}) = 12
-Kinds.Keep(b=Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}) = Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Shade, Owner="ann", Note=null, ...}
+Kinds.Keep(b=Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Dark, Owner="ann", Note=null, ...}) = Basket{Count=5, Total=7.5, Open=true, Grade='B', Tint=Green, Shade=Dark, Owner="ann", Note=null, ...}
 WANT
 watch_calls "$T/fields" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "--fields: lines differ: $(cat "$T/diff")"
 note "--fields: an object's fields (numbers, bool, char, enum, string, null, 8 then ...), a struct's by value and as this"
+
+# enums defined in other assemblies, and --where on one's constant
+run day 'Kinds.Day'
+assert_eq "enums of other assemblies" "$(watch_calls "$T/day")" 'Kinds.Day(d=Friday, s=Deep, f=Matte|Waxed) = 40'
+run dayw --where 's == Deep' 'Kinds.Day'
+assert_eq "--where on another assembly's enum" "$(watch_calls "$T/dayw")" 'Kinds.Day(d=Friday, s=Deep, f=Matte|Waxed) = 40'
+run dayn --where 's == Light' 'Kinds.Day'
+assert_eq "--where on another assembly's enum, none kept" "$(watch_calls "$T/dayn")" ''
+note "enums of other assemblies: WatchLib's and CoreLib's (through a forwarder) by name, [Flags] as A|B, in --where"
 
 # a generic class's field of type T, in its instantiation (a class's
 # string fields are known to the probe once the runtime laid the class

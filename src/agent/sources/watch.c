@@ -292,6 +292,7 @@ static void module_loaded(ModuleID id)
     char path[PATH_MAX];
     if (names_module_file(W.info, id, path, sizeof path) < 0)
         return;
+    watch_values_module_dir(path); /* where other assemblies' enums are read from */
     int framework = strstr(path, "/shared/Microsoft.") != NULL;
     if (framework && !W.framework_too)
         return;

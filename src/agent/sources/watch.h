@@ -240,6 +240,9 @@ HIDDEN void watch_type_text(const struct assembly *a, const struct sig_type *t, 
  * name. */
 HIDDEN void watch_plan_this(const struct assembly *a, uint32_t type, int fields,
                             struct watch_value *v);
+/* A module's file was seen: its folder is where the assemblies its types
+ * name are looked for (enums of other assemblies). */
+HIDDEN void watch_values_module_dir(const char *path);
 /* The C# keyword of a primitive sig kind ("int"), NULL when none. */
 HIDDEN const char *watch_keyword(uint8_t kind);
 

@@ -5,18 +5,23 @@
  * their first elements, other references by their runtime type, byref /
  * `in` / `out` arguments through their pointer, the framework's value
  * types whose layout is fixed (Decimal, DateTime, TimeSpan, Guid,
- * Span<T> and ReadOnlySpan<T>), and the module's own enums by their
- * constants' names.  And the pure formatters of those values (unit
+ * Span<T> and ReadOnlySpan<T>), and enums by their constants' names: the
+ * module's own, and those of other assemblies (a TypeRef followed to the
+ * assembly file that defines it, through type forwarders: DayOfWeek's
+ * System.Runtime -> System.Private.CoreLib).  And the pure formatters of those values (unit
  * tested): ISO 8601 dates from ticks, TimeSpan's "c" format, Guids,
  * enum names and [Flags] combinations.
  *
  * Nothing here runs the program's code: every value is shown from bytes
  * the probe copied (watch_probe.c).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/sources/watch.h"
+#include "common/mem.h"
 #include "common/pdb/meta.h"
 
 struct watch_enum watch_enums[WATCH_MAX_ENUMS];
@@ -125,10 +130,25 @@ static int field_constant(const struct assembly *a, uint32_t f, uint8_t kind, in
     return -1;
 }
 
+/* The enum table and the other assemblies read are filled by the thread
+ * matching a module's methods and by the loop (--fields): one lock, no
+ * runtime call or log line under it. */
+static pthread_mutex_t values_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int enum_of_locked(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind);
+
 /* An enum TypeDef row of a's: its index in watch_enums (filled once) and
  * its underlying kind.  Returns 0, or -1 when the type is not an enum (or
  * the table is full). */
 static int enum_of(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind)
+{
+    pthread_mutex_lock(&values_lock);
+    int rc = enum_of_locked(a, row, index, kind);
+    pthread_mutex_unlock(&values_lock);
+    return rc;
+}
+
+static int enum_of_locked(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind)
 {
     uint32_t types = md_rows(&a->md, MD_TYPEDEF);
     if (!row || row > types ||
@@ -184,6 +204,125 @@ static int enum_of(const struct assembly *a, uint32_t row, uint16_t *index, uint
     enum_keys[enum_count].row = row;
     *index = (uint16_t)enum_count++;
     return 0;
+}
+
+/* ---- types of other assemblies ---------------------------------------------------------- */
+
+#define MAX_DIRS 8
+#define MAX_OTHERS 16
+
+/* The folders modules were loaded from (the program's, the framework's):
+ * where an assembly a TypeRef names is looked for, as NAME.dll. */
+static char dirs[MAX_DIRS][PATH_MAX];
+static uint32_t dir_count;
+/* The assemblies read for their types, never closed (watch_enums' keys
+ * point to them). */
+static struct {
+    char name[128];
+    struct assembly *a;
+} others[MAX_OTHERS];
+static uint32_t other_count;
+
+void watch_values_module_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path || (size_t)(slash - path) >= PATH_MAX)
+        return;
+    pthread_mutex_lock(&values_lock);
+    int known = 0;
+    for (uint32_t i = 0; i < dir_count; i++)
+        known |= strlen(dirs[i]) == (size_t)(slash - path) && !strncmp(dirs[i], path, (size_t)(slash - path));
+    if (!known && dir_count < MAX_DIRS) {
+        memcpy(dirs[dir_count], path, (size_t)(slash - path));
+        dirs[dir_count][slash - path] = '\0';
+        dir_count++;
+    }
+    pthread_mutex_unlock(&values_lock);
+}
+
+/* The assembly of that simple name, read from a module folder (once);
+ * NULL when none is.  values_lock held. */
+static const struct assembly *assembly_named(const char *name)
+{
+    for (uint32_t i = 0; i < other_count; i++)
+        if (!strcmp(others[i].name, name))
+            return others[i].a;
+    if (other_count == MAX_OTHERS || strlen(name) >= sizeof others[0].name || strchr(name, '/'))
+        return NULL;
+    struct assembly *found = NULL;
+    for (uint32_t d = 0; d < dir_count && !found; d++) {
+        char path[PATH_MAX + 160];
+        snprintf(path, sizeof path, "%s/%s.dll", dirs[d], name);
+        if (access(path, R_OK) != 0)
+            continue;
+        struct assembly *b = mem_calloc(1, sizeof *b);
+        char why[160];
+        if (b && assembly_open(b, path, why, sizeof why) == 0)
+            found = b;
+        else
+            mem_free(b);
+    }
+    if (found) { /* not found: looked for again (a folder may come later) */
+        snprintf(others[other_count].name, sizeof others[0].name, "%s", name);
+        others[other_count++].a = found;
+    }
+    return found;
+}
+
+/* The TypeDef named ns.name in b, or where b forwards it (ExportedType),
+ * at most 3 assemblies on.  Returns 0 with *out and *row, or -1.
+ * values_lock held. */
+static int find_type(const struct assembly *b, const char *ns, const char *name, int depth,
+                     const struct assembly **out, uint32_t *row)
+{
+    if (!b || depth > 3)
+        return -1;
+    for (uint32_t r = 1; r <= md_rows(&b->md, MD_TYPEDEF); r++)
+        if (!strcmp(md_string(&b->md, md_get(&b->md, MD_TYPEDEF, r, MD_TYPEDEF_NAME)), name) &&
+            !strcmp(md_string(&b->md, md_get(&b->md, MD_TYPEDEF, r, MD_TYPEDEF_NAMESPACE)), ns)) {
+            *out = b;
+            *row = r;
+            return 0;
+        }
+    for (uint32_t r = 1; r <= md_rows(&b->md, MD_EXPORTEDTYPE); r++) {
+        if (strcmp(md_string(&b->md, md_get(&b->md, MD_EXPORTEDTYPE, r, 2)), name) ||
+            strcmp(md_string(&b->md, md_get(&b->md, MD_EXPORTEDTYPE, r, 3)), ns))
+            continue;
+        enum md_table t;
+        uint32_t ref;
+        if (md_coded(MD_CODED_IMPLEMENTATION, md_get(&b->md, MD_EXPORTEDTYPE, r, 4), &t, &ref) < 0 ||
+            t != MD_ASSEMBLYREF || !ref || ref > md_rows(&b->md, MD_ASSEMBLYREF))
+            return -1;
+        const char *to = md_string(&b->md, md_get(&b->md, MD_ASSEMBLYREF, ref, MD_ASSEMBLYREF_NAME));
+        return find_type(assembly_named(to), ns, name, depth + 1, out, row);
+    }
+    return -1;
+}
+
+/* An enum of another assembly, named by TypeRef row of a's: its index in
+ * watch_enums and underlying kind.  Returns 0, or -1 (not found, not an
+ * enum, nested in a type). */
+static int enum_elsewhere(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind)
+{
+    if (!row || row > md_rows(&a->md, MD_TYPEREF))
+        return -1;
+    enum md_table t;
+    uint32_t scope;
+    if (md_coded(MD_CODED_RESOLUTIONSCOPE, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_SCOPE), &t,
+                 &scope) < 0 ||
+        t != MD_ASSEMBLYREF || !scope || scope > md_rows(&a->md, MD_ASSEMBLYREF))
+        return -1;
+    const char *assembly = md_string(&a->md, md_get(&a->md, MD_ASSEMBLYREF, scope, MD_ASSEMBLYREF_NAME));
+    const char *ns = md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAMESPACE));
+    const char *name = md_string(&a->md, md_get(&a->md, MD_TYPEREF, row, MD_TYPEREF_NAME));
+    pthread_mutex_lock(&values_lock);
+    const struct assembly *b = NULL;
+    uint32_t def = 0;
+    int rc = find_type(assembly_named(assembly), ns, name, 0, &b, &def);
+    if (rc == 0)
+        rc = enum_of_locked(b, def, index, kind);
+    pthread_mutex_unlock(&values_lock);
+    return rc;
 }
 
 /* The type after a type's custom modifiers and its first element-type
@@ -259,8 +398,10 @@ void watch_plan_value(const struct assembly *a, const struct sig_type *t, int ou
                 return;
             }
         uint8_t underlying;
-        if ((t->token >> 24) == MD_TYPEDEF &&
-            enum_of(a, t->token & 0xffffff, &v->enum_index, &underlying) == 0) {
+        if (((t->token >> 24) == MD_TYPEDEF &&
+             enum_of(a, t->token & 0xffffff, &v->enum_index, &underlying) == 0) ||
+            ((t->token >> 24) == MD_TYPEREF &&
+             enum_elsewhere(a, t->token & 0xffffff, &v->enum_index, &underlying) == 0)) {
             v->read = WATCH_READ_BYTES;
             v->size = primitive_sizes[underlying];
             v->kind = underlying;
