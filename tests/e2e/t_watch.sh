@@ -35,8 +35,8 @@ Pricing.Log(message="hello")
 Pricing.Check(qty=3) = 6
 Pricing.Check(qty=-1) !! System.ArgumentOutOfRangeException: "Specified argument was out of the range "...(56 chars)
 Pricing.Long(text="xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...(60 chars)) = "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...(60 chars)
-Pricing.First(items=int[2] {5, 6}, skip=1) = T
-Pricing.First(items=string[2], skip=0) = T
+Pricing.First(items=int[2] {5, 6}, skip=1) = 6
+Pricing.First(items=string[2], skip=0) = "a"
 Pricing.Fetch(id=4) = Task
 WANT
 calls "$T/out" > "$T/got"

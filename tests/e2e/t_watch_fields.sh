@@ -7,6 +7,8 @@
 #     runtime's GetClassLayout gives (numbers, bool, char, enums, strings
 #     cut, null; at most 8, then "..."), a struct's (by value, or `this`),
 #     a generic class's field of type T in its instantiation; in -o JSON;
+#   - values of a type parameter T (arguments, results) in each call's
+#     instantiation (ldtoken T in the rewritten method);
 #   - enums of other assemblies by name: WatchLib's (an argument, a
 #     [Flags] short enum, a field) and CoreLib's DayOfWeek (through
 #     System.Runtime's type forwarder);
@@ -32,9 +34,9 @@ cat > "$T/want" <<'WANT'
 Basket.Add(this=Basket, sku="a", qty=2) = 2
 Basket.Add(this=Basket, sku="b", qty=3) = 5
 Vec.Len2(this=Vec) = 25
-Holder.Swap(this=Holder<Int32>, next=T) = T
-Holder.Swap(this=Holder<Int32>, next=T) = T
-Holder.Swap(this=Holder<String>, next=T) = T
+Holder.Swap(this=Holder<Int32>, next=5) = 1
+Holder.Swap(this=Holder<Int32>, next=6) = 5
+Holder.Swap(this=Holder<String>, next="y") = "x"
 WANT
 watch_calls "$T/this" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "this: lines differ: $(cat "$T/diff")"
@@ -53,6 +55,30 @@ watch_calls "$T/fields" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "--fields: lines differ: $(cat "$T/diff")"
 note "--fields: an object's fields (numbers, bool, char, enum, string, null, 8 then ...), a struct's by value and as this"
 
+# values of T in the instantiation of the call: a generic method's (int,
+# string, double, an enum, an object: value types' own code, references'
+# shared code alike), and -o gives their types
+run echo 'Kinds.Echo'
+cat > "$T/want" <<'WANT'
+Kinds.Echo(value=42) = 42
+Kinds.Echo(value="hi") = "hi"
+Kinds.Echo(value=2.5) = 2.5
+Kinds.Echo(value=Blue) = Blue
+Kinds.Echo(value=Order) = Order
+WANT
+watch_calls "$T/echo" > "$T/got"
+diff -u "$T/want" "$T/got" > "$T/diff" || fail "values of T: lines differ: $(cat "$T/diff")"
+cs watch -q -o "$T/e.jsonl" -- dotnet "$W" kinds 'Kinds.Echo' > "$T/out" 2> "$T/err" || fail "-o Echo: $(cat "$T/err")"
+sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/e.jsonl" > "$T/json"
+for want in \
+    '{"method":"Kinds.Echo","args":{"value":{"type":"int","value":42}},"result":{"type":"int","value":42}}' \
+    '{"method":"Kinds.Echo","args":{"value":{"type":"string","value":"hi"}},"result":{"type":"string","value":"hi"}}' \
+    '{"method":"Kinds.Echo","args":{"value":{"type":"Color","value":"Blue"}},"result":{"type":"Color","value":"Blue"}}' \
+    '{"method":"Kinds.Echo","args":{"value":{"type":"Order","value":"Order"}},"result":{"type":"Order","value":"Order"}}'; do
+    grep -qxF "$want" "$T/json" || fail "-o: no line $want: $(cat "$T/json")"
+done
+note "values of T: a generic method's and a generic class's, in each call's instantiation (value types and shared code)"
+
 # enums defined in other assemblies, and --where on one's constant
 run day 'Kinds.Day'
 assert_eq "enums of other assemblies" "$(watch_calls "$T/day")" 'Kinds.Day(d=Friday, s=Deep, f=Matte|Waxed) = 40'
@@ -67,9 +93,9 @@ note "enums of other assemblies: WatchLib's and CoreLib's (through a forwarder) 
 # out: a generic instantiation's from its second call)
 run generic --fields 'Holder.Swap'
 cat > "$T/want" <<'WANT'
-Holder.Swap(this=Holder<Int32>{Item=1}, next=T) = T
-Holder.Swap(this=Holder<Int32>{Item=5}, next=T) = T
-Holder.Swap(this=Holder<String>{Item=string}, next=T) = T
+Holder.Swap(this=Holder<Int32>{Item=1}, next=5) = 1
+Holder.Swap(this=Holder<Int32>{Item=5}, next=6) = 5
+Holder.Swap(this=Holder<String>{Item=string}, next="y") = "x"
 WANT
 watch_calls "$T/generic" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "--fields on a generic class: lines differ: $(cat "$T/diff")"

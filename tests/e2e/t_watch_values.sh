@@ -26,8 +26,8 @@ Values.Count(text=ReadOnlySpan[5], cells=Span[3]) = 8
 Values.Bump(n=5, k=7, s=out)
 Values.Area(p=Point) = 12
 Values.Peek(o=List<Int32>, bi=Box<Int32>, bs=Box<String>) = 3
-Values.Pick(items=int[2] {5, 6}) = T
-Values.Pick(items=string[2]) = T
+Values.Pick(items=int[2] {5, 6}) = 6
+Values.Pick(items=string[2]) = "b"
 Values.Fail(code=2) = 2
 Values.Fail(code=7) !! System.InvalidOperationException: "code 7 is not allowed here"
 WANT

@@ -113,6 +113,7 @@ static struct {
     struct watch_where_expr where; /* --where, when where_set */
     int where_set;
     uint32_t fields;              /* --fields */
+    ModuleID corelib;             /* System.Private.CoreLib's (values of T) */
     uint32_t where_skipped;       /* methods matched that --where cannot be said of */
     char where_why[400];          /* why, for the last of them */
     uint32_t matched_total;
@@ -293,6 +294,8 @@ static void module_loaded(ModuleID id)
     if (names_module_file(W.info, id, path, sizeof path) < 0)
         return;
     watch_values_module_dir(path); /* where other assemblies' enums are read from */
+    if (strstr(path, "/System.Private.CoreLib.dll"))
+        W.corelib = id;
     int framework = strstr(path, "/shared/Microsoft.") != NULL;
     if (framework && !W.framework_too)
         return;
@@ -362,6 +365,8 @@ static int rewrite_method(uint32_t index, struct il_rewritten *out, char *why, s
     struct wmodule *wm = W.modules[wmth->module];
     if (W.fields)
         learn_layouts(&watch_methods[index], wm->id);
+    if (watch_methods[index].handles && watch_generic_learn(W.info, W.corelib) < 0)
+        log_debug("watch: the runtime's RuntimeType layout was not found: values of T not read");
     return watch_rewrite(W.info, wm->id, &wm->a, wm->sigs, wmth->token, index, W.attached, out, why,
                          why_size);
 }
@@ -692,12 +697,13 @@ static void on_enter(const struct evq_entry *e, uint32_t method, uint32_t count)
         if (watch_decode_value(e->payload, e->words, &pos, &d) < 0)
             break;
         watch_resolve(W.info, &d);
-        watch_format_value(v, &d, value, sizeof value);
+        const struct watch_value *as = d.has_plan ? &d.plan : v; /* T: its instantiation */
+        watch_format_value(as, &d, value, sizeof value);
         char fields[400];
         format_fields(v, &d, p->method, fields, sizeof fields);
         if (o < sizeof p->text)
             o += (size_t)snprintf(p->text + o, sizeof p->text - o, "\ta\x1f%s\x1f%s\x1f%s%s",
-                                  v->name, watch_type_shown(v, &d), value, fields);
+                                  v->name, watch_type_shown(as, &d), value, fields);
     }
     if (m->params > m->taken && o < sizeof p->text)
         snprintf(p->text + o, sizeof p->text - o, "\tm");
@@ -719,11 +725,12 @@ static void on_exit_entry(const struct evq_entry *e, uint32_t method)
             char value[200];
             if (watch_decode_value(e->payload, e->words, &pos, &d) == 0) {
                 watch_resolve(W.info, &d);
-                watch_format_value(&m->ret, &d, value, sizeof value);
+                const struct watch_value *as = d.has_plan ? &d.plan : &m->ret;
+                watch_format_value(as, &d, value, sizeof value);
                 char fields[400];
                 format_fields(&m->ret, &d, method, fields, sizeof fields);
                 snprintf(line + o, sizeof line - o, "\tr\x1f%s\x1f%s%s",
-                         watch_type_shown(&m->ret, &d), value, fields);
+                         watch_type_shown(as, &d), value, fields);
             }
         }
         send_call(e->tid, token, e->time > token ? e->time - token : 0, line);

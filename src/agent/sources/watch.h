@@ -49,7 +49,15 @@ enum watch_read {
                          * (watch_layouts) */
     WATCH_READ_STRUCT,  /* --fields: a struct's first `size` bytes (its size from the
                          * metadata, at most WATCH_FIELD_BYTES) */
+    WATCH_READ_GENERIC, /* a value of a type parameter (T): its instantiation's type
+                         * handle from the RuntimeTypeHandle the method's `ldtoken T`
+                         * left in a local (`handle`), then a value type's bytes, or a
+                         * reference's null-ness and MethodTable, a string's text */
 };
+
+/* WATCH_READ_GENERIC's header byte 3: what the probe found. */
+enum { WATCH_GENERIC_UNKNOWN, WATCH_GENERIC_VALUE, WATCH_GENERIC_REF, WATCH_GENERIC_STRING };
+#define WATCH_HANDLES 2 /* type parameters a method's values are read in */
 
 /* How the bytes of a value are shown (watch_values.c). */
 enum watch_show {
@@ -82,6 +90,8 @@ struct watch_value {
                          * (SIG_VOID: from the array's MethodTable, at the loop) */
     uint16_t enum_index;
     uint32_t type_token; /* WATCH_READ_STRUCT: its TypeDef in the method's module */
+    uint8_t generic[2];  /* WATCH_READ_GENERIC: its type parameter (0x13 !n or 0x1e !!n, n) */
+    uint8_t handle;      /* WATCH_READ_GENERIC: 1 + its handle local's index (0: none) */
     char name[32];      /* the parameter's name */
     char type[48];      /* the type's short name ("Order", "int[]") */
 };
@@ -125,6 +135,10 @@ struct watch_method {
     struct watch_value args[WATCH_ARGS];
     struct watch_value ret; /* read SIG_VOID: none */
     struct watch_filter filter;
+    uint32_t handles;   /* type parameters ldtoken'd at entry (each a RuntimeTypeHandle local
+                         * whose address the probe gets: watch_enter's slots after the
+                         * values', watch_exit's last argument for the result) */
+    uint8_t handle_sig[WATCH_HANDLES][2]; /* each one's TypeSpec (!n or !!n) */
 };
 
 /* The table the probes read: set before the method is rewritten, never
@@ -165,7 +179,21 @@ enum { WATCH_ENTRY_ENTER = 1, WATCH_ENTRY_EXIT = 2, WATCH_ENTRY_THROW = 3,
 
 HIDDEN int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void *a4,
                            void *a5);
-HIDDEN void watch_exit(int32_t method, int64_t token, void *result);
+HIDDEN void watch_exit(int32_t method, int64_t token, void *result, void *handle);
+/* The place of a RuntimeType's type handle (its m_handle field, from the
+ * runtime's layout, 0: unknown: values of T are not read) and String's
+ * MethodTable, learnt once (watch_runtime.c) before a method with values
+ * of T is rewritten. */
+HIDDEN extern _Atomic uint32_t watch_type_handle_offset;
+HIDDEN extern _Atomic uint64_t watch_string_mt;
+/* Learns them from CoreLib's module (its file read for the tokens).
+ * Returns 0, or -1. */
+HIDDEN int watch_generic_learn(ICorProfilerInfo15 *info, ModuleID corelib);
+/* CoreLib's TypeDef token of System.NAME from its file, 0 when unknown. */
+HIDDEN uint32_t watch_corelib_type(const char *name);
+/* The module's enum TypeDef row: its index in watch_enums and its
+ * underlying kind.  Returns 0, or -1. */
+HIDDEN int watch_enum_index(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind);
 /* ExceptionUnwindFunctionEnter of a watched method (the call throws out
  * of it): queues the exception's class (a ClassID, 0 when unknown). */
 HIDDEN void watch_thrown(uint32_t method, uint64_t klass);
@@ -202,6 +230,12 @@ struct watch_decoded {
     uint16_t string_text[WATCH_ARRAY_STRINGS][WATCH_ELEMENT_CHARS];
     /* set by the loop from mt (the runtime's names), "" when unknown */
     char runtime_type[96];
+    /* GENERIC, set by the loop from the type handle: the value as one of
+     * the instantiation's type (read, bytes, mt, text moved to match) */
+    uint8_t generic_kind;      /* WATCH_GENERIC_* the probe found */
+    uint64_t handle;           /* the instantiation's type handle */
+    uint8_t has_plan;
+    struct watch_value plan;
     uint8_t runtime_elem;      /* ARRAY: the elements' sig kind from the runtime (SIG_VOID: not
                                 * a primitive) */
 };

@@ -72,16 +72,17 @@ static int probe_sigs(const struct assembly *asm_, uint32_t sigs[2], IMetaDataEm
     enter[n++] = 0x08;
     for (int i = 0; i < WATCH_ARGS; i++)
         enter[n++] = 0x18;
-    /* void (int32, int64, native int) */
+    /* void (int32, int64, native int, native int) */
     uint8_t leave[16];
     size_t m = 0;
     leave[m++] = cc;
-    leave[m++] = 3;
+    leave[m++] = 4;
     memcpy(leave + m, modopt, mod_len);
     m += mod_len;
     leave[m++] = 0x01;
     leave[m++] = 0x08;
     leave[m++] = 0x0a;
+    leave[m++] = 0x18;
     leave[m++] = 0x18;
     mdSignature a = 0, b = 0;
     if (emit->lpVtbl->GetTokenFromSig(emit, enter, (ULONG)n, &a) < 0 ||
@@ -113,6 +114,28 @@ static size_t put_u64(uint8_t *p, uint64_t v)
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
     return 8;
+}
+
+/* The signature bytes of `valuetype System.RuntimeTypeHandle` in the
+ * module (a TypeRef on its core library), length first.  Returns 0, or
+ * -1 when the module references no core library. */
+static int runtime_type_handle(const struct assembly *asm_, IMetaDataEmit *emit, uint8_t out[8])
+{
+    uint32_t scope = core_library(asm_);
+    static const char name[] = "System.RuntimeTypeHandle";
+    WCHAR wname[sizeof name];
+    for (size_t i = 0; i < sizeof name; i++)
+        wname[i] = (WCHAR)name[i];
+    mdTypeRef type_ref = 0;
+    if (!scope || emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) < 0 ||
+        (type_ref >> 24) != MD_TYPEREF)
+        return -1;
+    out[1] = 0x11; /* VALUETYPE */
+    size_t len = sig_compress((type_ref & 0xffffff) << 2 | 1, out + 2);
+    if (!len)
+        return -1;
+    out[0] = (uint8_t)(1 + len);
+    return 0;
 }
 
 /* The rewritten body of watched method `index`, into out (free with
@@ -163,8 +186,24 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
         goto done;
     }
     static const uint8_t i8[] = {0x0a};
-    struct sig_type add[2] = {{.kind = SIG_I8, .bytes = i8, .len = 1}, sig.ret};
+    struct sig_type add[2 + WATCH_HANDLES] = {{.kind = SIG_I8, .bytes = i8, .len = 1}, sig.ret};
     uint32_t add_count = sig.ret.kind == SIG_VOID ? 1 : 2;
+    /* values of T: a RuntimeTypeHandle local per type parameter, set by
+     * `ldtoken !n` at entry (the probe reads the instantiation from it) */
+    uint32_t handles = 0, handle_specs[WATCH_HANDLES];
+    uint8_t handle_type[8];
+    if (m->handles && runtime_type_handle(asm_, emit, handle_type) == 0) {
+        for (uint32_t k = 0; k < m->handles && k < WATCH_HANDLES; k++)
+            if (emit->lpVtbl->GetTokenFromTypeSpec(emit, m->handle_sig[k], 2, &handle_specs[k]) < 0)
+                break;
+            else
+                handles++;
+        if (handles < m->handles)
+            handles = 0;
+        for (uint32_t k = 0; k < handles; k++)
+            add[add_count++] = (struct sig_type){.kind = SIG_VALUETYPE, .bytes = handle_type + 1,
+                                                 .len = handle_type[0]};
+    }
     uint8_t locals[4096];
     size_t locals_len;
     long first = sig_locals_append(old_locals, old_len, add, add_count, locals, sizeof locals,
@@ -175,10 +214,18 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
         goto done;
     }
     uint16_t token_local = (uint16_t)first, result_local = (uint16_t)(first + 1);
+    uint16_t handle_local = (uint16_t)(first + (sig.ret.kind == SIG_VOID ? 1 : 2));
     il_edit_set_locals(&edit, locals_token);
 
-    uint8_t s[128];
+    uint8_t s[160];
     size_t n = 0;
+    for (uint32_t k = 0; k < handles; k++) {
+        s[n++] = 0xd0; /* ldtoken !n */
+        n += put_u32(s + n, handle_specs[k]);
+        s[n++] = 0xfe; /* stloc handle k */
+        s[n++] = 0x0e;
+        n += put_u16(s + n, (uint16_t)(handle_local + k));
+    }
     s[n++] = 0x20; /* ldc.i4 index */
     n += put_u32(s + n, index);
     /* the probe's addresses: `this`'s home first for an instance method
@@ -189,6 +236,10 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
             s[n++] = 0xfe; /* ldarga */
             s[n++] = 0x0a;
             n += put_u16(s + n, (uint16_t)i);
+        } else if (i < homes + handles) {
+            s[n++] = 0xfe; /* ldloca handle */
+            s[n++] = 0x0d;
+            n += put_u16(s + n, (uint16_t)(handle_local + (i - homes)));
         } else {
             s[n++] = 0x16; /* ldc.i4.0 */
         }
@@ -225,6 +276,14 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
         s[n++] = 0x16;
     }
     s[n++] = 0xe0;
+    if (m->ret.handle && m->ret.handle <= handles) {
+        s[n++] = 0xfe; /* ldloca the result's handle */
+        s[n++] = 0x0d;
+        n += put_u16(s + n, (uint16_t)(handle_local + m->ret.handle - 1));
+    } else {
+        s[n++] = 0x16;
+    }
+    s[n++] = 0xe0;
     s[n++] = 0x21;
     n += put_u64(s + n, (uint64_t)(uintptr_t)&watch_exit);
     s[n++] = 0xd3;
@@ -238,7 +297,7 @@ int watch_rewrite(ICorProfilerInfo15 *info, ModuleID module, const struct assemb
     for (uint32_t i = 0; i < body.count; i++) {
         if (body.instrs[i].op != 0x2a) /* ret */
             continue;
-        if (il_edit_add(&edit, &body, i, IL_BEFORE, 0, s, (uint32_t)n, 5, why, why_size) < 0)
+        if (il_edit_add(&edit, &body, i, IL_BEFORE, 0, s, (uint32_t)n, 6, why, why_size) < 0)
             goto done;
     }
     if (il_rewrite(&body, &edit, out, why, why_size) < 0 ||

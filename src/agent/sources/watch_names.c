@@ -171,6 +171,32 @@ int watch_describe_method(const struct assembly *a, uint32_t row, struct watch_m
         snprintf(m->args[i].name, sizeof m->args[i].name, "arg%u", i + 1);
     }
     describe(a, &sig.ret, fields, &m->ret);
+    /* values of a type parameter: one handle per parameter (ldtoken'd at
+     * entry), its address in a probe slot after the values' (the
+     * result's: watch_exit's last argument); none left: shown as T */
+    m->handles = 0;
+    for (uint32_t i = 0; i <= m->taken; i++) {
+        struct watch_value *v = i < m->taken ? &m->args[i] : &m->ret;
+        if (v->read != WATCH_READ_GENERIC)
+            continue;
+        uint32_t k = 0;
+        while (k < m->handles && memcmp(m->handle_sig[k], v->generic, 2))
+            k++;
+        uint32_t first_slot = m->taken + (m->has_this ? 1 : 0);
+        if (k == m->handles) {
+            if (k == WATCH_HANDLES || (i < m->taken && first_slot + k >= WATCH_ARGS)) {
+                v->read = WATCH_READ_NONE;
+                continue;
+            }
+            memcpy(m->handle_sig[k], v->generic, 2);
+            m->handles++;
+        }
+        if (i < m->taken && first_slot + k >= WATCH_ARGS) {
+            v->read = WATCH_READ_NONE;
+            continue;
+        }
+        v->handle = (uint8_t)(k + 1);
+    }
     /* parameter names: Param rows [ParamList, next method's ParamList) */
     uint32_t first = md_get(&a->md, MD_METHODDEF, row, MD_METHODDEF_PARAMLIST);
     uint32_t end = row < md_rows(&a->md, MD_METHODDEF)

@@ -23,6 +23,8 @@
 
 struct watch_method watch_methods[WATCH_MAX_METHODS];
 struct watch_probe_state watch_probe;
+_Atomic uint32_t watch_type_handle_offset;
+_Atomic uint64_t watch_string_mt;
 
 #define STRINGS_WORDS (1 + WATCH_ARRAY_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
 #define OBJECT_WORDS (2 + WATCH_FIELD_BYTES / 8 + WATCH_FIELD_STRINGS * (1 + WATCH_ELEMENT_CHARS / 4))
@@ -59,10 +61,67 @@ uint32_t watch_take_string(const char *obj, uint32_t max_chars, uint64_t read, u
     return n + words;
 }
 
+/* MethodTable::m_dwFlags' category bits: a value type (primitive, enum,
+ * struct, Nullable) is 0x4..0x7 under 0xF0000. */
+#define MT_CATEGORY_MASK 0x000F0000u
+#define MT_CATEGORY_VALUETYPE 0x00040000u
+
+/* A value of a type parameter at addr, its instantiation from the
+ * RuntimeTypeHandle at handle (the method's ldtoken): the RuntimeType's
+ * type handle (at the field offset the runtime's layout gave), then as a
+ * value type its first bytes (at most 16, never past its size), as a
+ * string its text, as another reference its null-ness and MethodTable. */
+static uint32_t take_generic(const void *addr, const void *handle, uint64_t hdr, uint64_t *w,
+                             uint32_t n)
+{
+    uint32_t at = atomic_load_explicit(&watch_type_handle_offset, memory_order_relaxed);
+    const char *rt = handle ? *(const char *const *)handle : NULL;
+    uint64_t th = 0;
+    if (rt && at)
+        memcpy(&th, rt + at, 8);
+    if (!th || (th & 2)) { /* not known, or not a MethodTable (a TypeDesc) */
+        w[n++] = hdr | (uint64_t)WATCH_GENERIC_UNKNOWN << 24;
+        return n;
+    }
+    uint32_t flags, base;
+    memcpy(&flags, (const char *)th, 4);
+    memcpy(&base, (const char *)th + 4, 4);
+    if ((flags & MT_CATEGORY_MASK) >= MT_CATEGORY_VALUETYPE &&
+        (flags & MT_CATEGORY_MASK) <= MT_CATEGORY_VALUETYPE + 0x30000u) {
+        /* a boxed value's base size: header, MethodTable, the value (padded) */
+        uint32_t bytes = base > 16 ? base - 16 : 0;
+        if (bytes > 16)
+            bytes = 16;
+        w[n++] = hdr | (uint64_t)bytes << 16 | (uint64_t)WATCH_GENERIC_VALUE << 24;
+        w[n++] = th;
+        uint64_t data[2] = {0, 0};
+        memcpy(data, addr, bytes);
+        w[n++] = data[0];
+        w[n++] = data[1];
+        return n;
+    }
+    const char *obj = *(const char *const *)addr;
+    uint64_t mt = 0;
+    if (obj)
+        memcpy(&mt, obj, 8);
+    mt &= ~(uint64_t)7;
+    if (obj && mt == atomic_load_explicit(&watch_string_mt, memory_order_relaxed)) {
+        w[n++] = hdr | (uint64_t)WATCH_GENERIC_STRING << 24;
+        w[n++] = th;
+        return watch_take_string(obj, WATCH_STRING_CHARS, WATCH_READ_STRING, w, n);
+    }
+    w[n++] = hdr | (uint64_t)(obj == NULL) << 8 | (uint64_t)WATCH_GENERIC_REF << 24;
+    w[n++] = th;
+    w[n++] = mt;
+    return n;
+}
+
 /* Appends one value read from addr (the argument's home); returns the
  * new word count (at most VALUE_WORDS_MAX more).  References are read in
- * cooperative mode (see watch_il.c), from a home the runtime keeps. */
-static uint32_t take(const struct watch_value *v, const void *addr, uint64_t *w, uint32_t n)
+ * cooperative mode (see watch_il.c), from a home the runtime keeps.
+ * handle: a value of T's RuntimeTypeHandle local (NULL: none). */
+static uint32_t take(const struct watch_value *v, const void *addr, const void *handle, uint64_t *w,
+                     uint32_t n)
 {
     uint64_t hdr = v->read;
     if (addr && v->byref && v->read != WATCH_READ_OUT)
@@ -185,6 +244,8 @@ static uint32_t take(const struct watch_value *v, const void *addr, uint64_t *w,
         memcpy(&w[n], addr, bytes);
         return n + words;
     }
+    case WATCH_READ_GENERIC:
+        return take_generic(addr, handle, hdr, w, n);
     case WATCH_READ_OUT:
         w[n++] = hdr;
         return n;
@@ -241,9 +302,11 @@ int64_t watch_enter(int32_t method, void *a0, void *a1, void *a2, void *a3, void
     w[n++] = (uint64_t)(uint32_t)method | (uint64_t)(m->taken + (m->has_this ? 1 : 0)) << 32;
     w[n++] = now;
     if (m->has_this)
-        n = take(&m->self, homes[0], w, n);
+        n = take(&m->self, homes[0], NULL, w, n);
+    void **handles = args + m->taken; /* the slots after the values' */
     for (uint32_t i = 0; i < m->taken; i++)
-        n = take(&m->args[i], args[i], w, n);
+        n = take(&m->args[i], args[i], m->args[i].handle ? handles[m->args[i].handle - 1] : NULL,
+                 w, n);
     if (evq_push(p->source, WATCH_ENTRY_ENTER, w, n, p->stack_depth) < 0) {
         atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
         goto out;
@@ -255,7 +318,7 @@ out:
     return token;
 }
 
-void watch_exit(int32_t method, int64_t token, void *result)
+void watch_exit(int32_t method, int64_t token, void *result, void *handle)
 {
     struct watch_probe_state *p = &watch_probe;
     if (!token)
@@ -274,7 +337,7 @@ void watch_exit(int32_t method, int64_t token, void *result)
             kind = WATCH_ENTRY_DROP; /* its entry is waiting: the loop forgets it */
             atomic_fetch_add_explicit(&p->filtered, 1, memory_order_relaxed);
         } else {
-            n = take(&m->ret, m->ret.kind == SIG_VOID ? NULL : result, w, n);
+            n = take(&m->ret, m->ret.kind == SIG_VOID ? NULL : result, handle, w, n);
         }
         if (evq_push(p->source, kind, w, n, 0) < 0)
             atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
@@ -430,6 +493,36 @@ int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
                 return -1;
         }
         return 0;
+    }
+    case WATCH_READ_GENERIC: {
+        out->generic_kind = (uint8_t)(hdr >> 24);
+        if (out->generic_kind == WATCH_GENERIC_UNKNOWN)
+            return 0;
+        if (out->generic_kind > WATCH_GENERIC_STRING || *pos >= words)
+            return -1;
+        out->handle = payload[(*pos)++];
+        if (out->generic_kind == WATCH_GENERIC_VALUE) {
+            out->nbytes = (uint32_t)(hdr >> 16) & 0xff;
+            if (out->nbytes > 16 || 2 > words - *pos)
+                return -1;
+            memcpy(out->bytes, &payload[*pos], 16);
+            *pos += 2;
+            return 0;
+        }
+        if (out->generic_kind == WATCH_GENERIC_REF) {
+            if (*pos >= words)
+                return -1;
+            out->mt = payload[(*pos)++];
+            return 0;
+        }
+        if (*pos >= words)
+            return -1;
+        uint64_t sub = payload[(*pos)++];
+        if ((uint8_t)sub != WATCH_READ_STRING)
+            return -1;
+        out->is_null = (uint8_t)(sub >> 8) & 1;
+        return decode_string(sub, payload, words, pos, WATCH_STRING_CHARS, &out->length,
+                             &out->chars, out->text);
     }
     case WATCH_READ_STRUCT: {
         out->nbytes = (uint32_t)(hdr >> 16) & 0xff;
@@ -629,6 +722,9 @@ void watch_format_value(const struct watch_value *v, const struct watch_decoded 
         snprintf(out, size, "%s", d->is_null ? "null" : d->runtime_type[0] ? d->runtime_type : v->type);
         return;
     case WATCH_READ_STRUCT:
+        snprintf(out, size, "%s", v->type);
+        return;
+    case WATCH_READ_GENERIC: /* not resolved by the loop (watch_resolve) */
         snprintf(out, size, "%s", v->type);
         return;
     case WATCH_READ_ARRAY:

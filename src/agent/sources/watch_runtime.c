@@ -84,8 +84,13 @@ static uint8_t sig_kind_of(CorElementType t)
     }
 }
 
+static uint8_t primitive_class(ICorProfilerInfo15 *info, ClassID klass);
+static void resolve_generic(ICorProfilerInfo15 *info, struct watch_decoded *d);
+
 void watch_resolve(ICorProfilerInfo15 *info, struct watch_decoded *d)
 {
+    if (d->read == WATCH_READ_GENERIC)
+        resolve_generic(info, d);
     if (!d->mt || (d->read != WATCH_READ_REF && d->read != WATCH_READ_ARRAY &&
                    d->read != WATCH_READ_OBJECT))
         return;
@@ -417,4 +422,107 @@ void watch_format_fields(ICorProfilerInfo15 *info, const struct watch_value *v,
         o += (size_t)snprintf(out + o, size - o, "\x1e...");
     if (o >= size)
         out[0] = '\0'; /* cut: none rather than a field cut in half */
+}
+
+/* ---- values of T ---------------------------------------------------------------------- */
+
+static const uint8_t kind_sizes[] = {
+    [SIG_BOOL] = 1, [SIG_I1] = 1, [SIG_U1] = 1, [SIG_CHAR] = 2, [SIG_I2] = 2, [SIG_U2] = 2,
+    [SIG_I4] = 4, [SIG_U4] = 4, [SIG_R4] = 4, [SIG_I8] = 8, [SIG_U8] = 8, [SIG_R8] = 8,
+    [SIG_I] = 8, [SIG_U] = 8,
+};
+
+/* A value of T as a value of its instantiation's type (d->plan): a
+ * primitive, an enum (of a module watch read), Decimal / DateTime /
+ * TimeSpan / Guid, a string, another reference (by its runtime type), or
+ * another struct by its type's name. */
+static void resolve_generic(ICorProfilerInfo15 *info, struct watch_decoded *d)
+{
+    if (d->generic_kind == WATCH_GENERIC_UNKNOWN || !d->handle)
+        return;
+    struct watch_value *p = &d->plan;
+    memset(p, 0, sizeof *p);
+    char full[256] = "";
+    names_describe_class(info, (ClassID)d->handle, full, sizeof full);
+    watch_short_type(full, p->type, sizeof p->type);
+    d->has_plan = 1;
+    if (d->generic_kind == WATCH_GENERIC_STRING) {
+        d->read = WATCH_READ_STRING;
+        p->read = WATCH_READ_STRING;
+        p->kind = SIG_STRING;
+        snprintf(p->type, sizeof p->type, "string");
+        return;
+    }
+    if (d->generic_kind == WATCH_GENERIC_REF) {
+        d->read = WATCH_READ_REF;
+        p->read = WATCH_READ_REF;
+        p->kind = SIG_OBJECT;
+        watch_resolve(info, d); /* the object's runtime type */
+        return;
+    }
+    uint8_t k = primitive_class(info, (ClassID)d->handle);
+    if (k != SIG_VOID && k != SIG_STRING && k < sizeof kind_sizes && kind_sizes[k]) {
+        p->read = WATCH_READ_BYTES;
+        p->kind = k;
+        p->size = kind_sizes[k];
+        snprintf(p->type, sizeof p->type, "%s", watch_keyword(k));
+    } else {
+        static const struct {
+            const char *name;
+            uint8_t size, show;
+        } fixed[] = {
+            {"System.Decimal", 16, WATCH_SHOW_DECIMAL}, {"System.DateTime", 8, WATCH_SHOW_DATETIME},
+            {"System.TimeSpan", 8, WATCH_SHOW_TIMESPAN}, {"System.Guid", 16, WATCH_SHOW_GUID},
+        };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !p->read; i++)
+            if (!strcmp(full, fixed[i].name)) {
+                p->read = WATCH_READ_BYTES;
+                p->kind = SIG_VALUETYPE;
+                p->size = fixed[i].size;
+                p->show = fixed[i].show;
+            }
+        ModuleID module = 0;
+        mdTypeDef token = 0;
+        ClassID parent = 0;
+        ULONG32 nargs = 0;
+        const struct assembly *a;
+        uint8_t underlying;
+        if (!p->read &&
+            info->lpVtbl->GetClassIDInfo2(info, (ClassID)d->handle, &module, &token, &parent, 0,
+                                          &nargs, NULL) >= 0 &&
+            (a = watch_assembly_of(module)) != NULL &&
+            watch_enum_index(a, token & 0xffffff, &p->enum_index, &underlying) == 0) {
+            p->read = WATCH_READ_BYTES;
+            p->kind = underlying;
+            p->size = kind_sizes[underlying];
+            p->show = WATCH_SHOW_ENUM;
+        }
+    }
+    if (!p->read || p->size > d->nbytes) {
+        d->read = WATCH_READ_NONE; /* a struct: by its type's name */
+        p->read = WATCH_READ_NONE;
+        p->kind = SIG_VALUETYPE;
+        return;
+    }
+    d->read = WATCH_READ_BYTES;
+    d->nbytes = p->size;
+}
+
+int watch_generic_learn(ICorProfilerInfo15 *info, ModuleID corelib)
+{
+    if (atomic_load(&watch_type_handle_offset))
+        return 0;
+    uint32_t rt_token = watch_corelib_type("RuntimeType"), str_token = watch_corelib_type("String");
+    ClassID rt = 0, str = 0;
+    if (!corelib || !rt_token || !str_token ||
+        info->lpVtbl->GetClassFromToken(info, corelib, rt_token, &rt) < 0 || !rt ||
+        info->lpVtbl->GetClassFromToken(info, corelib, str_token, &str) < 0 || !str)
+        return -1;
+    static const char *const wanted[1] = {"m_handle"};
+    int32_t offset = -1;
+    if (names_field_offsets(info, rt, corelib, wanted, &offset, 1) != 1 || offset < 8 || offset > 256)
+        return -1;
+    atomic_store(&watch_string_mt, (uint64_t)str);
+    atomic_store(&watch_type_handle_offset, (uint32_t)offset);
+    return 0;
 }

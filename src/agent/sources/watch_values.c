@@ -381,6 +381,21 @@ void watch_plan_value(const struct assembly *a, const struct sig_type *t, int ou
         }
     } else if (k == SIG_OBJECT) {
         v->read = WATCH_READ_REF;
+    } else if (k == SIG_GENERIC) {
+        /* !n or !!n after any modifiers: read in the instantiation the
+         * method's ldtoken gives (when it gets a handle: watch_names.c) */
+        const uint8_t *p = t->bytes, *end = t->bytes + t->len;
+        while (p < end && (*p == 0x1f || *p == 0x20)) {
+            uint32_t skip;
+            p++;
+            if (md_uncompress(&p, end, &skip) < 0)
+                return;
+        }
+        if (end - p >= 2 && (p[0] == 0x13 || p[0] == 0x1e) && p[1] < 0x80) {
+            v->read = WATCH_READ_GENERIC;
+            v->generic[0] = p[0];
+            v->generic[1] = p[1];
+        }
     } else if (k == SIG_VALUETYPE) {
         static const struct {
             const char *name;
@@ -659,4 +674,19 @@ void watch_plan_fields(const struct assembly *a, const struct sig_type *t, struc
     v->read = WATCH_READ_STRUCT;
     v->size = (uint8_t)(size < WATCH_FIELD_BYTES ? size : WATCH_FIELD_BYTES);
     v->type_token = t->token;
+}
+
+int watch_enum_index(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind)
+{
+    return enum_of(a, row, index, kind);
+}
+
+uint32_t watch_corelib_type(const char *name)
+{
+    pthread_mutex_lock(&values_lock);
+    const struct assembly *b = NULL;
+    uint32_t row = 0;
+    int rc = find_type(assembly_named("System.Private.CoreLib"), "System", name, 0, &b, &row);
+    pthread_mutex_unlock(&values_lock);
+    return rc == 0 ? md_token(MD_TYPEDEF, row) : 0;
 }
