@@ -117,3 +117,33 @@ for k, v in want.items():
     assert f[k] == v, (k, f[k], v)
 PY
 note "-o: fields as a JSON object (numbers, true, null, strings)"
+
+# attached (ReJIT), three sessions in a row on a service checking every
+# result: `this` with --fields, values of T of a generic method (its
+# TypeSpec and RuntimeTypeHandle local made in a loaded module) and of a
+# generic class; the service's results stay right
+dotnet "$W" kinds-serve 25 > "$T/serve" 2>&1 &
+svc=$!
+for _ in $(seq 100); do grep -q '^ready' "$T/serve" && break; sleep 0.1; done
+grep -q '^ready' "$T/serve" || fail "WatchApp kinds-serve did not start"
+attached() { # OUT ARGS...
+    local out=$1
+    shift
+    cs watch -p "$svc" -d 10s "$@" > "$T/$out" 2> "$T/$out.err" || fail "attached watch $*: exit $?: $(cat "$T/$out.err")"
+}
+attached a1 --count 3 --fields 'Basket.Add'
+attached a2 --count 4 'Kinds.Echo'
+attached a3 --count 2 'Holder.Swap'
+check_lines() { # FILE COUNT REGEX
+    assert_eq "attached $1: lines" "$(watch_calls "$T/$1" | wc -l)" "$2"
+    watch_calls "$T/$1" | grep -Evq "$3" && fail "attached $1: a line not as expected: $(watch_calls "$T/$1")"
+    return 0
+}
+check_lines a1 3 "^Basket\.Add\(this=Basket\{Count=[0-9]+, Total=[0-9.]+, Open=true, Grade='B', Tint=Green, Shade=Dark, Owner=\"ann\", Note=null, \.\.\.\}, sku=\"k\", qty=[123]\) = [0-9]+$"
+check_lines a2 4 '^Kinds\.Echo\(value=([0-9]+|"e[0-9]")\) = ([0-9]+|"e[0-9]")$'
+watch_calls "$T/a2" | grep -q '"e' || fail "attached: no Echo of a string shown: $(cat "$T/a2")"
+watch_calls "$T/a2" | grep -Eq 'value=[0-9]' || fail "attached: no Echo of an int shown: $(cat "$T/a2")"
+check_lines a3 2 '^Holder\.Swap\(this=Holder<Int32>, next=[0-9]+\) = [0-9]+$'
+wait "$svc" || fail "the service failed after three watches (exit $?): $(cat "$T/serve")"
+grep -q '^wrong' "$T/serve" && fail "the service computed a wrong result: $(cat "$T/serve")"
+note "attached: this with --fields, T of a generic method and class, three sessions, the service's results right"

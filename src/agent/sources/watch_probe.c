@@ -71,8 +71,8 @@ uint32_t watch_take_string(const char *obj, uint32_t max_chars, uint64_t read, u
  * type handle (at the field offset the runtime's layout gave), then as a
  * value type its first bytes (at most 16, never past its size), as a
  * string its text, as another reference its null-ness and MethodTable. */
-static uint32_t take_generic(const void *addr, const void *handle, uint64_t hdr, uint64_t *w,
-                             uint32_t n)
+static uint32_t take_generic(const void *addr, const void *handle, int byref, uint64_t hdr,
+                             uint64_t *w, uint32_t n)
 {
     uint32_t at = atomic_load_explicit(&watch_type_handle_offset, memory_order_relaxed);
     const char *rt = handle ? *(const char *const *)handle : NULL;
@@ -92,6 +92,11 @@ static uint32_t take_generic(const void *addr, const void *handle, uint64_t hdr,
         uint32_t bytes = base > 16 ? base - 16 : 0;
         if (bytes > 16)
             bytes = 16;
+        /* the base size is padded: past a value's end is still its home's
+         * stack slot for an argument or local, but a `ref T` may point at
+         * the last element of an array: not read (shown by its type) */
+        if (byref)
+            bytes = 0;
         w[n++] = hdr | (uint64_t)bytes << 16 | (uint64_t)WATCH_GENERIC_VALUE << 24;
         w[n++] = th;
         uint64_t data[2] = {0, 0};
@@ -245,7 +250,7 @@ static uint32_t take(const struct watch_value *v, const void *addr, const void *
         return n + words;
     }
     case WATCH_READ_GENERIC:
-        return take_generic(addr, handle, hdr, w, n);
+        return take_generic(addr, handle, v->byref, hdr, w, n);
     case WATCH_READ_OUT:
         w[n++] = hdr;
         return n;

@@ -13,6 +13,10 @@
 //                       a struct and a generic class, objects' and structs'
 //                       fields, generic methods' T, enums of another
 //                       assembly (WatchLib) and of CoreLib
+//   WatchApp kinds-serve SEC  prints "ready PID", then every 10 ms a
+//                       Basket.Add, a Holder<int>.Swap and Kinds.Echo of an
+//                       int and a string, each result checked ("wrong" and
+//                       exit 1 at the first wrong one), "served N" at the end
 using System.Runtime.CompilerServices;
 using WatchLib;
 
@@ -311,6 +315,38 @@ public static class Program
         return 0;
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static bool KindsStep(int n, Basket b, Holder<int> h)
+    {
+        int before = b.Count;
+        if (b.Add("k", n % 3 + 1) != before + n % 3 + 1)
+            return false;
+        if (h.Swap(n) != n - 1)
+            return false;
+        return Kinds.Echo(n) == n && Kinds.Echo("e" + (n % 10)) == "e" + (n % 10);
+    }
+
+    static int KindsServe(int seconds)
+    {
+        Console.WriteLine($"ready {Environment.ProcessId}");
+        var until = DateTime.UtcNow.AddSeconds(seconds);
+        var b = new Basket();
+        var h = new Holder<int>(-1);
+        int n = 0;
+        while (DateTime.UtcNow < until)
+        {
+            if (!KindsStep(n, b, h))
+            {
+                Console.WriteLine($"wrong at {n}");
+                return 1;
+            }
+            n++;
+            Thread.Sleep(10);
+        }
+        Console.WriteLine($"served {n}");
+        return 0;
+    }
+
     static int Bench(long calls)
     {
         long sum = 0;
@@ -330,6 +366,8 @@ public static class Program
             return Bench(long.Parse(args[1]));
         if (args.Length >= 2 && args[0] == "serve")
             return Serve(int.Parse(args[1]));
+        if (args.Length >= 2 && args[0] == "kinds-serve")
+            return KindsServe(int.Parse(args[1]));
         if (args.Length >= 1 && args[0] == "kinds")
         {
             Kinds.Run();
