@@ -266,6 +266,8 @@ HIDDEN void watch_plan_value(const struct assembly *a, const struct sig_type *t,
  * STRUCT. */
 HIDDEN void watch_plan_fields(const struct assembly *a, const struct sig_type *t,
                               struct watch_value *v);
+/* The type of Field row `row` of a's (its FieldSig).  Returns 0, or -1. */
+HIDDEN int watch_field_type(const struct assembly *a, uint32_t row, struct sig_type *t);
 /* A type's short name for showing ("Order", "int[]", "ref int", "T"). */
 HIDDEN void watch_type_text(const struct assembly *a, const struct sig_type *t, char *out,
                             size_t size);

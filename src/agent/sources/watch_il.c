@@ -35,6 +35,24 @@ static uint32_t core_library(const struct assembly *a)
     return 0;
 }
 
+/* A TypeRef in the module to a type of its core library ("System.X"), 0
+ * when it references none (or the emitter refused). */
+static mdTypeRef core_type_ref(const struct assembly *asm_, IMetaDataEmit *emit, const char *name)
+{
+    uint32_t scope = core_library(asm_);
+    WCHAR wname[96];
+    size_t n = strlen(name);
+    if (!scope || n >= sizeof wname / sizeof wname[0])
+        return 0;
+    for (size_t i = 0; i <= n; i++)
+        wname[i] = (WCHAR)name[i];
+    mdTypeRef type_ref = 0;
+    if (emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) < 0 ||
+        (type_ref >> 24) != MD_TYPEREF)
+        return 0;
+    return type_ref;
+}
+
 /* The probes' calli signatures in a module: unmanaged, with
  * modopt(CallConvSuppressGCTransition) on the return type when the module
  * references a core library to name it from -- the thread then stays in
@@ -47,14 +65,8 @@ static int probe_sigs(const struct assembly *asm_, uint32_t sigs[2], IMetaDataEm
         return 0;
     uint8_t modopt[8];
     size_t mod_len = 0;
-    uint32_t scope = core_library(asm_);
-    static const char name[] = "System.Runtime.CompilerServices.CallConvSuppressGCTransition";
-    WCHAR wname[sizeof name];
-    for (size_t i = 0; i < sizeof name; i++)
-        wname[i] = (WCHAR)name[i];
-    mdTypeRef type_ref = 0;
-    if (scope && emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) >= 0 &&
-        (type_ref >> 24) == MD_TYPEREF) {
+    mdTypeRef type_ref = core_type_ref(asm_, emit, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
+    if (type_ref) {
         modopt[0] = 0x20; /* CMOD_OPT */
         mod_len = 1 + sig_compress((type_ref & 0xffffff) << 2 | 1, modopt + 1);
         if (mod_len == 1)
@@ -121,14 +133,8 @@ static size_t put_u64(uint8_t *p, uint64_t v)
  * -1 when the module references no core library. */
 static int runtime_type_handle(const struct assembly *asm_, IMetaDataEmit *emit, uint8_t out[8])
 {
-    uint32_t scope = core_library(asm_);
-    static const char name[] = "System.RuntimeTypeHandle";
-    WCHAR wname[sizeof name];
-    for (size_t i = 0; i < sizeof name; i++)
-        wname[i] = (WCHAR)name[i];
-    mdTypeRef type_ref = 0;
-    if (!scope || emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) < 0 ||
-        (type_ref >> 24) != MD_TYPEREF)
+    mdTypeRef type_ref = core_type_ref(asm_, emit, "System.RuntimeTypeHandle");
+    if (!type_ref)
         return -1;
     out[1] = 0x11; /* VALUETYPE */
     size_t len = sig_compress((type_ref & 0xffffff) << 2 | 1, out + 2);

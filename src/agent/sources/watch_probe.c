@@ -407,6 +407,26 @@ static int decode_string(uint64_t hdr, const uint64_t *payload, uint32_t words, 
     return 0;
 }
 
+/* out->strings string values at *pos (a string[]'s first elements, an
+ * object's string fields), each of at most WATCH_ELEMENT_CHARS. */
+static int decode_strings(const uint64_t *payload, uint32_t words, uint32_t *pos,
+                          struct watch_decoded *out)
+{
+    for (uint32_t i = 0; i < out->strings; i++) {
+        if (*pos >= words)
+            return -1;
+        uint64_t sub = payload[(*pos)++];
+        if ((uint8_t)sub != WATCH_READ_STRING)
+            return -1;
+        if ((sub >> 8) & 1)
+            out->string_len[i] = UINT32_MAX; /* null */
+        else if (decode_string(sub, payload, words, pos, WATCH_ELEMENT_CHARS, &out->string_len[i],
+                               &out->string_chars[i], out->string_text[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
                        struct watch_decoded *out)
 {
@@ -456,20 +476,7 @@ int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
         out->strings = (uint32_t)(hdr >> 16) & 0xff;
         if (out->strings > WATCH_ARRAY_STRINGS || out->strings > out->length)
             return -1;
-        for (uint32_t i = 0; i < out->strings; i++) {
-            if (*pos >= words)
-                return -1;
-            uint64_t sub = payload[(*pos)++];
-            if ((uint8_t)sub != WATCH_READ_STRING)
-                return -1;
-            if ((sub >> 8) & 1)
-                out->string_len[i] = UINT32_MAX; /* null */
-            else if (decode_string(sub, payload, words, pos, WATCH_ELEMENT_CHARS,
-                                   &out->string_len[i], &out->string_chars[i],
-                                   out->string_text[i]) < 0)
-                return -1;
-        }
-        return 0;
+        return decode_strings(payload, words, pos, out);
     }
     case WATCH_READ_OBJECT: {
         if (out->is_null)
@@ -484,20 +491,7 @@ int watch_decode_value(const uint64_t *payload, uint32_t words, uint32_t *pos,
         out->mt = payload[(*pos)++];
         memcpy(out->bytes, &payload[*pos], out->nbytes);
         *pos += need;
-        for (uint32_t i = 0; i < out->strings; i++) {
-            if (*pos >= words)
-                return -1;
-            uint64_t sub = payload[(*pos)++];
-            if ((uint8_t)sub != WATCH_READ_STRING)
-                return -1;
-            if ((sub >> 8) & 1)
-                out->string_len[i] = UINT32_MAX; /* null */
-            else if (decode_string(sub, payload, words, pos, WATCH_ELEMENT_CHARS,
-                                   &out->string_len[i], &out->string_chars[i],
-                                   out->string_text[i]) < 0)
-                return -1;
-        }
-        return 0;
+        return decode_strings(payload, words, pos, out);
     }
     case WATCH_READ_GENERIC: {
         out->generic_kind = (uint8_t)(hdr >> 24);

@@ -269,14 +269,8 @@ static int read_layout(ICorProfilerInfo15 *info, ClassID klass, int value, struc
         uint32_t row = fields[i].ridOfField & 0xffffff;
         if ((fields[i].ridOfField >> 24) != MD_FIELD || !row || row > md_rows(&a->md, MD_FIELD))
             continue;
-        const uint8_t *blob;
-        uint32_t len;
         struct sig_type t;
-        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, row, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
-            len < 2 || blob[0] != 0x06)
-            continue;
-        const uint8_t *p = blob + 1;
-        if (sig_type(&p, blob + len, &t) < 0)
+        if (watch_field_type(a, row, &t) < 0)
             continue;
         struct field_plan *f = &out[count];
         memset(f, 0, sizeof *f);

@@ -80,6 +80,18 @@ static int coded_type_is(const struct assembly *a, enum md_coded kind, uint32_t 
     return type_is(a, md_token(table, row), ns, name);
 }
 
+int watch_field_type(const struct assembly *a, uint32_t row, struct sig_type *t)
+{
+    const uint8_t *blob;
+    uint32_t len;
+    if (!row || row > md_rows(&a->md, MD_FIELD) ||
+        md_blob(&a->md, md_get(&a->md, MD_FIELD, row, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
+        len < 2 || blob[0] != 0x06)
+        return -1;
+    const uint8_t *p = blob + 1;
+    return sig_type(&p, blob + len, t);
+}
+
 /* Does TypeDef row carry [System.Flags]? */
 static int has_flags_attribute(const struct assembly *a, uint32_t row)
 {
@@ -137,6 +149,17 @@ static pthread_mutex_t values_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int enum_of_locked(const struct assembly *a, uint32_t row, uint16_t *index, uint8_t *kind);
 
+/* The Field rows [first, end) of TypeDef row (a valid row). */
+static void field_rows(const struct assembly *a, uint32_t row, uint32_t *first, uint32_t *end)
+{
+    uint32_t fields = md_rows(&a->md, MD_FIELD);
+    *first = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FIELDLIST);
+    *end = row < md_rows(&a->md, MD_TYPEDEF) ? md_get(&a->md, MD_TYPEDEF, row + 1, MD_TYPEDEF_FIELDLIST)
+                                             : fields + 1;
+    if (*end > fields + 1)
+        *end = fields + 1;
+}
+
 /* An enum TypeDef row of a's: its index in watch_enums (filled once) and
  * its underlying kind.  Returns 0, or -1 when the type is not an enum (or
  * the table is full). */
@@ -155,23 +178,14 @@ static int enum_of_locked(const struct assembly *a, uint32_t row, uint16_t *inde
         !coded_type_is(a, MD_CODED_TYPEDEFORREF, md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_EXTENDS),
                        "System", "Enum"))
         return -1;
-    uint32_t first = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FIELDLIST);
-    uint32_t end = row < types ? md_get(&a->md, MD_TYPEDEF, row + 1, MD_TYPEDEF_FIELDLIST)
-                               : md_rows(&a->md, MD_FIELD) + 1;
-    if (end > md_rows(&a->md, MD_FIELD) + 1)
-        end = md_rows(&a->md, MD_FIELD) + 1;
+    uint32_t first, end;
+    field_rows(a, row, &first, &end);
     uint8_t underlying = SIG_VOID;
     for (uint32_t f = first; f && f < end; f++) {
         if (md_get(&a->md, MD_FIELD, f, MD_FIELD_FLAGS) & 0x10) /* static: a constant */
             continue;
-        const uint8_t *blob;
-        uint32_t len;
         struct sig_type t;
-        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, f, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
-            len < 2 || blob[0] != 0x06)
-            return -1;
-        const uint8_t *p = blob + 1;
-        if (sig_type(&p, blob + len, &t) < 0)
+        if (watch_field_type(a, f, &t) < 0)
             return -1;
         underlying = t.kind;
         break;
@@ -550,23 +564,14 @@ static int struct_size(const struct assembly *a, uint32_t row, int depth, uint32
     for (uint32_t c = 1; c <= md_rows(&a->md, MD_CLASSLAYOUT); c++)
         if (md_get(&a->md, MD_CLASSLAYOUT, c, 2) == row)
             return -1;
-    uint32_t first = md_get(&a->md, MD_TYPEDEF, row, MD_TYPEDEF_FIELDLIST);
-    uint32_t end = row < types ? md_get(&a->md, MD_TYPEDEF, row + 1, MD_TYPEDEF_FIELDLIST)
-                               : md_rows(&a->md, MD_FIELD) + 1;
-    if (end > md_rows(&a->md, MD_FIELD) + 1)
-        end = md_rows(&a->md, MD_FIELD) + 1;
+    uint32_t first, end;
+    field_rows(a, row, &first, &end);
     uint32_t at = 0, most = 1;
     for (uint32_t f = first; f && f < end; f++) {
         if (md_get(&a->md, MD_FIELD, f, MD_FIELD_FLAGS) & 0x10) /* static */
             continue;
-        const uint8_t *blob;
-        uint32_t len;
         struct sig_type t;
-        if (md_blob(&a->md, md_get(&a->md, MD_FIELD, f, MD_FIELD_SIGNATURE), &blob, &len) < 0 ||
-            len < 2 || blob[0] != 0x06)
-            return -1;
-        const uint8_t *p = blob + 1;
-        if (sig_type(&p, blob + len, &t) < 0)
+        if (watch_field_type(a, f, &t) < 0)
             return -1;
         uint32_t fs = 0, fa = 0;
         if (t.kind < sizeof primitive_sizes && primitive_sizes[t.kind] && t.kind != SIG_POINTER) {
