@@ -119,6 +119,14 @@ no_reports "$T/watch.err" "watch of WatchApp"
 grep -Ev ' (Pricing|Values)\.' "$T/watch.out" | diff -q "$T/watch.plain" - > /dev/null ||
     fail "watch under the sanitizers: the program's output changed"
 note "watch: WatchApp's 26 calls (Pricing, Values: every kind of value read) under the sanitized agent and CLI"
+dotnet "$APPS/WatchApp/WatchApp.dll" kinds > "$T/kinds.plain"
+sanitized watch --fields -- dotnet "$APPS/WatchApp/WatchApp.dll" kinds 'WatchApp.[BVHK][aeoi]*' \
+    > "$T/kinds.out" 2> "$T/kinds.err" || fail "watch --fields of WatchApp kinds under the sanitizers failed: $(tail -3 "$T/kinds.err")"
+no_reports "$T/kinds.err" "watch --fields of WatchApp kinds"
+[ "$(grep -Ec ' (Basket|Vec|Holder|Kinds)\.' "$T/kinds.out")" = 15 ] || fail "watch --fields under the sanitizers: $(cat "$T/kinds.out")"
+grep -Ev ' (Basket|Vec|Holder|Kinds)\.' "$T/kinds.out" | diff -q "$T/kinds.plain" - > /dev/null ||
+    fail "watch --fields under the sanitizers: the program's output changed"
+note "watch --fields: this, fields, values of T, other assemblies' enums under the sanitized agent and CLI"
 
 # watch -p three times (the second and third taken by the agent that stayed,
 # agent/rendezvous.h), with --stack, the service itself sanitized
