@@ -79,6 +79,18 @@ for want in \
 done
 note "values of T: a generic method's and a generic class's, in each call's instantiation (value types and shared code)"
 
+# T of the framework's own generic code (CoreLib: its RuntimeTypeHandle
+# is a TypeDef of the module, not a TypeRef), on a program not written for
+# watch: Dictionary<String, Object>.TryGetValue's key read as a string
+D=$APPS/Demo/Demo.dll
+cs watch --count 2 'System.Collections.Generic.Dictionary.TryGetValue' -- dotnet "$D" 1 > "$T/dict" 2> "$T/dict.err" ||
+    fail "watch Dictionary.TryGetValue: exit $?: $(cat "$T/dict.err")"
+assert_eq "CoreLib's T: lines" "$(watch_calls "$T/dict" | wc -l)" 2
+watch_calls "$T/dict" | grep -Evq '^Dictionary\.TryGetValue\(this=Dictionary<[A-Za-z0-9, ]+>, key=("[^"]*"|[0-9]+|[A-Za-z<>, ]+)(\.\.\.\([0-9]+ chars\))?, value=out\) = (true|false)$' &&
+    fail "CoreLib's T: $(watch_calls "$T/dict")"
+watch_calls "$T/dict" | grep -q 'key=T' && fail "CoreLib's T not read: $(watch_calls "$T/dict")"
+note "values of T in CoreLib's generic code (Dictionary.TryGetValue's key), on Demo"
+
 # enums defined in other assemblies, and --where on one's constant
 run day 'Kinds.Day'
 assert_eq "enums of other assemblies" "$(watch_calls "$T/day")" 'Kinds.Day(d=Friday, s=Deep, f=Matte|Waxed) = 40'

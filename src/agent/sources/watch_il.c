@@ -35,10 +35,22 @@ static uint32_t core_library(const struct assembly *a)
     return 0;
 }
 
-/* A TypeRef in the module to a type of its core library ("System.X"), 0
- * when it references none (or the emitter refused). */
-static mdTypeRef core_type_ref(const struct assembly *asm_, IMetaDataEmit *emit, const char *name)
+/* A type of the core library ("System.X") as a TypeDefOrRef coded index
+ * in the module: a TypeRef to it, or in CoreLib itself its TypeDef; 0 when
+ * the module references no core library (or the emitter refused). */
+static uint32_t core_type_ref(const struct assembly *asm_, IMetaDataEmit *emit, const char *name)
 {
+    if (asm_->name && !strcmp(asm_->name, "System.Private.CoreLib")) {
+        const char *dot = strrchr(name, '.');
+        for (uint32_t r = 1; dot && r <= md_rows(&asm_->md, MD_TYPEDEF); r++)
+            if (!strcmp(md_string(&asm_->md, md_get(&asm_->md, MD_TYPEDEF, r, MD_TYPEDEF_NAME)), dot + 1) &&
+                strlen(md_string(&asm_->md, md_get(&asm_->md, MD_TYPEDEF, r, MD_TYPEDEF_NAMESPACE))) ==
+                    (size_t)(dot - name) &&
+                !strncmp(md_string(&asm_->md, md_get(&asm_->md, MD_TYPEDEF, r, MD_TYPEDEF_NAMESPACE)),
+                         name, (size_t)(dot - name)))
+                return r << 2; /* TypeDef */
+        return 0;
+    }
     uint32_t scope = core_library(asm_);
     WCHAR wname[96];
     size_t n = strlen(name);
@@ -50,7 +62,7 @@ static mdTypeRef core_type_ref(const struct assembly *asm_, IMetaDataEmit *emit,
     if (emit->lpVtbl->DefineTypeRefByName(emit, scope, wname, &type_ref) < 0 ||
         (type_ref >> 24) != MD_TYPEREF)
         return 0;
-    return type_ref;
+    return (type_ref & 0xffffff) << 2 | 1; /* TypeRef */
 }
 
 /* The probes' calli signatures in a module: unmanaged, with
@@ -65,10 +77,10 @@ static int probe_sigs(const struct assembly *asm_, uint32_t sigs[2], IMetaDataEm
         return 0;
     uint8_t modopt[8];
     size_t mod_len = 0;
-    mdTypeRef type_ref = core_type_ref(asm_, emit, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
+    uint32_t type_ref = core_type_ref(asm_, emit, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
     if (type_ref) {
         modopt[0] = 0x20; /* CMOD_OPT */
-        mod_len = 1 + sig_compress((type_ref & 0xffffff) << 2 | 1, modopt + 1);
+        mod_len = 1 + sig_compress(type_ref, modopt + 1);
         if (mod_len == 1)
             mod_len = 0;
     }
@@ -133,11 +145,11 @@ static size_t put_u64(uint8_t *p, uint64_t v)
  * -1 when the module references no core library. */
 static int runtime_type_handle(const struct assembly *asm_, IMetaDataEmit *emit, uint8_t out[8])
 {
-    mdTypeRef type_ref = core_type_ref(asm_, emit, "System.RuntimeTypeHandle");
+    uint32_t type_ref = core_type_ref(asm_, emit, "System.RuntimeTypeHandle");
     if (!type_ref)
         return -1;
     out[1] = 0x11; /* VALUETYPE */
-    size_t len = sig_compress((type_ref & 0xffffff) << 2 | 1, out + 2);
+    size_t len = sig_compress(type_ref, out + 2);
     if (!len)
         return -1;
     out[0] = (uint8_t)(1 + len);
