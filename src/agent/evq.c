@@ -218,8 +218,10 @@ static struct evq *own_queue(void)
     struct evq *q = mem_calloc(1, sizeof *q);
     struct ring *ring = new_ring(EVQ_RING_WORDS);
     int ok = q && ring;
+#if defined(__x86_64__) /* the memo's check is x86-64's (walk.h) */
     if (ok && (q->memo.frames = mem_alloc(MEMO_BYTES)) != NULL)
         q->memo.cap = MEMO_FRAMES;
+#endif
     if (ok) {
         pthread_mutex_lock(&list_lock);
         ok = !atomic_load(&closed) &&

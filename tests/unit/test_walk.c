@@ -216,6 +216,8 @@ static void test_memo(void)
     stack_bounds_shutdown();
     thread_rings_reclaim();
     thread_rings_shutdown();
+#else
+    (void)code_n2;
 #endif
 }
 
