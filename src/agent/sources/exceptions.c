@@ -232,6 +232,11 @@ static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_threa
 static void exception(struct source *s, enum source_exception_step step, FunctionID function,
                       ObjectID object)
 {
+    /* pass 1 entering a frame: the commonest callback, and nothing for
+     * exflow to follow (it stays a no-op there); return before reaching the
+     * thread's state */
+    if (step == SOURCE_EX_SEARCH_ENTER)
+        return;
     struct ex_thread *t = &mine;
     ICorProfilerInfo15 *info = s->agent->info;
     if (step == SOURCE_EX_THROWN) {
