@@ -170,10 +170,28 @@ $(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o $(call obj,tests/un
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(AGENT): $(AGENT_OBJ) src/agent/exports.map
+# The agent's thread-locals are initial-exec (signal-safe: no
+# __tls_get_addr), so the runtime's dlopen must fit its whole PT_TLS block
+# into the static TLS surplus glibc reserved at start, or the agent does not
+# load ("cannot allocate memory in static TLS block").  glibc 2.32 and later
+# (elf/dl-tls.c) reserve (rtld.nns - 1) * 192 (libc's IE TLS in each other
+# namespace) + rtld.nns * 144 (other libraries' IE TLS) + 512
+# (rtld.optional_static_tls) = 1664 bytes with the default glibc.rtld.nns=4.
+# The last 512 are shared first come first served with dynamic TLS that the
+# loader places there for speed (TLSDESC: arm64's default; the runtime's own
+# libraries on arm64 use it: libcoreclr 520 bytes of TLS, libclrjit 136,
+# libhost* 32 each).  Measured with .NET 10, glibc 2.36, an agent padded by
+# a thread-local array (notes/tls.md): x86-64 loads at 1664 bytes and fails
+# at 1680 (the runtime's libraries take none of the surplus there); arm64
+# under qemu loaded at 1528 and failed at 1624 (commit 17d238c).  The budget
+# is the smaller measured limit.
+AGENT_TLS_BUDGET ?= 1528
+
+$(AGENT): $(AGENT_OBJ) src/agent/exports.map tools/static_tls.sh
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
 		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
+	$(Q)tools/static_tls.sh $@ $(AGENT_TLS_BUDGET) || { rm -f $@; exit 1; }
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
