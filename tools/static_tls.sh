@@ -19,7 +19,7 @@ size=$("$readelf" -lW "$lib" | awk '$1 == "TLS" { print $6 }')
 bytes=$(printf '%d' "$size")
 if [ "$bytes" -gt "$budget" ]; then
     echo "corscope: $lib: $bytes bytes of thread-locals (PT_TLS), over the budget of $budget" \
-        "(glibc's static TLS surplus, see AGENT_TLS_BUDGET in the Makefile): keep" \
-        "big per-thread state on the heap" >&2
+        "(glibc's static TLS surplus, see AGENT_TLS_BUDGET in the Makefile): move" \
+        "per-thread state into struct agent_thread (src/agent/agent_thread.h)" >&2
     exit 1
 fi
