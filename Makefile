@@ -384,6 +384,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/async.sh
 	bench/startup.sh
+	bench/build.sh
 	bench/codemap.sh
 	bench/push.sh
 	bench/tool.sh
