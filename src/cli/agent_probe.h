@@ -8,6 +8,9 @@
  * library, a foreign machine, thread-locals over glibc's static TLS surplus
  * ("cannot allocate memory in static TLS block").  It runs in a child
  * process: the agent is linked -z nodelete and must not stay in the CLI.
+ * Call it only where the CLI runs no other thread (record's push reader has
+ * been joined by then): the child of a fork may only call dlopen when the
+ * parent had one thread.
  *
  * A load that works here may still have failed in the runtime, whose own
  * libraries can take part of that surplus first (arm64's TLSDESC): the
