@@ -39,8 +39,8 @@
  * Left in PT_TLS, each a word or less: the tracing hooks' shadow stack
  * pointer (trace/shadow.c), the signal chain's slot (signal/achain.c),
  * nativeunwind's collector flag, evq's queue pointer, alloc's random state.
- * The exceptions and watch sources' state is still in PT_TLS (their helpers
- * move it here: notes/tls.md).
+ * The watch source's state is still in PT_TLS (its helper moves it here:
+ * notes/tls.md).
  */
 #ifndef CORSCOPE_AGENT_THREAD_H
 #define CORSCOPE_AGENT_THREAD_H
@@ -48,6 +48,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/sources/exflow.h"
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
 
@@ -95,12 +96,28 @@ struct agent_unhandled {
     uint32_t frames;   /* searched since pass1_ns */
 };
 
+/* sources/exceptions.c: the throws in flight, and the classes of the
+ * last ones by MethodTable (an object's first word), so that a throw of a
+ * class met before calls nothing in the runtime. */
+#define AGENT_EX_CLASSES 8
+struct agent_ex_class {
+    uintptr_t table;
+    ClassID klass;
+    uint32_t epoch;
+};
+struct agent_exceptions {
+    struct exflow flow;
+    uint64_t pass1_ns; /* the last throw, or the end of a filter (pass 1's slow parts) */
+    struct agent_ex_class seen[AGENT_EX_CLASSES];
+};
+
 struct agent_thread {
     pid_t tid; /* the OS thread id, 0 until agent_thread_tid asks */
     struct agent_activities activities;
     struct agent_jit jit;
     struct agent_lock_wait lock_wait;
     struct agent_unhandled unhandled;
+    struct agent_exceptions exceptions;
 };
 
 /* The calling thread's block, made on first use; NULL when it cannot be
