@@ -170,10 +170,30 @@ $(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o $(call obj,tests/un
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(AGENT): $(AGENT_OBJ) src/agent/exports.map
+# The agent's thread-locals are initial-exec (signal-safe: no
+# __tls_get_addr), so the runtime's dlopen must fit its whole PT_TLS block
+# into the static TLS surplus glibc reserved at start, or the agent does not
+# load ("cannot allocate memory in static TLS block").  glibc's default
+# surplus is 1664 bytes (elf/dl-tls.c, 2.32 and later: (rtld.nns - 1) * 192
+# for libc's IE TLS in each other namespace + rtld.nns * 144 for other
+# libraries' IE TLS + rtld.optional_static_tls 512, with glibc.rtld.nns=4).
+# The last 512 are handed out first come first served to dynamic TLS the
+# loader places there for speed (TLSDESC, arm64's default: the runtime's own
+# libhostfxr, libhostpolicy, libcoreclr and libclrjit on arm64), and any
+# other initial-exec library loaded before the agent takes its share.
+# Measured with .NET 10 and glibc 2.36, the agent padded by a thread-local
+# array (notes/tls.md): x86-64 loads at 1664 bytes and fails at 1680 (the
+# runtime takes none of the surplus); arm64 under qemu loads at 1608 and
+# fails at 1624 (the runtime took about 50).  The budget leaves the whole
+# optional part to others: 1664 - 512 = 1152.  Per-thread state beyond a
+# word or two goes into struct agent_thread (src/agent/agent_thread.h).
+AGENT_TLS_BUDGET ?= 1152
+
+$(AGENT): $(AGENT_OBJ) src/agent/exports.map tools/static_tls.sh
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
 		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
+	$(Q)tools/static_tls.sh $@ $(AGENT_TLS_BUDGET) || { rm -f $@; exit 1; }
 
 $(CLI): $(CLI_OBJ)
 	$(say) LINK $@
@@ -364,6 +384,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
 	bench/memory.sh
 	bench/async.sh
 	bench/startup.sh
+	bench/build.sh
 	bench/codemap.sh
 	bench/push.sh
 	bench/tool.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the agent costs a process at start-up, the price every process of a
-# `dotnet build` or `dotnet test` tree pays.  Three parts, each interleaved
-# (no profiler, this tree's agent, a base revision's agent), medians:
+# `dotnet build` or `dotnet test` tree pays.  Two parts, each interleaved
+# (no profiler, this tree's agent, a base revision's agent), medians
+# (a real `dotnet build` tree's wall time under record: bench/build.sh):
 #
 #  1. a program whose samples land inside the runtime (tests/apps/Memory
 #     gcwork 1: a heap of a million objects collected; its walks go through
@@ -9,27 +10,22 @@
 #     unwind rules from the first sample);
 #  2. a program that does almost nothing (Memory exact 200), whose few
 #     walks never enter the runtime's libraries: the measure that misled
-#     (it never paid for their unwind tables), kept to show the difference;
-#  3. a real multi-project `dotnet build` (three projects, generated with
-#     `dotnet new` and restored once; every run rebuilds them, without build
-#     servers, so MSBuild and each csc are processes of the tree): its wall
-#     time plain and under `corscope record` (every process recorded).
+#     (it never paid for their unwind tables), kept to show the difference.
 #
 # For 1 and 2, per run: the process's wall time, and from its recording
 # agent_init_ns (how long Initialize held the main thread), unwind_tables_ns
 # (the agent thread's CPU decoding unwind rules) and sampler_cpu_ns (the
 # agent thread's CPU in all); the process's CPU time (user + sys).
 #
-#   bench/startup.sh [RUNS] [BASE] [BUILD_RUNS]   (default 11, 36c5afd, 3)
+#   bench/startup.sh [RUNS] [BASE]   (default 11, 36c5afd)
 #
 # The default base is the tree before unwind rules were decoded one
 # function at a time (whole tables parsed by the agent's thread when a walk
-# first entered a library).  BUILD_RUNS=0 skips part 3.
+# first entered a library).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-11}
 BASE=${2:-36c5afd}
-BUILD_RUNS=${3:-3}
 source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -100,50 +96,3 @@ program() { # NAME ARGS...: part 1 or 2
 program runtime gcwork 1
 program quiet exact 200
 
-[ "$BUILD_RUNS" -gt 0 ] || exit 0
-# part 3: a three-project tree (Lib1 <- Lib2 <- App), restored once
-W=$T/tree
-mkdir -p "$W"
-(
-    cd "$W"
-    dotnet new classlib -o Lib1 > /dev/null
-    dotnet new classlib -o Lib2 > /dev/null
-    dotnet new console -o App > /dev/null
-    dotnet add Lib2 reference Lib1 > /dev/null
-    dotnet add App reference Lib1 Lib2 > /dev/null
-    dotnet new sln -n Tree > /dev/null
-    dotnet sln add App Lib1 Lib2 > /dev/null
-    dotnet restore > /dev/null
-)
-BUILD=(dotnet build "$W" --no-restore --no-incremental -nodeReuse:false --disable-build-servers
-    -p:UseSharedCompilation=false -v:q -clp:NoSummary)
-build_run() { # TAG CLI|"": one build, its wall ms
-    local tag=$1 cli=$2 t0 t1
-    rm -rf "$T/rec" && mkdir -p "$T/rec"
-    t0=$(date +%s%N)
-    if [ -z "$cli" ]; then
-        "${BUILD[@]}" > /dev/null
-    else
-        "$cli" record -o "$T/rec/b.corscope" -- "${BUILD[@]}" > /dev/null 2> "$T/rec/log"
-        ls "$T/rec"/*.corscope | wc -l >> "$T/$tag.procs"
-    fi
-    t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000)) >> "$T/$tag.wall"
-}
-"${BUILD[@]}" > /dev/null # a first build, not counted (disk caches)
-for _ in $(seq "$BUILD_RUNS"); do
-    build_run build.plain ""
-    build_run build.new "$ROOT/build/corscope"
-done
-p=$(awk '{ print $1 / 1000 }' "$T/build.plain.wall" | median 1)
-r=$(awk '{ print $1 / 1000 }' "$T/build.new.wall" | median 1)
-echo
-echo "dotnet build of three projects (--no-incremental, no build servers), $BUILD_RUNS runs each, interleaved; medians:"
-echo
-echo "| configuration | wall time | processes recorded |"
-echo "|---|---|---|"
-echo "| no profiler | $(awk -v v="$p" 'BEGIN { printf "%.0f", v }') ms | - |"
-echo "| corscope record (this tree) | $(awk -v v="$r" 'BEGIN { printf "%.0f", v }') ms ($(awk -v a="$r" -v b="$p" 'BEGIN { printf "%.3f", a / b }')x) | $(n build.new.procs) |"
-echo
-echo "each run, s: plain $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.plain.wall"); record $(awk '{ printf "%.1f ", $1 / 1e6 }' "$T/build.new.wall")"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

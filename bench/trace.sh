@@ -32,7 +32,7 @@ RUNS=${1:-5}
 PART=${2:-all}
 want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 source "$ROOT/bench/lib.sh"
-CORSCOPE=$ROOT/build/corscope
+CORSCOPE=${CORSCOPE:-$ROOT/build/corscope} # another build's CLI (its agent beside it) for an A/B
 HOOKS=$ROOT/build/trace_hooks
 TRACE="dotnet $ROOT/build/apps/Trace/Trace.dll"
 [ -x "$HOOKS" ] || { echo "corscope: build/trace_hooks is missing: run make build/trace_hooks" >&2; exit 1; }

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "agent/agent_thread.h"
 #include "agent/attach.h"
 #include "agent/codemap.h"
 #include "agent/companion.h"
@@ -294,7 +295,9 @@ static void *loop_main(void *arg)
     EACH_SOURCE(a, s)
         if (s->ops->finish)
             s->ops->finish(a, s);
-    recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped());
+    /* a thread without its per-thread block (out of memory) lost the
+     * events it would have followed */
+    recorder_count(&a->out, FMT_COUNTER_DROPPED_EVENTS, evq_dropped() + agent_thread_missing());
     if (codemap_refused())
         log_warn("%llu compiled methods were not queued (the agent's thread was held up, "
                  "by its disk most likely); their samples may be unnamed",

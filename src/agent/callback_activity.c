@@ -4,29 +4,24 @@
 #include "agent/callback_activity.h"
 
 #include <stdatomic.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#define ACTIVITY_DEPTH 16
+#include "agent/agent_thread.h"
 
-/* A thread's activities, outermost first, each with the address of the
- * callback frame that began it (see callback_activity.h). */
-struct activity_stack {
-    pid_t tid;
-    uint32_t run;   /* run_number when last used */
-    uint32_t depth;
-    uint64_t words[ACTIVITY_DEPTH];
-    uintptr_t frames[ACTIVITY_DEPTH];
-};
+#define ACTIVITY_DEPTH AGENT_ACTIVITY_DEPTH
 
-static __thread struct activity_stack activities;
 /* Bumped by every Initialize: a thread's stack from an earlier attach
- * (the library and its thread-locals outlive a detach) is stale. */
+ * (the library and its per-thread blocks outlive a detach) is stale. */
 static _Atomic uint32_t run_number;
 
-static struct activity_stack *own_activities(void)
+/* The calling thread's activities (agent_thread.h: outermost first, each
+ * with the address of the callback frame that began it); NULL when it has no block (out of
+ * memory: agent_thread counts it), and then nothing is followed. */
+static struct agent_activities *own_activities(void)
 {
-    struct activity_stack *st = &activities;
+    struct agent_thread *t = agent_thread_get();
+    if (!t)
+        return NULL;
+    struct agent_activities *st = &t->activities;
     uint32_t run = atomic_load_explicit(&run_number, memory_order_relaxed);
     if (st->run != run) {
         st->run = run;
@@ -37,14 +32,11 @@ static struct activity_stack *own_activities(void)
 
 pid_t callback_activity_tid(void)
 {
-    if (!activities.tid)
-        activities.tid = (pid_t)syscall(SYS_gettid);
-    return activities.tid;
+    return agent_thread_tid();
 }
 
-static void publish_activity(void)
+static void publish_activity(const struct agent_activities *st)
 {
-    struct activity_stack *st = &activities;
     uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
     activity_set(callback_activity_tid(), n ? st->words[n - 1] : 0, n ? st->words[0] : 0);
 }
@@ -60,7 +52,7 @@ static void publish_activity(void)
 
 /* Ends the ReadyToRun lookups begun deeper in the stack than `frame`:
  * the function that began them has returned. */
-static void activity_unwind(struct activity_stack *st, uintptr_t frame)
+static void activity_unwind(struct agent_activities *st, uintptr_t frame)
 {
     while (st->depth > 0 && st->depth <= ACTIVITY_DEPTH &&
            activity_kind_of(st->words[st->depth - 1]) == ACTIVITY_R2R_LOOKUP &&
@@ -71,7 +63,7 @@ static void activity_unwind(struct activity_stack *st, uintptr_t frame)
 /* Ends the innermost activity of that kind and subject, and what was begun
  * inside it (work that failed may end without its own end).  Returns
  * whether it was found. */
-static int activity_pop(struct activity_stack *st, uint64_t word)
+static int activity_pop(struct agent_activities *st, uint64_t word)
 {
     uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
     for (uint32_t i = n; i > 0; i--) {
@@ -85,7 +77,9 @@ static int activity_pop(struct activity_stack *st, uint64_t word)
 
 void callback_activity_begin(enum activity_kind kind, uint64_t subject, uintptr_t frame)
 {
-    struct activity_stack *st = own_activities();
+    struct agent_activities *st = own_activities();
+    if (!st)
+        return;
     activity_unwind(st, frame);
     /* ReadyToRun code rejected by its fixups: the method is compiled now */
     if (kind == ACTIVITY_JIT)
@@ -95,29 +89,33 @@ void callback_activity_begin(enum activity_kind kind, uint64_t subject, uintptr_
         st->frames[st->depth] = frame;
     }
     st->depth++;
-    publish_activity();
+    publish_activity(st);
 }
 
 
 void callback_activity_end(enum activity_kind kind, uint64_t subject, uintptr_t frame)
 {
-    struct activity_stack *st = own_activities();
+    struct agent_activities *st = own_activities();
+    if (!st)
+        return;
     uint32_t before = st->depth;
     activity_unwind(st, frame);
     if (!activity_pop(st, activity_word(kind, subject)) && st->depth > ACTIVITY_DEPTH)
         st->depth--; /* beyond what is kept */
     if (st->depth != before)
-        publish_activity();
+        publish_activity(st);
 }
 
 void callback_activity_pause_end(void)
 {
-    struct activity_stack *st = &activities;
+    struct agent_activities *st = own_activities();
+    if (!st)
+        return;
     uint32_t n = st->depth < ACTIVITY_DEPTH ? st->depth : ACTIVITY_DEPTH;
     for (uint32_t i = n; i > 0; i--) {
         if (activity_kind_of(st->words[i - 1]) == ACTIVITY_PAUSE) {
             st->depth = i - 1;
-            publish_activity();
+            publish_activity(st);
             return;
         }
     }

@@ -15,6 +15,11 @@
  * keeps the same slots per queue, filled from the entries in their order,
  * so it hands the source the very addresses the walk found.  An entry
  * that could not be queued leaves the slots as they were.
+ *
+ * For the same reason each queue keeps its thread's last walk (walk.h,
+ * struct walk_memo): the next walk stops unwinding where it meets it, and
+ * takes the frames above from it once their return addresses are checked
+ * in place (a throw in a loop walks its ~30 frames as one or two steps).
  */
 #include "agent/evq.h"
 
@@ -36,6 +41,10 @@
 #define HEADER_WORDS 5
 #define STACK_SLOTS 64u
 #define SENT_BEFORE (1ull << 63)
+/* Frames of a thread's last walk kept for the next (walk.h, struct
+ * walk_memo): deeper walks are not remembered. */
+#define MEMO_FRAMES 128u
+#define MEMO_BYTES (2u * MEMO_FRAMES * sizeof(struct walk_memo_frame))
 /* How long a callback waits for the agent's thread to parse an unwind
  * table its walk needed (once per library, in the program's first moments;
  * the agent's thread parses at each 10 ms cycle, libcoreclr.so in 5 to 8
@@ -69,6 +78,7 @@ struct evq {
     _Atomic int ended;     /* its thread has exited */
     struct evq *next;      /* the list, under list_lock */
     uint64_t sent[STACK_SLOTS];          /* the thread's: hashes of stacks sent in full */
+    struct walk_memo memo;               /* the thread's: its last walk (frames NULL: none) */
     struct sent_stack *known;            /* the loop's: the same slots with their stacks */
 };
 
@@ -91,6 +101,7 @@ static void free_queue(struct evq *q)
         for (uint32_t i = 0; i < STACK_SLOTS; i++)
             mem_free(q->known[i].ips);
     mem_free(q->known);
+    mem_free(q->memo.frames);
     mem_free(atomic_load(&q->ring));
     mem_free(atomic_load(&q->old));
     mem_free(q);
@@ -99,6 +110,11 @@ static void free_queue(struct evq *q)
 static uint64_t ring_bytes(const struct ring *r)
 {
     return r ? (r->mask + 1) * 8 : 0;
+}
+
+static uint64_t memo_bytes(const struct evq *q)
+{
+    return q->memo.frames ? MEMO_BYTES : 0;
 }
 
 static struct ring *new_ring(uint64_t words)
@@ -202,20 +218,27 @@ static struct evq *own_queue(void)
     struct evq *q = mem_calloc(1, sizeof *q);
     struct ring *ring = new_ring(EVQ_RING_WORDS);
     int ok = q && ring;
+#if defined(__x86_64__) /* the memo's check is x86-64's (walk.h) */
+    if (ok && (q->memo.frames = mem_alloc(MEMO_BYTES)) != NULL)
+        q->memo.cap = MEMO_FRAMES;
+#endif
     if (ok) {
         pthread_mutex_lock(&list_lock);
-        ok = !atomic_load(&closed) && bytes_used + EVQ_RING_WORDS * 8 <= EVQ_BUDGET;
+        ok = !atomic_load(&closed) &&
+             bytes_used + EVQ_RING_WORDS * 8 + memo_bytes(q) <= EVQ_BUDGET;
         if (ok) {
             atomic_store(&q->ring, ring);
             q->tid = (pid_t)syscall(SYS_gettid);
             q->generation = gen;
             q->next = queues;
             queues = q;
-            bytes_used += EVQ_RING_WORDS * 8;
+            bytes_used += EVQ_RING_WORDS * 8 + memo_bytes(q);
         }
         pthread_mutex_unlock(&list_lock);
     }
     if (!ok) {
+        if (q)
+            mem_free(q->memo.frames);
         mem_free(q);
         mem_free(ring);
         making = 0;
@@ -302,7 +325,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
         max_depth -= chain_n;
         struct ring_cursor c = {r, at + 1, chain_n ? local : 0, 0, 0};
         uint32_t token = thread_rings_walker_enter();
-        depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
+        depth = walk_stack_memo(regs, hi, max_depth, put_pc, &c, &flags, &q->memo);
         thread_rings_walker_leave(token);
         if ((flags & WALK_PENDING) && nativeunwind_wait_tables(PENDING_WAIT_NS)) {
             /* a library on this stack had no table yet (the program's
@@ -313,7 +336,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
             c.runner = 0;
             c.beyond = 0;
             token = thread_rings_walker_enter();
-            depth = walk_stack(regs, hi, max_depth, put_pc, &c, &flags);
+            depth = walk_stack_memo(regs, hi, max_depth, put_pc, &c, &flags, &q->memo);
             thread_rings_walker_leave(token);
         }
         if (chain_n && (c.beyond || !(flags & (WALK_FAILED | WALK_TRUNCATED))))
@@ -569,7 +592,8 @@ uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void *ctx, 
         if (atomic_load(&q->ended) &&
             atomic_load(&q->tail) == atomic_load(&q->head)) {
             *p = q->next;
-            bytes_used -= ring_bytes(atomic_load(&q->ring)) + ring_bytes(atomic_load(&q->old));
+            bytes_used -= ring_bytes(atomic_load(&q->ring)) + ring_bytes(atomic_load(&q->old)) +
+                          memo_bytes(q);
             free_queue(q);
             continue;
         }

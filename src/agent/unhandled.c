@@ -9,21 +9,13 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "agent/agent_thread.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/source.h"
 #include "common/clock.h"
 
 enum { NONE, SEARCHING, CAUGHT };
 
-struct thread_exception {
-    int state;
-    ObjectID object;
-    ICorProfilerInfo15 *info;
-    uint64_t pass1_ns; /* the last step of pass 1, within STAMP_EVERY frames */
-    uint32_t frames;   /* searched since pass1_ns */
-};
-
-static __thread struct thread_exception current;
 static _Atomic int armed;
 static _Atomic uint64_t requested, recorded; /* request numbers */
 static uint64_t taken;                        /* the loop's: the request it answers */
@@ -41,54 +33,60 @@ static _Atomic int seen;
  * end is always read. */
 #define STAMP_EVERY 8
 
-static void unwinding(void);
+static void unwinding(struct agent_unhandled *current);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
+    /* the thread's exception (agent_thread.h); without a block (out of
+     * memory: counted there) an unhandled one is not waited for */
+    struct agent_thread *t = agent_thread_get();
+    if (!t)
+        return;
+    struct agent_unhandled *current = &t->unhandled;
     switch (step) {
     case SOURCE_EX_THROWN:
-        current.state = SEARCHING;
-        current.object = object;
-        current.info = info;
-        current.pass1_ns = clock_now_ns();
-        current.frames = 0;
+        current->state = SEARCHING;
+        current->object = object;
+        current->info = info;
+        current->pass1_ns = clock_now_ns();
+        current->frames = 0;
         break;
     case SOURCE_EX_SEARCH_ENTER:
         /* the search goes on: the gap counts from its last steps */
-        if (current.state == SEARCHING && ++current.frames >= STAMP_EVERY) {
-            current.pass1_ns = clock_now_ns();
-            current.frames = 0;
+        if (current->state == SEARCHING && ++current->frames >= STAMP_EVERY) {
+            current->pass1_ns = clock_now_ns();
+            current->frames = 0;
         }
         break;
     case SOURCE_EX_FILTER_LEAVE:
-        if (current.state == SEARCHING) {
-            current.pass1_ns = clock_now_ns();
-            current.frames = 0;
+        if (current->state == SEARCHING) {
+            current->pass1_ns = clock_now_ns();
+            current->frames = 0;
         }
         break;
     case SOURCE_EX_SEARCH_CATCHER:
-        current.state = CAUGHT;
+        current->state = CAUGHT;
         break;
     case SOURCE_EX_UNWIND_ENTER:
     case SOURCE_EX_UNWIND_LEAVE:
-        unwinding();
+        unwinding(current);
         break;
     default:
         break;
     }
 }
 
-static void unwinding(void)
+static void unwinding(struct agent_unhandled *current)
 {
-    if (current.state != SEARCHING)
+    if (current->state != SEARCHING)
         return;
     /* pass 2 with no catch clause found in pass 1: unhandled, unless the
      * runtime went straight on (it catches it itself) */
-    current.state = NONE;
-    if (!atomic_load(&armed) || !current.info || clock_now_ns() - current.pass1_ns <= UNHANDLED_GAP_NS)
+    current->state = NONE;
+    if (!atomic_load(&armed) || !current->info || clock_now_ns() - current->pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
-    if (current.info->lpVtbl->GetClassFromObject(current.info, current.object, &klass) < 0)
+    if (current->info->lpVtbl->GetClassFromObject(current->info, current->object, &klass) < 0)
         klass = 0;
     atomic_store(&request_class, (uintptr_t)klass);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;

@@ -8,20 +8,28 @@
  * corrupt or unreadable; 2 bad command line.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/agent_probe.h"
 #include "cli/cli.h"
+#include "cli/launch.h"
 #include "cli/runtime_share.h"
 #include "common/units.h"
 #include "format/recording.h"
 
 static const char check_usage[] =
     "usage: corscope check RECORDING...\n"
+    "       corscope check --agent\n"
     "\n"
     "Validates each recording: header, chunk checksums, record structure and\n"
     "references. Prints what it holds and what is wrong.\n"
-    "Exit status: 0 complete, 3 truncated but readable, 1 corrupt or unreadable.\n";
+    "Exit status: 0 complete, 3 truncated but readable, 1 corrupt or unreadable.\n"
+    "\n"
+    "--agent loads the agent (libcorscope.so) as the runtime would, in this\n"
+    "environment, and says whether it loads, and if not, the loader's reason.\n"
+    "Exit status: 0 it loads, 1 it does not.\n";
 
 static void print_info(const struct recording *r, const char *key, const char *label)
 {
@@ -236,19 +244,46 @@ static int check_one(const char *path)
     return status;
 }
 
+/* check --agent: the agent's load, as agent_probe.h tries it */
+static int check_agent(void)
+{
+    char path[PATH_MAX], why[512];
+    size_t tls = 0;
+    if (launch_find_agent(path, sizeof path) < 0) {
+        cli_error("cannot find libcorscope.so beside corscope or in ../lib/corscope");
+        return EXIT_WORK_FAILED;
+    }
+    if (agent_probe(path, why, sizeof why, &tls) < 0) {
+        agent_probe_explain(path);
+        return EXIT_WORK_FAILED;
+    }
+    printf("%s: loads (%zu bytes of thread-locals)\n", path, tls);
+    return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                             {"agent", no_argument, NULL, 'a'},
                                              {NULL, 0, NULL, 0}};
     optind = 1;
     opterr = 0;
-    int c;
+    int c, agent = 0;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(check_usage, stdout);
             return 0;
         }
+        if (c == 'a') {
+            agent = 1;
+            continue;
+        }
         return cli_usage_error("check", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (agent) {
+        if (optind < argc)
+            return cli_usage_error("check", "--agent takes no recording");
+        return check_agent();
     }
     if (optind >= argc)
         return cli_usage_error("check", "no recording given");

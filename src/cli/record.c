@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/agent_probe.h"
 #include "cli/attach.h"
 #include "cli/cli.h"
 #include "cli/launch.h"
@@ -549,9 +550,11 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     if (sess.ended_by_deadline)
         code = 0;
     if (!rr->keep) {
-        if (!recorded)
+        if (!recorded) {
             cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
                       "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+            agent_probe_explain(agent);
+        }
         return code ? code : recorded ? 0 : EXIT_WORK_FAILED;
     }
     /* what was written: the output, and a recording beside it for every
@@ -563,9 +566,11 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
         unlink(path);
         if (sess.peer_count)
             cli_error("no recording: the profiler declined, for the reason above");
-        else
+        else {
             cli_error("no recording: the profiler did not start in '%s' (is it a .NET program? "
                       "a bad CORSCOPE_* setting is reported above)", rr->cmd[0]);
+            agent_probe_explain(agent);
+        }
         return code ? code : EXIT_WORK_FAILED;
     }
     if (!first_written)

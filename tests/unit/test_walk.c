@@ -19,6 +19,7 @@ static uint64_t stack[2048];
 static const uint8_t code_n[] = {0xE8, 0, 0, 0, 0, 0x90, 0xC3};
 static const uint8_t code_m[] = {0x55, 0x48, 0x8B, 0xEC, 0xE8, 0, 0, 0, 0, 0x90, 0x5D, 0xC3};
 static const uint8_t code_l[] = {0x53, 0x48, 0x83, 0xEC, 0x10, 0x90, 0x90, 0x48, 0x83, 0xC4, 0x10, 0x5B, 0xC3};
+static const uint8_t code_n2[] = {0x90, 0xE8, 0, 0, 0, 0, 0x90, 0xC3}; /* another caller of M */
 static const uint8_t thunk[] = {0xFF, 0x25, 0, 0, 0, 0}; /* a precode: in no table */
 static const uint8_t stub[] = {0x50, 0x55, 0x5D, 0xC3};  /* stands for the hijack stub */
 
@@ -133,7 +134,95 @@ static void test_walks(void)
     thread_rings_shutdown();
 }
 
+/* walk_stack_memo: a walk of the same stack takes the frames above the
+ * first one it shares with the last walk from the memo, and only while
+ * their return addresses (and a restored frame pointer) are still in their
+ * slots; what it gives is what walk_stack gives. */
+static void test_memo(void)
+{
+#if defined(__x86_64__)
+    REQUIRE(thread_rings_init() == 0);
+    REQUIRE(stack_bounds_refresh() == 0);
+    struct mcode_entry e;
+    e = fixture_mcode_entry(code_n, sizeof code_n), mcode_add(&e);
+    e = fixture_mcode_entry(code_n2, sizeof code_n2), mcode_add(&e);
+    e = fixture_mcode_entry(code_m, sizeof code_m), mcode_add(&e);
+    e = fixture_mcode_entry(code_l, sizeof code_l), mcode_add(&e);
+    mcode_publish();
+    uintptr_t hi = (uintptr_t)&stack[2048];
+    uint64_t *m_slot;
+    struct walk_memo_frame frames[2 * 8];
+    struct walk_memo memo = {frames, 8, 0, 0, 0, 0};
+    struct walk_out o = {{0}, 0};
+    uint32_t flags = 0;
+
+    /* the first walk: nothing to take, remembered */
+    uint64_t n = walk_stack_memo(build_stack(0, &m_slot), hi, 16, put_ip, &o, &flags, &memo);
+    REQUIRE(n == 3);
+    CHECK_EQ(memo.count, 3);
+    CHECK_EQ(memo.reused, 0);
+    /* the same stack: M's and N's frames from the memo */
+    memset(&o, 0, sizeof o);
+    n = walk_stack_memo(build_stack(0, &m_slot), hi, 16, put_ip, &o, &flags, &memo);
+    REQUIRE(n == 3);
+    CHECK_EQ(memo.reused, 2);
+    CHECK_EQ(o.ips[0], (uintptr_t)code_l + 6);
+    CHECK_EQ(o.ips[1], (uintptr_t)code_m + 9);
+    CHECK_EQ(o.ips[2], (uintptr_t)code_n + 5);
+    CHECK_EQ(flags, 0);
+    /* another leaf (a stub) over the same frames: they meet at M */
+    memset(&o, 0, sizeof o);
+    n = walk_stack_memo(build_stack(1, &m_slot), hi, 16, put_ip, &o, &flags, &memo);
+    REQUIRE(n == 3);
+    CHECK_EQ(memo.reused, 3);
+    CHECK_EQ(o.ips[2], (uintptr_t)code_n + 5);
+    /* M called from elsewhere (N2), at the same place on the stack: its
+     * return address changed, so N's frame is not taken */
+    struct walk_regs r = build_stack(0, &m_slot);
+    *m_slot = (uintptr_t)code_n2 + 6;
+    memset(&o, 0, sizeof o);
+    n = walk_stack_memo(r, hi, 16, put_ip, &o, &flags, &memo);
+    REQUIRE(n == 3);
+    CHECK_EQ(memo.reused, 3);
+    CHECK_EQ(o.ips[2], (uintptr_t)code_n2 + 6);
+    /* the frame pointer M saved changed (its caller's): not taken either */
+    r = build_stack(0, &m_slot);
+    n = walk_stack_memo(r, hi, 16, put_ip, &o, &flags, &memo); /* remembers N again */
+    m_slot[-1] = 0x8888;
+    memset(&o, 0, sizeof o);
+    n = walk_stack_memo(r, hi, 16, put_ip, &o, &flags, &memo);
+    REQUIRE(n == 3);
+    CHECK_EQ(memo.reused, 3);
+    CHECK_EQ(o.ips[2], (uintptr_t)code_n + 5);
+    CHECK_EQ(flags, 0);
+    /* a walk cut at the depth limit is not remembered, and the memo's
+     * frames never go past the limit */
+    uint32_t before = memo.count;
+    memset(&o, 0, sizeof o);
+    flags = 0;
+    n = walk_stack_memo(build_stack(0, &m_slot), hi, 2, put_ip, &o, &flags, &memo);
+    CHECK_EQ(n, 2);
+    CHECK(flags & WALK_TRUNCATED);
+    CHECK_EQ(memo.count, before);
+    /* deeper than the memo holds: walked whole, not remembered */
+    struct walk_memo small = {frames, 2, 0, 0, 0, 0};
+    memset(&o, 0, sizeof o);
+    flags = 0;
+    n = walk_stack_memo(build_stack(0, &m_slot), hi, 16, put_ip, &o, &flags, &small);
+    CHECK_EQ(n, 3);
+    CHECK_EQ(small.count, 0);
+
+    mcode_shutdown();
+    stack_bounds_shutdown();
+    thread_rings_reclaim();
+    thread_rings_shutdown();
+#else
+    (void)code_n2;
+#endif
+}
+
 void suite_walk(void)
 {
     RUN(test_walks);
+    RUN(test_memo);
 }

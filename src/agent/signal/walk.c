@@ -61,23 +61,95 @@ NO_ASAN static enum walk_step step(struct walk_regs *r, uintptr_t hi, int *exact
     return st == STEP_OK ? walk_hijacked(r, flags) : st;
 }
 
-NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
-                            void *ctx, uint32_t *flags)
+/* The frames of the memo's last walk above its frame `from`, if each
+ * return address is still in its slot: how many (0: none, or changed). */
+NO_ASAN static uint32_t memo_tail(const struct walk_memo_frame *last, uint32_t count,
+                                  uint32_t from, uintptr_t lo, uintptr_t hi)
+{
+#if defined(__x86_64__)
+    for (uint32_t m = from + 1; m < count; m++) {
+        const struct walk_memo_frame *f = &last[m];
+        if (f->exact || f->sp < lo + 16 || f->sp > hi || *(const uintptr_t *)(f->sp - 8) != f->pc)
+            return 0;
+        /* a frame pointer the step restored: from the slot under the
+         * return address, where a frame that keeps one saves it (any
+         * other place: not taken, walked again) */
+        if (f->fp != last[m - 1].fp && *(const uintptr_t *)(f->sp - 16) != f->fp)
+            return 0;
+    }
+    return count - from - 1;
+#else
+    (void)last;
+    (void)count;
+    (void)from;
+    (void)lo;
+    (void)hi;
+    return 0;
+#endif
+}
+
+NO_ASAN uint64_t walk_stack_memo(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
+                                 void *ctx, uint32_t *flags, struct walk_memo *memo)
 {
     if (max == 0) {
         *flags |= WALK_TRUNCATED;
         return 0;
     }
+#if !defined(__x86_64__)
+    memo = NULL;
+#endif
+    if (memo && (!memo->frames || !memo->cap))
+        memo = NULL;
+    const struct walk_memo_frame *last = NULL;
+    struct walk_memo_frame *made = NULL;
+    uint32_t last_count = 0, j = 0, n = 0;
+    if (memo) {
+        last = memo->frames + (size_t)memo->current * memo->cap;
+        last_count = memo->count;
+        made = memo->frames + (size_t)(memo->current ^ 1) * memo->cap;
+    }
+    uint32_t own = 0; /* this walk's flags */
+    int trying = last_count > 0;
     uint64_t depth = 0;
-    put(ctx, depth++, regs.pc, regs.sp);
     int exact = 1;
+    if (made)
+        made[n++] = (struct walk_memo_frame){regs.pc, regs.sp, regs.fp, (uintptr_t)exact};
+    put(ctx, depth++, regs.pc, regs.sp);
     while (hi) {
+        if (trying) {
+            /* the last walk's frames lie in sp order: its frame at this sp */
+            while (j < last_count && last[j].sp < regs.sp)
+                j++;
+            if (j < last_count && last[j].sp == regs.sp && last[j].pc == regs.pc &&
+                last[j].fp == regs.fp && last[j].exact == (uintptr_t)exact) {
+                uint32_t tail = memo_tail(last, last_count, j, regs.sp, hi);
+                trying = 0;
+                if (tail || j + 1 == last_count) {
+                    for (uint32_t m = j + 1; m < last_count; m++) {
+                        if (depth == max) {
+                            own |= WALK_TRUNCATED;
+                            break;
+                        }
+                        if (made && n < memo->cap)
+                            made[n++] = last[m];
+                        else
+                            made = NULL;
+                        put(ctx, depth++, last[m].pc, last[m].sp);
+                        memo->reused++;
+                    }
+                    own |= memo->end_flags;
+                    break;
+                }
+            } else if (j >= last_count) {
+                trying = 0;
+            }
+        }
         struct walk_regs next = regs;
-        enum walk_step st = step(&next, hi, &exact, flags);
+        enum walk_step st = step(&next, hi, &exact, &own);
         if (st != STEP_OK) {
-            *flags |= st == STEP_BOUNDS ? WALK_STOP_BOUNDS
-                      : st == STEP_RULE ? WALK_STOP_RULE
-                                        : WALK_STOP_HIJACK;
+            own |= st == STEP_BOUNDS ? WALK_STOP_BOUNDS
+                   : st == STEP_RULE ? WALK_STOP_RULE
+                                     : WALK_STOP_HIJACK;
             break;
         }
         if (next.pc == 0)
@@ -85,17 +157,35 @@ NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, w
         /* up the stack, or (arm64) the same SP once: a frameless leaf whose
          * return address was still in the link register, which the step spent */
         if (next.sp < regs.sp || (next.sp == regs.sp && !(regs.lr && !next.lr))) {
-            *flags |= WALK_STOP_BOUNDS; /* no progress up the stack */
+            own |= WALK_STOP_BOUNDS; /* no progress up the stack */
             break;
         }
         if (depth == max) {
-            *flags |= WALK_TRUNCATED;
+            own |= WALK_TRUNCATED;
             break;
         }
         regs = next;
+        if (made && n < memo->cap)
+            made[n++] = (struct walk_memo_frame){regs.pc, regs.sp, regs.fp, (uintptr_t)exact};
+        else
+            made = NULL; /* deeper than the memo holds: not remembered */
         put(ctx, depth++, regs.pc, regs.sp);
     }
+    *flags |= own;
+    /* a walk not to be remembered leaves the last one (checked against
+     * the stack each time it is used, it stays as good) */
+    if (made && !(own & ~WALK_STOP_BOUNDS) && n == depth) {
+        memo->current ^= 1;
+        memo->count = n;
+        memo->end_flags = own & WALK_STOP_BOUNDS;
+    }
     return depth;
+}
+
+NO_ASAN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
+                            void *ctx, uint32_t *flags)
+{
+    return walk_stack_memo(regs, hi, max, put, ctx, flags, NULL);
 }
 
 static void put_array(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp)

@@ -63,6 +63,40 @@ typedef void (*walk_put)(void *ctx, uint64_t index, uint64_t pc, uintptr_t sp);
 HIDDEN uint64_t walk_stack(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
                            void *ctx, uint32_t *flags);
 
+/* A thread's last walk of its own stack, so that the next one can stop
+ * where the two stacks meet (x86-64; callbacks only, never the signal
+ * handler).  Events come in storms from the same code (a loop that
+ * throws, a lock waited for again and again): the frames at the root of
+ * the stack, and often all of them, are the frames of the last walk.  A
+ * walk that reaches a frame with the same pc, sp, frame pointer and
+ * exactness as a frame of the last one, and finds every return address of
+ * the last walk's frames above it still in its slot (8 bytes under the
+ * frame's sp, where each step read it), takes those frames as they were
+ * instead of unwinding them again: the same slots hold the same words, so
+ * the unwinding would find the same frames (a frame pointer that changed
+ * from one frame to the next must be in the slot under the return address
+ * too).  A walk that crossed a signal frame, guessed, put back a hijacked
+ * return address, waited for tables or was cut at the depth limit is not
+ * remembered (the last one stays).  frames: 2 * cap entries (the last walk
+ * and the one being made), owned by the caller; frames NULL: no memo. */
+struct walk_memo_frame {
+    uintptr_t pc, sp, fp;
+    uintptr_t exact;
+};
+struct walk_memo {
+    struct walk_memo_frame *frames;
+    uint32_t cap;       /* frames of one walk */
+    uint32_t count;     /* frames of the last walk, 0: none */
+    uint32_t current;   /* which half holds the last walk */
+    uint32_t end_flags; /* how the last walk stopped (WALK_STOP_BOUNDS or 0) */
+    uint64_t reused;    /* frames taken from the memo (for tests and counters) */
+};
+
+/* walk_stack, remembering the walk in `memo` and taking the frames of the
+ * last one where the two meet (memo NULL: walk_stack). */
+HIDDEN uint64_t walk_stack_memo(struct walk_regs regs, uintptr_t hi, uint64_t max, walk_put put,
+                                void *ctx, uint32_t *flags, struct walk_memo *memo);
+
 /* The calling thread's own stack, from the caller of walk_self, into ips
  * (at most max).  stack_hi: the top of the thread's stack.  Returns the
  * depth; *flags as walk_stack. */

@@ -52,6 +52,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent/agent_thread.h"
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/log.h"
@@ -70,10 +71,6 @@ enum { KIND_THROW = 1, KIND_END = 2 };
 enum { OUTCOME_RUNTIME = 5 };
 
 #define NAME_WORDS 48          /* a type name in a queue entry: 383 bytes */
-#define CLASS_CACHE 4          /* classes a thread remembers (this file's TLS: the agent's
-                                  * whole TLS must fit glibc's static surplus for a library
-                                  * loaded by dlopen; at 8 the arm64 agent's 0x658 bytes did
-                                  * not, and it failed to load under qemu) */
 #define MAX_PENDING 65536      /* throws waiting for their end */
 #define UNHANDLED_GAP_NS 1000000ull
 #define SYNC_TIMEOUT_NS 250000000ull
@@ -89,22 +86,13 @@ static uint32_t stack_trace_offset, message_offset, string_length_offset;
 
 /* ---- the throwing thread ------------------------------------------------------ */
 
-/* A class met before by its MethodTable (an object's first word: its
- * class for the runtime, and what GetClassFromObject reads), so a throw of
- * a class this thread has met calls nothing in the runtime. */
-struct class_seen {
-    uintptr_t table;
-    ClassID klass;
-    uint32_t epoch;
-};
-
-struct ex_thread {
-    struct exflow flow;
-    uint64_t pass1_ns;    /* the last throw, or the end of a filter (pass 1's slow parts) */
-    struct class_seen seen[CLASS_CACHE];
-};
-
-static __thread struct ex_thread mine;
+/* The thread's state (agent_thread.h); NULL when it has no block (out of
+ * memory: counted there), and then its throws go unrecorded. */
+static struct agent_exceptions *own(void)
+{
+    struct agent_thread *t = agent_thread_get();
+    return t ? &t->exceptions : NULL;
+}
 
 static int name_is(IMetaDataImport *import, mdTypeDef token, const char *want)
 {
@@ -176,12 +164,12 @@ static void queue_ends(const struct exflow_end *ends, uint32_t n, int runtime_ca
     }
 }
 
-static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_thread *t)
+static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct agent_exceptions *t)
 {
     /* cooperative mode: the object does not move while we read it */
     uintptr_t table = object ? *(const uintptr_t *)object : 0;
     uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
-    struct class_seen *seen = &t->seen[(table >> 4) % CLASS_CACHE];
+    struct agent_ex_class *seen = &t->seen[(table >> 4) % AGENT_EX_CLASSES];
     int known = table && seen->table == table && seen->epoch == ep;
     ClassID klass = known ? seen->klass : 0;
     if (!known && info->lpVtbl->GetClassFromObject(info, object, &klass) < 0)
@@ -232,7 +220,14 @@ static void on_thrown(ICorProfilerInfo15 *info, ObjectID object, struct ex_threa
 static void exception(struct source *s, enum source_exception_step step, FunctionID function,
                       ObjectID object)
 {
-    struct ex_thread *t = &mine;
+    /* pass 1 entering a frame: the commonest callback, and nothing for
+     * exflow to follow (it stays a no-op there); return before reaching the
+     * thread's state */
+    if (step == SOURCE_EX_SEARCH_ENTER)
+        return;
+    struct agent_exceptions *t = own();
+    if (!t)
+        return;
     ICorProfilerInfo15 *info = s->agent->info;
     if (step == SOURCE_EX_THROWN) {
         on_thrown(info, object, t);
@@ -266,8 +261,11 @@ static void thread_destroyed(struct source *s, ThreadID thread)
     (void)s;
     (void)thread;
     /* on the dying thread itself: what it still had in flight */
+    struct agent_thread *t = agent_thread_peek();
+    if (!t)
+        return;
     struct exflow_end ends[EXFLOW_MAX_ENDS];
-    queue_ends(ends, exflow_finish(&mine.flow, ends), 0);
+    queue_ends(ends, exflow_finish(&t->exceptions.flow, ends), 0);
 }
 
 static void module_unloading(struct source *s, ModuleID module)

@@ -1,7 +1,8 @@
 /*
  * exflow: how each throw on one thread ends, from the runtime's exception
  * callbacks alone.  Pure (no runtime, no clock): the exceptions source
- * keeps one per thread and feeds it every callback; it is unit tested with
+ * keeps one per thread and feeds it every callback (but
+ * ExceptionSearchFunctionEnter, a no-op here); it is unit tested with
  * the callback sequences the runtime makes (docs/events.md).
  *
  * The runtime dispatches an exception in two passes on the throwing thread:

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent/agent_thread.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
@@ -38,7 +39,7 @@ enum { KIND_COMPILE = 1, KIND_R2R = 2, KIND_LOAD = 3 };
 enum { EVENT_METHOD_LOAD_VERBOSE = 143 };
 #define KEYWORD_JIT 0x10ull
 #define COUNTS_EVERY_NS 250000000ull
-#define NESTED 8           /* compiles (or loads) nested on one thread */
+#define NESTED AGENT_JIT_NESTED /* compiles (or loads) nested on one thread */
 #define NAME_WORDS 32      /* a module's name in a queue entry: 255 bytes */
 
 /* Tiers as recorded: MethodFlags' JitOptimizationTier + 1 (0 unknown). */
@@ -65,26 +66,18 @@ static const char *const tier_labels[] = {
 static struct source *self;
 static _Atomic uint64_t classes_loaded, r2r_used;
 
-struct open_work {
-    uint64_t id;
-    uint64_t start_ns;
-    uint32_t tier;
-    uint32_t kind;
-};
+/* The thread's open compiles and loads (agent_thread.h); NULL when it has
+ * no block (out of memory: counted there), and then they go unrecorded. */
+static struct agent_jit *own(void)
+{
+    struct agent_thread *t = agent_thread_get();
+    return t ? &t->jit : NULL;
+}
 
-struct jit_thread {
-    struct open_work compiles[NESTED];
-    uint32_t compile_depth;
-    struct open_work loads[NESTED];
-    uint32_t load_depth;
-};
-
-static __thread struct jit_thread mine;
-
-static void push(struct open_work *w, uint32_t *depth, uint64_t id, uint32_t kind)
+static void push(struct agent_jit_work *w, uint32_t *depth, uint64_t id, uint32_t kind)
 {
     if (*depth < NESTED) {
-        struct open_work o = {id, clock_now_ns(), TIER_UNKNOWN, kind};
+        struct agent_jit_work o = {id, clock_now_ns(), TIER_UNKNOWN, kind};
         w[*depth] = o;
     }
     (*depth)++;
@@ -92,7 +85,7 @@ static void push(struct open_work *w, uint32_t *depth, uint64_t id, uint32_t kin
 
 /* The innermost open work on id (popping it and any left open inside it);
  * 0 when none. */
-static int pop(struct open_work *w, uint32_t *depth, uint64_t id, struct open_work *out)
+static int pop(struct agent_jit_work *w, uint32_t *depth, uint64_t id, struct agent_jit_work *out)
 {
     uint32_t n = *depth < NESTED ? *depth : NESTED;
     for (uint32_t i = n; i > 0; i--) {
@@ -110,14 +103,17 @@ static int pop(struct open_work *w, uint32_t *depth, uint64_t id, struct open_wo
 static void jit_started(struct source *s, FunctionID f, int dynamic)
 {
     (void)s;
-    push(mine.compiles, &mine.compile_depth, f, (uint32_t)dynamic);
+    struct agent_jit *mine = own();
+    if (mine)
+        push(mine->compiles, &mine->compile_depth, f, (uint32_t)dynamic);
 }
 
 static void jit_finished(struct source *s, FunctionID f, HRESULT status, int dynamic)
 {
     (void)s;
-    struct open_work o;
-    if (!pop(mine.compiles, &mine.compile_depth, f, &o))
+    struct agent_jit *mine = own();
+    struct agent_jit_work o;
+    if (!mine || !pop(mine->compiles, &mine->compile_depth, f, &o))
         return;
     uint64_t w[3] = {f, clock_now_ns() - o.start_ns,
                      o.tier | (uint64_t)(dynamic != 0) << 8 | (uint64_t)(status < 0) << 9};
@@ -131,18 +127,21 @@ static void eventpipe_event(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
 {
     (void)version;
     (void)thread;
-    if (id != EVENT_METHOD_LOAD_VERBOSE || size < 36 || !mine.compile_depth ||
-        !eventpipe_is_runtime(s->agent->info, provider))
+    if (id != EVENT_METHOD_LOAD_VERBOSE || size < 36)
+        return;
+    struct agent_thread *t = agent_thread_peek(); /* none: no compile open */
+    struct agent_jit *mine = t ? &t->jit : NULL;
+    if (!mine || !mine->compile_depth || !eventpipe_is_runtime(s->agent->info, provider))
         return;
     /* u64 MethodID, u64 ModuleID, u64 start, u32 size, u32 token, u32 MethodFlags */
     uint64_t method;
     uint32_t flags;
     memcpy(&method, payload, 8);
     memcpy(&flags, payload + 32, 4);
-    uint32_t n = mine.compile_depth < NESTED ? mine.compile_depth : NESTED;
+    uint32_t n = mine->compile_depth < NESTED ? mine->compile_depth : NESTED;
     for (uint32_t i = n; i > 0; i--) {
-        if (mine.compiles[i - 1].id == method) {
-            mine.compiles[i - 1].tier = (flags >> 7 & 7) + 1;
+        if (mine->compiles[i - 1].id == method) {
+            mine->compiles[i - 1].tier = (flags >> 7 & 7) + 1;
             return;
         }
     }
@@ -170,12 +169,15 @@ static void load(struct source *s, enum source_load_kind kind, int finished, uin
             atomic_fetch_add_explicit(&classes_loaded, 1, memory_order_relaxed);
         return;
     }
+    struct agent_jit *mine = own();
+    if (!mine)
+        return;
     if (!finished) {
-        push(mine.loads, &mine.load_depth, id, kind);
+        push(mine->loads, &mine->load_depth, id, kind);
         return;
     }
-    struct open_work o;
-    if (!pop(mine.loads, &mine.load_depth, id, &o))
+    struct agent_jit_work o;
+    if (!pop(mine->loads, &mine->load_depth, id, &o))
         return;
     uint64_t w[4 + NAME_WORDS];
     w[0] = kind;

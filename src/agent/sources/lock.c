@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent/agent_thread.h"
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/stacks.h"
@@ -35,16 +36,6 @@ enum { EVENT_CONTENTION_START = 81, EVENT_CONTENTION_STOP = 91 };
 static struct source *self;
 static uint64_t min_ns;
 static _Atomic uint64_t short_count, short_ns;
-
-struct wait {
-    uint64_t start_ns;
-    uint64_t lock;
-    uint64_t owner; /* OS tid, 0 unknown */
-    uint8_t flags;  /* 0 managed, 1 native */
-    uint8_t open;
-};
-
-static __thread struct wait waiting;
 
 static uint64_t u64_at(const BYTE *p)
 {
@@ -61,7 +52,11 @@ static void eventpipe_event(struct source *s, EVENTPIPE_PROVIDER provider, DWORD
         return;
     if (!eventpipe_is_runtime(s->agent->info, provider))
         return;
-    struct wait *w = &waiting;
+    /* the thread's open wait (agent_thread.h); without a block (out of
+     * memory: counted there) only a stop that carries its duration is
+     * recorded */
+    struct agent_thread *t = agent_thread_get();
+    struct agent_lock_wait none = {0}, *w = t ? &t->lock_wait : &none;
     if (id == EVENT_CONTENTION_START) {
         /* V2: u8 flags, u16 instance, ptr LockID, ptr object, u64 owner */
         w->start_ns = clock_now_ns();

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# What recording a real `dotnet build` costs (issue 28 item 1's goal: wall
+# time under `record` at most 1.05x plain).  A four-project solution
+# (Lib1; Lib2 and Lib3 on Lib1; App on Lib2 and Lib3), generated once with
+# `dotnet new` under build/bench-build/tree and restored offline (no
+# package source but the local NuGet cache: a classlib and a console need
+# only the SDK's own packs); every run rebuilds it whole (--no-incremental)
+# without build servers or node reuse, so the MSBuild nodes and each csc are
+# processes of the tree, each paying the agent's start-up and its share of
+# the sampling.  Three configurations, interleaved run by run:
+#   plain                                  no profiler
+#   corscope record                        the default (the application's
+#                                          processes only: for a build,
+#                                          none of the SDK's)
+#   corscope record --all-processes        every .NET process of the tree
+# Per configuration: the median wall time, the median CPU time of the whole
+# tree (user + sys of the build and every process it waited for), and the
+# recordings written.  The load average before and after, since this is a
+# machine shared with others.
+#
+#   bench/build.sh [RUNS]     (default 5)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-5}
+source "$ROOT/bench/lib.sh"
+CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}
+T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+make -C "$ROOT" -s all > /dev/null
+
+W=$ROOT/build/bench-build/tree
+if [ ! -f "$W/.ready" ]; then
+    rm -rf "$W" && mkdir -p "$W"
+    (
+        cd "$W"
+        for lib in Lib1 Lib2 Lib3; do dotnet new classlib -o $lib > /dev/null; done
+        dotnet new console -o App > /dev/null
+        dotnet add Lib2 reference Lib1 > /dev/null
+        dotnet add Lib3 reference Lib1 > /dev/null
+        dotnet add App reference Lib2 Lib3 > /dev/null
+        # some code on the references, so each csc has work
+        printf 'namespace Lib2;\npublic static class Two { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 2; }\n' > Lib2/Two.cs
+        printf 'namespace Lib3;\npublic static class Three { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 3; }\n' > Lib3/Three.cs
+        printf 'namespace Lib1;\npublic static class Class1Ext { public static int Twice(int x) => 2 * x; }\n' > Lib1/Twice.cs
+        printf 'System.Console.WriteLine(Lib2.Two.Of(1) + Lib3.Three.Of(2));\n' > App/Program.cs
+        dotnet new sln -n Tree > /dev/null
+        dotnet sln add App Lib1 Lib2 Lib3 > /dev/null
+        dotnet restore --source "${NUGET_PACKAGES:-$HOME/.nuget/packages}" > /dev/null
+    )
+    touch "$W/.ready"
+fi
+BUILD=(dotnet build "$W" --no-restore --no-incremental -nodeReuse:false --disable-build-servers
+    -p:UseSharedCompilation=false -v:q -clp:NoSummary)
+
+# one TAG [RECORD OPTIONS...]: one build (under record when options are
+# given; "-" alone is record's default), its wall ms, CPU ms and recordings
+one() {
+    local tag=$1 t0 t1
+    shift
+    rm -rf "$T/rec" && mkdir -p "$T/rec"
+    t0=$(date +%s%N)
+    if [ $# = 0 ]; then
+        /usr/bin/time -f '%U %S' -o "$T/time" "${BUILD[@]}" > /dev/null
+    else
+        [ "$1" = - ] && shift
+        /usr/bin/time -f '%U %S' -o "$T/time" "$CORSCOPE" record -q "$@" -o "$T/rec/b.corscope" -- \
+            "${BUILD[@]}" > /dev/null 2> "$T/rec/log" || true
+    fi
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000000)) >> "$T/$tag.wall"
+    awk '{ print ($1 + $2) * 1000 }' "$T/time" >> "$T/$tag.cpu"
+    find "$T/rec" -name '*.corscope' | wc -l >> "$T/$tag.procs"
+}
+
+echo "machine: $(machine), .NET SDK $(dotnet --version)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"${BUILD[@]}" > /dev/null # a first build, not counted (disk caches)
+for _ in $(seq "$RUNS"); do
+    one plain
+    one default -
+    one all --all-processes
+done
+wall() { median 0 < "$T/$1.wall"; }
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "dotnet build of four projects (--no-incremental, no build servers), $RUNS runs each, interleaved; medians:"
+echo
+echo "| configuration | wall time | x plain | tree CPU | x plain | recordings |"
+echo "|---|---:|---:|---:|---:|---:|"
+p=$(wall plain)
+pc=$(median 0 < "$T/plain.cpu")
+for c in "plain|no profiler" "default|corscope record" "all|corscope record --all-processes"; do
+    tag=${c%%|*}
+    w=$(wall "$tag")
+    cpu=$(median 0 < "$T/$tag.cpu")
+    awk -v l="${c#*|}" -v w="$w" -v p="$p" -v c="$cpu" -v pc="$pc" -v n="$(median 0 < "$T/$tag.procs")" \
+        'BEGIN { printf "| %s | %.1f s | %.3f | %.1f s | %.3f | %s |\n", l, w / 1000, w / p, c / 1000, c / pc, n }'
+done
+echo
+for tag in plain default all; do
+    echo "each run, $tag, s: $(awk '{ printf "%.1f ", $1 / 1000 }' "$T/$tag.wall")"
+done
