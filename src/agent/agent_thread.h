@@ -39,8 +39,6 @@
  * Left in PT_TLS, each a word or less: the tracing hooks' shadow stack
  * pointer (trace/shadow.c), the signal chain's slot (signal/achain.c),
  * nativeunwind's collector flag, evq's queue pointer, alloc's random state.
- * The watch source's state is still in PT_TLS (its helper moves it here:
- * notes/tls.md).
  */
 #ifndef CORSCOPE_AGENT_THREAD_H
 #define CORSCOPE_AGENT_THREAD_H
@@ -111,6 +109,15 @@ struct agent_exceptions {
     struct agent_ex_class seen[AGENT_EX_CLASSES];
 };
 
+/* sources/watch.c, watch_probe.c: the exception the thread threw last (its
+ * class, its message as a string value), for the watched frames it unwinds. */
+#define AGENT_WATCH_MESSAGE_WORDS 11
+struct agent_watch {
+    ClassID thrown_class;
+    uint32_t message_words;
+    uint64_t message[AGENT_WATCH_MESSAGE_WORDS];
+};
+
 struct agent_thread {
     pid_t tid; /* the OS thread id, 0 until agent_thread_tid asks */
     struct agent_activities activities;
@@ -118,6 +125,7 @@ struct agent_thread {
     struct agent_lock_wait lock_wait;
     struct agent_unhandled unhandled;
     struct agent_exceptions exceptions;
+    struct agent_watch watch;
 };
 
 /* The calling thread's block, made on first use; NULL when it cannot be

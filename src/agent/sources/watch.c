@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent/agent_thread.h"
 #include "agent/control_client.h"
 #include "agent/evq.h"
 #include "agent/il/il.h"
@@ -503,9 +504,9 @@ static void rejit_error(struct source *s, ModuleID module, mdMethodDef method, H
     }
 }
 
-/* Throws: the class of the exception the thread threw last, and each
- * watched frame it unwinds (the call ends by the throw). */
-static __thread ClassID thrown_class;
+/* Throws: the class of the exception the thread threw last (in its
+ * agent_thread block), and each watched frame it unwinds (the call ends by
+ * the throw). */
 
 static void exception(struct source *s, enum source_exception_step step, FunctionID function,
                       ObjectID object)
@@ -515,15 +516,19 @@ static void exception(struct source *s, enum source_exception_step step, Functio
         ClassID k = 0;
         if (object && W.info->lpVtbl->GetClassFromObject(W.info, object, &k) < 0)
             k = 0;
-        thrown_class = k;
+        struct agent_thread *t = agent_thread_get();
+        if (t)
+            t->watch.thrown_class = k;
         watch_throw_seen(W.info, object, k);
         return;
     }
     if (step != SOURCE_EX_UNWIND_ENTER)
         return;
     long i = watched(function, NULL, NULL);
-    if (i >= 0)
-        watch_thrown((uint32_t)i, thrown_class);
+    if (i >= 0) {
+        struct agent_thread *t = agent_thread_get();
+        watch_thrown((uint32_t)i, t ? t->watch.thrown_class : 0);
+    }
 }
 
 static void load(struct source *s, enum source_load_kind kind, int finished, uintptr_t id,

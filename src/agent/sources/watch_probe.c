@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/agent_thread.h"
 #include "agent/evq.h"
 #include "agent/sources/watch.h"
 #include "common/clock.h"
@@ -351,15 +352,18 @@ void watch_exit(int32_t method, int64_t token, void *result, void *handle)
 }
 
 /* The message of the exception this thread threw last, encoded as a
- * string value (watch_note_thrown). */
-static __thread uint64_t thrown_message[1 + WATCH_STRING_CHARS / 4];
-static __thread uint32_t thrown_message_words;
+ * string value (watch_note_thrown), is kept in the thread's agent_thread
+ * block (both are called from the runtime's exception callbacks). */
+_Static_assert(AGENT_WATCH_MESSAGE_WORDS == 1 + WATCH_STRING_CHARS / 4,
+               "a thrown message fits the thread's block");
 
 void watch_note_thrown(const char *message, int known)
 {
-    thrown_message_words = known ? watch_take_string(message, WATCH_STRING_CHARS,
-                                                     WATCH_READ_STRING, thrown_message, 0)
-                                 : 0;
+    struct agent_thread *t = agent_thread_get();
+    if (t)
+        t->watch.message_words = known ? watch_take_string(message, WATCH_STRING_CHARS,
+                                                           WATCH_READ_STRING, t->watch.message, 0)
+                                       : 0;
 }
 
 void watch_thrown(uint32_t method, uint64_t klass)
@@ -367,11 +371,12 @@ void watch_thrown(uint32_t method, uint64_t klass)
     struct watch_probe_state *p = &watch_probe;
     atomic_fetch_add_explicit(&p->inflight, 1, memory_order_acq_rel);
     if (atomic_load_explicit(&p->active, memory_order_acquire) && method < WATCH_MAX_METHODS) {
-        uint64_t w[2 + 1 + WATCH_STRING_CHARS / 4] = {method, klass};
+        uint64_t w[2 + AGENT_WATCH_MESSAGE_WORDS] = {method, klass};
         uint32_t n = 2;
-        if (thrown_message_words && thrown_message_words <= 1 + WATCH_STRING_CHARS / 4) {
-            memcpy(&w[n], thrown_message, thrown_message_words * 8);
-            n += thrown_message_words;
+        struct agent_thread *t = agent_thread_get();
+        if (t && t->watch.message_words && t->watch.message_words <= AGENT_WATCH_MESSAGE_WORDS) {
+            memcpy(&w[n], t->watch.message, t->watch.message_words * 8);
+            n += t->watch.message_words;
         }
         if (evq_push(p->source, WATCH_ENTRY_THROW, w, n, 0) < 0)
             atomic_fetch_add_explicit(&p->queue_full, 1, memory_order_relaxed);
