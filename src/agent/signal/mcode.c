@@ -49,6 +49,8 @@ static struct mcode_entry *recent; /* sorted; copied into each snapshot */
 static size_t recent_count, recent_cap;
 static struct map64 removed;       /* starts to drop from big at the next publication */
 static int removed_init, dirty;
+static size_t copied_since_merge; /* recent entries copied into snapshots since big was last rebuilt */
+static uint64_t copied_total;     /* entries copied by publications (tests) */
 static struct mc_image *pending_images;
 static size_t pending_count, pending_cap;
 
@@ -382,9 +384,10 @@ static struct mc_array *rebuild(int merge)
         return NULL;
     size_t i = 0, j = 0, k = 0, bn = big ? big->count : 0, rn = merge ? recent_count : 0;
     uint32_t v;
+    int dropping = removed_init && removed.count;
     while (i < bn || j < rn) {
         if (j == rn || (i < bn && big->e[i].start < recent[j].start)) {
-            if (!(removed_init && map64_get(&removed, big->e[i].start, &v)))
+            if (!(dropping && map64_get(&removed, big->e[i].start, &v)))
                 out->e[k++] = big->e[i];
             i++;
         } else {
@@ -406,8 +409,15 @@ void mcode_publish(void)
 {
     if (!dirty)
         return;
+    /* Merging recent into big costs a copy of every entry; keeping them
+     * apart costs a copy of recent in every snapshot.  Merge once the
+     * copies of recent since the last merge would reach the cost of a
+     * merge (as a ski rental: within twice the best choice made knowing
+     * the future, whatever the rate of compilation and publication).  At
+     * a few dozen new methods per publication, as a compiler's start-up
+     * makes, this copies a third of what a fixed sqrt(n) bound did. */
     size_t total = (big ? big->count : 0) + recent_count;
-    int merge = (double)recent_count * (double)recent_count > (double)total + 1024;
+    int merge = copied_since_merge + recent_count > total;
     size_t keep_recent = merge ? 0 : recent_count;
     struct mc_snap *s = mem_alloc(sizeof *s + keep_recent * sizeof s->recent[0]);
     if (!s)
@@ -438,8 +448,11 @@ void mcode_publish(void)
     if (nb) {
         old_big = big;
         big = nb;
-        if (merge)
+        copied_total += nb->count;
+        if (merge) {
             recent_count = 0;
+            copied_since_merge = 0;
+        }
         if (removed_init)
             map64_clear(&removed);
     }
@@ -453,6 +466,8 @@ void mcode_publish(void)
     s->recent_count = recent_count;
     if (recent_count)
         memcpy(s->recent, recent, recent_count * sizeof s->recent[0]);
+    copied_since_merge += recent_count;
+    copied_total += recent_count;
     struct mc_snap *old = atomic_exchange(&current, s);
     dirty = pending_count != 0;
     if (old)
@@ -461,6 +476,11 @@ void mcode_publish(void)
         thread_rings_retire_object(old_big, free_snap);
     if (old_images)
         thread_rings_retire_object(old_images, free_snap);
+}
+
+uint64_t mcode_copied(void)
+{
+    return copied_total;
 }
 
 size_t mcode_ranges(void)
@@ -494,4 +514,6 @@ void mcode_shutdown(void)
         map64_free(&removed);
     removed_init = 0;
     dirty = 0;
+    copied_since_merge = 0;
+    copied_total = 0;
 }

@@ -15,8 +15,9 @@
  *     binary-searches it in place and decodes the one entry it needs.
  *
  * The handler reads an immutable snapshot: a large sorted array, a small
- * sorted one with the latest additions (copied at each publication, so a
- * new method costs O(sqrt n)), and the images.  Replaced snapshots and
+ * sorted one with the latest additions (copied at each publication, and
+ * merged into the large one once those copies would cost as much as the
+ * merge), and the images.  Replaced snapshots and
  * arrays go to the reclaimer (thread_rings.h), so a handler never reads freed
  * memory.
  */
@@ -57,6 +58,8 @@ HIDDEN size_t mcode_add_image(uintptr_t base, size_t size);
  * handlers.  Cheap when nothing changed. */
 HIDDEN void mcode_publish(void);
 HIDDEN void mcode_shutdown(void);
+/* Loop: entries copied by publications so far (their cost, for tests). */
+HIDDEN uint64_t mcode_copied(void);
 /* Loop: JIT-compiled ranges and ReadyToRun images known (log, tests). */
 HIDDEN size_t mcode_ranges(void);
 HIDDEN size_t mcode_images(void);
