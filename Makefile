@@ -189,10 +189,13 @@ $(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o $(call obj,tests/un
 # word or two goes into struct agent_thread (src/agent/agent_thread.h).
 AGENT_TLS_BUDGET ?= 1152
 
+# the agent's link (also of the padded copy below)
+AGENT_LINK = $(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now \
+	-Wl,-z,relro -Wl,-z,nodelete
+
 $(AGENT): $(AGENT_OBJ) src/agent/exports.map tools/static_tls.sh
 	$(say) LINK $@
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
-		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(LIBS)
+	$(Q)$(AGENT_LINK) -o $@ $(AGENT_OBJ) $(LIBS)
 	$(Q)tools/static_tls.sh $@ $(AGENT_TLS_BUDGET) || { rm -f $@; exit 1; }
 
 # The agent with 1 KiB more of initial-exec thread-locals, and a CLI beside
@@ -206,8 +209,7 @@ $(TLSPAD)/pad.o: tests/e2e/tlspad.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 $(TLSPAD)/libcorscope.so: $(AGENT_OBJ) $(TLSPAD)/pad.o src/agent/exports.map
 	$(say) LINK $@
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=src/agent/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-z,relro \
-		-Wl,-z,nodelete -o $@ $(AGENT_OBJ) $(TLSPAD)/pad.o $(LIBS)
+	$(Q)$(AGENT_LINK) -o $@ $(AGENT_OBJ) $(TLSPAD)/pad.o $(LIBS)
 $(TLSPAD)/corscope: $(CLI)
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
