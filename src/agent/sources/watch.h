@@ -282,6 +282,16 @@ HIDDEN void watch_values_module_dir(const char *path);
 /* The C# keyword of a primitive sig kind ("int"), NULL when none. */
 HIDDEN const char *watch_keyword(uint8_t kind);
 
+/* System's value types a probe copies and the loop shows by value (their
+ * name in the namespace System, bytes, WATCH_SHOW_*); ends with a NULL
+ * name.  watch_values.c plans them from a signature, watch_runtime.c from
+ * a generic argument's runtime type. */
+struct watch_fixed_type {
+    const char *name;
+    uint8_t size, show;
+};
+HIDDEN extern const struct watch_fixed_type watch_fixed_types[];
+
 /* watch_filter.c: binds --where to method m (which argument, the literal
  * in its kind).  Returns 0, or -1 with why (names the method and its
  * arguments). */

@@ -461,19 +461,14 @@ static void resolve_generic(ICorProfilerInfo15 *info, struct watch_decoded *d)
         p->size = kind_sizes[k];
         snprintf(p->type, sizeof p->type, "%s", watch_keyword(k));
     } else {
-        static const struct {
-            const char *name;
-            uint8_t size, show;
-        } fixed[] = {
-            {"System.Decimal", 16, WATCH_SHOW_DECIMAL}, {"System.DateTime", 8, WATCH_SHOW_DATETIME},
-            {"System.TimeSpan", 8, WATCH_SHOW_TIMESPAN}, {"System.Guid", 16, WATCH_SHOW_GUID},
-        };
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !p->read; i++)
-            if (!strcmp(full, fixed[i].name)) {
+        /* (a ref struct such as Span is never a type argument) */
+        for (const struct watch_fixed_type *f = watch_fixed_types;
+             f->name && !p->read && !strncmp(full, "System.", 7); f++)
+            if (!strcmp(full + 7, f->name)) {
                 p->read = WATCH_READ_BYTES;
                 p->kind = SIG_VALUETYPE;
-                p->size = fixed[i].size;
-                p->show = fixed[i].show;
+                p->size = f->size;
+                p->show = f->show;
             }
         ModuleID module = 0;
         mdTypeDef token = 0;

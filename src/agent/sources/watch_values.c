@@ -357,6 +357,15 @@ static int inner_type(const struct sig_type *t, uint8_t lead, struct sig_type *i
     return sig_type(&p, end, inner);
 }
 
+/* System's value types shown by value, by name in the namespace System
+ * (watch.h). */
+const struct watch_fixed_type watch_fixed_types[] = {
+    {"Decimal", 16, WATCH_SHOW_DECIMAL}, {"DateTime", 8, WATCH_SHOW_DATETIME},
+    {"TimeSpan", 8, WATCH_SHOW_TIMESPAN}, {"Guid", 16, WATCH_SHOW_GUID},
+    {"Span`1", 16, WATCH_SHOW_SPAN},      {"ReadOnlySpan`1", 16, WATCH_SHOW_SPAN},
+    {NULL, 0, 0},
+};
+
 void watch_plan_value(const struct assembly *a, const struct sig_type *t, int out,
                       struct watch_value *v)
 {
@@ -411,19 +420,11 @@ void watch_plan_value(const struct assembly *a, const struct sig_type *t, int ou
             v->generic[1] = p[1];
         }
     } else if (k == SIG_VALUETYPE) {
-        static const struct {
-            const char *name;
-            uint8_t size, show;
-        } fixed[] = {
-            {"Decimal", 16, WATCH_SHOW_DECIMAL}, {"DateTime", 8, WATCH_SHOW_DATETIME},
-            {"TimeSpan", 8, WATCH_SHOW_TIMESPAN}, {"Guid", 16, WATCH_SHOW_GUID},
-            {"Span`1", 16, WATCH_SHOW_SPAN},      {"ReadOnlySpan`1", 16, WATCH_SHOW_SPAN},
-        };
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (type_is(a, t->token, "System", fixed[i].name)) {
+        for (const struct watch_fixed_type *f = watch_fixed_types; f->name; f++)
+            if (type_is(a, t->token, "System", f->name)) {
                 v->read = WATCH_READ_BYTES;
-                v->size = fixed[i].size;
-                v->show = fixed[i].show;
+                v->size = f->size;
+                v->show = f->show;
                 return;
             }
         uint8_t underlying;
