@@ -123,3 +123,6 @@ check_waiter() {
 # duration
 WATCH_CALL='^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9] \[[0-9]+\] '
 watch_calls() { { grep -E "$WATCH_CALL" "$1" || true; } | sed -E "s/$WATCH_CALL//; s/  [0-9.]+ (us|ms|s)\$//"; }
+# watch_json FILE: `corscope watch -o`'s JSON lines without time, thread
+# and duration (what differs from run to run)
+watch_json() { sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$1"; }

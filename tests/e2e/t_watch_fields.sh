@@ -69,7 +69,7 @@ WANT
 watch_calls "$T/echo" > "$T/got"
 diff -u "$T/want" "$T/got" > "$T/diff" || fail "values of T: lines differ: $(cat "$T/diff")"
 cs watch -q -o "$T/e.jsonl" -- dotnet "$W" kinds 'Kinds.Echo' > "$T/out" 2> "$T/err" || fail "-o Echo: $(cat "$T/err")"
-sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/e.jsonl" > "$T/json"
+watch_json "$T/e.jsonl" > "$T/json"
 for want in \
     '{"method":"Kinds.Echo","args":{"value":{"type":"int","value":42}},"result":{"type":"int","value":42}}' \
     '{"method":"Kinds.Echo","args":{"value":{"type":"string","value":"hi"}},"result":{"type":"string","value":"hi"}}' \
@@ -115,7 +115,7 @@ note "--fields: a generic class's T field in its instantiation"
 
 # -o: the fields as an object
 cs watch --fields -q -o "$T/f.jsonl" -- dotnet "$W" kinds 'Vec.Len2' > "$T/out" 2> "$T/err" || fail "-o --fields: $(cat "$T/err")"
-sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/f.jsonl" > "$T/json"
+watch_json "$T/f.jsonl" > "$T/json"
 assert_eq "-o --fields" "$(cat "$T/json")" \
     '{"method":"Vec.Len2","args":{"this":{"type":"Vec","value":"Vec","fields":{"X":3,"Y":4}}},"result":{"type":"int","value":25}}'
 cs watch --fields -q -o "$T/b.jsonl" -- dotnet "$W" kinds 'Basket.Add' > "$T/out" 2> "$T/err" || fail "-o --fields Basket: $(cat "$T/err")"

@@ -75,7 +75,7 @@ assert_eq "-o: JSON lines" "$(wc -l < "$T/calls.jsonl")" 13
 python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/calls.jsonl" || fail "-o: not JSON lines: $(head -3 "$T/calls.jsonl")"
 grep -Eq '^\{"time":"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z","thread":[0-9]+,' "$T/calls.jsonl" ||
     fail "-o: no time and thread: $(head -1 "$T/calls.jsonl")"
-sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/calls.jsonl" > "$T/json"
+watch_json "$T/calls.jsonl" > "$T/json"
 for want in \
     '{"method":"Values.Paint","args":{"c":{"type":"Color","value":"Blue"},"a":{"type":"Access","value":"Read|Write"},"l":{"type":"Level","value":"High"}},"result":{"type":"int","value":207}}' \
     '{"method":"Values.Later","args":{"at":{"type":"DateTime","value":"2024-02-29T13:45:00.0000000Z"},"by":{"type":"TimeSpan","value":"01:30:00"}},"result":{"type":"DateTime","value":"2024-02-29T15:15:00.0000000Z"}}' \
@@ -84,7 +84,7 @@ for want in \
     grep -qxF "$want" "$T/json" || fail "-o: no line $want: $(cat "$T/json")"
 done
 cs watch -q -o "$T/p.jsonl" -- dotnet "$W" run 'Pricing.[CL]*' > "$T/out" 2> "$T/err" || fail "-o Pricing: $(cat "$T/err")"
-sed -E 's/"time":"[^"]*","thread":[0-9]+,//; s/,"duration_ns":[0-9]+//' "$T/p.jsonl" > "$T/json"
+watch_json "$T/p.jsonl" > "$T/json"
 for want in \
     '{"method":"Pricing.Long","args":{"text":{"type":"string","value":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","length":60}},"result":{"type":"string","value":"XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX","length":60}}' \
     '{"method":"Pricing.Check","args":{"qty":{"type":"int","value":-1}},"threw":{"type":"System.ArgumentOutOfRangeException","message":"Specified argument was out of the range ","message_length":56}}'; do
