@@ -9,6 +9,9 @@
 # hardly does.  Each round starts every configuration's server afresh (in
 # turn: interleaved), warms it (WARM s of load, not measured), then
 # measures SECONDS s of load over the four endpoints; medians over ROUNDS.
+# After the table, the CPU clock each configuration's recordings used
+# (`corscope check`: at 1 ms the agent chooses it at start unless
+# --cpu-clock names one), one line per distinct answer.
 #
 #   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=20 s: the runtime tiers up
 #                                         for 10-20 s under load; PICK="0 2" only
