@@ -88,7 +88,9 @@ int agent_init_sources(struct agent *a)
         return -1;
     if (a->cfg.async == CONFIG_ASYNC_SNAPSHOTS && add_source(a, &source_async_snapshots) < 0)
         return -1;
-    if (a->cfg.trace && add_source(a, &source_trace) < 0)
+    if (a->cfg.trace == CONFIG_TRACE_FLAT && add_source(a, &source_trace_flat) < 0)
+        return -1;
+    if (a->cfg.trace && a->cfg.trace != CONFIG_TRACE_FLAT && add_source(a, &source_trace) < 0)
         return -1;
     if (a->cfg.cover[0] && add_source(a, &source_cover) < 0)
         return -1;
