@@ -29,6 +29,8 @@ for scope in default every exclude; do
     fi
     grep -q "^# traced: calls .*counted per method in each method's own code (--trace=flat: no call paths or times; inlining kept" "$T/calls.txt" ||
         fail "$scope: the report does not say how calls were counted: $(grep '^#' "$T/calls.txt")"
+    grep -q "^# calls: [0-9]* calls of [0-9]* methods, all threads together (record --trace=flat)$" "$T/calls.txt" ||
+        fail "$scope: the first line: $(head -1 "$T/calls.txt")"
     grep -q "^# [1-9][0-9]* methods counted (0 left as they were" "$T/calls.txt" ||
         fail "$scope: methods counted: $(grep 'methods counted' "$T/calls.txt")"
     case $scope in
