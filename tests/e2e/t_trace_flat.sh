@@ -8,6 +8,7 @@
 #     times each at once count 10,000,000 (a plain add lost 29% here);
 #   - exceptions, threads, recursion: entries counted exactly;
 #   - arguments and return values unchanged (Trace abi prints the same);
+#   - methods of collectible modules, unloaded round after round, counted;
 #   - the stack formats draw the counts; no paths are claimed.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/trace_lib.sh"
@@ -84,6 +85,21 @@ diff "$T/abi_plain.txt" "$T/abi_traced.txt" > "$T/abi.diff" ||
 cs report -f calls --limit 0 "$T/abi.corscope" > "$T/calls.txt"
 assert_eq "Abi.Mix calls" "$(calls_of "$T/calls.txt" TraceApp.Abi.Mix)" 3000
 note "abi: 3000 rounds print the same counted (every method) and not"
+
+# ---- code that goes away: modules unloaded, their ModuleIDs given to the next -------------------
+# Unloading emits Plugin.Heavy.Burn and Plugin.Light.Burn into a collectible
+# (Reflection.Emit) assembly each round and calls each twice, then unloads
+# it.  The agent forgets an unloaded module, so that a module given its
+# ModuleID later would get its own Interlocked.Add reference (whether the
+# runtime reuses one here is its choice: with that forgetting switched off
+# these counts were still right, so this checks the modules are counted,
+# not the reuse)
+cs record -q --force --trace=flat --include . -o "$T/unload.corscope" -- $(app Unloading) 20 > "$T/out.txt"
+grep -q "^rounds 20 burned" "$T/out.txt" || fail "Unloading did not finish: $(tail -3 "$T/out.txt")"
+cs report -f calls --limit 0 "$T/unload.corscope" > "$T/calls.txt"
+assert_eq "Plugin.Heavy.Burn calls over 20 unloaded modules" "$(calls_of "$T/calls.txt" Plugin.Heavy.Burn)" 40
+assert_eq "Plugin.Light.Burn calls over 20 unloaded modules" "$(calls_of "$T/calls.txt" Plugin.Light.Burn)" 40
+note "unloading: 20 collectible modules, Burn counted 40 + 40"
 
 # ---- the stack formats draw it -------------------------------------------------------------------
 for f in tree flamegraph pprof speedscope top; do

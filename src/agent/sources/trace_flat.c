@@ -36,7 +36,9 @@
  *
  * Counters live in chunks that never move or go away (compiled code holds
  * their addresses until the process ends).  Methods are keyed by (module,
- * token): generic instantiations share their method's IL and counter.  The
+ * token): generic instantiations share their method's IL and counter.  A
+ * module that unloads is forgotten (ModuleUnloadStarted), so a module
+ * given its ModuleID later gets a number, methods and a token of its own.  The
  * loop writes, about once a second and at the end, one `calls` record per
  * method whose counter moved (the count since its last record, the method
  * as the stack, on a thread "[all threads]" of the recording's, tid 0: a
@@ -349,6 +351,16 @@ static void r2r_lookup(struct source *s, FunctionID f, BOOL *use_cached)
     }
 }
 
+/* A module going away: its ModuleID may be given to the next module, which
+ * must get a number (and a token of Interlocked.Add) of its own. */
+static void module_unloading(struct source *s, ModuleID module)
+{
+    struct flat_state *st = s->state;
+    pthread_mutex_lock(&st->lock);
+    map64_remove(&st->modules, (uint64_t)module);
+    pthread_mutex_unlock(&st->lock);
+}
+
 static int flat_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
     (void)high;
@@ -366,7 +378,8 @@ static int flat_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high
     map64_init(&st->modules);
     map64_init(&st->methods);
     s->state = st;
-    *mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_CACHE_SEARCHES;
+    *mask |= COR_PRF_MONITOR_JIT_COMPILATION | COR_PRF_MONITOR_CACHE_SEARCHES |
+             COR_PRF_MONITOR_MODULE_LOADS;
     return 0;
 }
 
@@ -465,6 +478,7 @@ static const struct source_hooks flat_hooks = {
     .jit_started = jit_started,
     .jit_inlining = jit_inlining,
     .r2r_lookup = r2r_lookup,
+    .module_unloading = module_unloading,
 };
 
 const struct source_ops source_trace_flat = {
