@@ -8,8 +8,8 @@
  * every method traced a call-heavy program runs tens of times slower.  This
  * mode gives up paths and times for the one number most questions need:
  * at the first compilation of a traced method (JITCompilationStarted) its
- * IL gets, at entry, code that adds 1 to the method's 64-bit counter by its
- * address (agent/il: no call, no metadata), installed with
+ * IL gets, at entry, code that adds 1 to the method's 64-bit counter at its
+ * address (agent/il; below), installed with
  * SetILFunctionBody, so every later compilation (tier 1, OSR, each generic
  * instantiation) and every inlining of the method carries it: inlining is
  * kept, and an inlined call counts as any other.  Which methods: the same
@@ -26,13 +26,11 @@
  * The counter is added to atomically: IL has no atomic add of its own, so
  * the probe calls System.Threading.Interlocked.Add(ref long, long), which
  * the JIT turns into one locked add (a call at tier 0): each module gets a
- * reference to it once (CoreLib: its own method; any other module: an
- * AssemblyRef to System.Private.CoreLib, which the runtime binds by name,
- * a TypeRef and a MemberRef, made through the module's metadata emitter).
+ * reference to it once (interlocked_ref.h).
  * A plain add lost 29% of the calls two threads made at once to a small
  * method (Trace race).  Interlocked itself is never counted (the probe
  * would call itself).  A module whose reference cannot be made is left
- * uncounted, and said.
+ * uncounted: its methods count among those left as they were.
  *
  * Counters live in chunks that never move or go away (compiled code holds
  * their addresses until the process ends).  Methods are keyed by (module,
@@ -61,8 +59,8 @@
 #include "agent/il/il.h"
 #include "agent/il_install.h"
 #include "agent/log.h"
+#include "agent/trace/interlocked_ref.h"
 #include "agent/trace/methods.h"
-#include "clr/clr_guids.h"
 #include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
@@ -151,70 +149,6 @@ static struct flat_method *find_method(struct flat_state *st, FunctionID f, uint
     return m;
 }
 
-static void utf16(const char *s, WCHAR *out, size_t size)
-{
-    size_t i = 0;
-    for (; s[i] && i + 1 < size; i++)
-        out[i] = (WCHAR)(unsigned char)s[i];
-    out[i] = 0;
-}
-
-/* Interlocked.Add(ref long, long): default calling convention, 2
- * parameters, returns int64; int64&, int64. */
-static const uint8_t add_sig[] = {0x00, 0x02, 0x0a, 0x10, 0x0a, 0x0a};
-
-/* CoreLib's own MethodDef of Interlocked.Add, 0 when not found. */
-static uint32_t corelib_add(struct flat_state *st, ModuleID module)
-{
-    IUnknown *unk = NULL;
-    if (st->info->lpVtbl->GetModuleMetaData(st->info, module, ofRead, &IID_IMetaDataImport,
-                                            &unk) < 0 || !unk)
-        return 0;
-    IMetaDataImport *import = (IMetaDataImport *)unk;
-    WCHAR type_name[64], method_name[8];
-    utf16("System.Threading.Interlocked", type_name, 64);
-    utf16("Add", method_name, 8);
-    mdToken type = 0, method = 0;
-    if (import->lpVtbl->FindTypeDefByName(import, type_name, 0, &type) < 0 ||
-        import->lpVtbl->FindMethod(import, type, method_name, add_sig, sizeof add_sig, &method) < 0)
-        method = 0;
-    import->lpVtbl->Release(import);
-    return method;
-}
-
-/* Another module's MemberRef of Interlocked.Add (through a new AssemblyRef
- * to System.Private.CoreLib), 0 when the emitter refused. */
-static uint32_t referenced_add(struct flat_state *st, ModuleID module)
-{
-    IUnknown *unk = NULL;
-    if (st->info->lpVtbl->GetModuleMetaData(st->info, module, ofRead | ofWrite,
-                                            &IID_IMetaDataEmit, &unk) < 0 || !unk)
-        return 0;
-    IMetaDataEmit *emit = (IMetaDataEmit *)unk;
-    IMetaDataAssemblyEmit *assembly = NULL;
-    mdToken method = 0;
-    if (emit->lpVtbl->QueryInterface(emit, &IID_IMetaDataAssemblyEmit, (void **)&assembly) >= 0 &&
-        assembly) {
-        static const uint8_t key_token[8] = {0x7c, 0xec, 0x85, 0xd7, 0xbe, 0xa7, 0x79, 0x8e};
-        WCHAR corelib[32], type_name[64], method_name[8];
-        utf16("System.Private.CoreLib", corelib, 32);
-        utf16("System.Threading.Interlocked", type_name, 64);
-        utf16("Add", method_name, 8);
-        ASSEMBLYMETADATA version; /* 0.0.0.0: any CoreLib satisfies it */
-        memset(&version, 0, sizeof version);
-        mdToken ref = 0, type = 0;
-        if (assembly->lpVtbl->DefineAssemblyRef(assembly, key_token, sizeof key_token, corelib,
-                                                &version, NULL, 0, 0, &ref) < 0 ||
-            emit->lpVtbl->DefineTypeRefByName(emit, ref, type_name, &type) < 0 ||
-            emit->lpVtbl->DefineMemberRef(emit, type, method_name, add_sig, sizeof add_sig,
-                                          &method) < 0)
-            method = 0;
-        assembly->lpVtbl->Release(assembly);
-    }
-    emit->lpVtbl->Release(emit);
-    return method;
-}
-
 /* The module's token of Interlocked.Add, made once (another thread making
  * it is waited for, briefly); 0 when it cannot be had. */
 static uint32_t add_method(struct flat_state *st, ModuleID module, uint32_t number, int corelib)
@@ -223,7 +157,7 @@ static uint32_t add_method(struct flat_state *st, ModuleID module, uint32_t numb
     for (uint64_t waited = 0; waited < BUSY_WAIT_NS; waited += 50000) {
         uint32_t token = ADD_UNKNOWN;
         if (atomic_compare_exchange_strong(slot, &token, ADD_BUSY)) {
-            token = corelib ? corelib_add(st, module) : referenced_add(st, module);
+            token = interlocked_add_token(st->info, module, corelib);
             atomic_store(slot, token ? token : (uint32_t)ADD_FAILED);
             if (!token)
                 log_info("trace: no reference to Interlocked.Add could be made in a module: "
