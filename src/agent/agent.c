@@ -44,6 +44,8 @@
  * not take data (a stalled network file system, a pipe nobody reads): the
  * program's exit does not wait for it. */
 #define STALLED_WRITE_NS 100000000ull
+/* How often Shutdown looks at a write in progress while it waits. */
+#define JOIN_SLICE_NS 10000000ull
 /* After the recording failed, the loop only looks for Shutdown. */
 #define HALTED_CYCLE_NS 1000000000ull
 
@@ -434,7 +436,11 @@ int agent_stop(struct agent *a)
 
     uint64_t start = clock_now_ns();
     for (;;) {
-        if (pthread_tryjoin_np(a->loop, NULL) == 0)
+        /* returns the moment the loop ends (the program's exit waits for
+         * nothing more), else every JOIN_SLICE_NS to look at the write */
+        uint64_t until = clock_now_ns() + JOIN_SLICE_NS;
+        struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+        if (pthread_clockjoin_np(a->loop, NULL, CLOCK_MONOTONIC, &ts) == 0)
             break;
         uint64_t now = clock_now_ns();
         uint64_t since = atomic_load(&a->out.write_since_ns);
@@ -449,8 +455,6 @@ int agent_stop(struct agent *a)
                       "unfinished", STOP_DEADLINE_NS / 1000000000ull);
             return -1;
         }
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
     }
     a->loop_started = 0;
     resolve_free(&a->resolver);

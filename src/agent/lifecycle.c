@@ -443,12 +443,15 @@ int lifecycle_detached(struct agent *a)
 
 int lifecycle_shutdown(struct agent *a)
 {
+    uint64_t began = clock_now_ns();
     rendezvous_close(); /* no session starts from now on */
     /* no event after this: the queues are drained by the loop's last cycle */
     eventpipe_stop(a->info);
     if (agent_stop(a) < 0)
         return -1; /* the loop still owns the recorder and the names: leave them */
     int was_open = a->out.open;
+    /* what the program's exit waited for, up to the recording's close */
+    recorder_count(&a->out, FMT_COUNTER_SHUTDOWN_NS, clock_now_ns() - began);
     free_core(a);
     companion_finish(); /* its pipe is closed: it sends the last profiles */
     evq_shutdown();
