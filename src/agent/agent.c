@@ -12,6 +12,7 @@
 
 #include "agent/agent_thread.h"
 #include "agent/attach.h"
+#include "agent/clrdesc.h"
 #include "agent/codemap.h"
 #include "agent/companion.h"
 #include "agent/control_client.h"
@@ -20,6 +21,7 @@
 #include "agent/log.h"
 #include "agent/os_thread.h"
 #include "agent/rendezvous.h"
+#include "agent/signal/activity.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
@@ -218,6 +220,11 @@ static void halt(struct agent *a)
     log_info("sampling stopped: the recording cannot be written");
 }
 
+int agent_labels(const struct agent *a)
+{
+    return a->cfg.sampler == CONFIG_SAMPLER_SIGNAL && config_sampled(&a->cfg);
+}
+
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
@@ -225,6 +232,15 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
+    if (agent_labels(a)) {
+        /* before the sampler starts: its handler reads the Frame chain
+         * with this layout (activity.h) */
+        struct clrdesc_frames layout;
+        if (clrdesc_read_frames(&layout) == 0)
+            activity_set_frame_layout(&layout);
+        else
+            log_debug("the runtime describes no frame layout: labels come from callbacks alone");
+    }
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
