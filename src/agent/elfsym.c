@@ -9,6 +9,7 @@
 #include "agent/elfsym.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,33 +212,6 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     return sorted_table(syms, n, strs, strs_size, source);
 }
 
-/* The table as the file has it, copied (a file mapped for longer could be
- * truncated under us: a fault), to be scanned by the first lookups; NULL
- * when there is none. */
-static struct elfsym *raw_symtab(const struct image *im, const char *source)
-{
-    const Elf64_Sym *syms;
-    const char *strs;
-    size_t n, strs_size, kept, names_size;
-    if (find_symtab(im, &syms, &n, &strs, &strs_size) < 0 ||
-        count_functions(syms, n, strs, strs_size, &kept, &names_size) < 0)
-        return NULL;
-    struct elfsym *s = mem_calloc(1, sizeof *s);
-    if (!s || !(s->raw = mem_alloc(n * sizeof *s->raw)) ||
-        !(s->raw_names = mem_alloc(strs_size + 1))) {
-        elfsym_free(s);
-        return NULL;
-    }
-    memcpy(s->raw, syms, n * sizeof *s->raw);
-    memcpy(s->raw_names, strs, strs_size);
-    s->raw_names[strs_size] = '\0'; /* a last name without its NUL ends at the table's end */
-    s->raw_count = n;
-    s->raw_names_size = strs_size;
-    s->count = kept;
-    snprintf(s->source, sizeof s->source, "%s", source);
-    return s;
-}
-
 /* The object's build id as hex, from its PT_NOTE/SHT_NOTE .note.gnu.build-id. */
 static int build_id(const struct image *im, char *out, size_t size)
 {
@@ -259,13 +233,77 @@ static int build_id(const struct image *im, char *out, size_t size)
     return 0;
 }
 
-static struct elfsym *try_file(const char *path)
+static int read_at(int fd, void *out, uint64_t n, uint64_t off)
 {
-    struct image im = {NULL, 0};
-    if (map_file(path, &im) < 0)
+    uint8_t *p = out;
+    while (n) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        off += (uint64_t)r;
+        n -= (uint64_t)r;
+    }
+    return 0;
+}
+
+/* raw_symtab's table, read from the file with pread: only its header, its
+ * section table and the two sections are read, nothing is mapped (mapping
+ * a 4 MB debug file, faulting its pages in and unmapping it cost more than
+ * the copy in a short process).  The same checks as header() and
+ * find_symtab(), against the file's size. */
+static struct elfsym *raw_from_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    struct elfsym *s = raw_symtab(&im, path);
-    unmap_file(&im);
+    struct elfsym *s = NULL;
+    Elf64_Shdr *sh = NULL;
+    Elf64_Ehdr eh;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof eh ||
+        read_at(fd, &eh, sizeof eh, 0) < 0)
+        goto out;
+    struct image bounds = {NULL, (size_t)st.st_size}; /* sizes only: in_bounds */
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff % _Alignof(Elf64_Shdr) != 0 ||
+        !in_bounds(&bounds, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) || !eh.e_shnum)
+        goto out;
+    sh = mem_alloc((size_t)eh.e_shnum * sizeof *sh);
+    if (!sh || read_at(fd, sh, (uint64_t)eh.e_shnum * sizeof *sh, eh.e_shoff) < 0)
+        goto out;
+    const Elf64_Shdr *symtab = NULL;
+    for (size_t i = 0; i < eh.e_shnum && !symtab; i++)
+        if (sh[i].sh_type == SHT_SYMTAB)
+            symtab = &sh[i];
+    if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+        symtab->sh_offset % _Alignof(Elf64_Sym) != 0 ||
+        !in_bounds(&bounds, symtab->sh_offset, symtab->sh_size) || symtab->sh_link >= eh.e_shnum)
+        goto out;
+    const Elf64_Shdr *strtab = &sh[symtab->sh_link];
+    if (!in_bounds(&bounds, strtab->sh_offset, strtab->sh_size) || strtab->sh_size == 0)
+        goto out;
+    size_t n = symtab->sh_size / sizeof(Elf64_Sym), strs_size = strtab->sh_size, kept, names_size;
+    s = mem_calloc(1, sizeof *s);
+    if (!s || !(s->raw = mem_alloc(n ? n * sizeof *s->raw : 1)) ||
+        !(s->raw_names = mem_alloc(strs_size + 1)) ||
+        read_at(fd, s->raw, n * sizeof *s->raw, symtab->sh_offset) < 0 ||
+        read_at(fd, s->raw_names, strs_size, strtab->sh_offset) < 0 ||
+        count_functions(s->raw, n, s->raw_names, strs_size, &kept, &names_size) < 0) {
+        elfsym_free(s);
+        s = NULL;
+        goto out;
+    }
+    s->raw_names[strs_size] = '\0'; /* a last name without its NUL ends at the table's end */
+    s->raw_count = n;
+    s->raw_names_size = strs_size;
+    s->count = kept;
+    snprintf(s->source, sizeof s->source, "%s", path);
+out:
+    mem_free(sh);
+    close(fd);
     return s;
 }
 
@@ -324,17 +362,18 @@ int elfsym_debug_paths(const uint8_t *p, size_t size, const char *path,
 
 struct elfsym *elfsym_load(const char *path)
 {
+    struct elfsym *s = raw_from_file(path);
+    if (s)
+        return s;
+    /* stripped: its debug file, named by its build id or debug link */
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = raw_symtab(&im, path);
-    if (!s) {
-        char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
-        int n = elfsym_debug_paths(im.p, im.size, path, paths);
-        for (int i = 0; i < n && !s; i++)
-            s = try_file(paths[i]);
-    }
+    char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
+    int n = elfsym_debug_paths(im.p, im.size, path, paths);
     unmap_file(&im);
+    for (int i = 0; i < n && !s; i++)
+        s = raw_from_file(paths[i]);
     return s;
 }
 

@@ -12,7 +12,8 @@
  * /usr/lib/debug and beside the object.  Only function symbols are kept,
  * sorted by address, once enough addresses were looked up to pay for the
  * sort: a short process's few lookups scan the table as the file has it
- * (sorting libc's took a millisecond of every process).  Used by the
+ * (sorting libc's took a millisecond of every process), read with pread
+ * (the file is not mapped).  Used by the
  * collector, never in a signal handler.
  */
 #ifndef CORSCOPE_ELFSYM_H
