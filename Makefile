@@ -133,6 +133,12 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# a command's wall time and CPU time in microseconds (wait4's rusage), for
+# bench/startup.sh and bench/build.sh
+$(BUILD)/rusage: $(call obj,bench/rusage.c)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
 # the code map at the scale of a big application, for bench/codemap.sh
 $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
 	$(say) LINK $@
