@@ -133,6 +133,12 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# a command's wall time and CPU time in microseconds (wait4's rusage), for
+# bench/startup.sh and bench/build.sh
+$(BUILD)/rusage: $(call obj,bench/rusage.c)
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
 # the code map at the scale of a big application, for bench/codemap.sh
 $(BUILD)/codemap-bench: $(call obj,bench/codemap.c) $(AGENT_OBJ)
 	$(say) LINK $@
@@ -261,7 +267,7 @@ e2e: all tlspad apps asan-programs runtimes nupkg dist
 # The runtimes besides the SDK's (.NET 10) that the tests run on, and the
 # tests that make test runs on each: one per capability.
 OLDER_RUNTIMES := 8 9
-RUNTIME_TESTS := cpu_shares wall mixed_stack alloc gc exceptions locks jit trace attach containers
+RUNTIME_TESTS := cpu_shares wall mixed_stack alloc gc exceptions locks jit trace trace_flat attach containers
 
 runtimes:
 	tests/apps/runtimes.sh $(OLDER_RUNTIMES)

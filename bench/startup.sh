@@ -15,22 +15,26 @@
 # For 1 and 2, per run: the process's wall time, and from its recording
 # agent_init_ns (how long Initialize held the main thread), unwind_tables_ns
 # (the agent thread's CPU decoding unwind rules) and sampler_cpu_ns (the
-# agent thread's CPU in all); the process's CPU time (user + sys).
+# agent thread's CPU in all); the process's CPU time (user + sys), in
+# microseconds from wait4's rusage (build/rusage: /usr/bin/time's
+# hundredths of a second are coarser than what is measured here).
 #
-#   bench/startup.sh [RUNS] [BASE]   (default 11, 36c5afd)
+#   bench/startup.sh [RUNS] [BASE]   (default 11, 6ec35d4)
 #
-# The default base is the tree before unwind rules were decoded one
+# The default base is main before the start-up and exit paths were cut
+# (session 5); 36c5afd is the tree before unwind rules were decoded one
 # function at a time (whole tables parsed by the agent's thread when a walk
 # first entered a library).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-11}
-BASE=${2:-36c5afd}
+BASE=${2:-6ec35d4}
 source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-make -C "$ROOT" -s all > /dev/null
+make -C "$ROOT" -s all build/rusage > /dev/null
+RUSAGE=$ROOT/build/rusage
 # the apps' solution rebuilds whole each time (minutes): only when missing
 [ -f "$ROOT/build/apps/Memory/Memory.dll" ] || make -C "$ROOT" -s apps > /dev/null
 
@@ -47,34 +51,45 @@ MEMORY=$ROOT/build/apps/Memory/Memory.dll
 # run TAG AGENT ARGS...: one run of the program, its wall and CPU ms, and
 # the recording's counters, appended to $T/TAG.*
 run() {
-    local tag=$1 agent=$2 f=$T/r.corscope t0 t1
+    local tag=$1 agent=$2 f=$T/r.corscope
     shift 2
     rm -f "$f" "$T/time"
-    t0=$(date +%s%N)
     if [ -z "$agent" ]; then
-        /usr/bin/time -f '%U %S' -o "$T/time" dotnet "$@" > /dev/null
+        "$RUSAGE" "$T/time" dotnet "$@" > /dev/null
     else
         CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
             CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$f" \
-            /usr/bin/time -f '%U %S' -o "$T/time" dotnet "$@" > /dev/null
+            "$RUSAGE" "$T/time" dotnet "$@" > /dev/null
     fi
-    t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000)) >> "$T/$tag.wall"
-    awk '{ print ($1 + $2) * 1000 }' "$T/time" >> "$T/$tag.cpu"
+    awk '{ print $1 }' "$T/time" >> "$T/$tag.wall"
+    awk '{ print ($2 + $3) / 1000 }' "$T/time" >> "$T/$tag.cpu"
     [ -z "$agent" ] && return
     "$ROOT/build/corscope" check "$f" | tr ' ' '\n' > "$T/counters"
-    for k in agent_init_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
+    for k in agent_init_ns shutdown_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
         awk -F= -v k="$k" '$1 == k { print (k ~ /_ns$/) ? $2 / 1e6 : $2 }' "$T/counters" >> "$T/$tag.$k"
     done
 }
-ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f\n", $1 }' || echo "-"; }
-wall() { awk '{ print $1 / 1000 }' "$T/$1.wall" | median 1 | awk '{ printf "%.1f\n", $1 }'; }
-cpu() { median 1 < "$T/$1.cpu" | awk '{ printf "%.0f\n", $1 }'; }
+ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f ms\n", $1 }' || echo "-"; }
+wall() { awk '{ print $1 / 1000 }' "$T/$1.wall" | median 2 | awk '{ printf "%.1f\n", $1 }'; }
+cpu() { median 2 < "$T/$1.cpu" | awk '{ printf "%.1f\n", $1 }'; }
 n() { [ -s "$T/$1" ] && median 1 < "$T/$1" || echo "-"; }
+plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f\n", a - b }'; }
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore.App/ { v = $2 } END { print v }')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "runs: $RUNS per configuration, interleaved; medians; base: $rev"
+
+# row LABEL TAG: one configuration's line of the table
+row() {
+    local w c
+    w=$(wall "$2") c=$(cpu "$2")
+    if [ "$2" = "${2%.plain}" ]; then
+        local p=${2%.*}.plain
+        echo "| $1 | $w ms | $(plus "$w" "$(wall "$p")") ms | $c ms | $(plus "$c" "$(cpu "$p")") ms | $(ms "$2.agent_init_ns") | $(ms "$2.shutdown_ns") | $(ms "$2.unwind_tables_ns") | $(ms "$2.sampler_cpu_ns") | $(n "$2.samples") | $(n "$2.guessed_walks") |"
+    else
+        echo "| $1 | $w ms | - | $c ms | - | - | - | - | - | - | - |"
+    fi
+}
 
 program() { # NAME ARGS...: part 1 or 2
     local name=$1
@@ -87,12 +102,11 @@ program() { # NAME ARGS...: part 1 or 2
     echo
     echo "Memory $*:"
     echo
-    echo "| configuration | process wall time | process CPU | Initialize | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
-    echo "|---|---|---|---|---|---|---|---|"
-    echo "| no profiler | $(wall "$name.plain") ms | $(cpu "$name.plain") ms | - | - | - | - | - |"
-    echo "| base ($rev: whole tables) | $(wall "$name.base") ms | $(cpu "$name.base") ms | $(ms "$name.base.agent_init_ns") ms | $(ms "$name.base.unwind_tables_ns") ms | $(ms "$name.base.sampler_cpu_ns") ms | $(n "$name.base.samples") | $(n "$name.base.guessed_walks") |"
-    echo "| this tree | $(wall "$name.new") ms | $(cpu "$name.new") ms | $(ms "$name.new.agent_init_ns") ms | $(ms "$name.new.unwind_tables_ns") ms | $(ms "$name.new.sampler_cpu_ns") ms | $(n "$name.new.samples") | $(n "$name.new.guessed_walks") |"
+    echo "| configuration | process wall time | + | process CPU | + | Initialize | Shutdown | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    row "no profiler" "$name.plain"
+    row "base ($rev)" "$name.base"
+    row "this tree" "$name.new"
 }
 program runtime gcwork 1
 program quiet exact 200
-

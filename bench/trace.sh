@@ -48,6 +48,7 @@ LOOP_CONFIGS=(
     "sampling only (cpu, 10 ms)|-e cpu"
     "--trace=counts|--trace=counts"
     "--trace (calls and times)|--trace"
+    "--trace=flat (calls per method, counted in its code)|--trace=flat"
     "--trace, the method left out (--exclude)|--trace --include ^TraceApp\\. --exclude Loop\\.Empty\$"
 )
 START_CONFIGS=(
@@ -57,6 +58,7 @@ START_CONFIGS=(
     "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
     "--trace (the program's own code)|--trace"
     "--trace --include . (every method)|--trace --include ."
+    "--trace=flat --include . (every method)|--trace=flat --include ."
 )
 JSON_CONFIGS=(
     "no agent|-"
@@ -66,6 +68,8 @@ JSON_CONFIGS=(
     "--trace=counts (default: the program's own code)|--trace=counts"
     "--trace --include . (every method)|--trace --include ."
     "--trace=counts --include . (every method)|--trace=counts --include ."
+    "--trace=flat (default: the program's own code)|--trace=flat"
+    "--trace=flat --include . (every method)|--trace=flat --include ."
     "--trace --include '^TraceApp\\.Shop\\.' (the program's namespace)|--trace --include ^TraceApp\\.Shop\\."
     "--trace --include of nothing (hooks nowhere)|--trace --include ^NoSuchNamespace\\."
 )

@@ -12,6 +12,7 @@
 
 #include "agent/agent_thread.h"
 #include "agent/attach.h"
+#include "agent/clrdesc.h"
 #include "agent/codemap.h"
 #include "agent/companion.h"
 #include "agent/control_client.h"
@@ -20,6 +21,7 @@
 #include "agent/log.h"
 #include "agent/os_thread.h"
 #include "agent/rendezvous.h"
+#include "agent/signal/activity.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/signal/hijack.h"
 #include "agent/signal/nativeunwind.h"
@@ -44,6 +46,8 @@
  * not take data (a stalled network file system, a pipe nobody reads): the
  * program's exit does not wait for it. */
 #define STALLED_WRITE_NS 100000000ull
+/* How often Shutdown looks at a write in progress while it waits. */
+#define JOIN_SLICE_NS 10000000ull
 /* After the recording failed, the loop only looks for Shutdown. */
 #define HALTED_CYCLE_NS 1000000000ull
 
@@ -88,7 +92,9 @@ int agent_init_sources(struct agent *a)
         return -1;
     if (a->cfg.async == CONFIG_ASYNC_SNAPSHOTS && add_source(a, &source_async_snapshots) < 0)
         return -1;
-    if (a->cfg.trace && add_source(a, &source_trace) < 0)
+    if (a->cfg.trace == CONFIG_TRACE_FLAT && add_source(a, &source_trace_flat) < 0)
+        return -1;
+    if (a->cfg.trace && a->cfg.trace != CONFIG_TRACE_FLAT && add_source(a, &source_trace) < 0)
         return -1;
     if (a->cfg.cover[0] && add_source(a, &source_cover) < 0)
         return -1;
@@ -216,6 +222,11 @@ static void halt(struct agent *a)
     log_info("sampling stopped: the recording cannot be written");
 }
 
+int agent_labels(const struct agent *a)
+{
+    return a->cfg.sampler == CONFIG_SAMPLER_SIGNAL && config_sampled(&a->cfg);
+}
+
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
@@ -223,6 +234,15 @@ static void *loop_main(void *arg)
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
         log_warn("InitializeCurrentThread failed: 0x%08x", (unsigned)hr);
+    if (agent_labels(a)) {
+        /* before the sampler starts: its handler reads the Frame chain
+         * with this layout (activity.h) */
+        struct clrdesc_frames layout;
+        if (clrdesc_read_frames(&layout) == 0)
+            activity_set_frame_layout(&layout);
+        else
+            log_debug("the runtime describes no frame layout: labels come from callbacks alone");
+    }
     EACH_SOURCE(a, s)
         if (s->ops->start && s->ops->start(a, s) < 0)
             log_warn("the %s source could not start; its events are missing", s->ops->name);
@@ -434,7 +454,11 @@ int agent_stop(struct agent *a)
 
     uint64_t start = clock_now_ns();
     for (;;) {
-        if (pthread_tryjoin_np(a->loop, NULL) == 0)
+        /* returns the moment the loop ends (the program's exit waits for
+         * nothing more), else every JOIN_SLICE_NS to look at the write */
+        uint64_t until = clock_now_ns() + JOIN_SLICE_NS;
+        struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+        if (pthread_clockjoin_np(a->loop, NULL, CLOCK_MONOTONIC, &ts) == 0)
             break;
         uint64_t now = clock_now_ns();
         uint64_t since = atomic_load(&a->out.write_since_ns);
@@ -449,8 +473,6 @@ int agent_stop(struct agent *a)
                       "unfinished", STOP_DEADLINE_NS / 1000000000ull);
             return -1;
         }
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
     }
     a->loop_started = 0;
     resolve_free(&a->resolver);

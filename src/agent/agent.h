@@ -83,6 +83,9 @@ struct agent {
 /* Initialize: picks the sources the settings ask for and lets each claim
  * its event-mask bits (a->mask, a->high_mask).  Returns 0, or -1 (logged). */
 HIDDEN int agent_init_sources(struct agent *a);
+/* Whether the signal sampler names the runtime's work (labels: the Frame
+ * chain, class loads, ReadyToRun lookups, suspensions). */
+HIDDEN int agent_labels(const struct agent *a);
 /* Initialize, after the recording is open: starts the loop.  0 or -1. */
 HIDDEN int agent_start(struct agent *a);
 /* Shutdown: stops the loop and lets it close the recording.  Returns 0, or

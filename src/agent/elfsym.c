@@ -9,6 +9,7 @@
 #include "agent/elfsym.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,12 +105,20 @@ static int by_addr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Function symbols of .symtab, or NULL when there is none. */
-static struct elfsym *read_symtab(const struct image *im, const char *source)
+/* Is this symbol one of the table's functions? */
+static int kept_symbol(const Elf64_Sym *sym, size_t strs_size)
+{
+    return ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value && sym->st_name < strs_size;
+}
+
+/* The image's .symtab and its string table, checked against the image;
+ * -1 when it has none. */
+static int find_symtab(const struct image *im, const Elf64_Sym **syms, size_t *n, const char **strs,
+                       size_t *strs_size)
 {
     const Elf64_Ehdr *eh = header(im);
     if (!eh)
-        return NULL;
+        return -1;
     const Elf64_Shdr *symtab = NULL;
     for (size_t i = 0; i < eh->e_shnum && !symtab; i++) {
         const Elf64_Shdr *sh = section(im, eh, i);
@@ -119,35 +128,52 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
         symtab->sh_offset % _Alignof(Elf64_Sym) != 0 ||
         !in_bounds(im, symtab->sh_offset, symtab->sh_size))
-        return NULL;
+        return -1;
     const Elf64_Shdr *strtab = section(im, eh, symtab->sh_link);
     if (!strtab || !in_bounds(im, strtab->sh_offset, strtab->sh_size) || strtab->sh_size == 0)
-        return NULL;
-    size_t n = symtab->sh_size / sizeof(Elf64_Sym);
-    const Elf64_Sym *syms = (const Elf64_Sym *)(im->p + symtab->sh_offset);
-    const char *strs = (const char *)im->p + strtab->sh_offset;
+        return -1;
+    *n = symtab->sh_size / sizeof(Elf64_Sym);
+    *syms = (const Elf64_Sym *)(im->p + symtab->sh_offset);
+    *strs = (const char *)im->p + strtab->sh_offset;
+    *strs_size = strtab->sh_size;
+    return 0;
+}
 
-    /* Each symbol's name is copied, and symbols may share a string: 40,000
-     * symbols naming one string of 512 KiB asked for 20 GB, and scanned as
-     * much first (found by review; the fuzzer's inputs are too small for the
-     * memory limit to see it).  The function names of real tables take less
-     * than their string table (0.9 of it at most, among 289 ELF files of the
-     * test machine), so names beyond 4 times its size and 1 MiB are refused
-     * like any damaged table; that also keeps their offsets within 32 bits. */
-    uint64_t names_max = 4 * (uint64_t)strtab->sh_size + (1u << 20);
+/* How many functions the table has, and the bytes their names take once
+ * copied; -1 for a table refused as damaged.
+ *
+ * Each symbol's name is copied, and symbols may share a string: 40,000
+ * symbols naming one string of 512 KiB asked for 20 GB, and scanned as
+ * much first (found by review; the fuzzer's inputs are too small for the
+ * memory limit to see it).  The function names of real tables take less
+ * than their string table (0.9 of it at most, among 289 ELF files of the
+ * test machine), so names beyond 4 times its size and 1 MiB are refused
+ * like any damaged table; that also keeps their offsets within 32 bits. */
+static int count_functions(const Elf64_Sym *syms, size_t n, const char *strs, size_t strs_size,
+                           size_t *kept, size_t *names_size)
+{
+    uint64_t names_max = 4 * (uint64_t)strs_size + (1u << 20);
     if (names_max > UINT32_MAX)
         names_max = UINT32_MAX;
-    struct elfsym *s = mem_calloc(1, sizeof *s);
-    size_t names_size = 0, kept = 0;
-    for (size_t i = 0; i < n && names_size <= names_max; i++) {
-        if (ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC && syms[i].st_value &&
-            syms[i].st_name < strtab->sh_size) {
-            names_size += strnlen(strs + syms[i].st_name, strtab->sh_size - syms[i].st_name) + 1;
-            kept++;
+    *kept = *names_size = 0;
+    for (size_t i = 0; i < n && *names_size <= names_max; i++) {
+        if (kept_symbol(&syms[i], strs_size)) {
+            *names_size += strnlen(strs + syms[i].st_name, strs_size - syms[i].st_name) + 1;
+            (*kept)++;
         }
     }
-    if (!s || kept == 0 || names_size > names_max ||
-        !(s->entries = mem_alloc(kept * sizeof *s->entries)) ||
+    return *kept == 0 || *names_size > names_max ? -1 : 0;
+}
+
+/* The function symbols sorted by address, or NULL. */
+static struct elfsym *sorted_table(const Elf64_Sym *syms, size_t n, const char *strs,
+                                   size_t strs_size, const char *source)
+{
+    size_t names_size, kept;
+    if (count_functions(syms, n, strs, strs_size, &kept, &names_size) < 0)
+        return NULL;
+    struct elfsym *s = mem_calloc(1, sizeof *s);
+    if (!s || !(s->entries = mem_alloc(kept * sizeof *s->entries)) ||
         !(s->names = mem_alloc(names_size))) {
         elfsym_free(s);
         return NULL;
@@ -155,10 +181,9 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         const Elf64_Sym *sym = &syms[i];
-        if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value ||
-            sym->st_name >= strtab->sh_size)
+        if (!kept_symbol(sym, strs_size))
             continue;
-        size_t len = strnlen(strs + sym->st_name, strtab->sh_size - sym->st_name);
+        size_t len = strnlen(strs + sym->st_name, strs_size - sym->st_name);
         /* "read@GLIBC_2.2.5": the version is not part of the name */
         const char *version = memchr(strs + sym->st_name, '@', len);
         if (version && version > strs + sym->st_name)
@@ -174,6 +199,17 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     qsort(s->entries, s->count, sizeof *s->entries, by_addr);
     snprintf(s->source, sizeof s->source, "%s", source);
     return s;
+}
+
+/* Function symbols of .symtab, or NULL when there is none. */
+static struct elfsym *read_symtab(const struct image *im, const char *source)
+{
+    const Elf64_Sym *syms;
+    const char *strs;
+    size_t n, strs_size;
+    if (find_symtab(im, &syms, &n, &strs, &strs_size) < 0)
+        return NULL;
+    return sorted_table(syms, n, strs, strs_size, source);
 }
 
 /* The object's build id as hex, from its PT_NOTE/SHT_NOTE .note.gnu.build-id. */
@@ -197,13 +233,77 @@ static int build_id(const struct image *im, char *out, size_t size)
     return 0;
 }
 
-static struct elfsym *try_file(const char *path)
+static int read_at(int fd, void *out, uint64_t n, uint64_t off)
 {
-    struct image im = {NULL, 0};
-    if (map_file(path, &im) < 0)
+    uint8_t *p = out;
+    while (n) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        off += (uint64_t)r;
+        n -= (uint64_t)r;
+    }
+    return 0;
+}
+
+/* raw_symtab's table, read from the file with pread: only its header, its
+ * section table and the two sections are read, nothing is mapped (mapping
+ * a 4 MB debug file, faulting its pages in and unmapping it cost more than
+ * the copy in a short process).  The same checks as header() and
+ * find_symtab(), against the file's size. */
+static struct elfsym *raw_from_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    struct elfsym *s = elfsym_parse(im.p, im.size, path);
-    unmap_file(&im);
+    struct elfsym *s = NULL;
+    Elf64_Shdr *sh = NULL;
+    Elf64_Ehdr eh;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof eh ||
+        read_at(fd, &eh, sizeof eh, 0) < 0)
+        goto out;
+    struct image bounds = {NULL, (size_t)st.st_size}; /* sizes only: in_bounds */
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff % _Alignof(Elf64_Shdr) != 0 ||
+        !in_bounds(&bounds, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) || !eh.e_shnum)
+        goto out;
+    sh = mem_alloc((size_t)eh.e_shnum * sizeof *sh);
+    if (!sh || read_at(fd, sh, (uint64_t)eh.e_shnum * sizeof *sh, eh.e_shoff) < 0)
+        goto out;
+    const Elf64_Shdr *symtab = NULL;
+    for (size_t i = 0; i < eh.e_shnum && !symtab; i++)
+        if (sh[i].sh_type == SHT_SYMTAB)
+            symtab = &sh[i];
+    if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+        symtab->sh_offset % _Alignof(Elf64_Sym) != 0 ||
+        !in_bounds(&bounds, symtab->sh_offset, symtab->sh_size) || symtab->sh_link >= eh.e_shnum)
+        goto out;
+    const Elf64_Shdr *strtab = &sh[symtab->sh_link];
+    if (!in_bounds(&bounds, strtab->sh_offset, strtab->sh_size) || strtab->sh_size == 0)
+        goto out;
+    size_t n = symtab->sh_size / sizeof(Elf64_Sym), strs_size = strtab->sh_size, kept, names_size;
+    s = mem_calloc(1, sizeof *s);
+    if (!s || !(s->raw = mem_alloc(n ? n * sizeof *s->raw : 1)) ||
+        !(s->raw_names = mem_alloc(strs_size + 1)) ||
+        read_at(fd, s->raw, n * sizeof *s->raw, symtab->sh_offset) < 0 ||
+        read_at(fd, s->raw_names, strs_size, strtab->sh_offset) < 0 ||
+        count_functions(s->raw, n, s->raw_names, strs_size, &kept, &names_size) < 0) {
+        elfsym_free(s);
+        s = NULL;
+        goto out;
+    }
+    s->raw_names[strs_size] = '\0'; /* a last name without its NUL ends at the table's end */
+    s->raw_count = n;
+    s->raw_names_size = strs_size;
+    s->count = kept;
+    snprintf(s->source, sizeof s->source, "%s", path);
+out:
+    mem_free(sh);
+    close(fd);
     return s;
 }
 
@@ -262,24 +362,108 @@ int elfsym_debug_paths(const uint8_t *p, size_t size, const char *path,
 
 struct elfsym *elfsym_load(const char *path)
 {
+    struct elfsym *s = raw_from_file(path);
+    if (s)
+        return s;
+    /* stripped: its debug file, named by its build id or debug link */
     struct image im = {NULL, 0};
     if (map_file(path, &im) < 0)
         return NULL;
-    struct elfsym *s = elfsym_parse(im.p, im.size, path);
-    if (!s) {
-        char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
-        int n = elfsym_debug_paths(im.p, im.size, path, paths);
-        for (int i = 0; i < n && !s; i++)
-            s = try_file(paths[i]);
-    }
+    char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
+    int n = elfsym_debug_paths(im.p, im.size, path, paths);
     unmap_file(&im);
+    for (int i = 0; i < n && !s; i++)
+        s = raw_from_file(paths[i]);
     return s;
 }
 
-const char *elfsym_find(const struct elfsym *s, uint64_t addr)
+static unsigned scan_budget = ELFSYM_SCANS;
+
+void elfsym_set_scan_budget(unsigned scans)
+{
+    scan_budget = scans;
+}
+
+int elfsym_sort(struct elfsym *s)
+{
+    if (!s || !s->raw)
+        return s ? 0 : -1;
+    struct elfsym *t = sorted_table(s->raw, s->raw_count, s->raw_names, s->raw_names_size, s->source);
+    if (!t)
+        return -1; /* out of memory: the lookups go on scanning */
+    mem_free(s->raw);
+    mem_free(s->raw_names);
+    s->raw = NULL;
+    s->raw_names = NULL;
+    s->entries = t->entries;
+    s->names = t->names;
+    s->count = t->count;
+    mem_free(t);
+    return 0;
+}
+
+static int covers(uint64_t start, uint64_t size, uint64_t addr)
+{
+    return addr - start < (size ? size : 1);
+}
+
+/* The sorted table's answer, from the table as the file has it: among the
+ * functions at the highest address at or below addr, the last one (in the
+ * file's order, which the sort keeps) that covers it, else the last one
+ * of the next address down if it does. */
+static const char *scan(struct elfsym *s, uint64_t addr)
+{
+    const Elf64_Sym *top = NULL, *top_cover = NULL, *below = NULL;
+    for (size_t i = 0; i < s->raw_count; i++) {
+        const Elf64_Sym *sym = &s->raw[i];
+        if (!kept_symbol(sym, s->raw_names_size) || sym->st_value > addr)
+            continue;
+        if (!top || sym->st_value > top->st_value) {
+            below = top;
+            top = sym;
+            top_cover = covers(sym->st_value, sym->st_size, addr) ? sym : NULL;
+        } else if (sym->st_value == top->st_value) {
+            top = sym;
+            if (covers(sym->st_value, sym->st_size, addr))
+                top_cover = sym;
+        } else if (!below || sym->st_value >= below->st_value) {
+            below = sym;
+        }
+    }
+    const Elf64_Sym *hit = top_cover;
+    if (!hit && below && covers(below->st_value, below->st_size, addr))
+        hit = below;
+    if (!hit)
+        return NULL;
+    /* "read@GLIBC_2.2.5": the version is not part of the name (the table's
+     * strings are shared by symbols: the name is copied, then cut) */
+    const char *name = s->raw_names + hit->st_name;
+    const char *version = strchr(name, '@');
+    if (!version || version == name)
+        return name;
+    size_t len = (size_t)(version - name);
+    char *room = mem_grow(s->found, &s->found_cap, len + 1, 1);
+    if (!room)
+        return NULL;
+    s->found = room;
+    memcpy(room, name, len);
+    room[len] = '\0';
+    return room;
+}
+
+const char *elfsym_find(struct elfsym *s, uint64_t addr)
 {
     if (!s)
         return NULL;
+    if (s->raw) {
+        /* a few lookups (a short process's) scan the table, each in about
+         * the time of one pass over it; past the budget, which costs about
+         * what sorting does, the table is sorted once (a ski rental) */
+        if (s->scans < scan_budget || elfsym_sort(s) < 0) {
+            s->scans++;
+            return scan(s, addr);
+        }
+    }
     size_t a = 0, b = s->count;
     while (a < b) { /* first entry with entry.addr > addr */
         size_t m = a + (b - a) / 2;
@@ -306,6 +490,9 @@ void elfsym_free(struct elfsym *s)
 {
     if (!s)
         return;
+    mem_free(s->raw);
+    mem_free(s->raw_names);
+    mem_free(s->found);
     mem_free(s->entries);
     mem_free(s->names);
     mem_free(s);

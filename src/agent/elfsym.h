@@ -10,11 +10,16 @@
  * file: /usr/lib/debug/.build-id/xx/yyyy.debug (by the object's build id,
  * as Debian's -dbg packages install them) or the .gnu_debuglink name under
  * /usr/lib/debug and beside the object.  Only function symbols are kept,
- * sorted by address.  Used by the collector, never in a signal handler.
+ * sorted by address, once enough addresses were looked up to pay for the
+ * sort: a short process's few lookups scan the table as the file has it
+ * (sorting libc's took a millisecond of every process), read with pread
+ * (the file is not mapped).  Used by the
+ * collector, never in a signal handler.
  */
 #ifndef CORSCOPE_ELFSYM_H
 #define CORSCOPE_ELFSYM_H
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,11 +32,27 @@ struct elfsym_entry {
 };
 
 struct elfsym {
-    struct elfsym_entry *entries; /* sorted by addr */
-    size_t count;
+    struct elfsym_entry *entries; /* sorted by addr; NULL while raw is kept */
+    size_t count;                 /* function symbols */
     char *names;
     char source[256]; /* the file the symbols came from */
+    /* elfsym_load: the file's table, copied, scanned by the first
+     * ELFSYM_SCANS lookups, then sorted into entries and freed */
+    Elf64_Sym *raw;
+    size_t raw_count;
+    char *raw_names; /* the string table, NUL-terminated */
+    size_t raw_names_size;
+    unsigned scans;
+    char *found; /* a scan's answer, its version cut */
+    size_t found_cap;
 };
+
+/* How many lookups scan a loaded table before it is sorted: a scan of
+ * libc's 6,700 functions takes about what sorting them takes divided by
+ * this, so a process that looks up a few addresses (a short one's
+ * samples) never sorts, and one that looks up many pays at most twice
+ * the sort. */
+#define ELFSYM_SCANS 64
 
 /* Loads the function symbols of the object at `path`.  Returns NULL when it
  * (and its debug files) have no .symtab, or on error. */
@@ -53,8 +74,13 @@ HIDDEN int elfsym_debug_paths(const uint8_t *image, size_t size, const char *pat
 /* Whether the ELF file at `path` has a section named `name`: 1, 0, or -1
  * when it cannot be read as ELF. */
 HIDDEN int elfsym_has_section(const char *path, const char *name);
-/* The function covering link-time address `addr`, or NULL. */
-HIDDEN const char *elfsym_find(const struct elfsym *s, uint64_t addr);
+/* The function covering link-time address `addr`, or NULL.  The name
+ * lasts until the next call with `s`. */
+HIDDEN const char *elfsym_find(struct elfsym *s, uint64_t addr);
+/* Sorts a loaded table now (entries, names); 0, or -1 without memory. */
+HIDDEN int elfsym_sort(struct elfsym *s);
+/* Tests: how many lookups scan before the table is sorted. */
+HIDDEN void elfsym_set_scan_budget(unsigned scans);
 HIDDEN void elfsym_free(struct elfsym *s);
 
 #endif

@@ -111,7 +111,7 @@ static uint32_t native_symbol_frame(struct resolver *r, const char *module, cons
 
 /* The full symbol table of a module, loaded the first time (NULL when it
  * has none). */
-static const struct elfsym *module_symbols(struct resolver *r, const char *path)
+static struct elfsym *module_symbols(struct resolver *r, const char *path)
 {
     /* room first, so that every interned path has its slot */
     struct elfsym **grown =

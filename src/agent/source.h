@@ -139,6 +139,7 @@ HIDDEN extern const struct source_ops source_thread_events;     /* always: threa
 HIDDEN extern const struct source_ops source_alloc;       /* alloc and live: allocations, live objects */
 HIDDEN extern const struct source_ops source_gc;          /* gc: collections, pauses, heap sizes */
 HIDDEN extern const struct source_ops source_trace;       /* --trace: calls, Enter/Leave hooks */
+HIDDEN extern const struct source_ops source_trace_flat;  /* --trace=flat: calls per method, IL */
 HIDDEN extern const struct source_ops source_async;       /* --async: logical async stacks */
 HIDDEN extern const struct source_ops source_async_snapshots; /* --async=snapshots: pending ops */
 HIDDEN extern const struct source_ops source_cover;       /* corscope cover: IL probes, counters */

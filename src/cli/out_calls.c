@@ -440,8 +440,13 @@ int report_calls(const struct profile *p, const struct report_options *o, FILE *
             methods++;
     qsort(rows, names, sizeof *rows, by_key);
 
-    fprintf(out, "# calls: %llu calls of %zu methods on %zu threads (record --trace)\n",
-            (unsigned long long)all_calls, methods, thread_count);
+    const struct rec_str *how = rec_info(r, FMT_INFO_TRACE);
+    if (how && memmem(how->p, how->len, "--trace=flat", 12))
+        fprintf(out, "# calls: %llu calls of %zu methods, all threads together (record "
+                "--trace=flat)\n", (unsigned long long)all_calls, methods);
+    else
+        fprintf(out, "# calls: %llu calls of %zu methods on %zu thread%s (record --trace)\n",
+                (unsigned long long)all_calls, methods, thread_count, thread_count == 1 ? "" : "s");
     info_line(r, FMT_INFO_TRACE, "traced: ", out);
     info_line(r, FMT_INFO_TRACE_SCOPE, "the program's own assemblies: ", out);
     info_line(r, FMT_INFO_TRACE_METHODS, "", out);

@@ -114,6 +114,9 @@ const GUID IID_IMetaDataImport2 =
 /* BA3FEE4C-ECB9-4e41-83B7-183FA41CD859 */
 const GUID IID_IMetaDataEmit =
     {0xba3fee4cU, 0xecb9, 0x4e41, {0x83, 0xb7, 0x18, 0x3f, 0xa4, 0x1c, 0xd8, 0x59}};
+/* 211EF15B-5317-4438-B196-DEC87B887693 */
+const GUID IID_IMetaDataAssemblyEmit =
+    {0x211ef15bU, 0x5317, 0x4438, {0xb1, 0x96, 0xde, 0xc8, 0x7b, 0x88, 0x76, 0x93}};
 
 const GUID *const clr_callback_iids[12] = {
     &IID_IUnknown,

@@ -44,6 +44,7 @@ CLR_HIDDEN extern const GUID IID_ICorProfilerThreadEnum;
 CLR_HIDDEN extern const GUID IID_IMetaDataImport;
 CLR_HIDDEN extern const GUID IID_IMetaDataImport2;
 CLR_HIDDEN extern const GUID IID_IMetaDataEmit;
+CLR_HIDDEN extern const GUID IID_IMetaDataAssemblyEmit;
 
 /* IIDs by version: clr_callback_iids[n] is ICorProfilerCallback<n> (n = 1..11),
  * [0] is IUnknown; clr_info_iids[n] is ICorProfilerInfo<n> (n = 1..15), [0] is

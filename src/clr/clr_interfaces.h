@@ -653,6 +653,18 @@ typedef struct IMetaDataAssemblyImport IMetaDataAssemblyImport;
         mdString *pstk)) \
     X(1, HRESULT, DeleteToken, (T *This, mdToken tkObj))
 
+/* IMetaDataAssemblyEmit (cor.h), up to DefineAssemblyRef: a reference to
+ * another assembly (flat tracing's counter calls CoreLib's Interlocked). */
+#define CLR_METADATAASSEMBLYEMIT_METHODS(X, T) \
+    CLR_IUNKNOWN_METHODS(X, T) \
+    X(1, HRESULT, DefineAssembly, (T *This, const void *pbPublicKey, ULONG cbPublicKey, \
+        ULONG ulHashAlgId, LPCWSTR szName, const ASSEMBLYMETADATA *pMetaData, \
+        DWORD dwAssemblyFlags, mdToken *pma)) \
+    X(1, HRESULT, DefineAssemblyRef, (T *This, const void *pbPublicKeyOrToken, \
+        ULONG cbPublicKeyOrToken, LPCWSTR szName, const ASSEMBLYMETADATA *pMetaData, \
+        const void *pbHashValue, ULONG cbHashValue, DWORD dwAssemblyRefFlags, \
+        mdToken *pmdar))
+
 /* IMethodMalloc (corprof.idl): the allocator of new IL bodies
  * (GetILFunctionBodyAllocator, SetILFunctionBody). */
 #define CLR_METHODMALLOC_METHODS(X, T) \
@@ -690,6 +702,7 @@ CLR_DECLARE_INTERFACE(ICorProfilerMethodEnum, CLR_METHODENUM_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport, CLR_METADATAIMPORT_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataImport2, CLR_METADATAIMPORT2_METHODS)
 CLR_DECLARE_INTERFACE(IMetaDataEmit, CLR_METADATAEMIT_METHODS)
+CLR_DECLARE_INTERFACE(IMetaDataAssemblyEmit, CLR_METADATAASSEMBLYEMIT_METHODS)
 CLR_DECLARE_INTERFACE(IMethodMalloc, CLR_METHODMALLOC_METHODS)
 CLR_DECLARE_INTERFACE(ICorProfilerFunctionControl, CLR_FUNCTIONCONTROL_METHODS)
 

@@ -48,7 +48,8 @@ static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
                                           [CONFIG_ALLOC_EXACT] = "exact"};
 static const char *const log_names[] = {"error", "warn", "info", "debug"};
 static const char *const trace_names[] = {[CONFIG_TRACE_OFF] = "off", [CONFIG_TRACE_TIMES] = "times",
-                                          [CONFIG_TRACE_COUNTS] = "counts"};
+                                          [CONFIG_TRACE_COUNTS] = "counts",
+                                          [CONFIG_TRACE_FLAT] = "flat"};
 static const char *const children_names[] = {[CONFIG_CHILDREN_NONE] = "none",
                                              [CONFIG_CHILDREN_ALL] = "all",
                                              [CONFIG_CHILDREN_APP] = "app"};
@@ -562,6 +563,9 @@ const char *config_attach_refusal(const struct config *c)
     if (c->cover[0])
         return "coverage needs the agent loaded when the program starts: it rewrites methods "
                "before their first compilation";
+    if (c->trace == CONFIG_TRACE_FLAT)
+        return "--trace=flat needs the agent loaded when the program starts (corscope record): "
+               "it counts in methods rewritten before their first compilation";
     if (c->trace)
         return "--trace needs the agent loaded when the program starts (corscope record): the "
                "runtime takes Enter/Leave hooks only then, and once set they make the agent "

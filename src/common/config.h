@@ -54,9 +54,12 @@ enum config_cpu_period { CONFIG_CPU_PERIOD_RANDOM = 1, CONFIG_CPU_PERIOD_FIXED =
 enum config_alloc { CONFIG_ALLOC_SAMPLED = 1, CONFIG_ALLOC_EXACT = 2 };
 enum config_log { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 /* Tracing (`record --trace`): every call of the traced methods through the
- * runtime's Enter/Leave hooks, with times (a TSC read per Enter and Leave)
- * or counts only. */
-enum config_trace { CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2 };
+ * runtime's Enter/Leave hooks, per call path, with times (a TSC read per
+ * Enter and Leave) or counts only; or (flat) calls per method counted by a
+ * counter in each traced method's own code (IL), inlining kept. */
+enum config_trace {
+    CONFIG_TRACE_OFF = 0, CONFIG_TRACE_TIMES = 1, CONFIG_TRACE_COUNTS = 2, CONFIG_TRACE_FLAT = 3
+};
 #define CONFIG_REGEX_MAX 1024
 /* `corscope cover`'s assembly and type filters: globs, comma-separated. */
 #define CONFIG_COVER_FILTER_MAX 2048

@@ -199,7 +199,8 @@ enum fmt_field_type {
     X(MAX_AGENT_HEAP, "max_agent_heap_bytes", "most heap memory the agent held at a flush")   \
     X(END_AGENT_HEAP, "end_agent_heap_bytes", "heap memory the agent held at the end, its queues drained") \
     X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
-    X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns")
+    X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns") \
+    X(SHUTDOWN_NS, "shutdown_ns", "time the agent's Shutdown held the program's exit before the recording's close, ns")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

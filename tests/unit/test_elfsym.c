@@ -48,7 +48,11 @@ static void test_libc_symbols(void)
     CHECK(n && strstr(n, "qsort"));
     n = elfsym_find(s, (uint64_t)((uintptr_t)rd - libc.dlpi_addr) + 1);
     CHECK(n && strstr(n, "read"));
-    /* an internal function that only .symtab names */
+    /* an internal function that only .symtab names (the first lookups
+     * scanned the file's table: sorted now to list it) */
+    CHECK(s->raw != NULL);
+    CHECK_EQ(elfsym_sort(s), 0);
+    CHECK(s->raw == NULL && s->entries != NULL);
     int internal = 0;
     for (size_t i = 0; i < s->count; i++)
         if (!strncmp(s->names + s->entries[i].name, "msort_with_tmp", 14))
@@ -214,6 +218,134 @@ static void test_shared_long_names_refused(void)
     free(syms);
 }
 
+/* What a scan of the file's table answers and what the sorted table
+ * answers, for every address in `probe` */
+static void check_scan_equals_sorted(const char *path, const uint64_t *probe, size_t n)
+{
+    elfsym_set_scan_budget(UINT32_MAX);
+    struct elfsym *scanned = elfsym_load(path);
+    struct elfsym *sorted = elfsym_load(path);
+    REQUIRE(scanned && sorted);
+    REQUIRE(elfsym_sort(sorted) == 0);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = elfsym_find(scanned, probe[i]);
+        char copy[512];
+        snprintf(copy, sizeof copy, "%s", a ? a : "(none)");
+        const char *b = elfsym_find(sorted, probe[i]);
+        if (strcmp(copy, b ? b : "(none)") != 0 && differ++ < 5)
+            fprintf(stderr, "  %s 0x%llx: scan %s, sorted %s\n", path, (unsigned long long)probe[i],
+                    copy, b ? b : "(none)");
+    }
+    CHECK_EQ(differ, 0);
+    CHECK(scanned->raw != NULL); /* never sorted */
+    CHECK(sorted->raw == NULL && sorted->entries != NULL);
+    elfsym_set_scan_budget(ELFSYM_SCANS);
+    elfsym_free(scanned);
+    elfsym_free(sorted);
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f);
+    CHECK_EQ(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+/* The first lookups scan the table as the file has it (a short process
+ * never sorts it); their answers are the sorted table's: aliases, a
+ * version cut, sizes 0, an address between functions, below them all,
+ * a shared string whose version starts it, a last name without its NUL. */
+static void test_scan_equals_sorted(void)
+{
+    static const char strs[] = "\0read@GLIBC_2.2.5\0alias\0zero\0big\0inner\0last";
+    Elf64_Sym syms[] = {func(1, 0x1000, 0x40),    func(18, 0x1000, 0x40), func(24, 0x2000, 0),
+                        func(29, 0x3000, 0x1000), func(33, 0x3800, 0x10), func(5, 0x5000, 8),
+                        func(3, 0x5100, 8),       func(18, 0x1000, 0x20), func(39, 0x6000, 4),
+                        func(40, 0x6010, 4)};
+    /* the string table without its last NUL: "last" runs to its end */
+    struct image im = make_elf(syms, sizeof syms / sizeof syms[0], strs, sizeof strs - 1, NULL);
+    char path[] = "/tmp/corscope-elfsym-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    write_file(path, im.p, im.size);
+    uint64_t probe[200];
+    size_t n = 0;
+    for (uint64_t a = 0xff0; a < 0x1050; a += 8)
+        probe[n++] = a;
+    const uint64_t more[] = {0,      0x2000, 0x2001, 0x3000, 0x37ff, 0x3800, 0x3808, 0x3810,
+                             0x3900, 0x3fff, 0x4000, 0x5000, 0x5004, 0x5008, 0x5100, 0x5104,
+                             0x6000, 0x6003, 0x6004, 0x6010, 0x6013, 0x6014, UINT64_MAX};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        probe[n++] = more[i];
+    check_scan_equals_sorted(path, probe, n);
+    elfsym_set_scan_budget(UINT32_MAX);
+    struct elfsym *s = elfsym_load(path);
+    REQUIRE(s);
+    CHECK_STR(elfsym_find(s, 0x1010), "alias"); /* the last alias that covers it */
+    CHECK_STR(elfsym_find(s, 0x1030), "alias");
+    CHECK_STR(elfsym_find(s, 0x3808), "inner");
+    CHECK_STR(elfsym_find(s, 0x3900), "big"); /* the one below still covers it */
+    CHECK_STR(elfsym_find(s, 0x5004), "@GLIBC_2.2.5"); /* a name that is all version */
+    CHECK_STR(elfsym_find(s, 0x5104), "ad"); /* a version cut from a shared string */
+    CHECK_STR(elfsym_find(s, 0x1010), "alias"); /* ... which stays whole for the others */
+    CHECK_STR(elfsym_find(s, 0x6010), "ast");
+    elfsym_set_scan_budget(ELFSYM_SCANS);
+    elfsym_free(s);
+    unlink(path);
+    free(im.p);
+
+    /* libc's table (from its debug file when installed): every function's
+     * start, middle and end, and the addresses between */
+    struct dl_phdr_info libc;
+    memset(&libc, 0, sizeof libc);
+    dl_iterate_phdr(find_libc, &libc);
+    REQUIRE(libc.dlpi_name);
+    struct elfsym *t = elfsym_load(libc.dlpi_name);
+    if (!t)
+        return;
+    REQUIRE(elfsym_sort(t) == 0);
+    size_t m = t->count * 4 < 8000 ? t->count * 4 : 8000;
+    uint64_t *at = malloc(m * sizeof *at);
+    REQUIRE(at);
+    for (size_t i = 0; i < m; i++) {
+        const struct elfsym_entry *e = &t->entries[(i / 4) * (t->count / (m / 4))];
+        at[i] = e->addr + (i % 4 == 0 ? 0 : i % 4 == 1 ? e->size / 2 : i % 4 == 2 ? e->size : e->size + 7);
+    }
+    elfsym_free(t);
+    check_scan_equals_sorted(libc.dlpi_name, at, m);
+    free(at);
+}
+
+/* After the budget of scans, the table is sorted once and answers alike. */
+static void test_sorted_after_budget(void)
+{
+    struct dl_phdr_info libc;
+    memset(&libc, 0, sizeof libc);
+    dl_iterate_phdr(find_libc, &libc);
+    REQUIRE(libc.dlpi_name);
+    void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(h);
+    void *rd = dlsym(h, "read");
+    dlclose(h);
+    REQUIRE(rd);
+    struct elfsym *s = elfsym_load(libc.dlpi_name);
+    if (!s)
+        return;
+    uint64_t at = (uint64_t)((uintptr_t)rd - libc.dlpi_addr) + 1;
+    for (unsigned i = 0; i < ELFSYM_SCANS; i++) {
+        const char *n = elfsym_find(s, at);
+        CHECK(n && strstr(n, "read"));
+    }
+    CHECK(s->raw != NULL);
+    const char *n = elfsym_find(s, at);
+    CHECK(n && strstr(n, "read"));
+    CHECK(s->raw == NULL && s->entries != NULL);
+    elfsym_free(s);
+}
+
 /* Where the debug file of a stripped object is looked for. */
 static void test_debug_paths(void)
 {
@@ -235,4 +367,6 @@ void suite_elfsym(void)
     RUN(test_image_symbols);
     RUN(test_shared_long_names_refused);
     RUN(test_debug_paths);
+    RUN(test_scan_equals_sorted);
+    RUN(test_sorted_after_budget);
 }

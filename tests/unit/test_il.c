@@ -538,8 +538,48 @@ static void test_il_wrap_refused(void)
     il_body_free(&b);
 }
 
+/* The atomic counter probe (flat tracing): its bytes, and every corpus
+ * body rewritten with it at entry checks. */
+static void test_il_atomic_counter_probe(void)
+{
+    uint8_t p[IL_ATOMIC_COUNTER_PROBE_SIZE];
+    il_atomic_counter_probe(p, 0x00007f1234560008ull, 0x0a00002a);
+    static const uint8_t want[IL_ATOMIC_COUNTER_PROBE_SIZE] = {
+        0x21, 0x08, 0x00, 0x56, 0x34, 0x12, 0x7f, 0x00, 0x00, /* ldc.i8 address */
+        0xe0, 0x17, 0x6a,                                     /* conv.u; ldc.i4.1; conv.i8 */
+        0x28, 0x2a, 0x00, 0x00, 0x0a,                         /* call 0a00002a */
+        0x26};                                                /* pop */
+    CHECK(memcmp(p, want, sizeof want) == 0);
+    /* a body of two instructions, the probe at entry: it parses back as
+     * the probe's six instructions, then the body */
+    uint8_t code[] = {0x00, 0x2a};
+    uint8_t body[64];
+    size_t n = fat_body(body, code, sizeof code, 0, NULL);
+    struct il_body b;
+    char why[200];
+    REQUIRE(il_parse(body, n, &b, why, sizeof why) == 0);
+    struct il_edit e;
+    il_edit_init(&e);
+    REQUIRE(il_edit_add(&e, &b, 0, IL_ENTRY, 0, p, sizeof p, IL_ATOMIC_COUNTER_PROBE_STACK, why,
+                        sizeof why) == 0);
+    struct il_rewritten r;
+    REQUIRE(il_rewrite(&b, &e, &r, why, sizeof why) == 0);
+    CHECK(il_check(&b, &e, &r, why, sizeof why) == 0);
+    struct il_body nb;
+    REQUIRE(il_parse(r.body, r.size, &nb, why, sizeof why) == 0);
+    CHECK_EQ(nb.count, 8u);
+    CHECK_EQ(nb.instrs[4].op, 0x28);
+    CHECK_EQ(nb.instrs[4].value, 0x0a00002a);
+    CHECK(nb.max_stack >= IL_ATOMIC_COUNTER_PROBE_STACK);
+    il_body_free(&nb);
+    il_rewritten_free(&r);
+    il_edit_free(&e);
+    il_body_free(&b);
+}
+
 void suite_il(void)
 {
+    RUN(test_il_atomic_counter_probe);
     RUN(test_il_corpus);
     RUN(test_il_tiny_and_small_eh);
     RUN(test_il_short_branch_widened);

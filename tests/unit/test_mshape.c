@@ -367,6 +367,37 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     CHECK_EQ(agree, compared);
     fprintf(stderr, "  CoreLib: %zu functions, %zu prologues decoded, %zu agree\n", found, compared,
             agree);
+#if defined(__x86_64__)
+    /* the unwind data is checked when a walk first reads it, not all at
+     * once when the image is added: an entry whose unwind data lies outside
+     * the image's sections makes that function unknown, and only it */
+    uintptr_t mid = 0;
+    struct mcode_hit h;
+    size_t seen = 0;
+    for (uintptr_t at = (uintptr_t)image + 4096; at < (uintptr_t)image + image_size && !mid; at++) {
+        enum mcode_found f = mcode_find(at, &h);
+        if (f == MCODE_NONE)
+            break;
+        if (f == MCODE_IMAGE)
+            continue;
+        if (f == MCODE_FOUND && ++seen == 1000)
+            mid = at;
+        at = h.hi - 1;
+    }
+    REQUIRE(mid && mcode_find(mid, &h) == MCODE_FOUND);
+    uint32_t *entry = NULL;
+    for (uint32_t *w = (uint32_t *)image; (uint8_t *)(w + 3) <= image + image_size; w++)
+        if (w[0] == (uint32_t)(h.lo - (uintptr_t)image) && w[1] == (uint32_t)(h.hi - (uintptr_t)image)) {
+            entry = w;
+            break;
+        }
+    REQUIRE(entry);
+    uint32_t kept = entry[2];
+    entry[2] = image_size + 4096; /* its unwind data: past every section */
+    CHECK_EQ(mcode_find(mid, &h), MCODE_IMAGE);
+    entry[2] = kept;
+    CHECK_EQ(mcode_find(mid, &h), MCODE_FOUND);
+#endif
     mcode_shutdown();
     thread_rings_shutdown();
     munmap(image, image_size);

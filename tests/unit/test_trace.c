@@ -79,6 +79,11 @@ static void test_trace_filters(void)
     CHECK_STR(text, "counts");
     /* an attached agent cannot trace */
     CHECK(config_attach_refusal(&c) && strstr(config_attach_refusal(&c), "--trace needs the agent"));
+    CHECK(config_set(&c, "trace", "flat", err, sizeof err) == 0 && c.trace == CONFIG_TRACE_FLAT);
+    config_value_text(&c, "trace", text, sizeof text);
+    CHECK_STR(text, "flat");
+    CHECK(config_attach_refusal(&c) &&
+          strstr(config_attach_refusal(&c), "--trace=flat needs the agent"));
     CHECK(config_set(&c, "trace", "off", err, sizeof err) == 0);
     CHECK(config_attach_refusal(&c) == NULL);
 }

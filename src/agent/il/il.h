@@ -271,4 +271,14 @@ HIDDEN int il_why(char *why, size_t size, const char *fmt, ...) __attribute__((f
  * ldc.i4.1; conv.i8; add; stind.i8.  Writes IL_COUNTER_PROBE_SIZE bytes. */
 HIDDEN void il_counter_probe(uint8_t out[IL_COUNTER_PROBE_SIZE], uint64_t address);
 
+#define IL_ATOMIC_COUNTER_PROBE_SIZE 18
+#define IL_ATOMIC_COUNTER_PROBE_STACK 2
+/* Adds 1 to the 64-bit counter at `address` atomically, through
+ * `add_method`, the module's token (MemberRef or MethodDef) of
+ * System.Threading.Interlocked.Add(ref long, long), which the JIT turns
+ * into one locked add: ldc.i8 address; conv.u; ldc.i4.1; conv.i8; call
+ * add_method; pop.  Writes IL_ATOMIC_COUNTER_PROBE_SIZE bytes. */
+HIDDEN void il_atomic_counter_probe(uint8_t out[IL_ATOMIC_COUNTER_PROBE_SIZE], uint64_t address,
+                                    uint32_t add_method);
+
 #endif

@@ -225,6 +225,21 @@ void il_counter_probe(uint8_t out[IL_COUNTER_PROBE_SIZE], uint64_t address)
     out[15] = 0x55; /* stind.i8 */
 }
 
+void il_atomic_counter_probe(uint8_t out[IL_ATOMIC_COUNTER_PROBE_SIZE], uint64_t address,
+                             uint32_t add_method)
+{
+    out[0] = 0x21; /* ldc.i8 */
+    for (int i = 0; i < 8; i++)
+        out[1 + i] = (uint8_t)(address >> (8 * i));
+    out[9] = 0xe0;  /* conv.u */
+    out[10] = 0x17; /* ldc.i4.1 */
+    out[11] = 0x6a; /* conv.i8 */
+    out[12] = 0x28; /* call */
+    for (int i = 0; i < 4; i++)
+        out[13 + i] = (uint8_t)(add_method >> (8 * i));
+    out[17] = 0x26; /* pop */
+}
+
 /* ---- layout ----------------------------------------------------------------------- */
 
 struct region {

@@ -20,7 +20,8 @@ struct pair {
 static struct pair *table;
 static size_t table_size;
 static _Atomic uint64_t gc_word;
-static struct clrdesc_frames layout; /* written in Initialize, before any sample */
+static struct clrdesc_frames layout; /* written once by the agent's thread, before its sampler starts */
+static _Atomic int layout_ready;      /* layout written and usable (release/acquire) */
 
 int activity_init(void)
 {
@@ -73,7 +74,10 @@ uint64_t activity_gc_get(void)
 
 void activity_set_frame_layout(const struct clrdesc_frames *l)
 {
+    if (atomic_load_explicit(&layout_ready, memory_order_acquire))
+        return; /* the runtime's layout does not change: read once */
     layout = *l;
+    atomic_store_explicit(&layout_ready, l->usable, memory_order_release);
 }
 
 void activity_set_thread(pid_t tid, uintptr_t thread)
@@ -90,8 +94,9 @@ void activity_forget_thread(pid_t tid, uintptr_t thread)
     /* the slot of the thread that called, and of the thread the Thread
      * says it runs on (it is destroyed from another thread when its OS
      * thread died unnoticed; the tid may then be given to a new thread) */
-    pid_t tids[2] = {tid, layout.usable ? (pid_t)*(const uint32_t *)(thread + layout.thread_os_id)
-                                        : 0};
+    pid_t tids[2] = {tid, atomic_load_explicit(&layout_ready, memory_order_acquire)
+                              ? (pid_t)*(const uint32_t *)(thread + layout.thread_os_id)
+                              : 0};
     for (int i = 0; i < 2; i++) {
         if (tids[i] <= 0 || (size_t)tids[i] >= table_size)
             continue;
@@ -124,7 +129,8 @@ NO_ASAN void activity_frame_get(pid_t tid, uintptr_t sp, uintptr_t hi, struct ac
 {
     out->kind = CLR_FRAME_NONE;
     out->ret = out->method = 0;
-    if (!layout.usable || !table || tid <= 0 || (size_t)tid >= table_size || hi <= sp)
+    if (!atomic_load_explicit(&layout_ready, memory_order_acquire) || !table || tid <= 0 ||
+        (size_t)tid >= table_size || hi <= sp)
         return;
     uintptr_t thread = atomic_load_explicit(&table[tid].thread, memory_order_relaxed);
     if (!thread)

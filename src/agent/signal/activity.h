@@ -80,7 +80,9 @@ HIDDEN int activity_init(void);
 HIDDEN void activity_set(pid_t tid, uint64_t inner, uint64_t outer);
 HIDDEN void activity_gc_set(uint64_t word);
 
-/* Initialize: the runtime's frame layout (copied). */
+/* The agent's thread, before its sampler starts: the runtime's frame
+ * layout (copied; the first usable one stays).  Until then no frame is
+ * read. */
 HIDDEN void activity_set_frame_layout(const struct clrdesc_frames *layout);
 /* The calling thread: its runtime Thread object; forgotten when the
  * Thread is destroyed (ThreadDestroyed, with the Thread still valid; tid

@@ -39,6 +39,70 @@ void hijack_range(uintptr_t *lo, uintptr_t *hi)
 
 /* ---- the loop's side ------------------------------------------------------ */
 
+/* The stub's end: the pop rbp; ret that closes it, within STUB_MAX. */
+static void found_stub(const uint8_t *found, const uint8_t *found_end)
+{
+    const uint8_t *limit = found + STUB_MAX < found_end ? found + STUB_MAX : found_end;
+    for (const uint8_t *p = found + sizeof stub_head; p + 1 < limit; p++) {
+        if (p[0] == 0x5D && p[1] == 0xC3) {
+            hijack_set_range((uintptr_t)found, (uintptr_t)(p + 2));
+            break;
+        }
+    }
+}
+
+/* The end of the executable segment that holds [p, p + n), or NULL. */
+static const uint8_t *in_text(const struct dl_phdr_info *info, const uint8_t *p, size_t n)
+{
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
+            continue;
+        const uint8_t *at = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (p >= at && n <= ph->p_filesz && (size_t)(p - at) <= ph->p_filesz - n)
+            return at + ph->p_filesz;
+    }
+    return NULL;
+}
+
+/* The stub is a function of its own, with unwind rules: its head is looked
+ * for at the function starts of .eh_frame_hdr's search table (17,000 of
+ * them in .NET 10's libcoreclr.so, 0.6 ms cold) rather than in every byte
+ * of the 4.9 MB of code (1.3 ms of each process).  -1 when the table is
+ * not in the usual encoding (then every byte is searched); else how many
+ * starts hold the head. */
+static int search_starts(const struct dl_phdr_info *info, const uint8_t **found,
+                         const uint8_t **found_end)
+{
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_GNU_EH_FRAME)
+            continue;
+        const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        /* version 1; the count a udata4, the table datarel sdata4 pairs */
+        if (ph->p_memsz < 12 || hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b)
+            return -1;
+        uint32_t n;
+        memcpy(&n, hdr + 8, 4);
+        if ((uint64_t)n * 8 > ph->p_memsz - 12)
+            return -1;
+        int count = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            int32_t rel;
+            memcpy(&rel, hdr + 12 + (size_t)k * 8, 4);
+            const uint8_t *f = hdr + rel;
+            const uint8_t *end = in_text(info, f, sizeof stub_head);
+            if (end && f[0] == stub_head[0] && !memcmp(f, stub_head, sizeof stub_head)) {
+                *found = f;
+                *found_end = end;
+                count++;
+            }
+        }
+        return count;
+    }
+    return -1;
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -48,7 +112,14 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     searched = 1;
     const uint8_t *found = NULL, *found_end = NULL;
-    int count = 0;
+    int count = search_starts(info, &found, &found_end);
+    if (count == 1) {
+        found_stub(found, found_end);
+        return 1;
+    }
+    if (count >= 0)
+        return 1; /* not this runtime's stub, or not only it: leave hijacks alone */
+    count = 0;
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
@@ -65,16 +136,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             at = hit + 1;
         }
     }
-    if (count != 1)
-        return 1; /* not this runtime's stub, or not only it: leave hijacks alone */
-    /* its end: the pop rbp; ret that closes it */
-    const uint8_t *limit = found + STUB_MAX < found_end ? found + STUB_MAX : found_end;
-    for (const uint8_t *p = found + sizeof stub_head; p + 1 < limit; p++) {
-        if (p[0] == 0x5D && p[1] == 0xC3) {
-            hijack_set_range((uintptr_t)found, (uintptr_t)(p + 2));
-            break;
-        }
-    }
+    if (count == 1)
+        found_stub(found, found_end);
     return 1;
 }
 

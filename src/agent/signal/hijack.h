@@ -14,7 +14,9 @@
  *
  * The stub is not exported: the loop finds it once in libcoreclr.so by its
  * first instructions (which push every register it saves: a sequence found
- * nowhere else in the library).  The handler then recognises a slot holding
+ * nowhere else in the library), looked for at the function starts that
+ * .eh_frame_hdr lists (every byte of the code only when that table is in
+ * an unusual encoding).  The handler then recognises a slot holding
  * the stub's address and finds the real return address in the sampled
  * thread's Thread object, by looking for the pair (a return address, the
  * slot's own address) rather than trusting field offsets that change from

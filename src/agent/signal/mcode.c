@@ -22,10 +22,31 @@ struct mc_array {
     struct mcode_entry e[]; /* sorted by start */
 };
 
+struct pe_section {
+    uint32_t rva, size;
+};
+
+#define MAX_SECTIONS 96
+/* An image of at most this many sections has its functions' unwind data
+ * checked when a walk first reads it (lazy), not all at once when it is
+ * added: that read the unwind codes of every function of CoreLib (20,000
+ * and more, scattered through it: ~1 ms of page faults in every process).
+ * Only where a function's end is in its table entry (x86-64): arm64's is
+ * in its unwind data. */
+#if defined(__x86_64__)
+#define LAZY_SECTIONS 8
+#else
+#define LAZY_SECTIONS 0
+#endif
+
 struct mc_image {
     uintptr_t lo, hi;        /* the image */
     const uint32_t *rf;      /* RUNTIME_FUNCTION entries (arch.h), sorted by begin */
     size_t count;
+    /* its sections, when its unwind data is checked lazily (0: all of it
+     * was checked when the image was added) */
+    size_t nsecs;
+    struct pe_section secs[LAZY_SECTIONS ? LAZY_SECTIONS : 1];
 };
 
 struct mc_images {
@@ -126,6 +147,26 @@ static const struct mcode_entry *search(const struct mcode_entry *v, size_t n, u
     return at - e->start < e->len ? e : NULL;
 }
 
+/* Does [rva, rva + n) lie in one section? */
+static int in_section(const struct pe_section *secs, size_t nsecs, uint32_t rva, uint32_t n)
+{
+    for (size_t i = 0; i < nsecs; i++)
+        if (rva >= secs[i].rva && rva - secs[i].rva <= secs[i].size &&
+            n <= secs[i].size - (rva - secs[i].rva))
+            return 1;
+    return 0;
+}
+
+/* Is entry f's unwind data inside the image's sections (its header first,
+ * then the codes the header counts)? */
+static int unwind_inside(const uint8_t *base, const struct pe_section *secs, size_t nsecs,
+                         const uint32_t *f)
+{
+    uint32_t u, head = arch_rf_unwind(f, &u);
+    return !head || (in_section(secs, nsecs, u, head) &&
+                     in_section(secs, nsecs, u, arch_rf_unwind_size(base, f)));
+}
+
 static enum mcode_found from_image(const struct mc_images *ims, uintptr_t at, struct mcode_hit *h)
 {
     size_t a = 0, b = ims->count;
@@ -155,6 +196,9 @@ static enum mcode_found from_image(const struct mc_images *ims, uintptr_t at, st
     if (a == 0)
         return MCODE_IMAGE;
     const uint32_t *f = &im->rf[ARCH_RF_WORDS * (a - 1)];
+    /* a damaged entry's unwind data is not read: the function is unknown */
+    if (im->nsecs && !unwind_inside((const uint8_t *)im->lo, im->secs, im->nsecs, f))
+        return MCODE_IMAGE;
     if (rva >= arch_rf_end((const uint8_t *)im->lo, f))
         return MCODE_IMAGE;
     h->lo = im->lo + f[0];
@@ -250,11 +294,6 @@ static uint32_t le32(const uint8_t *p)
 #define R2R_SIGNATURE 0x00525452u /* "RTR" */
 #define R2R_SECTION_RUNTIME_FUNCTIONS 102u
 
-struct pe_section {
-    uint32_t rva, size;
-};
-
-#define MAX_SECTIONS 96
 
 /* The image's RUNTIME_FUNCTIONS section, with the image mapped as loaded
  * (sections at their RVAs, as the runtime maps ReadyToRun images), and its
@@ -312,15 +351,6 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
     return 0;
 }
 
-/* Does [rva, rva + n) lie in one section? */
-static int in_section(const struct pe_section *secs, size_t nsecs, uint32_t rva, uint32_t n)
-{
-    for (size_t i = 0; i < nsecs; i++)
-        if (rva >= secs[i].rva && rva - secs[i].rva <= secs[i].size &&
-            n <= secs[i].size - (rva - secs[i].rva))
-            return 1;
-    return 0;
-}
 
 size_t mcode_add_image(uintptr_t base, size_t size)
 {
@@ -341,11 +371,10 @@ size_t mcode_add_image(uintptr_t base, size_t size)
             return 0;
     }
     const uint32_t *rf = (const uint32_t *)(base + rva);
+    int lazy = LAZY_SECTIONS && nsecs <= LAZY_SECTIONS;
     for (size_t i = 0; i < count; i++) {
         const uint32_t *f = rf + ARCH_RF_WORDS * i;
-        uint32_t u, head = arch_rf_unwind(f, &u);
-        if (head && (!in_section(secs, nsecs, u, head) ||
-                     !in_section(secs, nsecs, u, arch_rf_unwind_size((const uint8_t *)base, f))))
+        if (!lazy && !unwind_inside((const uint8_t *)base, secs, nsecs, f))
             return 0;
         uint32_t b = f[0], e = arch_rf_end((const uint8_t *)base, f);
         if (b >= e || !in_section(secs, nsecs, b, e - b) || (i && b < f[-ARCH_RF_WORDS]))
@@ -356,8 +385,16 @@ size_t mcode_add_image(uintptr_t base, size_t size)
     if (!grown)
         return 0;
     pending_images = grown;
-    pending_images[pending_count++] =
-        (struct mc_image){base, base + size, rf, count};
+    struct mc_image *im = &pending_images[pending_count++];
+    memset(im, 0, sizeof *im);
+    im->lo = base;
+    im->hi = base + size;
+    im->rf = rf;
+    im->count = count;
+    if (lazy) {
+        im->nsecs = nsecs;
+        memcpy(im->secs, secs, nsecs * sizeof secs[0]);
+    }
     dirty = 1;
     return count;
 }

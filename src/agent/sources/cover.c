@@ -51,6 +51,7 @@
 #include "agent/agent.h"
 #include "agent/names.h"
 #include "agent/il/il.h"
+#include "agent/il_install.h"
 #include "agent/log.h"
 #include "agent/recorder.h"
 #include "common/mem.h"
@@ -316,33 +317,9 @@ static int instrument(struct cover *c, struct cover_module *m, FunctionID f, uin
         leave_alone(c, m, token, COVFILE_SKIP_ENGINE, why);
         goto done;
     }
-    IMethodMalloc *alloc = NULL;
-    if (info->lpVtbl->GetILFunctionBodyAllocator(info, m->id, &alloc) < 0 || !alloc) {
-        leave_alone(c, m, token, COVFILE_SKIP_RUNTIME, "no IL body allocator");
-        goto done;
-    }
-    void *fresh = alloc->lpVtbl->Alloc(alloc, (ULONG)out.size);
-    alloc->lpVtbl->Release(alloc);
-    if (!fresh) {
-        leave_alone(c, m, token, COVFILE_SKIP_RUNTIME, "the IL body allocator failed");
-        goto done;
-    }
-    memcpy(fresh, out.body, out.size);
-    HRESULT hr = info->lpVtbl->SetILFunctionBody(info, m->id, token, fresh);
-    if (hr < 0) {
-        snprintf(why, sizeof why, "SetILFunctionBody failed (0x%08x)", (unsigned)hr);
+    if (il_install(info, m->id, token, f, &out, why, sizeof why) < 0) {
         leave_alone(c, m, token, COVFILE_SKIP_RUNTIME, why);
         goto done;
-    }
-    /* the runtime takes the map (it frees it with CoTaskMemFree, which
-     * is free() on Linux): plain malloc, not ours */
-    COR_IL_MAP *map = malloc((out.map_count ? out.map_count : 1) * sizeof *map);
-    if (map) {
-        for (uint32_t i = 0; i < out.map_count; i++)
-            map[i] = (COR_IL_MAP){out.map[i].old_offset, out.map[i].new_offset, TRUE};
-        if (info->lpVtbl->SetILInstrumentedCodeMap(info, f, TRUE, out.map_count, map) < 0)
-            log_debug("cover: %s method %08x: SetILInstrumentedCodeMap refused", m->assembly.name,
-                      token);
     }
     atomic_fetch_add(&c->instrumented, 1);
     result = STATE_DONE;

@@ -47,6 +47,7 @@
 #include "agent/control_client.h"
 #include "agent/evq.h"
 #include "agent/il/il.h"
+#include "agent/il_install.h"
 #include "agent/log.h"
 #include "agent/names.h"
 #include "agent/sources/watch.h"
@@ -427,20 +428,9 @@ static void jit_started(struct source *s, FunctionID f, int dynamic)
         left_alone((uint32_t)i, why);
         return;
     }
-    IMethodMalloc *alloc = NULL;
-    void *fresh = NULL;
-    if (W.info->lpVtbl->GetILFunctionBodyAllocator(W.info, module, &alloc) >= 0 && alloc) {
-        fresh = alloc->lpVtbl->Alloc(alloc, (ULONG)out.size);
-        alloc->lpVtbl->Release(alloc);
-    }
-    HRESULT hr = E_FAIL;
-    if (fresh) {
-        memcpy(fresh, out.body, out.size);
-        hr = W.info->lpVtbl->SetILFunctionBody(W.info, module, token, fresh);
-    }
+    int installed = il_install(W.info, module, token, 0, &out, why, sizeof why);
     il_rewritten_free(&out);
-    if (hr < 0) {
-        snprintf(why, sizeof why, "the runtime refused the new body (0x%08x)", (unsigned)hr);
+    if (installed < 0) {
         left_alone((uint32_t)i, why);
         return;
     }

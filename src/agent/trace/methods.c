@@ -288,6 +288,15 @@ UINT_PTR STDMETHODCALLTYPE methods_mapper(FunctionID function, void *client, BOO
     return id ? (UINT_PTR)id : (UINT_PTR)function;
 }
 
+uint32_t methods_decide(FunctionID function)
+{
+    uint32_t id = 0;
+    pthread_mutex_lock(&lock);
+    int known = map64_get(&decided, function, &id);
+    pthread_mutex_unlock(&lock);
+    return known ? id : decide(function, &known);
+}
+
 int methods_inline(FunctionID caller, FunctionID callee)
 {
     (void)caller;

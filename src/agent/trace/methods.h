@@ -64,6 +64,9 @@ HIDDEN int methods_framework_name(const char *file);
 HIDDEN void methods_scope(char *out, size_t size);
 /* The FunctionIDMapper2 (any thread, at JIT time). */
 HIDDEN UINT_PTR STDMETHODCALLTYPE methods_mapper(FunctionID function, void *client, BOOL *hook);
+/* Any thread, at JIT time: the client id of a traced method, 0 when it is
+ * not traced (the mapper's decision, without the hook flag). */
+HIDDEN uint32_t methods_decide(FunctionID function);
 /* JITInlining (any thread): may callee be inlined?  0 when it is traced. */
 HIDDEN int methods_inline(FunctionID caller, FunctionID callee);
 /* Any thread: the FunctionID a client id stands for (0 when unknown). */

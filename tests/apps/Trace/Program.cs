@@ -8,6 +8,7 @@
 //                    levels up, through a finally, through a filter, thrown
 //                    again from a finally), then Throws.After from Main
 //   threads [N]      threads worker-0..N-1, worker-k calls Work.Unit (k+1)*10,000 times
+//   race [N]         two threads call Race.Hit (small, inlined) N times each at once
 //   recursion [D]    Recur.Down D deep (calls D+1) and Recur.Ping/Pong D deep,
 //                    each 3 times, on a thread with a 256 MiB stack; then Recur.After
 //   async [N]        N async chains that resume on other threads; then Async.After
@@ -115,6 +116,27 @@ static class Throws
         }
         After();
         Console.WriteLine($"throws: {rounds} rounds, caught {Caught}, filtered {Filtered}, finally {FinallyRuns}");
+    }
+}
+
+// Race: two threads call one small method at the same time, as fast as
+// they can (the worst case for a counter that is not atomic).
+static class Race
+{
+    static long sum;
+
+    public static void Hit(int i) { sum += i; }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void Body(int calls, Barrier start) { start.SignalAndWait(); for (int i = 0; i < calls; i++) Hit(i); }
+
+    public static void Run(int calls)
+    {
+        using var start = new Barrier(2);
+        var a = new Thread(() => Body(calls, start));
+        var b = new Thread(() => Body(calls, start));
+        a.Start(); b.Start(); a.Join(); b.Join();
+        Console.WriteLine($"race: 2 threads called Race.Hit {calls} times each");
     }
 }
 
@@ -340,6 +362,7 @@ static class Program
                 case "counts": Calls.Run(); break;
                 case "throws": Throws.Run(Arg(args, 1, 1000)); break;
                 case "threads": Work.Run(Arg(args, 1, 4)); break;
+                case "race": Race.Run(Arg(args, 1, 10_000_000)); break;
                 case "recursion": Recur.Run(Arg(args, 1, 10_000)); break;
                 case "async": Async.Run(Arg(args, 1, 8)); break;
                 case "tail": Tail.Run(Arg(args, 1, 200_000)); break;
