@@ -273,7 +273,12 @@ uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
     at = strtab_intern(&r->strings, s, len, &is_new);
     if (at == UINT32_MAX)
         return 0;
+    /* the grown table is ours at once, whatever the write does (the old
+     * block is gone: keeping its address made recorder_close free it
+     * twice after a write error) */
     uint32_t *ids = mem_grow(r->string_id, &r->string_id_cap, (size_t)at + 1, sizeof *ids);
+    if (ids)
+        r->string_id = ids;
     uint32_t written = writer_string(&r->w, s, len);
     check_failed(r);
     if (!ids || !written) {
@@ -281,7 +286,6 @@ uint32_t recorder_string(struct recorder *r, const char *s, size_t len)
         reset_strings(r);
         return written;
     }
-    r->string_id = ids;
     r->string_id[at] = written;
     r->strings_bytes += len + STRING_OVERHEAD;
     return written;
