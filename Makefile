@@ -273,6 +273,7 @@ runtimes:
 	tests/apps/runtimes.sh $(OLDER_RUNTIMES)
 
 e2e-runtimes: all apps runtimes
+	@tests/e2e/runtime_apps.sh $(RUNTIME_TESTS)
 	@failed=; for v in $(OLDER_RUNTIMES); do \
 		ATTACH_CYCLES=3 CORSCOPE_TEST_RUNTIME=$$v tests/e2e/run.sh $(RUNTIME_TESTS) || failed="$$failed $$v"; \
 	done; [ -z "$$failed" ] || { echo "e2e-runtimes: failed on .NET$$failed"; exit 1; }
