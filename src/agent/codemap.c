@@ -69,6 +69,10 @@ static _Atomic int stopped;            /* codemap_stop: queue nothing more */
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t last_unload_ns;
+/* a collectible module's unload announced, its code not yet out of the
+ * runtime's lists (codemap_unload_suspension): no id is asked about */
+static _Atomic int unload_in_flight;
+static _Atomic int unload_suspended; /* the runtime suspended for an unload */
 
 static struct map64 permanent; /* FunctionID -> 1: its ids are never freed */
 struct image {
@@ -386,6 +390,8 @@ void codemap_unloading(ModuleID module, FunctionID function)
     pthread_mutex_lock(&ids_lock);
     uint64_t now = clock_now_ns();
     atomic_store(&last_unload_ns, now);
+    if (module)
+        atomic_store(&unload_in_flight, 1);
     pthread_mutex_unlock(&ids_lock);
     if (!item)
         return; /* the time above still keeps the loop from asking about it */
@@ -397,10 +403,21 @@ void codemap_unloading(ModuleID module, FunctionID function)
     enqueue(item);
 }
 
+void codemap_unload_suspension(int begins)
+{
+    if (!begins && !atomic_load(&unload_suspended))
+        return; /* a collection's resume */
+    pthread_mutex_lock(&ids_lock);
+    atomic_store(&unload_suspended, begins);
+    atomic_store(&unload_in_flight, begins);
+    atomic_store(&last_unload_ns, clock_now_ns());
+    pthread_mutex_unlock(&ids_lock);
+}
+
 int codemap_ids_begin(uint64_t seen_ns)
 {
     pthread_mutex_lock(&ids_lock);
-    if (atomic_load(&last_unload_ns) >= seen_ns) {
+    if (atomic_load(&last_unload_ns) >= seen_ns || atomic_load(&unload_in_flight)) {
         pthread_mutex_unlock(&ids_lock);
         return 0;
     }
@@ -421,7 +438,7 @@ void codemap_ids_end(void)
 
 int codemap_unloaded_since(uint64_t ns)
 {
-    return atomic_load(&last_unload_ns) >= ns;
+    return atomic_load(&last_unload_ns) >= ns || atomic_load(&unload_in_flight);
 }
 
 /* ---- the loop's side ------------------------------------------------------- */
@@ -470,6 +487,7 @@ void codemap_add_function(FunctionID f)
 
 #define CATCH_UP_BATCH 128
 #define CATCH_UP_ATTEMPTS 3
+#define CATCH_UP_WAIT_MS 200 /* for an unload under way, before each attempt */
 
 /* One pass over the runtime's lists.  Every id comes from a list taken
  * after `since`, and is asked about only while no unload was announced
@@ -531,9 +549,13 @@ size_t codemap_catch_up(void)
         return 0;
     struct map64 seen;
     map64_init(&seen);
-    for (int attempt = 0; attempt < CATCH_UP_ATTEMPTS; attempt++)
+    for (int attempt = 0; attempt < CATCH_UP_ATTEMPTS; attempt++) {
+        /* an unload under way would refuse every question: let it end */
+        for (int ms = 0; ms < CATCH_UP_WAIT_MS && atomic_load(&unload_in_flight); ms++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
         if (catch_up_once(clock_now_ns(), &seen) == 0)
             break;
+    }
     size_t n = seen.count;
     map64_free(&seen);
     return n;

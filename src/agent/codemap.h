@@ -49,6 +49,20 @@ HIDDEN void codemap_module_loaded(ModuleID module);
 /* Any thread (unload callbacks): the runtime is about to free a dynamic
  * method (function != 0) or a module (module != 0) and reuse its ids. */
 HIDDEN void codemap_unloading(ModuleID module, FunctionID function);
+/* The suspending thread (RuntimeSuspendStarted with reason
+ * COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN, then the RuntimeResumeStarted
+ * after it; any other resume is ignored at the cost of one atomic load).
+ * A collectible module's code goes in steps (LoaderAllocator::
+ * GCLoaderAllocators): its modules are deleted (ModuleUnloadStarted), the
+ * runtime suspends itself for that reason to take the code out of its
+ * lists, resumes, and only then frees the MethodDescs.  From the module's
+ * unload to that resume, any list (EnumJITedFunctions2, GetFunctionFromIP)
+ * may still hand out ids of the going code that are freed soon after:
+ * every question is refused meanwhile, and ids obtained before the resume
+ * count as stale after it.  (A reused ModuleID is what ModuleUnloadStarted
+ * alone guarded; an attach's catch-up that listed the going code crashed
+ * in GetFunctionInfo2 under the attach stress of tests/stress.) */
+HIDDEN void codemap_unload_suspension(int begins);
 /* Loop: brackets runtime calls about ids seen at `seen_ns` (CLOCK_MONOTONIC:
  * when a sample was taken).  Returns 1, holding the ids lock until
  * codemap_ids_end, when no unload was announced since then: no id can be
@@ -59,7 +73,7 @@ HIDDEN void codemap_unloading(ModuleID module, FunctionID function);
  * unload callback waits microseconds at most, whatever the disk does. */
 HIDDEN int codemap_ids_begin(uint64_t seen_ns);
 HIDDEN void codemap_ids_end(void);
-/* Was an unload announced at or after `ns`? */
+/* Was an unload announced at or after `ns`, or is one under way? */
 HIDDEN int codemap_unloaded_since(uint64_t ns);
 
 /* Loop, after an attach (the JIT callbacks missed everything compiled

@@ -111,6 +111,9 @@ static void core_mask(struct agent *a)
      * Shutdown: its last moments are recorded (unhandled.h) */
     a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
     a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
+    /* a collectible module's code leaves the runtime's lists while it is
+     * suspended for the unload (codemap_unload_suspension) */
+    a->mask |= COR_PRF_MONITOR_SUSPENDS;
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */

@@ -453,7 +453,16 @@ static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCall
     /* objects may move from now on (async chains read outside cooperative
      * mode are not trusted across this) */
     achain_suspend_begin();
+    if (reason == COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN)
+        codemap_unload_suspension(1); /* collectible code leaves the lists */
     activity_begin(impl_from_ICorProfilerCallback11(iface), ACTIVITY_PAUSE, (uint64_t)reason);
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE profiler_RuntimeResumeStarted(ICorProfilerCallback11 *iface)
+{
+    (void)iface;
+    codemap_unload_suspension(0); /* after an unload's: its ids may now be freed */
     return S_OK;
 }
 
@@ -612,6 +621,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .GarbageCollectionFinished = profiler_GarbageCollectionFinished,
     .RuntimeSuspendStarted = profiler_RuntimeSuspendStarted,
     .RuntimeSuspendAborted = profiler_RuntimeSuspendAborted,
+    .RuntimeResumeStarted = profiler_RuntimeResumeStarted,
     .RuntimeResumeFinished = profiler_RuntimeResumeFinished,
     /* ICorProfilerCallback4: async stacks and live probes */
     .GetReJITParameters = profiler_GetReJITParameters,

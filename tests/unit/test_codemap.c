@@ -103,8 +103,58 @@ static void test_no_write_under_ids_lock(void)
     unlink(path);
 }
 
+/* May ids seen at t be asked about?  (The lock let go at once.) */
+static int granted(uint64_t t)
+{
+    if (!codemap_ids_begin(t))
+        return 0;
+    codemap_ids_end();
+    return 1;
+}
+
+/* A collectible module's code goes in steps: ModuleUnloadStarted, the
+ * runtime's suspension (APPDOMAIN_SHUTDOWN) that takes the code out of its
+ * lists, the resume, and only then the freeing of its MethodDescs.  Ids
+ * listed between the first step and the resume are of code about to be
+ * freed: no question is allowed meanwhile, and ids seen before the resume
+ * are stale after it.  (Asked about, they crashed an attach's catch-up in
+ * GetFunctionInfo2 under tests/stress/attach.sh alc: the ids were listed
+ * after ModuleUnloadStarted, which was all the old rule knew of.) */
+static void test_unload_in_flight(void)
+{
+    codemap_init(NULL, 0, NULL);
+    uint64_t before = clock_now_ns();
+    CHECK(granted(before));
+    codemap_unloading(7, 0); /* ModuleUnloadStarted */
+    CHECK(!granted(before));
+    uint64_t listed = clock_now_ns() + 1; /* EnumJITedFunctions2 after it */
+    CHECK(!granted(listed)); /* its code is still listed */
+    CHECK(codemap_unloaded_since(listed));
+    codemap_unload_suspension(1);
+    uint64_t during = clock_now_ns() + 1;
+    CHECK(!granted(during));
+    codemap_unload_suspension(0); /* resumed: the MethodDescs may go now */
+    CHECK(!granted(during));
+    CHECK(codemap_unloaded_since(during));
+    uint64_t after = clock_now_ns() + 1;
+    CHECK(!codemap_unloaded_since(after));
+    CHECK(granted(after));
+    /* a collection's resume changes nothing */
+    codemap_unload_suspension(0);
+    CHECK(granted(after));
+    /* a DynamicMethod is freed right after its callback: no suspension
+     * follows, and ids seen after it are good */
+    codemap_unloading(0, 42);
+    CHECK(!granted(after));
+    uint64_t later = clock_now_ns() + 1;
+    CHECK(granted(later));
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+}
+
 void suite_codemap(void)
 {
     RUN(test_codemap);
     RUN(test_no_write_under_ids_lock);
+    RUN(test_unload_in_flight);
 }
