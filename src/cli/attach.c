@@ -349,6 +349,12 @@ int attach_run_with(const struct attach_target *t, const struct config *cfg_in, 
         struct timespec pause = {0, RETRY_MS * 1000000L};
         nanosleep(&pause, NULL);
     }
+    if (asked < 0 && (kill(pid, 0) < 0 || access(t->proc.socket, F_OK) < 0)) {
+        /* the runtime removes its diagnostics socket as it shuts down: the
+         * process was found, and is ending (or gone) */
+        cli_error("process %d (%s) ended during the attach", (int)pid, name);
+        goto out;
+    }
     if (asked < 0) {
         cli_error("attaching to process %d (%s): %s", (int)pid, name, err);
         session_print_pending(&s, 200);
