@@ -9,6 +9,9 @@
 # hardly does.  Each round starts every configuration's server afresh (in
 # turn: interleaved), warms it (WARM s of load, not measured), then
 # measures SECONDS s of load over the four endpoints; medians over ROUNDS.
+# After the table, the CPU clock each configuration's recordings used
+# (`corscope check`: at 1 ms the agent chooses it at start unless
+# --cpu-clock names one), one line per distinct answer.
 #
 #   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=20 s: the runtime tiers up
 #                                         for 10-20 s under load; PICK="0 2" only
@@ -32,9 +35,10 @@ command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk
 CONFIGS=(
     "no profiler|-"
     "cpu, 10 ms (the default)|-e cpu -i 10ms"
-    "cpu, 1 ms|-e cpu -i 1ms"
+    "cpu, 1 ms (clock chosen at start)|-e cpu -i 1ms"
     "cpu, 1 ms, posix clock|-e cpu -i 1ms --cpu-clock posix"
     "wall, 10 ms|-e wall"
+    "cpu, 1 ms, perf_event clock|-e cpu -i 1ms --cpu-clock perf"
 )
 if [ -n "${PICK:-}" ]; then
     picked=()
@@ -72,6 +76,10 @@ one() {
     c1=$(cpu_ticks "$pid")
     curl -fs "http://127.0.0.1:$port/quit" > /dev/null 2>&1 || true
     wait "$rec" || true
+    # the clock the agent used (chosen at start unless asked for)
+    : > "$T/clock.last"
+    [ "$opts" = - ] || "$CORSCOPE" check "$T/web.corscope" 2> /dev/null |
+        sed -n 's/^  clock  *//p' > "$T/clock.last" || true
     local hz
     hz=$(getconf CLK_TCK)
     awk -v a="$c0" -v b="$c1" -v n="$n" -v hz="$hz" 'BEGIN { printf "%.1f %d\n", (b - a) / hz * 1e6 / n, n }'
@@ -83,6 +91,7 @@ echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 for _ in $(seq "$ROUNDS"); do
     for c in "${!CONFIGS[@]}"; do
         one "${CONFIGS[$c]#*|}" >> "$T/r.$c"
+        [ -s "$T/clock.last" ] && { printf '%s\n' "$(cat "$T/clock.last")" >> "$T/clock.$c"; }
     done
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
@@ -97,4 +106,12 @@ for c in "${!CONFIGS[@]}"; do
     n=$(awk '{ print $2 }' "$T/r.$c" | median 0)
     each=$(awk '{ printf "%s%s", sep, $1; sep = " " }' "$T/r.$c")
     echo "| ${CONFIGS[$c]%%|*} | $v us | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (v / b - 1) }') | $n | $each |"
+done
+echo
+echo "The CPU clock each configuration's recordings used (corscope check), with how many rounds:"
+echo
+for c in "${!CONFIGS[@]}"; do
+    [ -s "$T/clock.$c" ] || continue
+    sort "$T/clock.$c" | uniq -c | sed 's/^ *\([0-9]*\) \(.*\)/\1x \2/' |
+        while read -r line; do echo "- ${CONFIGS[$c]%%|*}: $line"; done
 done

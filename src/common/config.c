@@ -20,7 +20,7 @@ void config_defaults(struct config *c)
     c->interval_ns = CONFIG_INTERVAL_DEFAULT_NS;
     c->sampler = CONFIG_SAMPLER_SIGNAL;
     c->signal = SIGPROF;
-    c->cpu_clock = CONFIG_CPU_CLOCK_PERF;
+    c->cpu_clock = CONFIG_CPU_CLOCK_AUTO;
     c->cpu_period = CONFIG_CPU_PERIOD_RANDOM;
     c->max_depth = CONFIG_DEPTH_DEFAULT;
     c->log = CONFIG_LOG_WARN;
@@ -40,7 +40,8 @@ static const char *const event_names[] = {"cpu",  "wall",       "alloc", "gc",
 static const char *const sampler_names[] = {[CONFIG_SAMPLER_SIGNAL] = "signal",
                                             [CONFIG_SAMPLER_SUSPEND] = "suspend"};
 static const char *const cpu_clock_names[] = {[CONFIG_CPU_CLOCK_PERF] = "perf",
-                                              [CONFIG_CPU_CLOCK_POSIX] = "posix"};
+                                              [CONFIG_CPU_CLOCK_POSIX] = "posix",
+                                              [CONFIG_CPU_CLOCK_AUTO] = "auto"};
 static const char *const cpu_period_names[] = {[CONFIG_CPU_PERIOD_RANDOM] = "random",
                                                [CONFIG_CPU_PERIOD_FIXED] = "fixed"};
 static const char *const alloc_names[] = {[CONFIG_ALLOC_SAMPLED] = "sampled",
@@ -237,7 +238,7 @@ int config_set(struct config *c, const char *key, const char *value, char *err, 
     } else if (!strcmp(key, "cpu_clock")) {
         int v = choice(value, CHOICES(cpu_clock_names));
         if (v < 0)
-            why = "unknown CPU clock (clocks: perf, posix)";
+            why = "unknown CPU clock (clocks: auto, perf, posix)";
         else
             c->cpu_clock = (enum config_cpu_clock)v;
     } else if (!strcmp(key, "cpu_period")) {

@@ -34,10 +34,16 @@ enum config_event {
 #define CONFIG_EVENT_SAMPLED (CONFIG_EVENT_CPU | CONFIG_EVENT_WALL)
 enum config_sampler { CONFIG_SAMPLER_SIGNAL = 1, CONFIG_SAMPLER_SUSPEND = 2 };
 /* The signal sampler's CPU clock in cpu mode: perf (a perf_event task-clock,
- * precise to the nanosecond; POSIX timers where perf_event is refused) or
+ * precise to the nanosecond; POSIX timers where perf_event is refused),
  * posix (POSIX thread-CPU-time timers, checked at the scheduler tick: coarser,
- * and cheaper where the machine makes timer interrupts dear). */
-enum config_cpu_clock { CONFIG_CPU_CLOCK_PERF = 1, CONFIG_CPU_CLOCK_POSIX = 2 };
+ * and cheaper where the machine makes timer interrupts dear), or auto (the
+ * default: perf, unless at a short interval the agent measures at start
+ * that its interrupts are too dear here; agent/sources/clock_cost.h). */
+enum config_cpu_clock {
+    CONFIG_CPU_CLOCK_PERF = 1,
+    CONFIG_CPU_CLOCK_POSIX = 2,
+    CONFIG_CPU_CLOCK_AUTO = 3
+};
 /* The CPU clock's periods: random (each one drawn afresh around the
  * interval, and each sample weighted by the CPU time it stands for, so work
  * that repeats with the interval's period is not always sampled at the

@@ -7,7 +7,9 @@
 # points).  The error of fixed periods is measured by bench/aliasing.sh.
 source "$(dirname "$0")/lib.sh"
 
-cs record -q -i 1ms -o "$T/a.corscope" -- $(app Aliasing) 1000 10 4000 > "$T/truth.txt"
+# the perf_event clock by name: at 1 ms the agent may choose the POSIX
+# timers (t_cpu_clock_choice), which fire at the scheduler tick
+cs record -q -i 1ms --cpu-clock perf -o "$T/a.corscope" -- $(app Aliasing) 1000 10 4000 > "$T/truth.txt"
 cs report -f top --limit 0 "$T/a.corscope" > "$T/top.txt" 2> /dev/null
 truth=$(awk '$1 == "truth" { sub("A=", "", $2); print $2 }' "$T/truth.txt")
 a=$(top_total "$T/top.txt" Phase.A)

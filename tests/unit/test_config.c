@@ -52,12 +52,15 @@ static void test_config_defaults_and_values(void)
     CHECK(config_set(&c, "signal", "USR2", err, sizeof err) == 0 && c.signal == SIGUSR2);
     CHECK(config_set(&c, "signal", "SIGSEGV", err, sizeof err) < 0);
     CHECK(config_set(&c, "signal", "SIGRTMIN", err, sizeof err) < 0);
-    /* the CPU clock: perf by default, posix on request, nothing else */
-    CHECK_EQ(c.cpu_clock, CONFIG_CPU_CLOCK_PERF);
+    /* the CPU clock: chosen by the agent by default, perf or posix on
+     * request, nothing else */
+    CHECK_EQ(c.cpu_clock, CONFIG_CPU_CLOCK_AUTO);
+    config_value_text(&c, "cpu_clock", text0, sizeof text0);
+    CHECK_STR(text0, "auto");
     CHECK(config_set(&c, "cpu_clock", "posix", err, sizeof err) == 0 &&
           c.cpu_clock == CONFIG_CPU_CLOCK_POSIX);
     CHECK(config_set(&c, "cpu_clock", "tsc", err, sizeof err) < 0);
-    CHECK_STR(err, "unknown CPU clock (clocks: perf, posix)");
+    CHECK_STR(err, "unknown CPU clock (clocks: auto, perf, posix)");
     config_value_text(&c, "cpu_clock", text0, sizeof text0);
     CHECK_STR(text0, "posix");
     CHECK(config_set(&c, "cpu_clock", "perf", err, sizeof err) == 0 &&

@@ -18,6 +18,50 @@
 #include "agent/log.h"
 #include "agent/os_thread.h"
 
+/* Refusals that will not change for this process (no permission, no
+ * perf_event at all): every later thread goes to POSIX timers.  Others
+ * (out of descriptors, of memory) are for this thread only. */
+static int refused_for_good(int e)
+{
+    return e == EACCES || e == EPERM || e == ENOENT || e == ENOSYS || e == EINVAL ||
+           e == EOPNOTSUPP || e == ENODEV;
+}
+
+/* No clock asked for, and at this interval the perf_event clock's
+ * interrupts could matter: measure what one costs here and take POSIX
+ * timers if that is more than the rule allows (clock_cost.h). */
+static void choose(struct cpu_clock *c)
+{
+    struct clock_cost cost;
+    int rc = clock_cost_measure(c->signal, 0, &cost);
+    if (rc < 0 && (errno == EACCES || errno == EPERM)) {
+        c->perf_exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+        rc = clock_cost_measure(c->signal, 1, &cost);
+    }
+    int err = rc < 0 ? errno : 0;
+    cpu_clock_take_cost(c, &cost, err);
+    if (err)
+        log_info("the perf_event clock's cost was not measured (%s)", strerror(err));
+    else
+        log_info("a perf_event interrupt costs %llu ns here (%u overflows; the measure took "
+                 "%llu us, %llu us of CPU)",
+                 (unsigned long long)cost.per_interrupt_ns, cost.periods,
+                 (unsigned long long)(cost.spent_ns / 1000),
+                 (unsigned long long)(cost.cpu_ns / 1000));
+}
+
+void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *cost, int measure_errno)
+{
+    c->measured = 1;
+    c->cost = *cost;
+    c->measure_errno = measure_errno;
+    if (measure_errno) /* refused: the first thread's clock finds it again and says so */
+        return;
+    c->tick_hz = clock_cost_tick_hz();
+    c->chose_posix = clock_cost_prefers_posix(cost->per_interrupt_ns, c->interval_ns);
+    c->posix = c->chose_posix;
+}
+
 void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed)
 {
     memset(c, 0, sizeof *c);
@@ -25,10 +69,14 @@ void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed
     c->signal = cfg->signal;
     c->asked_posix = cfg->cpu_clock == CONFIG_CPU_CLOCK_POSIX;
     c->random_periods = cfg->cpu_period != CONFIG_CPU_PERIOD_FIXED;
+    c->asked_perf = cfg->cpu_clock == CONFIG_CPU_CLOCK_PERF;
     c->posix = c->asked_posix;
     c->random = seed ^ 0x9e3779b97f4a7c15ull;
     if (!c->random)
         c->random = 1;
+    if (cfg->cpu_clock == CONFIG_CPU_CLOCK_AUTO && config_sampled(cfg) == CONFIG_EVENT_CPU &&
+        cfg->sampler == CONFIG_SAMPLER_SIGNAL && clock_cost_worth_measuring(c->interval_ns))
+        choose(c);
 }
 
 /* A random point in (0, interval] (xorshift64; no quality needed beyond
@@ -54,13 +102,30 @@ static void prepare(struct cpu_clock *c, struct sthread *t)
     atomic_store(&t->clock_first, 1);
 }
 
-/* Refusals that will not change for this process (no permission, no
- * perf_event at all): every later thread goes to POSIX timers.  Others
- * (out of descriptors, of memory) are for this thread only. */
-static int refused_for_good(int e)
+int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int exclude_kernel)
 {
-    return e == EACCES || e == EPERM || e == ENOENT || e == ENOSYS || e == EINVAL ||
-           e == EOPNOTSUPP || e == ENODEV;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    attr.sample_period = period_ns;
+    attr.wakeup_events = 1;
+    attr.exclude_kernel = (uint64_t)(exclude_kernel != 0);
+    attr.exclude_hv = 1;
+    attr.disabled = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    /* high before O_ASYNC: the signal's si_fd is the number asked for then */
+    fd = fds_move_high(fd);
+    struct f_owner_ex owner = {F_OWNER_TID, tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, signal) < 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+        close(fd);
+        return -2;
+    }
+    return fd;
 }
 
 static int start_perf(struct cpu_clock *c, struct sthread *t)
@@ -71,19 +136,11 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         c->fallback_errno = -1; /* the agent's share of the fd limit is used */
         return -1;
     }
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.sample_period = first_phase(c);
-    t->period_ns = attr.sample_period;
+    t->period_ns = first_phase(c);
     prepare(c, t);
-    attr.wakeup_events = 1;
-    attr.exclude_kernel = (uint64_t)c->perf_exclude_kernel;
-    attr.exclude_hv = 1;
-    attr.disabled = 1;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = cpu_clock_open_event(t->tid, t->period_ns, c->signal, c->perf_exclude_kernel);
+    if (fd == -2)
+        return -1;
     if (fd < 0 && (errno == EACCES || errno == EPERM) && !c->perf_exclude_kernel) {
         c->perf_exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
         return start_perf(c, t);
@@ -95,13 +152,6 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         } else if (errno != ESRCH) {
             c->fallback_errno = errno;
         }
-        return -1;
-    }
-    fd = fds_move_high(fd);
-    struct f_owner_ex owner = {F_OWNER_TID, t->tid};
-    if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, c->signal) < 0 ||
-        fcntl(fd, F_SETOWN_EX, &owner) < 0) {
-        close(fd);
         return -1;
     }
     t->perf_fd = fd; /* before the first signal, which the handler checks it against */
@@ -165,16 +215,94 @@ void cpu_clock_release(struct cpu_clock *c, struct sthread *t)
     cpu_clock_stop(t);
 }
 
+/* "1 ms", "500 us": an interval as the user gave it. */
+static void interval_text(uint64_t ns, char *out, size_t size)
+{
+    if (ns % 1000000ull == 0)
+        snprintf(out, size, "%llu ms", (unsigned long long)(ns / 1000000ull));
+    else
+        snprintf(out, size, "%llu us", (unsigned long long)(ns / 1000ull));
+}
+
+/* Why the measure chose as it did: "chosen at start: a perf_event interrupt
+ * costs 55.1 us here, 5.5% of a core at 1 ms, more than the 1.0% allowed",
+ * or why there is no measure. */
+static void choice_text(const struct cpu_clock *c, char *out, size_t size)
+{
+    if (c->measure_errno == EBUSY) {
+        snprintf(out, size, "its cost not measured at start: too few overflows in %llu ms, "
+                 "the machine too busy", (unsigned long long)(c->cost.spent_ns / 1000000ull));
+        return;
+    }
+    if (c->measure_errno) {
+        snprintf(out, size, "its cost not measured at start: %s", strerror(c->measure_errno));
+        return;
+    }
+    char at[32];
+    interval_text(c->interval_ns, at, sizeof at);
+    uint64_t share = clock_cost_permille(c->cost.per_interrupt_ns, c->interval_ns);
+    snprintf(out, size,
+             "chosen at start: a perf_event interrupt costs %llu.%llu us here, %llu.%llu%% of a "
+             "core at %s, %s the %u.%u%% allowed",
+             (unsigned long long)(c->cost.per_interrupt_ns / 1000),
+             (unsigned long long)(c->cost.per_interrupt_ns % 1000 / 100),
+             (unsigned long long)(share / 10), (unsigned long long)(share % 10), at,
+             c->chose_posix ? "more than" : "within", COST_SHARE_PERMILLE / 10, COST_SHARE_PERMILLE % 10);
+}
+
+/* The POSIX timers' rate: one sample per tick at most. */
+static void posix_rate_text(const struct cpu_clock *c, char *out, size_t size)
+{
+    uint64_t asked = 1000000000ull / c->interval_ns;
+    if (!c->tick_hz)
+        snprintf(out, size, "checked at the scheduler tick");
+    else if (asked > c->tick_hz)
+        snprintf(out, size,
+                 "checked at the scheduler tick: at most %u samples per CPU-second per thread "
+                 "(the %u Hz tick) for the %llu asked, each weighted by the CPU time it stands for",
+                 c->tick_hz, c->tick_hz, (unsigned long long)asked);
+    else
+        snprintf(out, size, "checked at the scheduler tick (%u Hz)", c->tick_hz);
+}
+
+/* "perf_event task-clock (user time only; --cpu-clock perf)" */
+static void perf_text(const struct cpu_clock *c, char *out, size_t size)
+{
+    char why[256] = "";
+    if (c->measured)
+        choice_text(c, why, sizeof why);
+    const char *parts[3] = {c->perf_exclude_kernel ? "user time only" : NULL,
+                            c->asked_perf ? "--cpu-clock perf" : NULL, why[0] ? why : NULL};
+    size_t n = (size_t)snprintf(out, size, "perf_event task-clock");
+    const char *sep = " (";
+    for (int i = 0; i < 3 && n < size; i++)
+        if (parts[i]) {
+            n += (size_t)snprintf(out + n, size - n, "%s%s", sep, parts[i]);
+            sep = "; ";
+        }
+    if (sep[0] == ';' && n < size)
+        snprintf(out + n, size - n, ")");
+}
+
 const char *cpu_clock_describe(struct cpu_clock *c)
 {
     if (c->asked_posix)
         return "posix-cpu-timer (--cpu-clock posix; checked at the scheduler tick)";
+    if (c->chose_posix) {
+        char why[256], rate[256];
+        choice_text(c, why, sizeof why);
+        posix_rate_text(c, rate, sizeof rate);
+        snprintf(c->text, sizeof c->text, "posix-cpu-timer (%s; %s)", why, rate);
+        return c->text;
+    }
     if (c->posix && !c->perf_threads)
         return "posix-cpu-timer (perf_event refused; checked at the scheduler tick)";
-    const char *perf = c->perf_exclude_kernel ? "perf_event task-clock (user time only)"
-                                              : "perf_event task-clock";
-    if (!c->posix_threads)
-        return perf;
+    char perf[384];
+    perf_text(c, perf, sizeof perf);
+    if (!c->posix_threads) {
+        snprintf(c->text, sizeof c->text, "%s", perf);
+        return c->text;
+    }
     /* some threads fell back: say how many, and why */
     snprintf(c->text, sizeof c->text,
              "%s; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",

@@ -9,7 +9,13 @@
  * perf_event_paranoid allows no more).  Where perf_event is refused, or
  * `--cpu-clock posix` asks for it, a POSIX CPU timer (timer_create on the
  * thread's CPU clock, SIGEV_THREAD_ID) serves: checked at the scheduler's
- * tick.  The first period of every clock is a random part of the interval,
+ * tick, so at most one sample per tick, each weighted by the CPU time it
+ * stands for.  When the user chose no clock and the interval is short
+ * enough for the perf_event clock's interrupts to matter, what one really
+ * costs this machine is measured at start (clock_cost.h: tens of
+ * microseconds on virtual machines, a few on bare metal) and the POSIX
+ * timers are taken if it is too dear; the cpu_clock INFO says which clock
+ * was chosen and why.  The first period of every clock is a random part of the interval,
  * so a thread that lives for less than one interval is sampled with the
  * right probability instead of never.  Each later period is drawn afresh
  * between half and one and a half intervals (--cpu-period fixed: exactly
@@ -26,6 +32,7 @@
 #include <sys/types.h>
 
 #include "agent/signal/thread_rings.h"
+#include "agent/sources/clock_cost.h"
 #include "common/config.h"
 #include "common/visibility.h"
 
@@ -34,6 +41,14 @@ struct cpu_clock {
     int signal;
     int posix;               /* POSIX timers: asked for, or perf_event refused */
     int asked_posix;         /* --cpu-clock posix */
+    int asked_perf;          /* --cpu-clock perf */
+    /* no clock asked for, and the interval short enough: the perf_event
+     * clock's cost measured at start (clock_cost.h) */
+    int measured;            /* tried */
+    int measure_errno;       /* why it could not be, or 0 */
+    int chose_posix;         /* the measure made us take POSIX timers */
+    struct clock_cost cost;
+    uint32_t tick_hz;        /* the scheduler's tick, for the POSIX clock's rate */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     int random_periods;      /* --cpu-period random (the default) */
     uint64_t random;         /* state of the phase generator */
@@ -43,10 +58,20 @@ struct cpu_clock {
     int fallback_errno;      /* why perf_event was refused for a thread (EMFILE ...),
                               * or -1 when the agent's fd budget said no */
     size_t perf_open;        /* perf_event fds open now */
-    char text[256];          /* cpu_clock_describe's answer */
+    char text[640];          /* cpu_clock_describe's answer */
 };
 
 HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed);
+/* A perf_event task-clock for the thread, disabled, signalling `signal` to
+ * it at each overflow (after PERF_EVENT_IOC_REFRESH), its fd high
+ * (fds.h).  Returns the fd; -1 when perf_event_open refused (errno says
+ * why), -2 when the fd could not be set up. */
+HIDDEN int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int exclude_kernel);
+/* The clock the measure of the perf_event clock's cost chooses
+ * (clock_cost.h), or why there is none (measure_errno, 0 if measured);
+ * cpu_clock_init calls it, before any thread has a clock. */
+HIDDEN void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *cost,
+                                int measure_errno);
 /* Gives the thread its clock.  Returns 0, or -1 when none could be made
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);

@@ -1,0 +1,155 @@
+/*
+ * Tests of the choice of the signal sampler's CPU clock
+ * (agent/sources/clock_cost.c, cpu_clock_take_cost): the rule with given
+ * costs, what the cpu_clock INFO says of each choice, and that the measure
+ * itself leaves the thread as it found it (its signal mask, no signal
+ * pending).  What the measure finds on this machine is not tested here
+ * (a number of the machine, not of the code): bench/sigcost.sh and
+ * docs/performance.md.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "agent/sources/clock_cost.h"
+#include "agent/sources/cpu_clock.h"
+#include "common/config.h"
+#include "test.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+/* 1% of a core: at 1 ms, 10 us an interrupt is allowed and no more. */
+static void test_rule(void)
+{
+    CHECK(!clock_cost_prefers_posix(10 * US, 1 * MS));
+    CHECK(clock_cost_prefers_posix(10 * US + 1, 1 * MS));
+    CHECK(clock_cost_prefers_posix(55 * US, 1 * MS));     /* our CI VM, earlier: 5.5% */
+    CHECK(clock_cost_prefers_posix(15 * US, 1 * MS));     /* our CI VM, 26 Nov: 1.5% */
+    CHECK(!clock_cost_prefers_posix(4 * US, 1 * MS));     /* bare metal */
+    CHECK(!clock_cost_prefers_posix(55 * US, 10 * MS));   /* 0.55% at the default */
+    CHECK(clock_cost_prefers_posix(30 * US, 2 * MS));     /* 1.5% */
+    CHECK(!clock_cost_prefers_posix(30 * US, 5 * MS));    /* 0.6% */
+    CHECK_EQ(clock_cost_permille(55 * US, 1 * MS), 55);
+    CHECK_EQ(clock_cost_permille(4 * US, 1 * MS), 4);
+}
+
+/* Nothing measured where even the dearest interrupt known could not make
+ * the rule pick POSIX: from the default 10 ms up. */
+static void test_worth_measuring(void)
+{
+    CHECK(!clock_cost_worth_measuring(10 * MS));
+    CHECK(!clock_cost_worth_measuring(100 * MS));
+    CHECK(clock_cost_worth_measuring(9 * MS));
+    CHECK(clock_cost_worth_measuring(1 * MS));
+}
+
+/* A cpu_clock as the agent makes it for `-i interval_ns`, with no clock
+ * asked for; the suspend sampler, so that nothing is measured here. */
+static void make_clock(struct cpu_clock *c, uint64_t interval_ns)
+{
+    struct config cfg;
+    config_defaults(&cfg);
+    cfg.interval_ns = interval_ns;
+    cfg.sampler = CONFIG_SAMPLER_SUSPEND;
+    cpu_clock_init(c, &cfg, 1);
+    CHECK(!c->measured);
+}
+
+static void test_dear_interrupts_choose_posix(void)
+{
+    struct cpu_clock c;
+    make_clock(&c, 1 * MS);
+    struct clock_cost cost = {55100, 24, 3 * MS, 2 * MS};
+    cpu_clock_take_cost(&c, &cost, 0);
+    CHECK(c.posix && c.chose_posix);
+    const char *text = cpu_clock_describe(&c);
+    static const char want[] = "posix-cpu-timer (chosen at start: a perf_event interrupt costs "
+                               "55.1 us here, 5.5% of a core at 1 ms, more than the 1.0% "
+                               "allowed; checked at the scheduler tick";
+    CHECK(!strncmp(text, want, sizeof want - 1));
+    /* the tick is the machine's: one sample per tick at most, said when
+     * that is fewer than the interval asks for */
+    if (c.tick_hz && c.tick_hz < 1000)
+        CHECK(strstr(text, "samples per CPU-second per thread") != NULL);
+}
+
+static void test_cheap_interrupts_keep_perf(void)
+{
+    struct cpu_clock c;
+    make_clock(&c, 1 * MS);
+    struct clock_cost cost = {4200, 24, 3 * MS, 2 * MS};
+    cpu_clock_take_cost(&c, &cost, 0);
+    CHECK(!c.posix && !c.chose_posix);
+    CHECK_STR(cpu_clock_describe(&c),
+              "perf_event task-clock (chosen at start: a perf_event interrupt costs 4.2 us here, "
+              "0.4% of a core at 1 ms, within the 1.0% allowed)");
+}
+
+/* The same cost is too dear at 1 ms and cheap enough at 2 ms. */
+static void test_interval_decides(void)
+{
+    struct clock_cost cost = {15000, 24, 3 * MS, 2 * MS};
+    struct cpu_clock c;
+    make_clock(&c, 1 * MS);
+    cpu_clock_take_cost(&c, &cost, 0); /* 1.5% */
+    CHECK(c.chose_posix && c.posix);
+    make_clock(&c, 2 * MS);
+    cpu_clock_take_cost(&c, &cost, 0); /* 0.75% */
+    CHECK(!c.chose_posix && !c.posix);
+}
+
+/* A machine too busy to measure: perf_event stays, and the INFO says so. */
+static void test_unmeasured_keeps_perf(void)
+{
+    struct cpu_clock c;
+    make_clock(&c, 1 * MS);
+    struct clock_cost cost = {0, 3, 20 * MS, 1 * MS};
+    cpu_clock_take_cost(&c, &cost, EBUSY);
+    CHECK(!c.posix);
+    CHECK_STR(cpu_clock_describe(&c),
+              "perf_event task-clock (its cost not measured at start: too few overflows in "
+              "20 ms, the machine too busy)");
+}
+
+/* --cpu-clock perf: said, and nothing chosen. */
+static void test_forced_perf(void)
+{
+    struct config cfg;
+    config_defaults(&cfg);
+    cfg.interval_ns = 1 * MS;
+    cfg.cpu_clock = CONFIG_CPU_CLOCK_PERF;
+    struct cpu_clock c;
+    cpu_clock_init(&c, &cfg, 1);
+    CHECK(!c.measured && !c.posix);
+    CHECK_STR(cpu_clock_describe(&c), "perf_event task-clock (--cpu-clock perf)");
+}
+
+/* The measure blocks the sampler's signal while it runs and takes what it
+ * caused: the mask is restored and nothing is left pending, whether
+ * perf_event was allowed or not. */
+static void test_measure_leaves_thread_clean(void)
+{
+    sigset_t before, after, pending;
+    pthread_sigmask(SIG_SETMASK, NULL, &before);
+    struct clock_cost cost;
+    int rc = clock_cost_measure(SIGPROF, 0, &cost);
+    pthread_sigmask(SIG_SETMASK, NULL, &after);
+    CHECK(sigismember(&after, SIGPROF) == sigismember(&before, SIGPROF));
+    sigpending(&pending);
+    CHECK(!sigismember(&pending, SIGPROF));
+    if (rc == 0)
+        CHECK(cost.periods >= COST_MIN_PERIODS && cost.periods <= COST_PERIODS);
+}
+
+void suite_clock_cost(void)
+{
+    RUN(test_rule);
+    RUN(test_worth_measuring);
+    RUN(test_dear_interrupts_choose_posix);
+    RUN(test_cheap_interrupts_keep_perf);
+    RUN(test_interval_decides);
+    RUN(test_unmeasured_keeps_perf);
+    RUN(test_forced_perf);
+    RUN(test_measure_leaves_thread_clean);
+}
