@@ -51,8 +51,9 @@ short=$(awk '/^#   and [0-9]+ shorter waits/ { print $3 }' "$T/min.txt")
 assert_ge "--lock-min: shorter waits counted (the six, and any of the runtime's own)" "${short:-0}" 6
 short_ms=$(sed -n 's/^#   and [0-9]* shorter waits, \(.*\) in all.*/\1/p' "$T/min.txt" | to_ms)
 truth=$(awk '/^waited/ { print $3 + $6 }' "$T/min.out")
-# 10%, and 3 ms a wait: the program's clock starts before the runtime's
+# 10%, and 6 ms a wait: the program's clock starts before the runtime's
 # spinning, which its contention events leave out, and which a busy machine
-# stretches (236 ms against the program's 264 beside two busy processes)
-assert_near "--lock-min: their time (ms)" "$short_ms" "$truth" "$(awk -v t="$truth" 'BEGIN { print t / 10 + 18 }')"
+# stretches (236 ms against the program's 264 beside two busy processes;
+# 233.7 against 284.9 with four; the count of waits is checked above)
+assert_near "--lock-min: their time (ms)" "$short_ms" "$truth" "$(awk -v t="$truth" 'BEGIN { print t / 10 + 36 }')"
 note "waits under --lock-min counted: $(sed -n 2p "$T/min.txt")"
