@@ -87,6 +87,10 @@ void codemap_init(ICorProfilerInfo15 *i, int version, struct recorder *out)
     info_version = version;
     io = out;
     atomic_store(&stopped, 0);
+    /* a detach between an unload's announcement and its resume left these
+     * set: a later attach hears of neither */
+    atomic_store(&unload_in_flight, 0);
+    atomic_store(&unload_suspended, 0);
     map64_init(&permanent);
     code_index_init();
 }

@@ -148,6 +148,16 @@ static void test_unload_in_flight(void)
     CHECK(!granted(after));
     uint64_t later = clock_now_ns() + 1;
     CHECK(granted(later));
+    /* detached between an unload's announcement and its resume: the next
+     * attach (the same library, its statics kept) hears of neither */
+    codemap_unloading(8, 0);
+    codemap_unload_suspension(1);
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+    uint64_t attached = clock_now_ns() + 1;
+    CHECK(granted(attached));
+    codemap_unload_suspension(0); /* a collection's resume, not the old one's */
+    CHECK(granted(attached));
     codemap_shutdown();
     codemap_init(NULL, 0, NULL);
 }
