@@ -173,4 +173,8 @@ built with ASan and UBSan (build/asan/replay-reader):
 - unit tests (tests/unit, plain and ASan+UBSan) truncate the fixture recording at every byte and flip its bytes, and fail every allocation of the reader and writer in turn
 
 $(cat "$T/fuzz.md")
+
+## Locks and suspensions
+
+An audit by reading, which no run shows: docs/locks.md.
 EOF2

@@ -116,7 +116,7 @@ static void function_around(const char *text, const char *at, const char **begin
  * after it in the same function, no log_, control_client_, write( or
  * printf -- a write to a pipe that only a managed thread of the process
  * drains would never end, and the runtime would stay suspended
- * (docs/reliability.md, "Locks and suspensions"). */
+ * (docs/locks.md). */
 static void lint_suspensions(const char *path, const char *text, struct lint *l)
 {
     static const char *const writes[] = {"log_", "control_client_", "write(", "printf("};
@@ -170,7 +170,7 @@ static const char *static_body(const char *text, const char *name, size_t len, c
  * bodies of the file's static functions called there (one level), no
  * log_ call -- a log line is a blocking write to stderr, and every other
  * thread that needs the lock (a module load, a compilation) waits on it
- * (docs/reliability.md, "Locks and suspensions"). */
+ * (docs/locks.md). */
 static void lint_locks(const char *path, const char *text, struct lint *l)
 {
     for (const char *p = text; (p = strstr(p, "pthread_mutex_unlock(")) != NULL; p += 21) {
