@@ -278,6 +278,18 @@ int attach_run(const struct attach_target *t, const struct config *cfg_in, const
     return attach_run_with(t, cfg_in, agent, path, file, duration_ns, quiet, NULL, NULL);
 }
 
+/* Is the diagnostics socket at path (maybe "/proc/PID/root/...", resolved
+ * as the connect resolves it) no longer there? */
+static int socket_gone(const char *path)
+{
+    int fd = container_open(path, O_PATH);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    return errno == ENOENT;
+}
+
 int attach_run_with(const struct attach_target *t, const struct config *cfg_in, const char *agent,
                     const char *path, int file, uint64_t duration_ns, int quiet,
                     void (*setup)(struct session *s, void *ctx), void *ctx)
@@ -349,7 +361,7 @@ int attach_run_with(const struct attach_target *t, const struct config *cfg_in, 
         struct timespec pause = {0, RETRY_MS * 1000000L};
         nanosleep(&pause, NULL);
     }
-    if (asked < 0 && (kill(pid, 0) < 0 || access(t->proc.socket, F_OK) < 0)) {
+    if (asked < 0 && (kill(pid, 0) < 0 || socket_gone(t->proc.socket))) {
         /* the runtime removes its diagnostics socket as it shuts down: the
          * process was found, and is ending (or gone) */
         cli_error("process %d (%s) ended during the attach", (int)pid, name);
