@@ -20,6 +20,11 @@
 # hundredths of a second are coarser than what is measured here).
 #
 #   bench/startup.sh [RUNS] [BASE]   (default 11, 6ec35d4)
+#   ASYNC=off bench/startup.sh ...    (default on: the environment `record`
+#                                     gives every process it starts; before
+#                                     session 7 this bench ran with the
+#                                     agent's own default, off, and missed
+#                                     what logical async stacks cost)
 #
 # The default base is main before the start-up and exit paths were cut
 # (session 5); 36c5afd is the tree before unwind rules were decoded one
@@ -29,6 +34,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-11}
 BASE=${2:-6ec35d4}
+ASYNC=${ASYNC:-on}
 source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -58,7 +64,7 @@ run() {
         "$RUSAGE" "$T/time" dotnet "$@" > /dev/null
     else
         CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
-            CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$f" \
+            CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$f" CORSCOPE_ASYNC="$ASYNC" \
             "$RUSAGE" "$T/time" dotnet "$@" > /dev/null
     fi
     awk '{ print $1 }' "$T/time" >> "$T/$tag.wall"
@@ -77,7 +83,7 @@ plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f\n", a - b }'; }
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore.App/ { v = $2 } END { print v }')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "runs: $RUNS per configuration, interleaved; medians; base: $rev"
+echo "runs: $RUNS per configuration, interleaved; medians; base: $rev; CORSCOPE_ASYNC=$ASYNC"
 
 # row LABEL TAG: one configuration's line of the table
 row() {

@@ -121,3 +121,20 @@ grep -q "^  async        on (3 runtime methods rewritten)" "$T/check.txt" || fai
 cs record -q --force -o "$T/default.corscope" -- $(app AsyncChain) chain 100 > /dev/null 2>&1
 cs report -f collapsed "$T/default.corscope" 2> /dev/null | grep -q "${A}Chain\.A;${A}Chain\.B;AsyncChain\.Chain\.C;" ||
     fail "logical stacks are not the default"
+# the rewrite waits for an async method's first yield (its state machine
+# box's class loading; docs/async.md): a program whose only boxes are the
+# pooling builder's gets its chains from the start, and one that never
+# yields has nothing rewritten (a rewrite costs a process ~15 ms of its
+# start-up: docs/performance.md)
+cs record -q --force -i 1ms --cpu-clock perf -o "$T/pooling.corscope" -- $(app AsyncChain) pooling 300 \
+    > /dev/null 2> "$T/err.txt" || fail "record pooling: $(cat "$T/err.txt")"
+cs check "$T/pooling.corscope" > "$T/check.txt" 2>&1
+grep -q "^  async        on (3 runtime methods rewritten)" "$T/check.txt" ||
+    fail "pooling boxes alone did not start the rewrite: $(grep async "$T/check.txt")"
+cs report -f collapsed "$T/pooling.corscope" > "$T/collapsed.txt" 2> /dev/null
+expect "pooling alone" BurnPooling "${A}Pooling\.A;${A}Pooling\.B;AsyncChain\.Pooling\.C;${W}BurnPooling(;| )"
+cs record -q --force -o "$T/sync.corscope" -- $(app Bench) 1 200 0 > /dev/null 2> "$T/err.txt" ||
+    fail "record Bench: $(cat "$T/err.txt")"
+cs check "$T/sync.corscope" > "$T/check.txt" 2>&1
+grep -q "^  async        on (no async method yielded: nothing rewritten)" "$T/check.txt" ||
+    fail "a program that never yields: $(grep async "$T/check.txt")"

@@ -72,7 +72,7 @@ static int void_with_params(PCCOR_SIGNATURE sig, ULONG len, uint32_t params)
     return sig[1] == params && sig[2] == ELEMENT_TYPE_VOID;
 }
 
-static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
+static mdTypeDef find_type(IMetaDataImport *import, const struct target *t)
 {
     WCHAR w[256];
     mdTypeDef type = 0, outer = 0;
@@ -83,6 +83,15 @@ static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
     }
     to_wide(t->type, w, 256);
     if (import->lpVtbl->FindTypeDefByName(import, w, outer, &type) < 0)
+        return 0;
+    return type;
+}
+
+static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
+{
+    WCHAR w[256];
+    mdTypeDef type = find_type(import, t);
+    if (!type)
         return 0;
     to_wide(t->method, w, 256);
     HCORENUM e = NULL;
@@ -105,6 +114,24 @@ static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
     if (e)
         import->lpVtbl->CloseEnum(import, e);
     return found;
+}
+
+size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
+                         size_t room)
+{
+    IUnknown *unk = NULL;
+    if (info->lpVtbl->GetModuleMetaData(info, corelib, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
+        !unk)
+        return 0;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    size_t n = 0;
+    for (size_t i = 0; i < TARGETS && n < room; i++) {
+        mdTypeDef type = targets[i].outer ? find_type(import, &targets[i]) : 0;
+        if (type)
+            out[n++] = type;
+    }
+    import->lpVtbl->Release(import);
+    return n;
 }
 
 /* The calli's signature: unmanaged, no parameters, native int back; with

@@ -19,7 +19,11 @@
  * RequestReJITWithInliners (COR_PRF_REJIT_BLOCK_INLINING) replaces their
  * code, precompiled or not, for every instantiation present and to come,
  * and the code of methods that inlined them; it works the same after an
- * attach.  The new bodies are made on the loop before the request
+ * attach.  The request waits for the first state machine box (an async
+ * method that yielded): extending CoreLib's metadata and the ReJIT cost a
+ * process about 10 ms of CPU and 15 ms of its start (docs/performance.md),
+ * which a program that never yields should not pay.  The new bodies are
+ * made on the loop before the request
  * (metadata: a local signature with three more locals, and the calli's
  * signature), and handed over in GetReJITParameters, which may come on any
  * thread.  The methods are put back (RequestRevert) when the agent
@@ -33,6 +37,11 @@
 
 /* Loop: is this module System.Private.CoreLib? */
 HIDDEN int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module);
+/* The state machine boxes' types (the targets' owners that exist only once
+ * an async method has yielded), at most `room` into `out`: a ModuleLoad
+ * callback's read-only lookups, cheap.  Returns how many were found. */
+HIDDEN size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
+                                size_t room);
 /* Loop: makes the new bodies and asks for the ReJIT (once per agent run).
  * Returns how many methods were asked for (0: none could be; logged). */
 HIDDEN int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib);
