@@ -133,8 +133,8 @@ grep -q "^  async        on (3 runtime methods rewritten)" "$T/check.txt" ||
     fail "pooling boxes alone did not start the rewrite: $(grep async "$T/check.txt")"
 cs report -f collapsed "$T/pooling.corscope" > "$T/collapsed.txt" 2> /dev/null
 expect "pooling alone" BurnPooling "${A}Pooling\.A;${A}Pooling\.B;AsyncChain\.Pooling\.C;${W}BurnPooling(;| )"
-cs record -q --force -o "$T/sync.corscope" -- $(app Bench) 1 200 0 > /dev/null 2> "$T/err.txt" ||
-    fail "record Bench: $(cat "$T/err.txt")"
+cs record -q --force -o "$T/sync.corscope" -- $(app Memory) exact 200 > /dev/null 2> "$T/err.txt" ||
+    fail "record Memory: $(cat "$T/err.txt")"
 cs check "$T/sync.corscope" > "$T/check.txt" 2>&1
 grep -q "^  async        on (no async method yielded: nothing rewritten)" "$T/check.txt" ||
     fail "a program that never yields: $(grep async "$T/check.txt")"

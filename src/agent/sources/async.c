@@ -134,7 +134,9 @@ static int async_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     *mask |= COR_PRF_MONITOR_MODULE_LOADS;
     if (too_old)
         return 0;
-    *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS | COR_PRF_MONITOR_CLASS_LOADS;
+    *mask |= COR_PRF_ENABLE_REJIT | COR_PRF_MONITOR_SUSPENDS;
+    if (!a->attached)
+        *mask |= COR_PRF_MONITOR_CLASS_LOADS; /* the first box's */
     return achain_init();
 }
 
