@@ -153,11 +153,11 @@ static int async_start(struct agent *a, struct source *s)
         while (!atomic_load(&corelib) &&
                modules->lpVtbl->Next(modules, 64, ids, &got) >= 0 && got)
             for (ULONG i = 0; i < got; i++)
-                if (rewrite_is_corelib(a->info, ids[i])) {
-                    /* boxes may have loaded before this source listened */
-                    atomic_store(&yielded, 1);
+                if (rewrite_is_corelib(a->info, ids[i]))
+                    /* launched, CoreLib's ModuleLoadFinished is on its way
+                     * (no managed code has run, so no box has loaded);
+                     * after an attach `yielded` is set already */
                     atomic_store(&corelib, ids[i]);
-                }
         modules->lpVtbl->Release(modules);
     }
     request(a);
