@@ -37,9 +37,11 @@
 
 /* Loop: is this module System.Private.CoreLib? */
 HIDDEN int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module);
-/* The state machine boxes' types (the targets' owners that exist only once
- * an async method has yielded), at most `room` into `out`: a ModuleLoad
- * callback's read-only lookups, cheap.  Returns how many were found. */
+/* Loop: the state machine boxes' types (the targets' owners that exist
+ * only once an async method has yielded), at most `room` into `out`;
+ * read-only lookups, but the first public importer of CoreLib costs the
+ * runtime half a millisecond, kept off the program's threads.  Returns how
+ * many were found. */
 HIDDEN size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
                                 size_t room);
 /* Loop: makes the new bodies and asks for the ReJIT (once per agent run).

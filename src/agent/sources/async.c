@@ -43,8 +43,8 @@ static int requested;
  * class of CoreLib that loads in between is noted in `early`, which the
  * loop reads once the types are known (a note made after the loop counted
  * them finds `types_ready` set and checks itself).  `yielded` once a box
- * loaded, or at once when it cannot be told (an attach, a late start, more
- * early classes than noted). */
+ * loaded, or at once when it cannot be told (an attach, more early classes
+ * than noted, no box type found). */
 #define BOX_TYPES 4
 #define EARLY 1024
 static mdTypeDef box_types[BOX_TYPES];
