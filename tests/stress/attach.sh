@@ -54,6 +54,12 @@ while read -r name mode scale; do
             if [ "$rc" != 0 ]; then
                 # refused because the program was ending, or a real failure
                 grep -q "no process\|not a .NET\|ended during\|cannot look at" "$T/a.err" && break
+                # the runtime removes its diagnostics socket as it exits:
+                # found without it, a program that ends within 2 s was ending
+                if grep -q "without a diagnostics socket" "$T/a.err"; then
+                    for _ in $(seq 20); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+                    kill -0 "$pid" 2> /dev/null || break
+                fi
                 detail="attach $((attaches + 1)): exit $rc: $(head -2 "$T/a.err" | tr '\n' ' ')"
                 break
             fi
