@@ -112,7 +112,13 @@ S=$(dotnet_under $!)
 PIDS="$PIDS $S"
 for _ in $(seq 50); do ls "$PRIV"/dotnet-diagnostic-"$S"-*-socket > /dev/null 2>&1 && break; sleep 0.1; done
 ls "$PRIV"/dotnet-diagnostic-"$S"-*-socket > /dev/null 2>&1 || fail "no socket in the private /tmp"
-ls /tmp/dotnet-diagnostic-"$S"-*-socket > /dev/null 2>&1 && fail "the service's socket is in the host's /tmp"
+# its own socket: the name carries the process's start time, so a stale
+# socket of an earlier process with this pid (one that died without
+# removing it) does not count
+started=$(sed 's/.*) //' /proc/"$S"/stat | awk '{ print $20 }')
+ls "$PRIV"/dotnet-diagnostic-"$S"-"$started"-socket > /dev/null 2>&1 ||
+    fail "the private /tmp's socket is not the service's: $(ls "$PRIV")"
+[ -e /tmp/dotnet-diagnostic-"$S"-"$started"-socket ] && fail "the service's socket is in the host's /tmp"
 [ "$(stat -c %U /proc/"$S")" = nobody ] || fail "the service runs as $(stat -c %U /proc/"$S")"
 timeout -k 5 60 "$ELSEWHERE" record -q -p "$S" -d 3s -i 1ms -o "$T/p.corscope" 2> "$T/prec.err" ||
     fail "record -p a service with a private /tmp: $(cat "$T/prec.err")"
