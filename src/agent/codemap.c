@@ -332,23 +332,23 @@ static size_t image_size(uintptr_t base)
     return (size_t)opt[56] | (size_t)opt[57] << 8 | (size_t)opt[58] << 16 | (size_t)opt[59] << 24;
 }
 
-void codemap_module_loaded(ModuleID module)
+int codemap_module_loaded(ModuleID module)
 {
     if (!info || !module || atomic_load(&stopped))
-        return;
+        return 0;
     LPCBYTE base = NULL;
     ULONG len = 0;
     AssemblyID assembly = 0;
     DWORD flags = 0;
     if (info->lpVtbl->GetModuleInfo2(info, module, &base, 0, &len, NULL, &assembly, &flags) < 0 ||
-        !base || (flags & (COR_PRF_MODULE_COLLECTIBLE | COR_PRF_MODULE_DYNAMIC)))
-        return;
-    size_t size = image_size((uintptr_t)base);
+        (flags & (COR_PRF_MODULE_COLLECTIBLE | COR_PRF_MODULE_DYNAMIC)))
+        return 0;
+    size_t size = base ? image_size((uintptr_t)base) : 0;
     if (!size)
-        return;
+        return 1;
     struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
     if (!item)
-        return;
+        return 1;
     memset(item, 0, sizeof *item + sizeof item->ranges[0]);
     item->kind = ITEM_IMAGE;
     item->module = module;
@@ -356,6 +356,7 @@ void codemap_module_loaded(ModuleID module)
     item->ranges[0].start = (uintptr_t)base;
     item->ranges[0].end = (uintptr_t)base + size;
     enqueue(item);
+    return 1;
 }
 
 int codemap_in_permanent_image(uintptr_t address)
@@ -493,19 +494,6 @@ void codemap_add_function(FunctionID f)
 #define CATCH_UP_ATTEMPTS 3
 #define CATCH_UP_WAIT_MS 200 /* for an unload under way, before each attempt */
 
-/* A listed module that is never unloaded (neither collectible nor
- * dynamic)? */
-static int module_stays(ModuleID module)
-{
-    LPCBYTE base = NULL;
-    ULONG len = 0;
-    AssemblyID assembly = 0;
-    DWORD flags = 0;
-    return info->lpVtbl->GetModuleInfo2(info, module, &base, 0, &len, NULL, &assembly, &flags) >=
-               0 &&
-           !(flags & (COR_PRF_MODULE_COLLECTIBLE | COR_PRF_MODULE_DYNAMIC));
-}
-
 /* One pass over the runtime's lists.  Every id comes from a list taken
  * after `since`, and is asked about only while no unload was announced
  * since then (codemap_ids_begin): ids of code unloaded meanwhile may be
@@ -531,9 +519,8 @@ static int catch_up_once(uint64_t since, struct map64 *seen)
                     cut = 1;
                     break;
                 }
-                if (module_stays(ids[i]))
+                if (codemap_module_loaded(ids[i]))
                     map64_put(&stays, ids[i], 1);
-                codemap_module_loaded(ids[i]);
                 codemap_ids_end();
             }
         }

@@ -44,8 +44,10 @@ HIDDEN void codemap_jitted(FunctionID function, int dynamic);
 HIDDEN void codemap_rejitted(FunctionID function, ReJITID rejit);
 /* Any thread (ModuleLoadFinished): a module was loaded; when it cannot be
  * unloaded, its image's addresses (ReadyToRun code) are permanent: the
- * runtime may be asked about them at any time. */
-HIDDEN void codemap_module_loaded(ModuleID module);
+ * runtime may be asked about them at any time.  Returns 1 when the module
+ * stays (neither collectible nor dynamic), 0 when it may go or cannot be
+ * told. */
+HIDDEN int codemap_module_loaded(ModuleID module);
 /* Any thread (unload callbacks): the runtime is about to free a dynamic
  * method (function != 0) or a module (module != 0) and reuse its ids. */
 HIDDEN void codemap_unloading(ModuleID module, FunctionID function);
