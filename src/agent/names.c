@@ -3,11 +3,16 @@
  *   GetFunctionInfo2          -> ModuleID, method token
  *   (IsFunctionDynamic        -> GetDynamicFunctionInfo for IL stubs and
  *                                DynamicMethods, which have no metadata)
- *   GetModuleMetaData         -> IMetaDataImport of the module
- *   GetMethodProps            -> method name, declaring type, signature
- *   GetTypeDefProps, GetNestedClassProps -> the type name, enclosing first
- *   GetModuleInfo2            -> the module's path and whether it can be
- *                                unloaded
+ *   GetModuleInfo2            -> the module's path, image and whether it
+ *                                can be unloaded
+ *   the module's tables, read in place (mdplace.h) -> method name,
+ *                                declaring type, signature; the type
+ *                                name, enclosing first
+ *   (GetModuleMetaData        -> IMetaDataImport, only for modules whose
+ *                                tables cannot be read in place: opening
+ *                                an importer slows the runtime's own use
+ *                                of that module's metadata for the rest
+ *                                of the process, see mdplace.h)
  */
 #include "agent/names.h"
 
@@ -15,6 +20,7 @@
 #include <string.h>
 
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "clr/clr_guids.h"
 #include "common/hash.h"
 #include "common/mem.h"
@@ -25,7 +31,9 @@
 
 struct names_module {
     ModuleID id;
-    IMetaDataImport *import; /* NULL when the module has no metadata for us */
+    int in_place;            /* md is read (mdplace.h) */
+    struct md md;
+    IMetaDataImport *import; /* else this, NULL when the module has no metadata for us */
     char path[NAMES_CHARS];
 };
 
@@ -149,8 +157,18 @@ int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID functi
     AssemblyID assembly = 0;
     DWORD flags = 0;
     if (info->lpVtbl->GetModuleInfo2(info, module, &base, NAMES_CHARS, &len, wname, &assembly,
-                                     &flags) >= 0)
+                                     &flags) >= 0) {
         utf16_to_utf8(wname, len, d->module, sizeof d->module);
+        struct md md;
+        if (mdplace_open_image(base, flags, &md) == 0) {
+            mdTypeDef type = 0;
+            if (mdplace_method(&md, token, d->method, sizeof d->method, &d->arity, &type) < 0)
+                return -1;
+            if (type)
+                mdplace_type_name(&md, type, d->type, sizeof d->type);
+            return 0;
+        }
+    }
     IUnknown *unk = NULL;
     if (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
                                         &unk) < 0 || !unk)
@@ -225,13 +243,19 @@ static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t
     if (info->lpVtbl->GetClassIDInfo2(info, klass, &module, &token, &parent, 8, &nargs, args) < 0 ||
         !module || !token)
         return -1;
-    IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
-        return -1;
-    IMetaDataImport *import = (IMetaDataImport *)unk;
     char name[2 * NAMES_CHARS];
-    names_type_def(import, token, name, sizeof name);
-    import->lpVtbl->Release(import);
+    struct md md;
+    if (mdplace_open(info, module, &md) == 0) {
+        mdplace_type_name(&md, token, name, sizeof name);
+    } else {
+        IUnknown *unk = NULL;
+        if (info->lpVtbl->GetModuleMetaData(info, module, 0, &IID_IMetaDataImport, &unk) < 0 ||
+            !unk)
+            return -1;
+        IMetaDataImport *import = (IMetaDataImport *)unk;
+        names_type_def(import, token, name, sizeof name);
+        import->lpVtbl->Release(import);
+    }
     append(out, size, used, name);
     if (nargs > 8)
         nargs = 8;
@@ -312,13 +336,26 @@ int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module
     ULONG n = 0, size = 0;
     if (info->lpVtbl->GetClassLayout(info, klass, fields, 64, &n, &size) < 0)
         return 0;
+    struct md md;
+    int in_place = mdplace_open(info, module, &md) == 0;
     IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
-                                        &unk) < 0 || !unk)
+    if (!in_place && (info->lpVtbl->GetModuleMetaData(info, module, 0 /* ofRead */,
+                                                      &IID_IMetaDataImport, &unk) < 0 ||
+                      !unk))
         return 0;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     int found = 0;
     for (ULONG i = 0; i < n && i < 64; i++) {
+        if (in_place) {
+            const char *name = mdplace_field_name(&md, fields[i].ridOfField);
+            for (size_t k = 0; k < count; k++) {
+                if (offsets[k] < 0 && !strcmp(name, wanted[k])) {
+                    offsets[k] = (int32_t)fields[i].ulOffset;
+                    found++;
+                }
+            }
+            continue;
+        }
         WCHAR w[128];
         ULONG len = 0;
         mdTypeDef owner;
@@ -339,7 +376,8 @@ int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module
             }
         }
     }
-    import->lpVtbl->Release(import);
+    if (import)
+        import->lpVtbl->Release(import);
     return found;
 }
 
@@ -383,8 +421,10 @@ static struct names_module *module_for(struct names *n, ModuleID id)
     memset(m, 0, sizeof *m);
     m->id = id;
     utf16_to_utf8(wname, len, m->path, sizeof m->path);
+    m->in_place = mdplace_open_image(base, flags, &m->md) == 0;
     IUnknown *unk = NULL;
-    if (n->info->lpVtbl->GetModuleMetaData(n->info, id, 0 /* ofRead */, &IID_IMetaDataImport,
+    if (!m->in_place &&
+        n->info->lpVtbl->GetModuleMetaData(n->info, id, 0 /* ofRead */, &IID_IMetaDataImport,
                                            &unk) >= 0 && unk)
         m->import = (IMetaDataImport *)unk;
     if (map64_put(&n->module_of, id, (uint32_t)n->module_count) < 0) {
@@ -403,7 +443,10 @@ static const char *cached_type_name(struct names *n, struct names_module *m, mdT
     if (map64_get(&n->type_of, key, &id))
         return n->types.strs[id];
     char joined[2 * NAMES_CHARS];
-    names_type_def(m->import, type, joined, sizeof joined);
+    if (m->in_place)
+        mdplace_type_name(&m->md, type, joined, sizeof joined);
+    else
+        names_type_def(m->import, type, joined, sizeof joined);
     int is_new;
     id = strtab_intern(&n->types, joined, strlen(joined), &is_new);
     if (id == UINT32_MAX || map64_put(&n->type_of, key, id) < 0)
@@ -434,11 +477,12 @@ static int resolve_cached(struct names *n, FunctionID function, uint32_t *frame)
                                           &type_args, NULL) < 0 || !module)
         return 0;
     struct names_module *m = module_for(n, module);
-    if (!m || !m->import)
+    if (!m || (!m->in_place && !m->import))
         return 0;
     struct method_desc d;
     mdTypeDef type = 0;
-    if (describe_method(m->import, token, &d, &type) < 0)
+    if ((m->in_place ? mdplace_method(&m->md, token, d.method, sizeof d.method, &d.arity, &type)
+                     : describe_method(m->import, token, &d, &type)) < 0)
         return 0;
     snprintf(d.module, sizeof d.module, "%s", m->path);
     snprintf(d.type, sizeof d.type, "%s", type ? cached_type_name(n, m, type) : "");
@@ -515,6 +559,7 @@ void names_forget_module(struct names *n, ModuleID module)
     if (m->import)
         m->import->lpVtbl->Release(m->import);
     m->import = NULL;
+    m->in_place = 0;
     m->id = 0; /* the slot stays (type names are keyed by it), unreachable */
     map64_remove(&n->module_of, module);
 }

@@ -8,6 +8,7 @@
 
 #include "agent/async/ilwrap.h"
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "agent/signal/achain.h"
 #include "clr/clr_guids.h"
 #include "common/utf.h"
@@ -119,6 +120,20 @@ static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
 size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
                          size_t room)
 {
+    /* read in place: an importer would slow the runtime's own reading of
+     * CoreLib's metadata for the rest of the process (mdplace.h), in
+     * every process, even one whose async methods never yield */
+    struct md md;
+    if (mdplace_open(info, corelib, &md) == 0) {
+        size_t n = 0;
+        for (size_t i = 0; i < TARGETS && n < room; i++) {
+            mdTypeDef outer = targets[i].outer ? mdplace_find_type(&md, targets[i].outer) : 0;
+            mdTypeDef type = outer ? mdplace_find_nested(&md, outer, targets[i].type) : 0;
+            if (type)
+                out[n++] = type;
+        }
+        return n;
+    }
     IUnknown *unk = NULL;
     if (info->lpVtbl->GetModuleMetaData(info, corelib, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
         !unk)

@@ -9,6 +9,7 @@
 #include "agent/agent.h"
 #include "agent/codemap.h"
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "agent/names.h"
 #include "agent/signal/achain.h"
 #include "clr/clr_guids.h"
@@ -51,6 +52,11 @@ static int read_level(ICorProfilerInfo15 *info, ClassID klass, struct level *l, 
         return -1;
     if (l->nargs > ARGS)
         l->nargs = 0; /* more than we keep: none of the kinds we know */
+    struct md md;
+    if (mdplace_open(info, l->module, &md) == 0) {
+        mdplace_type_name(&md, l->token, l->name, sizeof l->name);
+        return 0;
+    }
     IMetaDataImport *import = import_of(info, l->module);
     if (!import)
         return -1;
@@ -81,6 +87,9 @@ static int32_t inherited_offset(ICorProfilerInfo15 *info, const struct level *le
 /* A CoreLib type definition by name, 0 when absent. */
 static mdTypeDef corelib_typedef(ICorProfilerInfo15 *info, ModuleID module, const char *name)
 {
+    struct md md;
+    if (mdplace_open(info, module, &md) == 0)
+        return mdplace_find_type(&md, name);
     IMetaDataImport *import = import_of(info, module);
     if (!import)
         return 0;

@@ -3,6 +3,7 @@
  */
 #include "common/pdb/pe.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static uint16_t rd16(const uint8_t *p)
@@ -18,7 +19,8 @@ static uint32_t rd32(const uint8_t *p)
 #define DIR_DEBUG 6
 #define DIR_CLI 14
 
-int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **why)
+/* The PE headers and the section table, within data[0..size). */
+static int read_headers(struct pe_image *pe, const uint8_t *data, size_t size, const char **why)
 {
     memset(pe, 0, sizeof *pe);
     pe->data = data;
@@ -78,7 +80,12 @@ int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **
         out->raw = rd32(s + 20);
     }
     pe->section_count = nsections;
+    return 0;
+}
 
+/* The CLI header and the metadata it points to. */
+static int read_cli(struct pe_image *pe, const char **why)
+{
     size_t avail;
     const uint8_t *cli = pe->dir_size[DIR_CLI] >= 72 ? pe_at_rva(pe, pe->dir_rva[DIR_CLI], &avail) : NULL;
     if (!cli || avail < 72) {
@@ -97,6 +104,34 @@ int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **
     pe->metadata = md;
     pe->metadata_size = md_size;
     return 0;
+}
+
+int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **why)
+{
+    return read_headers(pe, data, size, why) < 0 ? -1 : read_cli(pe, why);
+}
+
+int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat, const char **why)
+{
+    if (read_headers(pe, base, PE_LOADED_HEADERS, why) < 0)
+        return -1;
+    uint64_t extent = PE_LOADED_HEADERS;
+    for (uint32_t i = 0; i < pe->section_count; i++) {
+        struct pe_section *s = &pe->sections[i];
+        if (!flat) {
+            /* mapped as the loader maps it: each section at its RVA, its
+             * file bytes first (the rest of vsize is zeros) */
+            s->raw = s->va;
+            if (s->vsize && s->vsize < s->raw_size)
+                s->raw_size = s->vsize;
+        }
+        if ((uint64_t)s->raw + s->raw_size > extent)
+            extent = (uint64_t)s->raw + s->raw_size;
+    }
+    if (extent > SIZE_MAX)
+        extent = SIZE_MAX;
+    pe->size = (size_t)extent;
+    return read_cli(pe, why);
 }
 
 const uint8_t *pe_at_rva(const struct pe_image *pe, uint32_t rva, size_t *avail)

@@ -52,6 +52,13 @@ struct pe_image {
 /* Reads the headers of a managed image.  Returns 0, or -1 with a static
  * reason in *why (not a PE file, no CLI header, metadata outside the file). */
 HIDDEN int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **why);
+/* The same for an image the runtime has loaded at base, read in place:
+ * flat (the file's bytes as they are, COR_PRF_MODULE_FLAT_LAYOUT) or
+ * mapped (each section at its RVA).  The headers must lie in the first
+ * PE_LOADED_HEADERS bytes, and the sections' extent as the headers give
+ * it is trusted: only for images the runtime itself mapped and reads. */
+#define PE_LOADED_HEADERS 4096
+HIDDEN int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat, const char **why);
 /* The file bytes at rva: *avail gets how many follow it inside its section
  * (and inside the file).  NULL when rva is in no section's file data. */
 HIDDEN const uint8_t *pe_at_rva(const struct pe_image *pe, uint32_t rva, size_t *avail);
