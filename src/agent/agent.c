@@ -19,6 +19,7 @@
 #include "agent/evq.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "agent/os_thread.h"
 #include "agent/rendezvous.h"
 #include "agent/signal/activity.h"
@@ -324,6 +325,7 @@ static void *loop_main(void *arg)
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
+    recorder_count(&a->out, FMT_COUNTER_METADATA_OPENS, mdplace_runtime_opens());
     recorder_count(&a->out, FMT_COUNTER_END_AGENT_HEAP, mem_live_bytes());
     if (!a->halted)
         unwindgaps_record(&a->out);

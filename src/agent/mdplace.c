@@ -3,6 +3,7 @@
  */
 #include "agent/mdplace.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,20 @@
 #include "common/pdb/pe.h"
 
 #define MAX_NESTING 16
+
+static _Atomic uint64_t runtime_opens;
+
+HRESULT mdplace_runtime_metadata(ICorProfilerInfo15 *info, ModuleID module, DWORD flags,
+                                 REFIID riid, IUnknown **out)
+{
+    atomic_fetch_add_explicit(&runtime_opens, 1, memory_order_relaxed);
+    return info->lpVtbl->GetModuleMetaData(info, module, flags, riid, out);
+}
+
+uint64_t mdplace_runtime_opens(void)
+{
+    return atomic_load_explicit(&runtime_opens, memory_order_relaxed);
+}
 
 int mdplace_open_image(const uint8_t *base, DWORD module_flags, struct md *md)
 {
@@ -126,6 +141,21 @@ mdTypeDef mdplace_find_type(const struct md *m, const char *full_name)
         if (strlen(ns) == ns_len && !strncmp(ns, full_name, ns_len))
             return md_token(MD_TYPEDEF, row);
     }
+    return 0;
+}
+
+mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name)
+{
+    uint32_t row = type & 0xffffff, types = md_rows(m, MD_TYPEDEF), methods = md_rows(m, MD_METHODDEF);
+    if ((type >> 24) != MD_TYPEDEF || !row || row > types)
+        return 0;
+    uint32_t first = md_get(m, MD_TYPEDEF, row, MD_TYPEDEF_METHODLIST);
+    uint32_t end = row < types ? md_get(m, MD_TYPEDEF, row + 1, MD_TYPEDEF_METHODLIST) : methods + 1;
+    if (end > methods + 1)
+        end = methods + 1;
+    for (uint32_t i = first; i && i < end; i++)
+        if (!strcmp(md_string(m, md_get(m, MD_METHODDEF, i, MD_METHODDEF_NAME)), name))
+            return md_token(MD_METHODDEF, i);
     return 0;
 }
 

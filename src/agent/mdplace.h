@@ -47,8 +47,18 @@ HIDDEN int mdplace_method(const struct md *m, mdMethodDef method, char *name, si
                           uint32_t *arity, mdTypeDef *type);
 /* A top-level TypeDef by its full name ("Namespace.Name"), 0 when absent. */
 HIDDEN mdTypeDef mdplace_find_type(const struct md *m, const char *full_name);
+/* The first method of a TypeDef with that name, 0 when none. */
+HIDDEN mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name);
 /* A type nested in `outer` by its own name, 0 when absent. */
 HIDDEN mdTypeDef mdplace_find_nested(const struct md *m, mdTypeDef outer, const char *name);
+/* The runtime's own metadata interface of a module (GetModuleMetaData),
+ * for what cannot be read in place (a dynamic module, writing new
+ * tokens); counted, as each call converts the module's metadata (the
+ * recording's metadata_opens). */
+HIDDEN HRESULT mdplace_runtime_metadata(ICorProfilerInfo15 *info, ModuleID module, DWORD flags,
+                                        REFIID riid, IUnknown **out);
+/* How many times mdplace_runtime_metadata was called. */
+HIDDEN uint64_t mdplace_runtime_opens(void);
 /* A FieldDef's name, "" for a bad token. */
 HIDDEN const char *mdplace_field_name(const struct md *m, mdFieldDef field);
 

@@ -200,7 +200,8 @@ enum fmt_field_type {
     X(END_AGENT_HEAP, "end_agent_heap_bytes", "heap memory the agent held at the end, its queues drained") \
     X(INIT_NS, "agent_init_ns", "time the agent's Initialize held the program's start, ns")    \
     X(UNWIND_PARSE_NS, "unwind_tables_ns", "CPU time spent parsing native unwind tables, ns") \
-    X(SHUTDOWN_NS, "shutdown_ns", "time the agent's Shutdown held the program's exit before the recording's close, ns")
+    X(SHUTDOWN_NS, "shutdown_ns", "time the agent's Shutdown held the program's exit before the recording's close, ns") \
+    X(METADATA_OPENS, "metadata_opens", "modules' metadata opened through the runtime (each slows the runtime's own use of it)")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -102,6 +102,18 @@ static void test_in_place_layouts(void)
     mdplace_type_name(&mapped_md, resource, name, sizeof name);
     CHECK_STR(name, "CoverLib.MoreAsync+Resource");
     CHECK_EQ(mdplace_find_nested(&mapped_md, box, "Resource"), 0);
+    /* methods by name in their type */
+    mdMethodDef add = mdplace_find_method(&mapped_md, box, "Add");
+    REQUIRE(add != 0);
+    uint32_t add_arity = 9;
+    mdTypeDef add_owner = 0;
+    REQUIRE(mdplace_method(&mapped_md, add, name, sizeof name, &add_arity, &add_owner) == 0);
+    CHECK_STR(name, "Add");
+    CHECK_EQ(add_owner, box);
+    CHECK_EQ(mdplace_find_method(&mapped_md, box, "NoSuchMethod"), 0);
+    CHECK_EQ(mdplace_find_method(&mapped_md, resource, "Add"), 0);
+    CHECK(mdplace_find_method(&mapped_md, resource, "DisposeAsync") != 0);
+    CHECK_EQ(mdplace_find_method(&mapped_md, md_token(MD_TYPEDEF, 0), "Add"), 0);
     CHECK_EQ(mdplace_find_type(&mapped_md, "CoverLib.Resource"), 0); /* nested: not top level */
 
     /* fields: Box`1's list of items */

@@ -38,7 +38,7 @@ struct level {
 static IMetaDataImport *import_of(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0)
+    if (mdplace_runtime_metadata(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0)
         return NULL;
     return (IMetaDataImport *)unk;
 }
@@ -176,6 +176,18 @@ static void method_of(struct agent *a, ClassID sm, struct async_node *n)
     ULONG32 nargs = 0;
     if (info->lpVtbl->GetClassIDInfo2(info, sm, &module, &td, &parent, 0, &nargs, NULL) < 0)
         return;
+    struct md tables;
+    if (mdplace_open(info, module, &tables) == 0) {
+        mdMethodDef move_next = mdplace_find_method(&tables, td, "MoveNext");
+        FunctionID f = 0;
+        if (move_next && info->lpVtbl->GetFunctionFromTokenAndTypeArgs(info, module, move_next,
+                                                                       sm, 0, NULL, &f) >= 0 &&
+            f) {
+            n->move_next = f;
+            n->method = names_function(&a->names, f);
+        }
+        return;
+    }
     IMetaDataImport *import = import_of(info, module);
     if (!import)
         return;

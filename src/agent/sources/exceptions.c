@@ -56,6 +56,7 @@
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "agent/names.h"
 #include "agent/sources/exflow.h"
 #include "agent/stacks.h"
@@ -94,15 +95,28 @@ static struct agent_exceptions *own(void)
     return t ? &t->exceptions : NULL;
 }
 
-static int name_is(IMetaDataImport *import, mdTypeDef token, const char *want)
+/* Is the TypeDef the named type?  Read in place (mdplace.h); the
+ * runtime's importer only for a module that cannot be read so. */
+static int name_is(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef token, const char *want)
 {
+    char name[128];
+    struct md md;
+    if (mdplace_open(info, module, &md) == 0) {
+        mdplace_type_name(&md, token, name, sizeof name);
+        return !strcmp(name, want);
+    }
+    IUnknown *unk = NULL;
+    if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
+        return 0;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
     WCHAR w[128];
     ULONG len = 0;
     DWORD flags = 0;
     mdToken extends = 0;
-    if (import->lpVtbl->GetTypeDefProps(import, token, w, 128, &len, &flags, &extends) < 0)
+    HRESULT hr = import->lpVtbl->GetTypeDefProps(import, token, w, 128, &len, &flags, &extends);
+    import->lpVtbl->Release(import);
+    if (hr < 0)
         return 0;
-    char name[128];
     utf16_to_utf8(w, len, name, sizeof name);
     return !strcmp(name, want);
 }
@@ -123,12 +137,7 @@ static void find_layout(ICorProfilerInfo15 *info, ClassID klass)
         if (info->lpVtbl->GetClassIDInfo2(info, klass, &module, &token, &parent, 0, &nargs,
                                           NULL) < 0)
             break;
-        IUnknown *unk = NULL;
-        if (info->lpVtbl->GetModuleMetaData(info, module, 0, &IID_IMetaDataImport, &unk) < 0 ||
-            !unk)
-            break;
-        IMetaDataImport *import = (IMetaDataImport *)unk;
-        if (name_is(import, token, "System.Exception")) {
+        if (name_is(info, module, token, "System.Exception")) {
             static const char *const wanted[2] = {"_stackTrace", "_message"};
             int32_t offsets[2];
             int have = names_field_offsets(info, klass, module, wanted, offsets, 2) == 2;
@@ -140,10 +149,8 @@ static void find_layout(ICorProfilerInfo15 *info, ClassID klass)
             if (info->lpVtbl->GetStringLayout2(info, &length_offset, &buffer_offset) >= 0)
                 string_length_offset = length_offset;
             found = have && length_offset;
-            import->lpVtbl->Release(import);
             break;
         }
-        import->lpVtbl->Release(import);
         klass = parent;
     }
     atomic_store(&layout_state, found ? 2 : 3);

@@ -9,6 +9,7 @@
 
 #include "agent/il/il.h"
 #include "agent/log.h"
+#include "agent/mdplace.h"
 #include "agent/sources/watch.h"
 #include "clr/clr_guids.h"
 #include "common/pdb/meta.h"
@@ -16,7 +17,7 @@
 static IMetaDataEmit *emitter(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
+    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
                                           &unk) < 0 || !unk)
         return NULL;
     return (IMetaDataEmit *)unk;

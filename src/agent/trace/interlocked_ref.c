@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "agent/mdplace.h"
 #include "clr/clr_guids.h"
 #include "common/utf.h"
 
@@ -16,7 +17,7 @@ static const uint8_t add_sig[] = {0x00, 0x02, 0x0a, 0x10, 0x0a, 0x0a};
 static uint32_t corelib_add(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
+    if (mdplace_runtime_metadata(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
         !unk)
         return 0;
     IMetaDataImport *import = (IMetaDataImport *)unk;
@@ -36,7 +37,7 @@ static uint32_t corelib_add(ICorProfilerInfo15 *info, ModuleID module)
 static uint32_t referenced_add(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (info->lpVtbl->GetModuleMetaData(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
+    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
                                         &unk) < 0 || !unk)
         return 0;
     IMetaDataEmit *emit = (IMetaDataEmit *)unk;
