@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "agent/names.h"
 #include "common/pdb/pe.h"
@@ -26,13 +28,37 @@ uint64_t mdplace_runtime_opens(void)
     return atomic_load_explicit(&runtime_opens, memory_order_relaxed);
 }
 
+/* Is all of [p, p + n) mapped?  mincore fails with ENOMEM for a range
+ * with a hole, without touching it. */
+static int mapped(const uint8_t *p, size_t n)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || !p || !n)
+        return 0;
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1);
+    uintptr_t hi = (uintptr_t)p + n;
+    if (hi < (uintptr_t)p)
+        return 0;
+    unsigned char vec[1024];
+    while (lo < hi) {
+        size_t len = hi - lo;
+        if (len > sizeof vec * (size_t)page)
+            len = sizeof vec * (size_t)page;
+        if (mincore((void *)lo, len, vec) < 0)
+            return 0;
+        lo += len;
+    }
+    return 1;
+}
+
 int mdplace_open_image(const uint8_t *base, DWORD module_flags, struct md *md)
 {
     if (!base || (module_flags & (COR_PRF_MODULE_DYNAMIC | COR_PRF_MODULE_RESOURCE)))
         return -1;
     struct pe_image pe;
     const char *why;
-    if (pe_open_loaded(&pe, base, (module_flags & COR_PRF_MODULE_FLAT_LAYOUT) != 0, &why) < 0 ||
+    if (pe_open_loaded(&pe, base, (module_flags & COR_PRF_MODULE_FLAT_LAYOUT) != 0, mapped,
+                       &why) < 0 ||
         md_open(md, pe.metadata, pe.metadata_size, &why) < 0)
         return -1;
     /* the pointer tables of unoptimized metadata reorder rows (rare in

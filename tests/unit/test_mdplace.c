@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "agent/mdplace.h"
 #include "common/pdb/assembly.h"
@@ -160,6 +162,18 @@ static void test_refused(void)
     memcpy(copy + 0x3c, &far, 4);
     CHECK(mdplace_open_image(copy, COR_PRF_MODULE_FLAT_LAYOUT, &md) < 0);
     free(copy);
+    /* the file's bytes with only the headers' page left mapped (a layout
+     * told wrong, a module torn down): neither the CLI header nor the
+     * metadata in the hole behind it is read (a read would fault) */
+    long page = sysconf(_SC_PAGESIZE);
+    size_t span = (size + 16 * (size_t)page) & ~(size_t)(page - 1);
+    uint8_t *image = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(image != MAP_FAILED);
+    memcpy(image, file, size);
+    REQUIRE(munmap(image + page, span - (size_t)page) == 0);
+    CHECK(mdplace_open_image(image, COR_PRF_MODULE_FLAT_LAYOUT, &md) < 0);
+    CHECK(mdplace_open_image(image, COR_PRF_MODULE_DISK, &md) < 0);
+    munmap(image, (size_t)page);
     free(file);
 }
 

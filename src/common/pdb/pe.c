@@ -83,12 +83,13 @@ static int read_headers(struct pe_image *pe, const uint8_t *data, size_t size, c
     return 0;
 }
 
-/* The CLI header and the metadata it points to. */
-static int read_cli(struct pe_image *pe, const char **why)
+/* The CLI header and the metadata it points to (each checked with
+ * readable first, when given). */
+static int read_cli(struct pe_image *pe, int (*readable)(const uint8_t *, size_t), const char **why)
 {
     size_t avail;
     const uint8_t *cli = pe->dir_size[DIR_CLI] >= 72 ? pe_at_rva(pe, pe->dir_rva[DIR_CLI], &avail) : NULL;
-    if (!cli || avail < 72) {
+    if (!cli || avail < 72 || (readable && !readable(cli, 72))) {
         *why = "no CLI header: not a .NET assembly";
         return -1;
     }
@@ -97,7 +98,7 @@ static int read_cli(struct pe_image *pe, const char **why)
     pe->entry_token = rd32(cli + 20);
     pe->native_header_rva = rd32(cli + 64);
     const uint8_t *md = pe_at_rva(pe, md_rva, &avail);
-    if (!md || md_size == 0 || avail < md_size) {
+    if (!md || md_size == 0 || avail < md_size || (readable && !readable(md, md_size))) {
         *why = "the metadata lies outside the file";
         return -1;
     }
@@ -108,11 +109,16 @@ static int read_cli(struct pe_image *pe, const char **why)
 
 int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const char **why)
 {
-    return read_headers(pe, data, size, why) < 0 ? -1 : read_cli(pe, why);
+    return read_headers(pe, data, size, why) < 0 ? -1 : read_cli(pe, NULL, why);
 }
 
-int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat, const char **why)
+int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat,
+                   int (*readable)(const uint8_t *, size_t), const char **why)
 {
+    if (readable && !readable(base, PE_LOADED_HEADERS)) {
+        *why = "the image's headers are not mapped";
+        return -1;
+    }
     if (read_headers(pe, base, PE_LOADED_HEADERS, why) < 0)
         return -1;
     uint64_t extent = PE_LOADED_HEADERS;
@@ -131,7 +137,7 @@ int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat, const cha
     if (extent > SIZE_MAX)
         extent = SIZE_MAX;
     pe->size = (size_t)extent;
-    return read_cli(pe, why);
+    return read_cli(pe, readable, why);
 }
 
 const uint8_t *pe_at_rva(const struct pe_image *pe, uint32_t rva, size_t *avail)

@@ -55,10 +55,13 @@ HIDDEN int pe_open(struct pe_image *pe, const uint8_t *data, size_t size, const 
 /* The same for an image the runtime has loaded at base, read in place:
  * flat (the file's bytes as they are, COR_PRF_MODULE_FLAT_LAYOUT) or
  * mapped (each section at its RVA).  The headers must lie in the first
- * PE_LOADED_HEADERS bytes, and the sections' extent as the headers give
- * it is trusted: only for images the runtime itself mapped and reads. */
+ * PE_LOADED_HEADERS bytes; the sections' extent is what the headers say,
+ * so each range read beyond them (the CLI header, the metadata) is first
+ * given to readable (NULL: trusted), which answers whether all of it is
+ * mapped: a layout told wrong must not make the reader fault. */
 #define PE_LOADED_HEADERS 4096
-HIDDEN int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat, const char **why);
+HIDDEN int pe_open_loaded(struct pe_image *pe, const uint8_t *base, int flat,
+                          int (*readable)(const uint8_t *, size_t), const char **why);
 /* The file bytes at rva: *avail gets how many follow it inside its section
  * (and inside the file).  NULL when rva is in no section's file data. */
 HIDDEN const uint8_t *pe_at_rva(const struct pe_image *pe, uint32_t rva, size_t *avail);
