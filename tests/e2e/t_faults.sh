@@ -92,7 +92,12 @@ agent_ticks() { local d; for d in /proc/$1/task/*; do [ "$(cat "$d/comm" 2> /dev
     CORSCOPE_OUTPUT="$T/stop.corscope" CORSCOPE_INTERVAL=1ms exec dotnet "$APPS/CpuShares/CpuShares.dll" 4 \
     > "$T/stop.out" 2> "$T/stop.err") &
 pid=$!
+# measured once the agent has said the write failed (it halts then), not
+# after a fixed time: beside two CPU hogs the program's start and the first
+# flush came late enough for the halt to fall inside the measured second
 sleep 2
+for _ in $(seq 100); do grep -q "cannot write" "$T/stop.err" 2> /dev/null && break; sleep 0.1; done
+sleep 0.2
 fds=$(perf_fds $pid); ticks0=$(agent_ticks $pid); sleep 1; ticks1=$(agent_ticks $pid)
 rc=0; wait $pid || rc=$?
 assert_eq "write error: program's exit status" "$rc" 0
