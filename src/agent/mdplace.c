@@ -145,9 +145,8 @@ int mdplace_method(const struct md *m, mdMethodDef method, char *name, size_t si
     snprintf(name, size, "%s", md_string(m, md_get(m, MD_METHODDEF, row, MD_METHODDEF_NAME)));
     const uint8_t *sig = NULL;
     uint32_t len = 0;
-    *arity = md_blob(m, md_get(m, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE), &sig, &len) == 0 && sig
-                 ? names_generic_arity(sig, len)
-                 : 0;
+    uint32_t signature = md_get(m, MD_METHODDEF, row, MD_METHODDEF_SIGNATURE);
+    *arity = md_blob(m, signature, &sig, &len) == 0 && sig ? names_generic_arity(sig, len) : 0;
     uint32_t owner = owner_of(m, row);
     *type = owner ? md_token(MD_TYPEDEF, owner) : 0;
     return 0;
@@ -172,11 +171,14 @@ mdTypeDef mdplace_find_type(const struct md *m, const char *full_name)
 
 mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name)
 {
-    uint32_t row = type & 0xffffff, types = md_rows(m, MD_TYPEDEF), methods = md_rows(m, MD_METHODDEF);
+    uint32_t row = type & 0xffffff;
+    uint32_t types = md_rows(m, MD_TYPEDEF), methods = md_rows(m, MD_METHODDEF);
     if ((type >> 24) != MD_TYPEDEF || !row || row > types)
         return 0;
     uint32_t first = md_get(m, MD_TYPEDEF, row, MD_TYPEDEF_METHODLIST);
-    uint32_t end = row < types ? md_get(m, MD_TYPEDEF, row + 1, MD_TYPEDEF_METHODLIST) : methods + 1;
+    uint32_t end = methods + 1; /* the last type's list runs to the table's end */
+    if (row < types)
+        end = md_get(m, MD_TYPEDEF, row + 1, MD_TYPEDEF_METHODLIST);
     if (end > methods + 1)
         end = methods + 1;
     for (uint32_t i = first; i && i < end; i++)

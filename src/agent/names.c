@@ -170,8 +170,8 @@ int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID functi
         }
     }
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, module, 0 /* ofRead */, &IID_IMetaDataImport,
-                                        &unk) < 0 || !unk)
+    if (mdplace_runtime_metadata(info, module, 0 /* ofRead */, &IID_IMetaDataImport, &unk) < 0 ||
+        !unk)
         return -1;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     mdTypeDef type = 0;
@@ -249,8 +249,7 @@ static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t
         mdplace_type_name(&md, token, name, sizeof name);
     } else {
         IUnknown *unk = NULL;
-        if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 ||
-            !unk)
+        if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
             return -1;
         IMetaDataImport *import = (IMetaDataImport *)unk;
         names_type_def(import, token, name, sizeof name);
@@ -339,9 +338,9 @@ int names_field_offsets(ICorProfilerInfo15 *info, ClassID klass, ModuleID module
     struct md md;
     int in_place = mdplace_open(info, module, &md) == 0;
     IUnknown *unk = NULL;
-    if (!in_place && (mdplace_runtime_metadata(info, module, 0 /* ofRead */,
-                                                      &IID_IMetaDataImport, &unk) < 0 ||
-                      !unk))
+    if (!in_place &&
+        (mdplace_runtime_metadata(info, module, 0 /* ofRead */, &IID_IMetaDataImport, &unk) < 0 ||
+         !unk))
         return 0;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     int found = 0;
@@ -424,8 +423,8 @@ static struct names_module *module_for(struct names *n, ModuleID id)
     m->in_place = mdplace_open_image(base, flags, &m->md) == 0;
     IUnknown *unk = NULL;
     if (!m->in_place &&
-        mdplace_runtime_metadata(n->info, id, 0 /* ofRead */, &IID_IMetaDataImport,
-                                           &unk) >= 0 && unk)
+        mdplace_runtime_metadata(n->info, id, 0 /* ofRead */, &IID_IMetaDataImport, &unk) >= 0 &&
+        unk)
         m->import = (IMetaDataImport *)unk;
     if (map64_put(&n->module_of, id, (uint32_t)n->module_count) < 0) {
         if (m->import)

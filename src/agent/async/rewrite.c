@@ -135,8 +135,7 @@ size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *
         return n;
     }
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, corelib, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
-        !unk)
+    if (mdplace_runtime_metadata(info, corelib, ofRead, &IID_IMetaDataImport, &unk) < 0 || !unk)
         return 0;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     size_t n = 0;
@@ -242,8 +241,8 @@ int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib)
         return 0;
     requested = 1;
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, corelib, ofRead | ofWrite, &IID_IMetaDataEmit,
-                                        &unk) < 0 || !unk) {
+    if (mdplace_runtime_metadata(info, corelib, ofRead | ofWrite, &IID_IMetaDataEmit, &unk) < 0 ||
+        !unk) {
         log_warn("async: System.Private.CoreLib's metadata cannot be extended; no logical async "
                  "stacks");
         return 0;

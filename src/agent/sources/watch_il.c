@@ -17,8 +17,8 @@
 static IMetaDataEmit *emitter(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
-                                          &unk) < 0 || !unk)
+    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit, &unk) < 0 ||
+        !unk)
         return NULL;
     return (IMetaDataEmit *)unk;
 }

@@ -17,8 +17,7 @@ static const uint8_t add_sig[] = {0x00, 0x02, 0x0a, 0x10, 0x0a, 0x0a};
 static uint32_t corelib_add(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0 ||
-        !unk)
+    if (mdplace_runtime_metadata(info, module, ofRead, &IID_IMetaDataImport, &unk) < 0 || !unk)
         return 0;
     IMetaDataImport *import = (IMetaDataImport *)unk;
     WCHAR type_name[64], method_name[8];
@@ -37,8 +36,8 @@ static uint32_t corelib_add(ICorProfilerInfo15 *info, ModuleID module)
 static uint32_t referenced_add(ICorProfilerInfo15 *info, ModuleID module)
 {
     IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit,
-                                        &unk) < 0 || !unk)
+    if (mdplace_runtime_metadata(info, module, ofRead | ofWrite, &IID_IMetaDataEmit, &unk) < 0 ||
+        !unk)
         return 0;
     IMetaDataEmit *emit = (IMetaDataEmit *)unk;
     IMetaDataAssemblyEmit *assembly = NULL;
