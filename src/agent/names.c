@@ -182,6 +182,23 @@ int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID functi
     return rc;
 }
 
+int names_type_of(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef type, char *out,
+                  size_t size)
+{
+    struct md md;
+    if (mdplace_open(info, module, &md) == 0) {
+        mdplace_type_name(&md, type, out, size);
+        return 0;
+    }
+    IUnknown *unk = NULL;
+    if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
+        return -1;
+    IMetaDataImport *import = (IMetaDataImport *)unk;
+    names_type_def(import, type, out, size);
+    import->lpVtbl->Release(import);
+    return 0;
+}
+
 static const char *primitive_name(CorElementType t)
 {
     switch (t) {
@@ -244,17 +261,8 @@ static int class_name(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t
         !module || !token)
         return -1;
     char name[2 * NAMES_CHARS];
-    struct md md;
-    if (mdplace_open(info, module, &md) == 0) {
-        mdplace_type_name(&md, token, name, sizeof name);
-    } else {
-        IUnknown *unk = NULL;
-        if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
-            return -1;
-        IMetaDataImport *import = (IMetaDataImport *)unk;
-        names_type_def(import, token, name, sizeof name);
-        import->lpVtbl->Release(import);
-    }
+    if (names_type_of(info, module, token, name, sizeof name) < 0)
+        return -1;
     append(out, size, used, name);
     if (nargs > 8)
         nargs = 8;

@@ -52,17 +52,7 @@ static int read_level(ICorProfilerInfo15 *info, ClassID klass, struct level *l, 
         return -1;
     if (l->nargs > ARGS)
         l->nargs = 0; /* more than we keep: none of the kinds we know */
-    struct md md;
-    if (mdplace_open(info, l->module, &md) == 0) {
-        mdplace_type_name(&md, l->token, l->name, sizeof l->name);
-        return 0;
-    }
-    IMetaDataImport *import = import_of(info, l->module);
-    if (!import)
-        return -1;
-    names_type_def(import, l->token, l->name, sizeof l->name);
-    import->lpVtbl->Release(import);
-    return 0;
+    return names_type_of(info, l->module, l->token, l->name, sizeof l->name);
 }
 
 /* The offset of the field named `field` among those `l` itself declares,

@@ -56,7 +56,6 @@
 #include "agent/codemap.h"
 #include "agent/evq.h"
 #include "agent/log.h"
-#include "agent/mdplace.h"
 #include "agent/names.h"
 #include "agent/sources/exflow.h"
 #include "agent/stacks.h"
@@ -95,30 +94,11 @@ static struct agent_exceptions *own(void)
     return t ? &t->exceptions : NULL;
 }
 
-/* Is the TypeDef the named type?  Read in place (mdplace.h); the
- * runtime's importer only for a module that cannot be read so. */
+/* Is the TypeDef the named type? */
 static int name_is(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef token, const char *want)
 {
     char name[128];
-    struct md md;
-    if (mdplace_open(info, module, &md) == 0) {
-        mdplace_type_name(&md, token, name, sizeof name);
-        return !strcmp(name, want);
-    }
-    IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, module, 0, &IID_IMetaDataImport, &unk) < 0 || !unk)
-        return 0;
-    IMetaDataImport *import = (IMetaDataImport *)unk;
-    WCHAR w[128];
-    ULONG len = 0;
-    DWORD flags = 0;
-    mdToken extends = 0;
-    HRESULT hr = import->lpVtbl->GetTypeDefProps(import, token, w, 128, &len, &flags, &extends);
-    import->lpVtbl->Release(import);
-    if (hr < 0)
-        return 0;
-    utf16_to_utf8(w, len, name, sizeof name);
-    return !strcmp(name, want);
+    return names_type_of(info, module, token, name, sizeof name) == 0 && !strcmp(name, want);
 }
 
 /* Finds System.Exception's _stackTrace and _message offsets from a class
