@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/anoncode.h"
 #include "agent/codemap.h"
 #include "agent/dynsym.h"
 #include "common/mem.h"
@@ -40,6 +41,7 @@ void resolve_free(struct resolver *r)
     strtab_free(&r->symbol_files);
     mem_free(r->symbols);
     map64_free(&r->class_of);
+    anoncode_free();
     memset(r, 0, sizeof *r);
 }
 
@@ -219,6 +221,22 @@ static uint32_t managed_frame(struct resolver *r, const struct code_range *range
     return frame;
 }
 
+/* Code the runtime generated that is no method (anoncode.h): a runtime
+ * frame without a symbol, `[runtime stub]!+offset` in its mapping; 0 when
+ * the address is in no such memory. */
+static uint32_t stub_frame(struct resolver *r, uintptr_t address)
+{
+    uintptr_t start;
+    if (!anoncode_find(address, &start))
+        return 0;
+    uint32_t frame =
+        recorder_frame(r->out, FMT_FRAME_RUNTIME, RESOLVE_STUB_MODULE, NULL, NULL, address - start);
+    if (!frame)
+        return 0;
+    set_class(r, frame, FRAME_RUNTIME);
+    return frame | NO_SYMBOL;
+}
+
 uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64_t seen_ns)
 {
     uintptr_t at = is_return && address ? address - 1 : address;
@@ -246,6 +264,8 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64
             }
             if (locked)
                 codemap_ids_end();
+            if (!frame)
+                frame = stub_frame(r, at);
         } else {
             asked = 0;
         }

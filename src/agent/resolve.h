@@ -9,8 +9,10 @@
  * the runtime's own libraries marked as runtime frames; `libfoo.so!+0x1a2b`
  * when no symbol covers it); managed code found by asking the runtime
  * (GetFunctionFromIP: ReadyToRun code, which is never JIT-compiled, then
- * remembered in the codemap); or `[unknown]`, counted as an unresolved
- * frame.  The runtime is asked only under the codemap's rule (no code
+ * remembered in the codemap); code the runtime generated outside any
+ * method, in executable memory of no file (anoncode.h: its stubs), shown
+ * as the runtime's `[runtime stub]`; or `[unknown]`, counted as an
+ * unresolved frame.  The runtime is asked only under the codemap's rule (no code
  * unloaded since the address was seen).  Answers are cached per address;
  * the cache of managed addresses is dropped when code is unloaded.
  *
@@ -29,6 +31,9 @@
 #include "common/map.h"
 #include "common/strtab.h"
 #include "common/visibility.h"
+
+/* The module name of the runtime's generated stubs' frames. */
+#define RESOLVE_STUB_MODULE "[runtime stub]"
 
 /* What a frame is, as far as stacks are built (resolve_frame_class). */
 enum frame_class {

@@ -12,6 +12,8 @@
 #  - the demo's `report -f top` has no library!+0x row, every format folds
 #    them and `--native raw` keeps them; the main thread's first managed
 #    frame is at depth 2 at most, under [start];
+#  - Naming's "stubs": the runtime's generated code (write barrier,
+#    dispatch stub) is [runtime stub], never [unknown];
 #  - a cold start of the C# compiler (when the SDK has it): at least 80% of
 #    the runtime's own samples carry a label, and top says so too.
 source "$(dirname "$0")/lib.sh"
@@ -119,6 +121,28 @@ read -r managed bad < <(tail -1 "$T/depth.txt")
 note "demo main thread: $managed stacks with managed frames, $bad not under [start] or deeper than 2"
 assert_ge "demo main-thread stacks with a managed frame" "$managed" 1
 assert_eq "demo main-thread stacks deeper than [start];managed" "$bad" 0
+
+# code the runtime generated that is no method (its write barrier, copied
+# to memory of its own, and a virtual dispatch stub) is the runtime's
+# [runtime stub], not [unknown]: Naming stubs spends most of Store in the
+# barrier and part of Dispatch in the stub; before, every such frame was
+# unnamed (145 in one run)
+cs record -q -i 1ms -o "$T/stubs.corscope" -- $(app Naming) stubs 1 > "$T/stubs.out"
+grep -q '^stubs done' "$T/stubs.out" || fail "Naming stubs: $(cat "$T/stubs.out")"
+cs report -f collapsed "$T/stubs.corscope" > "$T/stubs.txt" 2> /dev/null
+store=$(collapsed_sum "$T/stubs.txt" ';Naming\.Stubs\.Store(;| )')
+store_stub=$(collapsed_sum "$T/stubs.txt" ';Naming\.Stubs\.Store;\[runtime stub\] ')
+dispatch=$(collapsed_sum "$T/stubs.txt" ';Naming\.Stubs\.Dispatch(;| )')
+dispatch_stub=$(collapsed_sum "$T/stubs.txt" ';Naming\.Stubs\.Dispatch;\[runtime stub\] ')
+note "stubs: [runtime stub] under Store $store_stub of $store, under Dispatch $dispatch_stub of $dispatch (weights)"
+assert_ge "stubs: Store's weight" "$store" 1
+assert_ge "stubs: Store's share in the write barrier, [runtime stub] (%)" "$((100 * store_stub / store))" 30
+assert_ge "stubs: Dispatch's weight in a dispatch stub, [runtime stub]" "$dispatch_stub" 1
+assert_eq "stubs: unresolved frames" "$(counter "$T/stubs.corscope" unresolved_frames)" 0
+assert_eq "stubs: [unknown] frames" "$(collapsed_sum "$T/stubs.txt" '\[unknown\]')" 0
+cs report -f collapsed --native raw "$T/stubs.corscope" 2> /dev/null |
+    grep -q 'Naming\.Stubs\.Store;\[runtime stub\]!+0x[0-9a-f]* ' ||
+    fail "--native raw: no [runtime stub]!+0x frame under Store"
 
 # a cold start of the C# compiler
 csc=$(ls /usr/share/dotnet/sdk/*/Roslyn/bincore/csc.dll 2> /dev/null | tail -1)

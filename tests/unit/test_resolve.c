@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "agent/codemap.h"
@@ -161,6 +162,35 @@ static void test_resolve_unknown(void)
     rec_free(&r);
 }
 
+/* An address the runtime does not know either, in executable memory of
+ * no file (a page mapped here as the runtime's allocator maps its stubs):
+ * the runtime's `[runtime stub]` at its offset, no unresolved frame. */
+static void test_resolve_stub(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *code = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_EXEC,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(code != MAP_FAILED);
+    struct setup s;
+    REQUIRE(start(&s) == 0);
+    uint64_t now = clock_now_ns();
+    uintptr_t at = (uintptr_t)code + (size_t)page + 0x43;
+    uint32_t stub = resolve_ip(&s.r, at, 0, now);
+    CHECK(stub != 0);
+    CHECK_EQ(resolve_ip(&s.r, at, 0, now), stub);
+    CHECK_EQ(asked, 1);
+    CHECK_EQ(s.rec.counters[FMT_COUNTER_UNRESOLVED], 0);
+    CHECK_EQ(resolve_frame_class(&s.r, stub), FRAME_RUNTIME);
+    struct recording r;
+    REQUIRE(finish(&s, &r) == 0);
+    munmap(code, 2 * (size_t)page);
+    REQUIRE(stub < r.frame_count);
+    CHECK_EQ(r.frames[stub].kind, FMT_FRAME_RUNTIME);
+    CHECK(rec_str_eq(r.strings[r.frames[stub].module], RESOLVE_STUB_MODULE));
+    CHECK(r.frames[stub].extra >= (uint64_t)page + 0x43); /* the mapping may begin before code */
+    rec_free(&r);
+}
+
 /* Code that can be unloaded: after its module's unload its addresses are
  * no longer its frame once the managed cache is forgotten (the loop does
  * so at every unload). */
@@ -248,6 +278,7 @@ void suite_resolve(void)
     RUN(test_resolve_native);
     RUN(test_runtime_modules);
     RUN(test_resolve_unknown);
+    RUN(test_resolve_stub);
     RUN(test_resolve_forget);
     RUN(test_native_name_of_unloaded_library);
 }

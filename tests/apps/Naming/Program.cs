@@ -6,6 +6,12 @@
 //               nearly all of its time is induced gen2 collections, under
 //               Naming.Collector.Run (sleeping between collections, which
 //               costs no CPU, so that the jitter runs too).
+//   "stubs"     (alone: `Naming stubs [seconds]`) stores references into
+//               the fields of old objects in a loop, through the write
+//               barrier the runtime copies into memory of its own at start,
+//               and calls an interface method at a call site that sees two
+//               classes, through a virtual dispatch stub: code that is no
+//               method and lies in no library; it prints "stubs done".
 // Each thread measures the share of its own CPU time, from its start, spent
 // in that work (thread CPU time around the compiling call, around
 // GC.Collect) and prints it as "jitter work=0.93" / "collector work=0.97",
@@ -96,10 +102,66 @@ static class Collector
     }
 }
 
+interface IShape { int Sides(); }
+sealed class Square : IShape { public int Sides() => 4; }
+sealed class Triangle : IShape { public int Sides() => 3; }
+sealed class Holder { public object? A, B; }
+
+static class Stubs
+{
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static void Store(Holder[] holders, object[] values, int rounds)
+    {
+        for (int r = 0; r < rounds; r++)
+            for (int i = 0; i < holders.Length; i++)
+            {
+                holders[i].A = values[(i + r) & 1023];
+                holders[i].B = values[(i + r + 1) & 1023];
+            }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static long Dispatch(IShape[] shapes, int rounds)
+    {
+        long sides = 0;
+        for (int r = 0; r < rounds; r++)
+            foreach (var s in shapes)
+                sides += s.Sides();
+        return sides;
+    }
+
+    public static void Run(double seconds)
+    {
+        var holders = new Holder[4096];
+        for (int i = 0; i < holders.Length; i++)
+            holders[i] = new Holder();
+        GC.Collect(2); // the holders are old: each store of a young value marks a card
+        var values = new object[1024];
+        for (int i = 0; i < values.Length; i++)
+            values[i] = new object();
+        var shapes = new IShape[4096];
+        for (int i = 0; i < shapes.Length; i++)
+            shapes[i] = i % 2 == 0 ? new Square() : new Triangle();
+        long sides = 0;
+        var until = DateTime.UtcNow.AddSeconds(seconds);
+        while (DateTime.UtcNow < until)
+        {
+            Store(holders, values, 20);
+            sides += Dispatch(shapes, 20);
+        }
+        Console.WriteLine($"stubs done {sides & 1}");
+    }
+}
+
 static class Program
 {
     static void Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "stubs")
+        {
+            Stubs.Run(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 2);
+            return;
+        }
         double seconds = args.Length > 0 ? double.Parse(args[0], System.Globalization.CultureInfo.InvariantCulture) : 2;
         var jitter = new Thread(() => Jitter.Run(seconds)) { Name = "jitter" };
         var collector = new Thread(() => Collector.Run(seconds)) { Name = "collector" };

@@ -1,0 +1,148 @@
+/*
+ * anoncode: see anoncode.h.  The copy is a sorted array of [start, end)
+ * ranges; only executable mappings whose path is empty, anonymous
+ * ("[anon:...]") or a memfd ("/memfd:...", with or without " (deleted)")
+ * are kept: the stack ("[stack]"), [vdso] and files are not.
+ */
+#include "agent/anoncode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/mem.h"
+
+#define REREAD_NS 250000000ull
+
+struct range {
+    uintptr_t start, end;
+};
+
+static struct range *ranges;
+static size_t count, cap;
+static uint64_t read_ns; /* when the copy was made; 0: never */
+
+static int generated(const char *path)
+{
+    while (*path == ' ')
+        path++;
+    return !*path || *path == '\n' || !strncmp(path, "[anon", 5) || !strncmp(path, "/memfd:", 7);
+}
+
+/* One line of maps: "start-end perms offset dev inode   path" */
+static int add_line(const char *line, struct range **list, size_t *n, size_t *size)
+{
+    char *rest;
+    unsigned long long start = strtoull(line, &rest, 16);
+    if (*rest != '-')
+        return 0;
+    unsigned long long end = strtoull(rest + 1, &rest, 16);
+    char perms[5];
+    int used = 0;
+    unsigned long long offset, inode;
+    unsigned dev_major, dev_minor;
+    if (sscanf(rest, " %4s %llx %x:%x %llu%n", perms, &offset, &dev_major, &dev_minor, &inode,
+               &used) != 5 ||
+        perms[2] != 'x' || end <= start || !generated(rest + used))
+        return 0;
+    struct range *grown = mem_grow(*list, size, *n + 1, sizeof **list);
+    if (!grown)
+        return -1;
+    *list = grown;
+    grown[(*n)++] = (struct range){(uintptr_t)start, (uintptr_t)end};
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void replace(struct range *list, size_t n, size_t size)
+{
+    if (n > 1)
+        qsort(list, n, sizeof *list, by_start);
+    mem_free(ranges);
+    ranges = list;
+    count = n;
+    cap = size;
+}
+
+int anoncode_load_text(const char *text)
+{
+    struct range *list = NULL;
+    size_t n = 0, size = 0;
+    for (const char *line = text; line && *line;) {
+        if (add_line(line, &list, &n, &size) < 0) {
+            mem_free(list);
+            return -1;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    replace(list, n, size);
+    read_ns = clock_now_ns();
+    return 0;
+}
+
+static void reread(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return;
+    struct range *list = NULL;
+    size_t n = 0, size = 0;
+    char line[4352];
+    int failed = 0;
+    while (!failed && fgets(line, sizeof line, f))
+        failed = add_line(line, &list, &n, &size) < 0;
+    fclose(f);
+    if (failed) {
+        mem_free(list);
+        return;
+    }
+    replace(list, n, size);
+}
+
+static const struct range *lookup(uintptr_t address)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (address < ranges[mid].start)
+            hi = mid;
+        else if (address >= ranges[mid].end)
+            lo = mid + 1;
+        else
+            return &ranges[mid];
+    }
+    return NULL;
+}
+
+int anoncode_find(uintptr_t address, uintptr_t *start)
+{
+    const struct range *hit = lookup(address);
+    if (!hit) {
+        uint64_t now = clock_now_ns();
+        if (read_ns && now - read_ns < REREAD_NS)
+            return 0;
+        read_ns = now;
+        reread();
+        hit = lookup(address);
+    }
+    if (!hit)
+        return 0;
+    *start = hit->start;
+    return 1;
+}
+
+void anoncode_free(void)
+{
+    mem_free(ranges);
+    ranges = NULL;
+    count = cap = 0;
+    read_ns = 0;
+}
