@@ -266,9 +266,13 @@ grep -q "^stopped$" "$T/ctrlc.out" || fail "launched, Ctrl-C: the program did no
 cs check "$T/ctrlc.corscope" | grep -q "status       complete" || fail "launched, Ctrl-C: not complete"
 
 # on a terminal (script gives one): the status line on its own bottom row;
-# the program's output, without our sequences, is intact
+# the program's output, without our sequences, is intact.  script's own
+# input is /dev/null: given the terminal this test may run on, script puts
+# it in raw mode, and from the background process group run.sh's timeout
+# makes that stops the whole test (SIGTTOU) until the timeout kills it
 if command -v script > /dev/null; then
-    script -qc "stty rows 30 cols 120; $CORSCOPE record -d 3s -o $T/tty.corscope -- $SVC serve" /dev/null > "$T/tty.raw"
+    script -qc "stty rows 30 cols 120; $CORSCOPE record -d 3s -o $T/tty.corscope -- $SVC serve" /dev/null \
+        < /dev/null > "$T/tty.raw"
     grep -q 'samples  [0-9]* events' "$T/tty.raw" || fail "no status line on a terminal"
     # drop every status draw (save cursor ... restore cursor) and the region settings
     sed -e 's/\x1b7[^\x1b]*\x1b\[[0-9;]*H\x1b\[2K\(\x1b\[7m[^\x1b]*\x1b\[0m\)\?\x1b8//g' \
