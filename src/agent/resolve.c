@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/anoncode.h"
+#include "agent/stubcode.h"
 #include "agent/codemap.h"
 #include "agent/dynsym.h"
 #include "common/mem.h"
@@ -41,7 +41,7 @@ void resolve_free(struct resolver *r)
     strtab_free(&r->symbol_files);
     mem_free(r->symbols);
     map64_free(&r->class_of);
-    anoncode_free();
+    stubcode_free();
     memset(r, 0, sizeof *r);
 }
 
@@ -221,13 +221,15 @@ static uint32_t managed_frame(struct resolver *r, const struct code_range *range
     return frame;
 }
 
-/* Code the runtime generated that is no method (anoncode.h): a runtime
- * frame without a symbol, `[runtime stub]!+offset` in its mapping; 0 when
- * the address is in no such memory. */
-static uint32_t stub_frame(struct resolver *r, uintptr_t address)
+/* Code that is no method (stubcode.h): a runtime frame without a symbol,
+ * `[runtime stub]!+offset` in its mapping; 0 when the address is in no
+ * such memory, and *stale when that may change. */
+static uint32_t stub_frame(struct resolver *r, uintptr_t address, int *stale)
 {
     uintptr_t start;
-    if (!anoncode_find(address, &start))
+    enum stubcode_answer answer = stubcode_find(address, &start);
+    *stale = answer == STUBCODE_STALE;
+    if (answer != STUBCODE_YES)
         return 0;
     uint32_t frame =
         recorder_frame(r->out, FMT_FRAME_RUNTIME, RESOLVE_STUB_MODULE, NULL, NULL, address - start);
@@ -264,8 +266,11 @@ uint32_t resolve_ip(struct resolver *r, uintptr_t address, int is_return, uint64
             }
             if (locked)
                 codemap_ids_end();
+            int stale = 0;
             if (!frame)
-                frame = stub_frame(r, at);
+                frame = stub_frame(r, at, &stale);
+            if (stale)
+                asked = 0; /* not remembered: a later sample asks again */
         } else {
             asked = 0;
         }

@@ -9,10 +9,10 @@
  * the runtime's own libraries marked as runtime frames; `libfoo.so!+0x1a2b`
  * when no symbol covers it); managed code found by asking the runtime
  * (GetFunctionFromIP: ReadyToRun code, which is never JIT-compiled, then
- * remembered in the codemap); code the runtime generated outside any
- * method, in executable memory of no file (anoncode.h: its stubs), shown
- * as the runtime's `[runtime stub]`; or `[unknown]`, counted as an
- * unresolved frame.  The runtime is asked only under the codemap's rule (no code
+ * remembered in the codemap); code the runtime generated that is no
+ * method, in executable memory of no file (stubcode.h: its stubs), shown
+ * as the runtime's `[runtime stub]`; or `[unknown]`, counted as an unresolved
+ * frame.  The runtime is asked only under the codemap's rule (no code
  * unloaded since the address was seen).  Answers are cached per address;
  * the cache of managed addresses is dropped when code is unloaded.
  *
@@ -32,7 +32,7 @@
 #include "common/strtab.h"
 #include "common/visibility.h"
 
-/* The module name of the runtime's generated stubs' frames. */
+/* The module name of the frames of code that is no method (stubcode.h). */
 #define RESOLVE_STUB_MODULE "[runtime stub]"
 
 /* What a frame is, as far as stacks are built (resolve_frame_class). */

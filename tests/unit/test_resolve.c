@@ -20,6 +20,7 @@
 #include "agent/codemap.h"
 #include "agent/recorder.h"
 #include "agent/resolve.h"
+#include "agent/stubcode.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "fixture.h"
@@ -191,6 +192,36 @@ static void test_resolve_stub(void)
     rec_free(&r);
 }
 
+/* A stub mapped after the copy of the mappings was read, too recently to
+ * read it again: [unknown] for now, but not remembered as such: the next
+ * sample asks again, and once the copy is read anew it is the stub. */
+static void test_resolve_stub_later(void)
+{
+    uintptr_t ignored;
+    stubcode_free();
+    stubcode_find(0x10, &ignored); /* the copy, read now */
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *code = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(code != MAP_FAILED);
+    struct setup s;
+    REQUIRE(start(&s) == 0);
+    uint64_t now = clock_now_ns();
+    uintptr_t at = (uintptr_t)code + 0x10;
+    uint32_t first = resolve_ip(&s.r, at, 0, now);
+    CHECK_EQ(s.rec.counters[FMT_COUNTER_UNRESOLVED], 1);
+    resolve_ip(&s.r, at, 0, now);
+    CHECK_EQ(asked, 2); /* not remembered */
+    stubcode_free();    /* as a quarter of a second later */
+    uint32_t later = resolve_ip(&s.r, at, 0, now);
+    CHECK(later != first);
+    CHECK_EQ(resolve_frame_class(&s.r, later), FRAME_RUNTIME);
+    CHECK_EQ(s.rec.counters[FMT_COUNTER_UNRESOLVED], 2);
+    struct recording r;
+    REQUIRE(finish(&s, &r) == 0);
+    munmap(code, (size_t)page);
+    rec_free(&r);
+}
+
 /* Code that can be unloaded: after its module's unload its addresses are
  * no longer its frame once the managed cache is forgotten (the loop does
  * so at every unload). */
@@ -279,6 +310,7 @@ void suite_resolve(void)
     RUN(test_runtime_modules);
     RUN(test_resolve_unknown);
     RUN(test_resolve_stub);
+    RUN(test_resolve_stub_later);
     RUN(test_resolve_forget);
     RUN(test_native_name_of_unloaded_library);
 }

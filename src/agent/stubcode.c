@@ -1,10 +1,10 @@
 /*
- * anoncode: see anoncode.h.  The copy is a sorted array of [start, end)
+ * stubcode: see stubcode.h.  The copy is a sorted array of [start, end)
  * ranges; only executable mappings whose path is empty, anonymous
  * ("[anon:...]") or a memfd ("/memfd:...", with or without " (deleted)")
  * are kept: the stack ("[stack]"), [vdso] and files are not.
  */
-#include "agent/anoncode.h"
+#include "agent/stubcode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ static struct range *ranges;
 static size_t count, cap;
 static uint64_t read_ns; /* when the copy was made; 0: never */
 
-static int generated(const char *path)
+static int kept(const char *path)
 {
     while (*path == ' ')
         path++;
@@ -44,7 +44,7 @@ static int add_line(const char *line, struct range **list, size_t *n, size_t *si
     unsigned dev_major, dev_minor;
     if (sscanf(rest, " %4s %llx %x:%x %llu%n", perms, &offset, &dev_major, &dev_minor, &inode,
                &used) != 5 ||
-        perms[2] != 'x' || end <= start || !generated(rest + used))
+        perms[2] != 'x' || end <= start || !kept(rest + used))
         return 0;
     struct range *grown = mem_grow(*list, size, *n + 1, sizeof **list);
     if (!grown)
@@ -70,7 +70,7 @@ static void replace(struct range *list, size_t n, size_t size)
     cap = size;
 }
 
-int anoncode_load_text(const char *text)
+int stubcode_load_text(const char *text)
 {
     struct range *list = NULL;
     size_t n = 0, size = 0;
@@ -122,24 +122,24 @@ static const struct range *lookup(uintptr_t address)
     return NULL;
 }
 
-int anoncode_find(uintptr_t address, uintptr_t *start)
+enum stubcode_answer stubcode_find(uintptr_t address, uintptr_t *start)
 {
     const struct range *hit = lookup(address);
     if (!hit) {
         uint64_t now = clock_now_ns();
         if (read_ns && now - read_ns < REREAD_NS)
-            return 0;
+            return STUBCODE_STALE;
         read_ns = now;
         reread();
         hit = lookup(address);
     }
     if (!hit)
-        return 0;
+        return STUBCODE_NO;
     *start = hit->start;
-    return 1;
+    return STUBCODE_YES;
 }
 
-void anoncode_free(void)
+void stubcode_free(void)
 {
     mem_free(ranges);
     ranges = NULL;

@@ -1,0 +1,75 @@
+/*
+ * Tests of stubcode (agent/stubcode.h): of the mappings /proc/self/maps
+ * lists, only executable memory of no file (empty path, "[anon:...]", a
+ * memfd, deleted or not) is where the runtime's stubs may be; files (PE
+ * images included: what the runtime cannot name there may be a method),
+ * the stack, [vdso] and memory that cannot execute are not.  A miss right after a read says the copy was
+ * too recent to read again.  And in this very process, a page mapped
+ * executable and anonymous is found (the file read again for an address
+ * it did not hold), a libc function is not.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent/stubcode.h"
+#include "test.h"
+
+static const char maps[] =
+    "7f0ee0840000-7f0ee0841000 r-xs 00000000 00:01 62                         /memfd:doublemapper (deleted)\n"
+    "7f0ee0841000-7f0ee0842000 rw-s 00001000 00:01 62                         /memfd:doublemapper (deleted)\n"
+    "7f0ee1890000-7f0ee18dc000 r-xs 00111000 00:01 62                         /memfd:doublemapper\n"
+    "7f0ee2000000-7f0ee2001000 r-xp 00000000 00:00 0 \n"
+    "7f0ee2100000-7f0ee2101000 rwxp 00000000 00:00 0                          [anon:jit]\n"
+    "7f0ee3000000-7f0ee3100000 r-xp 00010000 08:01 1234                       /usr/lib/libc.so.6\n"
+    "7f0ee4000000-7f0ee4100000 r-xp 00000000 08:01 1235                       /usr/share/dotnet/System.Private.CoreLib.dll\n"
+    "7f0ee4200000-7f0ee4300000 r-xp 00000000 08:01 1236                       /app/Tool.exe (deleted)\n"
+    "7f0ee4400000-7f0ee4500000 r-xp 00000000 00:00 0                          [vsyscall]\n"
+    "7ffc00000000-7ffc00021000 rwxp 00000000 00:00 0                          [stack]\n"
+    "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0                          [vdso]\n";
+
+static void test_which_mappings(void)
+{
+    REQUIRE(stubcode_load_text(maps) == 0);
+    uintptr_t start = 0;
+    CHECK(stubcode_find(0x7f0ee0840043u, &start) == STUBCODE_YES && start == 0x7f0ee0840000u);
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee0841010u, &start)); /* the writable view */
+    CHECK(stubcode_find(0x7f0ee18dbfffu, &start) == STUBCODE_YES && start == 0x7f0ee1890000u);
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee18dc000u, &start)); /* one past the end */
+    CHECK(stubcode_find(0x7f0ee2000010u, &start) == STUBCODE_YES && start == 0x7f0ee2000000u);
+    CHECK(stubcode_find(0x7f0ee2100000u, &start) == STUBCODE_YES);
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee3000400u, &start)); /* a file */
+    CHECK(STUBCODE_YES != stubcode_find(0x7ffc00000100u, &start)); /* the stack */
+    CHECK(STUBCODE_YES != stubcode_find(0x7ffc00100100u, &start)); /* [vdso] */
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee083ffffu, &start)); /* before any */
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee4000100u, &start)); /* a PE image */
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee4200100u, &start));
+    CHECK(STUBCODE_YES != stubcode_find(0x7f0ee4400100u, &start));
+    /* the copy was read just now: a miss is stale, not a no */
+    CHECK_EQ(stubcode_find(0x7f0ee083ffffu, &start), STUBCODE_STALE);
+    /* malformed lines are skipped, not misread */
+    REQUIRE(stubcode_load_text("garbage\n7f00-7e00 r-xp 0 00:00 0\n-\n\n10-20 r-xp zz\n") == 0);
+    CHECK(STUBCODE_YES != stubcode_find(0x7e80u, &start));
+    stubcode_free();
+}
+
+static void test_this_process(void)
+{
+    stubcode_free(); /* the next miss reads /proc/self/maps */
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *code = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(code != MAP_FAILED);
+    uintptr_t start = 0;
+    CHECK(stubcode_find((uintptr_t)code + 17, &start) == STUBCODE_YES && start <= (uintptr_t)code);
+    /* read just now, for the page: the copy holds this process's mappings */
+    CHECK(STUBCODE_YES != stubcode_find((uintptr_t)&abort, &start));
+    munmap(code, (size_t)page);
+    stubcode_free();
+}
+
+void suite_stubcode(void)
+{
+    RUN(test_which_mappings);
+    RUN(test_this_process);
+}
