@@ -79,11 +79,21 @@ ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f ms\n", $1 }' |
 wall() { awk '{ print $1 / 1000 }' "$T/$1.wall" | median 2 | awk '{ printf "%.1f\n", $1 }'; }
 cpu() { median 2 < "$T/$1.cpu" | awk '{ printf "%.1f\n", $1 }'; }
 n() { [ -s "$T/$1" ] && median 1 < "$T/$1" || echo "-"; }
-plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f\n", a - b }'; }
+# paired A B KIND SCALE: the median of run-by-run differences A - B (each run
+# of A beside the run of B made just before it; the machine's drift over a
+# bench moves both alike) and their quartiles, "+4.5 (+2.1 .. +7.0)"
+paired() {
+    paste "$T/$1.$3" "$T/$2.$3" | awk -v s="$4" '{ print ($1 - $2) / s }' | sort -n |
+        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%+.1f (%+.1f .. %+.1f)\n", m, q1, q3 }'
+}
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore.App/ { v = $2 } END { print v }')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "runs: $RUNS per configuration, interleaved; medians; base: $rev; CORSCOPE_ASYNC=$ASYNC"
+echo "runs: $RUNS per configuration, interleaved; medians; + is the median of the"
+echo "run-by-run differences from the run without a profiler just before, with their"
+echo "quartiles; base: $rev; CORSCOPE_ASYNC=$ASYNC"
 
 # row LABEL TAG: one configuration's line of the table
 row() {
@@ -91,7 +101,7 @@ row() {
     w=$(wall "$2") c=$(cpu "$2")
     if [ "$2" = "${2%.plain}" ]; then
         local p=${2%.*}.plain
-        echo "| $1 | $w ms | $(plus "$w" "$(wall "$p")") ms | $c ms | $(plus "$c" "$(cpu "$p")") ms | $(ms "$2.agent_init_ns") | $(ms "$2.shutdown_ns") | $(ms "$2.unwind_tables_ns") | $(ms "$2.sampler_cpu_ns") | $(n "$2.samples") | $(n "$2.guessed_walks") |"
+        echo "| $1 | $w ms | $(paired "$2" "$p" wall 1000) ms | $c ms | $(paired "$2" "$p" cpu 1) ms | $(ms "$2.agent_init_ns") | $(ms "$2.shutdown_ns") | $(ms "$2.unwind_tables_ns") | $(ms "$2.sampler_cpu_ns") | $(n "$2.samples") | $(n "$2.guessed_walks") |"
     else
         echo "| $1 | $w ms | - | $c ms | - | - | - | - | - | - | - |"
     fi
@@ -108,7 +118,7 @@ program() { # NAME ARGS...: part 1 or 2
     echo
     echo "Memory $*:"
     echo
-    echo "| configuration | process wall time | + | process CPU | + | Initialize | Shutdown | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
+    echo "| configuration | process wall time | + (quartiles) | process CPU | + (quartiles) | Initialize | Shutdown | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     row "no profiler" "$name.plain"
     row "base ($rev)" "$name.base"
