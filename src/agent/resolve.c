@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/stubcode.h"
 #include "agent/codemap.h"
 #include "agent/dynsym.h"
+#include "agent/stubcode.h"
 #include "common/mem.h"
 #include "common/path.h"
 
