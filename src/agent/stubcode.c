@@ -13,7 +13,13 @@
 #include "common/clock.h"
 #include "common/mem.h"
 
-#define REREAD_NS 250000000ull
+/* A miss reads the file again when the copy is older than REREAD_NS, at
+ * most READS_PER_WINDOW times a WINDOW_NS (a .NET process's maps are
+ * hundreds of lines, a read a few hundred microseconds; a run of bad
+ * walks must not read it at every sample) */
+#define REREAD_NS 10000000ull
+#define WINDOW_NS 1000000000ull
+#define READS_PER_WINDOW 8
 
 struct range {
     uintptr_t start, end;
@@ -22,6 +28,20 @@ struct range {
 static struct range *ranges;
 static size_t count, cap;
 static uint64_t read_ns; /* when the copy was made; 0: never */
+static uint64_t window_ns; /* when the current window began */
+static unsigned window_reads;
+
+static uint64_t real_now(void)
+{
+    return clock_now_ns();
+}
+
+static uint64_t (*now_ns)(void) = real_now;
+
+void stubcode_test_clock(uint64_t (*now)(void))
+{
+    now_ns = now ? now : real_now;
+}
 
 static int kept(const char *path)
 {
@@ -84,7 +104,7 @@ int stubcode_load_text(const char *text)
             line++;
     }
     replace(list, n, size);
-    read_ns = clock_now_ns();
+    read_ns = now_ns();
     return 0;
 }
 
@@ -126,10 +146,15 @@ enum stubcode_answer stubcode_find(uintptr_t address, uintptr_t *start)
 {
     const struct range *hit = lookup(address);
     if (!hit) {
-        uint64_t now = clock_now_ns();
-        if (read_ns && now - read_ns < REREAD_NS)
+        uint64_t now = now_ns();
+        if (now - window_ns >= WINDOW_NS) {
+            window_ns = now;
+            window_reads = 0;
+        }
+        if (read_ns && (now - read_ns < REREAD_NS || window_reads >= READS_PER_WINDOW))
             return STUBCODE_STALE;
         read_ns = now;
+        window_reads++;
         reread();
         hit = lookup(address);
     }
@@ -144,5 +169,6 @@ void stubcode_free(void)
     mem_free(ranges);
     ranges = NULL;
     count = cap = 0;
-    read_ns = 0;
+    read_ns = window_ns = 0;
+    window_reads = 0;
 }

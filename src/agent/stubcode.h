@@ -11,11 +11,12 @@
  * and GetFunctionFromIP have all said no: an address inside such a mapping
  * is shown as `[runtime stub]` (the runtime's code, no symbol) instead of
  * `[unknown]`; any other address stays unknown.  The mappings come from
- * /proc/self/maps, read again when an address is not in the copy, at most
- * four times a second (a burst of unknown addresses does not read it over
- * and over); a miss while the copy was too recent to read again says so,
- * so that the caller can ask again later rather than remember "unknown"
- * (the runtime maps new stubs all along).  Loop thread only.
+ * /proc/self/maps, read again when an address is not in the copy and the
+ * copy is older than 10 ms, at most eight times a second (a run of unknown
+ * addresses does not read it over and over); a miss while the copy could
+ * not be read again says so, so that the caller can ask again later rather
+ * than remember "unknown" (the runtime maps new stubs all along).  Loop
+ * thread only.
  */
 #ifndef CORSCOPE_STUBCODE_H
 #define CORSCOPE_STUBCODE_H
@@ -27,13 +28,15 @@
 enum stubcode_answer {
     STUBCODE_NO = 0,    /* in no such mapping, as of a copy read after the address was seen */
     STUBCODE_YES = 1,   /* *start: the mapping's first address */
-    STUBCODE_STALE = 2, /* not in the copy, which was too recent to read again */
+    STUBCODE_STALE = 2, /* not in the copy, which could not be read again yet */
 };
 
 HIDDEN enum stubcode_answer stubcode_find(uintptr_t address, uintptr_t *start);
 /* Frees the copy (the agent's end). */
 HIDDEN void stubcode_free(void);
-/* For tests: parse maps text (as /proc/self/maps) into the copy. */
+/* For tests: parse maps text (as /proc/self/maps) into the copy; the
+ * clock the copy's age is read from (NULL: the real one). */
 HIDDEN int stubcode_load_text(const char *text);
+HIDDEN void stubcode_test_clock(uint64_t (*now)(void));
 
 #endif

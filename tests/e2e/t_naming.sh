@@ -126,7 +126,7 @@ assert_eq "demo main-thread stacks deeper than [start];managed" "$bad" 0
 # to memory of its own, and a virtual dispatch stub) is the runtime's
 # [runtime stub], not [unknown]: Naming stubs spends most of Store in the
 # barrier and part of Dispatch in the stub; before, every such frame was
-# unnamed (145 in one run)
+# unnamed (145 unresolved frames in one run of ~1000 samples)
 cs record -q -i 1ms -o "$T/stubs.corscope" -- $(app Naming) stubs 1 > "$T/stubs.out"
 grep -q '^stubs done' "$T/stubs.out" || fail "Naming stubs: $(cat "$T/stubs.out")"
 cs report -f collapsed "$T/stubs.corscope" > "$T/stubs.txt" 2> /dev/null
@@ -138,10 +138,21 @@ note "stubs: [runtime stub] under Store $store_stub of $store, under Dispatch $d
 assert_ge "stubs: Store's weight" "$store" 1
 assert_ge "stubs: Store's share in the write barrier, [runtime stub] (%)" "$((100 * store_stub / store))" 30
 assert_ge "stubs: Dispatch's weight in a dispatch stub, [runtime stub]" "$dispatch_stub" 1
-assert_eq "stubs: unresolved frames" "$(counter "$T/stubs.corscope" unresolved_frames)" 0
-assert_eq "stubs: [unknown] frames" "$(collapsed_sum "$T/stubs.txt" '\[unknown\]')" 0
-cs report -f collapsed --native raw "$T/stubs.corscope" 2> /dev/null |
-    grep -q 'Naming\.Stubs\.Store;\[runtime stub\]!+0x[0-9a-f]* ' ||
+# a stub mapped moments before a sample, while the agent may not read the
+# process's mappings again yet (8 times a second at most), is [unknown] in
+# that sample: under load a few were (2 of ~700 samples beside two CPU
+# hogs), so 1% is the bound
+samples=$(counter "$T/stubs.corscope" samples)
+unresolved=$(counter "$T/stubs.corscope" unresolved_frames)
+note "stubs: $unresolved unresolved frames in $samples samples"
+assert_ge "stubs: samples" "$samples" 100
+[ $((unresolved * 100)) -le "$samples" ] || fail "stubs: $unresolved unresolved frames in $samples samples (more than 1%)"
+total=$(collapsed_total "$T/stubs.txt")
+unknown=$(collapsed_sum "$T/stubs.txt" '\[unknown\]')
+[ $((unknown * 100)) -le "$total" ] || fail "stubs: [unknown] weighs $unknown of $total (more than 1%)"
+# (into a file: grep -q ending the pipe early would fail it under pipefail)
+cs report -f collapsed --native raw "$T/stubs.corscope" > "$T/stubs-raw.txt" 2> /dev/null
+grep -q 'Naming\.Stubs\.Store;\[runtime stub\]!+0x[0-9a-f]* ' "$T/stubs-raw.txt" ||
     fail "--native raw: no [runtime stub]!+0x frame under Store"
 
 # a cold start of the C# compiler

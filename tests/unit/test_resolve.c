@@ -192,6 +192,13 @@ static void test_resolve_stub(void)
     rec_free(&r);
 }
 
+static uint64_t stub_clock_ns = 5000000000ull;
+
+static uint64_t stub_clock(void)
+{
+    return stub_clock_ns;
+}
+
 /* A stub mapped after the copy of the mappings was read, too recently to
  * read it again: [unknown] for now, but not remembered as such: the next
  * sample asks again, and once the copy is read anew it is the stub. */
@@ -199,6 +206,7 @@ static void test_resolve_stub_later(void)
 {
     uintptr_t ignored;
     stubcode_free();
+    stubcode_test_clock(stub_clock);
     stubcode_find(0x10, &ignored); /* the copy, read now */
     long page = sysconf(_SC_PAGESIZE);
     uint8_t *code = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -211,7 +219,7 @@ static void test_resolve_stub_later(void)
     CHECK_EQ(s.rec.counters[FMT_COUNTER_UNRESOLVED], 1);
     resolve_ip(&s.r, at, 0, now);
     CHECK_EQ(asked, 2); /* not remembered */
-    stubcode_free();    /* as a quarter of a second later */
+    stub_clock_ns += 10000000; /* 10 ms later: read again */
     uint32_t later = resolve_ip(&s.r, at, 0, now);
     CHECK(later != first);
     CHECK_EQ(resolve_frame_class(&s.r, later), FRAME_RUNTIME);
@@ -219,6 +227,7 @@ static void test_resolve_stub_later(void)
     struct recording r;
     REQUIRE(finish(&s, &r) == 0);
     munmap(code, (size_t)page);
+    stubcode_test_clock(NULL);
     rec_free(&r);
 }
 

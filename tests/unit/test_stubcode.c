@@ -29,8 +29,16 @@ static const char maps[] =
     "7ffc00000000-7ffc00021000 rwxp 00000000 00:00 0                          [stack]\n"
     "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0                          [vdso]\n";
 
+static uint64_t fake_ns = 1000000000000ull;
+
+static uint64_t fake_now(void)
+{
+    return fake_ns;
+}
+
 static void test_which_mappings(void)
 {
+    stubcode_test_clock(fake_now);
     REQUIRE(stubcode_load_text(maps) == 0);
     uintptr_t start = 0;
     CHECK(stubcode_find(0x7f0ee0840043u, &start) == STUBCODE_YES && start == 0x7f0ee0840000u);
@@ -48,9 +56,31 @@ static void test_which_mappings(void)
     CHECK(STUBCODE_YES != stubcode_find(0x7f0ee4400100u, &start));
     /* the copy was read just now: a miss is stale, not a no */
     CHECK_EQ(stubcode_find(0x7f0ee083ffffu, &start), STUBCODE_STALE);
+    fake_ns += 9000000; /* 9 ms on: still */
+    CHECK_EQ(stubcode_find(0x7f0ee083ffffu, &start), STUBCODE_STALE);
+    stubcode_test_clock(NULL);
     /* malformed lines are skipped, not misread */
     REQUIRE(stubcode_load_text("garbage\n7f00-7e00 r-xp 0 00:00 0\n-\n\n10-20 r-xp zz\n") == 0);
     CHECK(STUBCODE_YES != stubcode_find(0x7e80u, &start));
+    stubcode_free();
+}
+
+/* Misses 10 ms apart read /proc/self/maps again, eight times a second at
+ * most; the next window reads again. */
+static void test_read_budget(void)
+{
+    stubcode_free();
+    stubcode_test_clock(fake_now);
+    uintptr_t start;
+    int read = 0;
+    for (int i = 0; i < 12; i++) {
+        fake_ns += 11000000; /* 11 ms */
+        read += stubcode_find(0x10, &start) == STUBCODE_NO; /* read, not found */
+    }
+    CHECK_EQ(read, 8);
+    fake_ns += 1000000000;
+    CHECK_EQ(stubcode_find(0x10, &start), STUBCODE_NO);
+    stubcode_test_clock(NULL);
     stubcode_free();
 }
 
@@ -71,5 +101,6 @@ static void test_this_process(void)
 void suite_stubcode(void)
 {
     RUN(test_which_mappings);
+    RUN(test_read_budget);
     RUN(test_this_process);
 }
