@@ -120,7 +120,8 @@ grep -q 'PortableThreadPool+WorkerThread' "$T/plain.txt" || fail "without --asyn
 grep -q "^  async        on (3 runtime methods rewritten)" "$T/check.txt" || fail "check does not say async is on: $(grep async "$T/check.txt")"
 # on by default for a program record starts
 cs record -q --force -o "$T/default.corscope" -- $(app AsyncChain) chain 100 > /dev/null 2>&1
-cs report -f collapsed "$T/default.corscope" 2> /dev/null | grep -q "${A}Chain\.A;${A}Chain\.B;AsyncChain\.Chain\.C;" ||
+cs report -f collapsed "$T/default.corscope" > "$T/default.txt" 2> /dev/null
+grep -q "${A}Chain\.A;${A}Chain\.B;AsyncChain\.Chain\.C;" "$T/default.txt" ||
     fail "logical stacks are not the default"
 # the rewrite waits for an async method's first yield (its state machine
 # box's class loading; docs/async.md): a program whose only boxes are the
