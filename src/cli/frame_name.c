@@ -53,6 +53,48 @@ int frame_name_state_machine(const char *type, size_t type_len, const char *meth
     return 1;
 }
 
+/* A type name as text (a label's subject) with each nested state machine
+ * named as written: `Outer+<Name>d__N` becomes `Outer.Name`, inside
+ * generic arguments too (`AsyncStateMachineBox`1[VoidTaskResult,
+ * App.Chain+<C>d__2]`, the box a [load type] label names).  Into out,
+ * NUL-terminated, cut to size. */
+static void name_state_machines(const char *in, size_t len, char *out, size_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < size;) {
+        if (in[i] == '+' && i + 1 < len && in[i + 1] == '<') {
+            size_t close = i + 2;
+            while (close < len && in[close] != '>' && in[close] != '<' && in[close] != ',' &&
+                   in[close] != '[' && in[close] != ']')
+                close++;
+            size_t k = close + 1;
+            if (close < len && in[close] == '>' && close > i + 2 && k < len && in[k] == 'd') {
+                k++;
+                if (k + 1 < len && in[k] == '_' && in[k + 1] == '_') {
+                    k += 2;
+                    while (k < len && in[k] >= '0' && in[k] <= '9')
+                        k++;
+                }
+                if (k < len && in[k] == '`') {
+                    k++;
+                    while (k < len && in[k] >= '0' && in[k] <= '9')
+                        k++;
+                }
+                if (k == len || in[k] == ',' || in[k] == ']' || in[k] == '+' || in[k] == '[') {
+                    out[n++] = '.';
+                    for (size_t c = i + 2; c < close && n + 1 < size; c++)
+                        out[n++] = in[c];
+                    i = k;
+                    continue;
+                }
+            }
+        }
+        out[n++] = in[i++];
+    }
+    if (size)
+        out[n < size ? n : size - 1] = '\0';
+}
+
 /* Was the recording made for async code (logical stacks, or snapshots of
  * pending operations)? */
 static int async_names(const struct recording *r)
@@ -109,6 +151,8 @@ size_t frame_name_format(const struct recording *r, uint32_t id, char *out, size
         char subject[768] = "";
         if (f->extra && f->extra < id)
             frame_name_format(r, (uint32_t)f->extra, subject, sizeof subject);
+        else if (type.len && async_names(r))
+            name_state_machines(type.p, type.len, subject, sizeof subject);
         else if (type.len)
             snprintf(subject, sizeof subject, "%.*s", (int)type.len, type.p);
         n = snprintf(out, size, "[%.*s]%s%s", (int)name.len, name.p, subject[0] ? " " : "",

@@ -3,6 +3,9 @@
  * every format, labels included.
  */
 
+#include <stdio.h>
+#include <string.h>
+
 #include "agent/codemap.h"
 #include "cli/frame_name.h"
 #include "fixture.h"
@@ -107,6 +110,15 @@ static void test_async_names(void)
                                   writer_string(&w, "NS.Chain+<C>d__3", 16),
                                   writer_string(&w, "MoveNext", 8), 0);
         writer_frame(&w, FMT_FRAME_LABEL, 0, 0, writer_string(&w, "async", 5), f);
+        /* a label whose subject is a type as text: the box of a state
+         * machine, nested, generic (t_async once found it in a report) */
+        const char *box = "S.AsyncTaskMethodBuilder`1+AsyncStateMachineBox`1[S.VoidTaskResult,"
+                          "NS.Chain+<C>d__2]";
+        writer_frame(&w, FMT_FRAME_LABEL, 0, writer_string(&w, box, strlen(box)),
+                     writer_string(&w, "load type", 9), 0);
+        const char *odd = "NS.A+<>c,NS.B+<G>d__1`2+Inner,NS.C+<D>x,NS.E+<F>d";
+        writer_frame(&w, FMT_FRAME_LABEL, 0, writer_string(&w, odd, strlen(odd)),
+                     writer_string(&w, "load type", 9), 0);
         writer_finish(&w, NULL, NULL, 0);
         writer_free(&w);
         struct recording r;
@@ -116,6 +128,17 @@ static void test_async_names(void)
         CHECK_STR(name, async == 1 ? "NS.Chain.C" : "NS.Chain+<C>d__3.MoveNext");
         frame_name_format(&r, 2, name, sizeof name);
         CHECK_STR(name, async == 1 ? "[async] NS.Chain.C" : "[async] NS.Chain+<C>d__3.MoveNext");
+        char as_is[160];
+        snprintf(as_is, sizeof as_is, "[load type] %s", box);
+        const char *want = async == 1 ? "[load type] S.AsyncTaskMethodBuilder`1+"
+                                        "AsyncStateMachineBox`1[S.VoidTaskResult,NS.Chain.C]"
+                                      : as_is;
+        frame_name_format(&r, 3, name, sizeof name);
+        CHECK_STR(name, want);
+        snprintf(as_is, sizeof as_is, "[load type] %s", odd);
+        want = async == 1 ? "[load type] NS.A+<>c,NS.B.G+Inner,NS.C+<D>x,NS.E.F" : as_is;
+        frame_name_format(&r, 4, name, sizeof name);
+        CHECK_STR(name, want);
         rec_free(&r);
         buf_free(&b);
     }
