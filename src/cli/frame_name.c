@@ -13,6 +13,23 @@ static struct rec_str str(const struct recording *r, uint32_t id)
     return r->strings[id];
 }
 
+/* Past a state machine's name after its `>d`: the optional __N (its
+ * ordinal) and `N (its generic arity); k is where they would begin. */
+static size_t state_machine_suffix(const char *s, size_t len, size_t k)
+{
+    if (k + 1 < len && s[k] == '_' && s[k + 1] == '_') {
+        k += 2;
+        while (k < len && s[k] >= '0' && s[k] <= '9')
+            k++;
+    }
+    if (k < len && s[k] == '`') {
+        k++;
+        while (k < len && s[k] >= '0' && s[k] <= '9')
+            k++;
+    }
+    return k;
+}
+
 int frame_name_state_machine(const char *type, size_t type_len, const char *method,
                         size_t method_len, size_t *outer_len, const char **name, size_t *name_len)
 {
@@ -34,18 +51,7 @@ int frame_name_state_machine(const char *type, size_t type_len, const char *meth
         close--;
     if (close < 3 || close >= sm_len || sm[close] != 'd')
         return 0;
-    size_t k = close + 1;
-    if (k + 1 < sm_len && sm[k] == '_' && sm[k + 1] == '_') {
-        k += 2;
-        while (k < sm_len && sm[k] >= '0' && sm[k] <= '9')
-            k++;
-    }
-    if (k < sm_len && sm[k] == '`') {
-        k++;
-        while (k < sm_len && sm[k] >= '0' && sm[k] <= '9')
-            k++;
-    }
-    if (k != sm_len)
+    if (state_machine_suffix(sm, sm_len, close + 1) != sm_len)
         return 0;
     *outer_len = plus - 1;
     *name = sm + 1;
@@ -69,17 +75,7 @@ static void name_state_machines(const char *in, size_t len, char *out, size_t si
                 close++;
             size_t k = close + 1;
             if (close < len && in[close] == '>' && close > i + 2 && k < len && in[k] == 'd') {
-                k++;
-                if (k + 1 < len && in[k] == '_' && in[k + 1] == '_') {
-                    k += 2;
-                    while (k < len && in[k] >= '0' && in[k] <= '9')
-                        k++;
-                }
-                if (k < len && in[k] == '`') {
-                    k++;
-                    while (k < len && in[k] >= '0' && in[k] <= '9')
-                        k++;
-                }
+                k = state_machine_suffix(in, len, k + 1);
                 if (k == len || in[k] == ',' || in[k] == ']' || in[k] == '+' || in[k] == '[') {
                     out[n++] = '.';
                     for (size_t c = i + 2; c < close && n + 1 < size; c++)
