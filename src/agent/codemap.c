@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -16,6 +17,7 @@
 #include "agent/code_index.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/arch.h"
+#include "agent/signal/ranges.h"
 #include "common/clock.h"
 #include "common/map.h"
 #include "common/mem.h"
@@ -78,6 +80,7 @@ static struct map64 permanent; /* FunctionID -> 1: its ids are never freed */
 struct image {
     uintptr_t start, end;
 };
+_Static_assert(offsetof(struct image, start) == 0, "ranges.h searches by the first member");
 static struct image *images; /* of modules never unloaded, sorted by start */
 static size_t image_count, image_cap;
 
@@ -361,17 +364,10 @@ int codemap_module_loaded(ModuleID module)
 
 int codemap_in_permanent_image(uintptr_t address)
 {
-    size_t a = 0, b = image_count;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (address < images[m].start)
-            b = m;
-        else if (address >= images[m].end)
-            a = m + 1;
-        else
-            return 1;
-    }
-    return 0;
+    /* images do not overlap: only the last one starting at or below the
+     * address can hold it */
+    size_t after = ranges_upper_bound(images, image_count, sizeof *images, address);
+    return after && address < images[after - 1].end;
 }
 
 static void add_image(uintptr_t start, uintptr_t end)
@@ -380,9 +376,7 @@ static void add_image(uintptr_t start, uintptr_t end)
     if (!grown)
         return;
     images = grown;
-    size_t at = 0;
-    while (at < image_count && images[at].start < start)
-        at++;
+    size_t at = ranges_lower_bound(images, image_count, sizeof *images, start);
     memmove(images + at + 1, images + at, (image_count - at) * sizeof *images);
     images[at].start = start;
     images[at].end = end;

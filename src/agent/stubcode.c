@@ -6,10 +6,12 @@
  */
 #include "agent/stubcode.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/signal/ranges.h"
 #include "common/clock.h"
 #include "common/mem.h"
 
@@ -24,6 +26,7 @@
 struct range {
     uintptr_t start, end;
 };
+_Static_assert(offsetof(struct range, start) == 0, "ranges.h searches by the first member");
 
 static struct range *ranges;
 static size_t count, cap;
@@ -127,19 +130,12 @@ static void reread(void)
     replace(list, n, size);
 }
 
+/* Mappings do not overlap: only the last one starting at or below the
+ * address can hold it. */
 static const struct range *lookup(uintptr_t address)
 {
-    size_t lo = 0, hi = count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (address < ranges[mid].start)
-            hi = mid;
-        else if (address >= ranges[mid].end)
-            lo = mid + 1;
-        else
-            return &ranges[mid];
-    }
-    return NULL;
+    size_t after = ranges_upper_bound(ranges, count, sizeof *ranges, address);
+    return after && address < ranges[after - 1].end ? &ranges[after - 1] : NULL;
 }
 
 enum stubcode_answer stubcode_find(uintptr_t address, uintptr_t *start)
