@@ -65,14 +65,14 @@ HIDDEN int names_init(struct names *n, ICorProfilerInfo15 *info, int info_versio
  * runtime could not say. */
 HIDDEN int names_describe(ICorProfilerInfo15 *info, int info_version, FunctionID function,
                           struct method_desc *d);
-/* Any thread, no caches: a type's name as the runtime writes it
- * ("System.Collections.Generic.List`1[System.Int32]", "System.Byte[]").
- * Returns 0, or -1 when the runtime could not say. */
 /* A TypeDef's name as names_type_def spells it, read in place
  * (mdplace.h), through the runtime's importer only for a module that
  * cannot be read so.  Returns 0, or -1 when neither way answers. */
 HIDDEN int names_type_of(ICorProfilerInfo15 *info, ModuleID module, mdTypeDef type, char *out,
                          size_t size);
+/* Any thread, no caches: a type's name as the runtime writes it
+ * ("System.Collections.Generic.List`1[System.Int32]", "System.Byte[]").
+ * Returns 0, or -1 when the runtime could not say. */
 HIDDEN int names_describe_class(ICorProfilerInfo15 *info, ClassID klass, char *out, size_t size);
 /* Any thread: an assembly's or a module's name (the file's base name). */
 HIDDEN int names_describe_assembly(ICorProfilerInfo15 *info, AssemblyID assembly, char *out,
