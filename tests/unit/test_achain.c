@@ -159,8 +159,33 @@ static void test_achain_guarded(void)
     achain_types_clear();
 }
 
+/* Clearing forgets every type, each time: the table is only walked when
+ * something was put since the last clear, and a put after a clear arms it
+ * again. */
+static void test_achain_clear(void)
+{
+    achain_types_clear();
+    heap[12][0] = MT_END;
+    uint64_t mts[ACHAIN_MAX];
+    uint32_t end;
+    for (int round = 0; round < 3; round++) {
+        put_type(MT_END, ACHAIN_END, -1, -1, -1, -1);
+        CHECK_EQ(read_chain((uintptr_t)heap[12], 0, mts, &end), 1);
+        CHECK_EQ(end, ACHAIN_END_KNOWN);
+        achain_types_clear();
+        /* a type the table no longer knows: the chain ends at it */
+        CHECK_EQ(read_chain((uintptr_t)heap[12], 0, mts, &end), 1);
+        CHECK_EQ(end, ACHAIN_END_UNKNOWN);
+        achain_types_clear(); /* nothing put: nothing to do, still empty */
+        CHECK_EQ(read_chain((uintptr_t)heap[12], 0, mts, &end), 1);
+        CHECK_EQ(end, ACHAIN_END_UNKNOWN);
+    }
+    heap[12][0] = 0;
+}
+
 void suite_achain(void)
 {
     RUN(test_achain_read);
     RUN(test_achain_guarded);
+    RUN(test_achain_clear);
 }

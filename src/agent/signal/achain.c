@@ -17,6 +17,10 @@ static _Atomic int32_t coop_offset = -1;
 static _Atomic uint64_t suspend_seq;
 static _Atomic int suspended;
 static _Atomic uint64_t discarded;
+/* Whether an entry may be set: the table is half a megabyte that a
+ * process without async types never touches, and clearing it would fault
+ * in every page of it (a millisecond at each exit and module unload). */
+static _Atomic int filled;
 
 /* The slot: the address of the innermost running rewritten method's local
  * holding its object, 0 when none. */
@@ -49,6 +53,7 @@ int achain_type_put(const struct achain_type *t)
         uintptr_t have = atomic_load_explicit(&e->mt, memory_order_relaxed);
         if (have && have != mt)
             continue;
+        atomic_store_explicit(&filled, 1, memory_order_relaxed);
         if (have == mt) /* taken out while rewritten: a reader sees it or nothing */
             atomic_store_explicit(&e->mt, 0, memory_order_release);
         e->kind = t->kind;
@@ -64,8 +69,11 @@ int achain_type_put(const struct achain_type *t)
 
 void achain_types_clear(void)
 {
+    if (!atomic_exchange(&filled, 0))
+        return;
     for (uint32_t i = 0; i < TABLE_SIZE; i++)
-        atomic_store_explicit(&table[i].mt, 0, memory_order_release);
+        if (atomic_load_explicit(&table[i].mt, memory_order_relaxed))
+            atomic_store_explicit(&table[i].mt, 0, memory_order_release);
 }
 
 void achain_set_coop_offset(int32_t offset)
