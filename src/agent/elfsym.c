@@ -1,10 +1,11 @@
 /*
- * elfsym: see elfsym.h.  The file is mapped read-only and every offset and
- * size taken from it is checked against the mapping before use: a damaged
+ * elfsym: see elfsym.h.  Every offset and size taken from a file is
+ * checked against the file (or the image in memory) before use: a damaged
  * or hostile file yields no symbols, never a crash.  The parsing works on
  * any image in memory (elfsym_parse, elfsym_debug_paths), so the fuzzer
  * (tests/fuzz/fuzz_elfsym.c) feeds it bytes without files; elfsym_load
- * only maps files and tries the debug files in turn.
+ * reads files with pread, the few parts it needs, with the same checks,
+ * and tries the debug files in turn.
  */
 #include "agent/elfsym.h"
 
@@ -212,25 +213,71 @@ static struct elfsym *read_symtab(const struct image *im, const char *source)
     return sorted_table(syms, n, strs, strs_size, source);
 }
 
-/* The object's build id as hex, from its PT_NOTE/SHT_NOTE .note.gnu.build-id. */
-static int build_id(const struct image *im, char *out, size_t size)
+/* A build id note's descriptor as hex (a .note.gnu.build-id section's
+ * `size` bytes at `p`): 0, or -1. */
+static int note_build_id(const uint8_t *p, size_t size, char *out, size_t out_size)
 {
-    const Elf64_Ehdr *eh = header(im);
-    const Elf64_Shdr *sh = eh ? named(im, eh, ".note.gnu.build-id") : NULL;
-    if (!sh || !in_bounds(im, sh->sh_offset, sh->sh_size) || sh->sh_size < 12)
+    if (size < 12)
         return -1;
-    const uint8_t *p = im->p + sh->sh_offset;
     uint32_t namesz, descsz, type;
     memcpy(&namesz, p, 4);
     memcpy(&descsz, p + 4, 4);
     memcpy(&type, p + 8, 4);
     size_t desc = 12 + ((namesz + 3) & ~3u);
-    if (type != NT_GNU_BUILD_ID || descsz < 2 || desc > sh->sh_size ||
-        descsz > sh->sh_size - desc || 2 * (size_t)descsz + 1 > size)
+    if (type != NT_GNU_BUILD_ID || descsz < 2 || desc > size || descsz > size - desc ||
+        2 * (size_t)descsz + 1 > out_size)
         return -1;
     for (uint32_t i = 0; i < descsz; i++)
         snprintf(out + 2 * i, 3, "%02x", p[desc + i]);
     return 0;
+}
+
+/* The file name a .gnu_debuglink section (`size` bytes at `p`) names: 0,
+ * or -1. */
+static int note_debug_link(const uint8_t *p, size_t size, char *out, size_t out_size)
+{
+    size_t len = size > 1 ? strnlen((const char *)p, size) : size;
+    if (size <= 1 || len >= size || len == 0 || len >= out_size)
+        return -1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/* What names a stripped object's debug file: its build id (hex) and its
+ * debug link's file name, each empty when it has none. */
+struct debug_names {
+    char id[128];
+    char link[256];
+};
+
+/* Where the debug file may be, in the order it is looked for (see
+ * elfsym_debug_paths). */
+static int debug_paths(const struct debug_names *dn, const char *path,
+                       char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX])
+{
+    int n = 0;
+    if (dn->id[0])
+        snprintf(out[n++], ELFSYM_PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", dn->id,
+                 dn->id + 2);
+    if (!dn->link[0])
+        return n;
+    char dir[768];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            snprintf(out[n], ELFSYM_PATH_MAX, "/usr/lib/debug%s/%s", dir, dn->link);
+        else
+            snprintf(out[n], ELFSYM_PATH_MAX, "%s/.debug/%s", dir, dn->link);
+        if (strcmp(out[n], path) != 0)
+            n++;
+    }
+    return n;
 }
 
 static int read_at(int fd, void *out, uint64_t n, uint64_t off)
@@ -249,12 +296,50 @@ static int read_at(int fd, void *out, uint64_t n, uint64_t off)
     return 0;
 }
 
+/* The small sections that name a stripped object's debug file, read with
+ * pread (mapping the whole object to find them, faulting in its section
+ * table and unmapping it, took a tenth of a millisecond per library of
+ * every process).  Bounded reads; a section that cannot be read leaves its
+ * name empty. */
+static void read_debug_names(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+                             const struct image *bounds, struct debug_names *dn)
+{
+    if (eh->e_shstrndx >= eh->e_shnum)
+        return;
+    const Elf64_Shdr *strs = &sh[eh->e_shstrndx];
+    if (!strs->sh_size || strs->sh_size > (1u << 20) ||
+        !in_bounds(bounds, strs->sh_offset, strs->sh_size))
+        return;
+    char *names = mem_alloc(strs->sh_size + 1);
+    if (!names || read_at(fd, names, strs->sh_size, strs->sh_offset) < 0) {
+        mem_free(names);
+        return;
+    }
+    names[strs->sh_size] = '\0';
+    for (size_t i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_name >= strs->sh_size)
+            continue;
+        const char *name = names + sh[i].sh_name;
+        int is_id = !strcmp(name, ".note.gnu.build-id"), is_link = !strcmp(name, ".gnu_debuglink");
+        uint8_t buf[512];
+        if ((!is_id && !is_link) || !sh[i].sh_size || sh[i].sh_size > sizeof buf ||
+            !in_bounds(bounds, sh[i].sh_offset, sh[i].sh_size) ||
+            read_at(fd, buf, sh[i].sh_size, sh[i].sh_offset) < 0)
+            continue;
+        if (is_id && note_build_id(buf, sh[i].sh_size, dn->id, sizeof dn->id) < 0)
+            dn->id[0] = '\0';
+        if (is_link && note_debug_link(buf, sh[i].sh_size, dn->link, sizeof dn->link) < 0)
+            dn->link[0] = '\0';
+    }
+    mem_free(names);
+}
+
 /* raw_symtab's table, read from the file with pread: only its header, its
  * section table and the two sections are read, nothing is mapped (mapping
  * a 4 MB debug file, faulting its pages in and unmapping it cost more than
  * the copy in a short process).  The same checks as header() and
  * find_symtab(), against the file's size. */
-static struct elfsym *raw_from_file(const char *path)
+static struct elfsym *raw_from_file(const char *path, struct debug_names *dn)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -278,6 +363,8 @@ static struct elfsym *raw_from_file(const char *path)
     for (size_t i = 0; i < eh.e_shnum && !symtab; i++)
         if (sh[i].sh_type == SHT_SYMTAB)
             symtab = &sh[i];
+    if (!symtab && dn)
+        read_debug_names(fd, &eh, sh, &bounds, dn);
     if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
         symtab->sh_offset % _Alignof(Elf64_Sym) != 0 ||
         !in_bounds(&bounds, symtab->sh_offset, symtab->sh_size) || symtab->sh_link >= eh.e_shnum)
@@ -328,52 +415,30 @@ int elfsym_debug_paths(const uint8_t *p, size_t size, const char *path,
                        char out[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX])
 {
     struct image im = {p, size};
-    int n = 0;
-    char id[128];
-    if (build_id(&im, id, sizeof id) == 0)
-        snprintf(out[n++], ELFSYM_PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    struct debug_names dn = {"", ""};
     const Elf64_Ehdr *eh = header(&im);
+    const Elf64_Shdr *id = eh ? named(&im, eh, ".note.gnu.build-id") : NULL;
+    if (id && in_bounds(&im, id->sh_offset, id->sh_size) &&
+        note_build_id(im.p + id->sh_offset, id->sh_size, dn.id, sizeof dn.id) < 0)
+        dn.id[0] = '\0';
     const Elf64_Shdr *link = eh ? named(&im, eh, ".gnu_debuglink") : NULL;
-    if (!link || !in_bounds(&im, link->sh_offset, link->sh_size) || link->sh_size <= 1)
-        return n;
-    char name[256];
-    size_t len = strnlen((const char *)im.p + link->sh_offset, link->sh_size);
-    if (len >= link->sh_size || len >= sizeof name)
-        return n;
-    memcpy(name, im.p + link->sh_offset, len);
-    name[len] = '\0';
-    char dir[768];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    for (int i = 0; i < 2; i++) {
-        if (i == 0)
-            snprintf(out[n], ELFSYM_PATH_MAX, "/usr/lib/debug%s/%s", dir, name);
-        else
-            snprintf(out[n], ELFSYM_PATH_MAX, "%s/.debug/%s", dir, name);
-        if (strcmp(out[n], path) != 0)
-            n++;
-    }
-    return n;
+    if (link && in_bounds(&im, link->sh_offset, link->sh_size) &&
+        note_debug_link(im.p + link->sh_offset, link->sh_size, dn.link, sizeof dn.link) < 0)
+        dn.link[0] = '\0';
+    return debug_paths(&dn, path, out);
 }
 
 struct elfsym *elfsym_load(const char *path)
 {
-    struct elfsym *s = raw_from_file(path);
+    struct debug_names dn = {"", ""};
+    struct elfsym *s = raw_from_file(path, &dn);
     if (s)
         return s;
     /* stripped: its debug file, named by its build id or debug link */
-    struct image im = {NULL, 0};
-    if (map_file(path, &im) < 0)
-        return NULL;
     char paths[ELFSYM_DEBUG_PATHS][ELFSYM_PATH_MAX];
-    int n = elfsym_debug_paths(im.p, im.size, path, paths);
-    unmap_file(&im);
+    int n = debug_paths(&dn, path, paths);
     for (int i = 0; i < n && !s; i++)
-        s = raw_from_file(paths[i]);
+        s = raw_from_file(paths[i], NULL);
     return s;
 }
 

@@ -10,6 +10,8 @@
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -360,8 +362,53 @@ static void test_debug_paths(void)
     free(im.p);
 }
 
+/* A stripped object whose debug file lies beside it, in .debug/, named by
+ * its .gnu_debuglink: elfsym_load finds the symbols there, reading the
+ * object's few sections with pread (the object is not mapped). */
+static void test_debug_link_beside(void)
+{
+    char dir[] = "/tmp/corscope-elfsym-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char lib[128], debug_dir[128], debug[160];
+    snprintf(lib, sizeof lib, "%s/libx.so", dir);
+    snprintf(debug_dir, sizeof debug_dir, "%s/.debug", dir);
+    snprintf(debug, sizeof debug, "%s/libx.so.debug", debug_dir);
+    REQUIRE(mkdir(debug_dir, 0700) == 0);
+    static const char strs[] = "\0inner_function";
+    Elf64_Sym sym = func(1, 0x1000, 0x80);
+    /* the object: its .symtab renamed away (a stripped object has none) */
+    struct image stripped = make_elf(&sym, 1, strs, sizeof strs, "libx.so.debug");
+    Elf64_Ehdr *h = (Elf64_Ehdr *)stripped.p;
+    ((Elf64_Shdr *)(stripped.p + h->e_shoff))[1].sh_type = SHT_PROGBITS;
+    struct image full = make_elf(&sym, 1, strs, sizeof strs, NULL);
+    write_file(lib, stripped.p, stripped.size);
+    CHECK(elfsym_load(lib) == NULL); /* no debug file yet */
+    write_file(debug, full.p, full.size);
+    struct elfsym *s = elfsym_load(lib);
+    REQUIRE(s);
+    CHECK_STR(elfsym_find(s, 0x1010), "inner_function");
+    CHECK_STR(s->source, debug);
+    elfsym_free(s);
+    /* a debug link with no name, and one longer than its section: no
+     * debug file is looked for, and nothing breaks */
+    uint8_t *link = stripped.p + ((Elf64_Shdr *)(stripped.p + h->e_shoff))[4].sh_offset;
+    link[0] = '\0';
+    write_file(lib, stripped.p, stripped.size);
+    CHECK(elfsym_load(lib) == NULL);
+    memset(link, 'x', ((Elf64_Shdr *)(stripped.p + h->e_shoff))[4].sh_size);
+    write_file(lib, stripped.p, stripped.size);
+    CHECK(elfsym_load(lib) == NULL);
+    unlink(debug);
+    rmdir(debug_dir);
+    unlink(lib);
+    rmdir(dir);
+    free(stripped.p);
+    free(full.p);
+}
+
 void suite_elfsym(void)
 {
+    RUN(test_debug_link_beside);
     RUN(test_libc_symbols);
     RUN(test_damaged_files);
     RUN(test_image_symbols);
