@@ -67,13 +67,24 @@ static const uint8_t *in_text(const struct dl_phdr_info *info, const uint8_t *p,
 
 /* The stub is a function of its own, with unwind rules: its head is looked
  * for at the function starts of .eh_frame_hdr's search table (17,000 of
- * them in .NET 10's libcoreclr.so, 0.6 ms cold) rather than in every byte
- * of the 4.9 MB of code (1.3 ms of each process).  -1 when the table is
- * not in the usual encoding (then every byte is searched); else how many
- * starts hold the head. */
+ * them in .NET 10's libcoreclr.so) rather than in every byte of the 4.9 MB
+ * of code.  The executable segment is found once and each start checked
+ * against it, first byte first (0.8 ms of each process when each start
+ * looked through the program headers).  -1 when the table is not in the
+ * usual encoding (then every byte is searched); else how many starts hold
+ * the head. */
 static int search_starts(const struct dl_phdr_info *info, const uint8_t **found,
                          const uint8_t **found_end)
 {
+    const uint8_t *text = NULL, *text_end = NULL;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum && !text; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && (ph->p_flags & PF_R) &&
+            ph->p_filesz >= sizeof stub_head) {
+            text = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+            text_end = text + ph->p_filesz;
+        }
+    }
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_GNU_EH_FRAME)
@@ -87,12 +98,18 @@ static int search_starts(const struct dl_phdr_info *info, const uint8_t **found,
         if ((uint64_t)n * 8 > ph->p_memsz - 12)
             return -1;
         int count = 0;
+        /* a start outside the first executable segment is in none that
+         * in_text would accept first: checked the slow way */
         for (uint32_t k = 0; k < n; k++) {
             int32_t rel;
             memcpy(&rel, hdr + 12 + (size_t)k * 8, 4);
             const uint8_t *f = hdr + rel;
-            const uint8_t *end = in_text(info, f, sizeof stub_head);
-            if (end && f[0] == stub_head[0] && !memcmp(f, stub_head, sizeof stub_head)) {
+            const uint8_t *end;
+            if (text && f >= text && f <= text_end - sizeof stub_head)
+                end = text_end;
+            else if (!(end = in_text(info, f, sizeof stub_head)))
+                continue;
+            if (f[0] == stub_head[0] && !memcmp(f, stub_head, sizeof stub_head)) {
                 *found = f;
                 *found_end = end;
                 count++;
