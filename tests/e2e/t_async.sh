@@ -1,7 +1,7 @@
 # Logical async stacks (record --async): in every scenario of AsyncChain,
 # at least 95% of the CPU samples of the leaf an async method burns in after
 # resuming on the thread pool show, root first, the methods awaiting it, in
-# order, right above it: A awaits B awaits C; each branch of Task.WhenAll
+# order, right above it (and as many of the wall-clock samples): A awaits B awaits C; each branch of Task.WhenAll
 # under its own method; ConfigureAwait(false); ValueTask; pooled ValueTask
 # builders; an async iterator under its consumer; an async lambda; Task.Run
 # with a plain and an async lambda; a PeriodicTimer and Task.Delay; .Result
@@ -86,12 +86,27 @@ cs report -f tree "$T/async.corscope" > "$T/tree.txt" 2> /dev/null
 cs report -f speedscope -o "$T/s.json" "$T/async.corscope" 2> /dev/null
 cs report -f flamegraph -o "$T/f.html" "$T/async.corscope" 2> /dev/null
 cs report -f pprof -o "$T/p.pb.gz" "$T/async.corscope" 2> /dev/null
+cs report -f chrome -o "$T/c.json" "$T/async.corscope" 2> /dev/null
 gunzip -c "$T/p.pb.gz" > "$T/p.pb"
-for f in collapsed.txt top.txt tree.txt s.json f.html p.pb; do
+for f in collapsed.txt top.txt tree.txt s.json f.html p.pb c.json; do
     grep -aq 'AsyncChain\.Chain\.C' "$T/$f" || fail "$f does not name AsyncChain.Chain.C"
     grep -aq '\[async\] AsyncChain\.Chain\.B' "$T/$f" || fail "$f has no [async] AsyncChain.Chain.B"
     ! grep -aq '<C>d__' "$T/$f" || fail "$f names a state machine: $(grep -ao '[^;"]*<C>d__[^;" ]*' "$T/$f" | head -2)"
 done
+
+# wall-clock samples carry the chain too: of the wall samples whose stack
+# holds Work.BurnC (the thread burning in C), 95% under A and B
+cs record -q --force --async -e wall -i 1ms -o "$T/wall.corscope" -- $(app AsyncChain) chain 600 \
+    > /dev/null 2> "$T/err.txt" || fail "record wall: $(cat "$T/err.txt")"
+cs report -f collapsed "$T/wall.corscope" > "$T/wall.txt" 2> /dev/null
+got=$(awk -v leaf="(^|;)${W}BurnC(;| )" -v re="${A}Chain\\.A;${A}Chain\\.B;AsyncChain\\.Chain\\.C;${W}BurnC(;| )" '
+    $0 ~ leaf { all += $NF; if ($0 ~ re) good += $NF }
+    END { if (all) printf "%.1f %d\n", 100 * good / all, all; else print "none" }' "$T/wall.txt")
+[ "$got" != none ] || fail "wall: no sample of Work.BurnC"
+note "wall: ${got% *}% of the weight ${got#* } in Work.BurnC under A, B, C"
+awk -v p="${got% *}" 'BEGIN { exit !(p >= 95) }' ||
+    fail "wall: only ${got% *}% of Work.BurnC's samples under the chain: $(
+        grep "${W}BurnC" "$T/wall.txt" | grep -v "${A}Chain\\.B" | sort -t' ' -k2 -nr | head -3)"
 
 # events carry the chain as samples do: throws, allocations and contended
 # locks in C, under A and B
