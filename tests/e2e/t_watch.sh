@@ -108,3 +108,28 @@ grep -q 'have their original code back' "$T/err" || fail "Ctrl-C: no revert: $(c
 wait "$svc" || fail "the service failed after watch and Ctrl-C: $(cat "$T/serve2")"
 grep -q '^served [0-9]' "$T/serve2" || fail "the service did not finish after Ctrl-C"
 note "Ctrl-C: $n calls ($threw threw), reverted, the service finished"
+
+# watch dies (kill -9, no goodbye; the agent reads the hang-up as a stop,
+# src/agent/control_client.c): the service goes on unharmed, every result
+# right, and a second watch of the same method gets its calls and reverts
+# at its end
+dotnet "$W" serve 8 > "$T/serve3" 2>&1 &
+svc=$!
+for _ in $(seq 100); do grep -q '^ready' "$T/serve3" && break; sleep 0.1; done
+"$CORSCOPE" watch -p "$svc" 'Pricing.Quote' > "$T/out" 2> "$T/err" &
+cw=$!
+for _ in $(seq 100); do [ "$(calls "$T/out" | wc -l)" -ge 1 ] && break; sleep 0.1; done
+[ "$(calls "$T/out" | wc -l)" -ge 1 ] || fail "killed watch: no call shown before the kill: $(cat "$T/err")"
+kill -KILL "$cw"
+wait "$cw" 2> /dev/null || true
+sleep 1
+cs watch -p "$svc" --count 3 'Pricing.Quote' > "$T/out2" 2> "$T/err2" ||
+    fail "watch after a killed watch: exit $?: $(cat "$T/err2")"
+calls "$T/out2" > "$T/got"
+[ "$(wc -l < "$T/got")" = 3 ] || fail "after a killed watch: $(wc -l < "$T/got") calls shown, expected 3: $(cat "$T/out2" "$T/err2")"
+grep -Eq '^Pricing\.Quote\(sku="sku-[0-2]", qty=[0-4]\) = [0-9.]+$' "$T/got" || fail "after a killed watch: $(cat "$T/got")"
+grep -q 'have their original code back' "$T/err2" || fail "after a killed watch: no revert: $(cat "$T/err2")"
+wait "$svc" || fail "the service failed after a killed watch (exit $?): $(cat "$T/serve3")"
+grep -q '^wrong' "$T/serve3" && fail "the service computed a wrong result after a killed watch: $(cat "$T/serve3")"
+grep -q '^served [0-9]' "$T/serve3" || fail "the service did not finish after a killed watch: $(cat "$T/serve3")"
+note "killed watch: the service went on, a second watch got 3 calls and reverted: $(grep '^served' "$T/serve3")"
