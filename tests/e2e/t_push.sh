@@ -151,17 +151,22 @@ grep -q "not trusted" "$T/d/err2" || fail "an untrusted certificate: $(cat "$T/d
 stop_standin "$SPID"
 
 # a wrong password: refused, kept; the next run with the right one sends it first
-standin "$T/d/srv2" 0 --basic "ops:right"
+standin "$T/d/srv2" 0 --basic "ops:right-Zq7pw"
 printf 'wrong\n' > "$T/d/wrong"
 cs push --push "http://127.0.0.1:$PORT" --push-every 1s --push-user ops --push-password-file "$T/d/wrong" \
     --push-linger 1s --push-spool "$T/d/spool3" --service kept "$T/a/rec.corscope" 2> "$T/d/err3" &&
     fail "a refused password was taken for success"
 grep -q "status 401" "$T/d/err3" && grep -q "not sent .*kept in" "$T/d/err3" || fail "401: $(cat "$T/d/err3")"
 kept=$(sed -n 's/.*; \([0-9]*\) not sent.*/\1/p' "$T/d/err3")
-printf 'right\n' > "$T/d/right"
+printf 'right-Zq7pw\n' > "$T/d/right"
 cs record --push "http://127.0.0.1:$PORT" --push-every 1s --push-user ops --push-password-file "$T/d/right" \
-    --push-spool "$T/d/spool3" --service fresh -e cpu -q -- $(app Fleet) 1 > /dev/null 2> "$T/d/err4" ||
-    fail "the next run: $(cat "$T/d/err4")"
+    --push-spool "$T/d/spool3" --service fresh -e cpu -q -o "$T/d/fresh.corscope" -- $(app Fleet) 1 \
+    > /dev/null 2> "$T/d/err4" || fail "the next run: $(cat "$T/d/err4")"
+# the password a recording was pushed with is nowhere in what stays on disk
+# (the recording, the spool) or in what was said
+[ -s "$T/d/fresh.corscope" ] || fail "record --push -o wrote no recording"
+! grep -rqa 'right-Zq7pw' "$T/d/fresh.corscope" "$T/d/spool3" "$T/d/err4" ||
+    fail "the push password was recorded, spooled or printed: $(grep -rla 'right-Zq7pw' "$T/d/fresh.corscope" "$T/d/spool3" "$T/d/err4")"
 kept_sent=$(grep -l '"service_name": "kept"' "$T/d/srv2"/req-*.json | wc -l)
 assert_eq "profiles the first run kept, sent by the next" "$kept_sent" "$kept"
 stop_standin "$SPID"
