@@ -9,6 +9,9 @@
 #   - record -p --push: attached to a running program, pushed, detached;
 #   - an outage: the stand-in comes up in the middle; nothing is lost,
 #     no gap;
+#   - a server that takes each request and never answers: the program runs
+#     as without it (its throws all recorded, its CPU sampled throughout),
+#     record ends at its time and keeps the profiles in the spool;
 #   - the spool's cap: the server away for the whole run, a small cap: the
 #     oldest profiles are dropped and counted, the newest arrive, in a row;
 #   - https with a certificate the test makes, basic auth from a file, a
@@ -100,6 +103,34 @@ check "$T/b/srv" "{\"service\": \"outage\", \"contiguous\": [\"process_cpu\"],
     \"totals\": {\"process_cpu:cpu\": $((cpu * 1000))}}" || fail "after an outage: what arrived"
 note "outage: $(grep -c . "$T/b/err") lines said; every window arrived once the server was back"
 pkill -P "$late" 2> /dev/null || true; kill "$late" 2> /dev/null || true; wait "$late" 2> /dev/null || true
+
+# ---- a server that never answers ---------------------------------------------------
+mkdir -p "$T/h"
+standin "$T/h/srv" 0 --hang
+started=$(date +%s%N)
+cs record --push "http://127.0.0.1:$PORT" --push-every 1s --push-timeout 1s --push-linger 1s \
+    --push-spool "$T/h/spool" --service hung -e cpu,exceptions -o "$T/h/rec.corscope" -- \
+    $(app Fleet) 4 > "$T/h/out" 2> "$T/h/err" || fail "record to a server that never answers: $(cat "$T/h/err")"
+took_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+hung=$(find "$T/h/srv" -name 'hung-*.json' | wc -l)
+assert_ge "requests the silent server took" "$hung" 1
+grep -q "kept in" "$T/h/err" || fail "the unanswered profiles were not said kept: $(cat "$T/h/err")"
+# the program ran as it does: every throw it counted is in the recording,
+# and its work was sampled without a drop (an agent thread stalled by the
+# upload would have filled the sample rings; the count of samples depends
+# on the CPU the program got, so only its floor is asked)
+truth=$(sed -n 's/^truth exceptions //p' "$T/h/out")
+thrown=$(collapsed_total_of "$T/h/rec.corscope" exceptions)
+assert_eq "throws recorded beside a silent server" "$thrown" "$truth"
+cs check "$T/h/rec.corscope" | tr ' ' '\n' > "$T/h/counters"
+dropped=$(awk -F= '$1 == "dropped_samples" { print $2 }' "$T/h/counters")
+assert_eq "samples dropped beside a silent server" "${dropped:-0}" 0
+samples=$(awk -F= '$1 == "samples" { print $2 }' "$T/h/counters")
+assert_ge "CPU samples of a 4 s program beside a silent server" "${samples:-0}" 20
+# record itself ends at its time: the program's 4 s, the linger, a margin
+[ "$took_ms" -lt 20000 ] || fail "record took $took_ms ms beside a silent server"
+note "a silent server: $hung requests unanswered, $thrown of $truth throws and $samples samples recorded, record took $took_ms ms"
+stop_standin "$SPID"
 
 # ---- the spool's cap ------------------------------------------------------------------
 mkdir -p "$T/c/srv"

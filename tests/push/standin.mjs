@@ -21,7 +21,8 @@
 // 400 invalid_argument, as Pyroscope does, and recorded as refused.
 //
 // Usage: node standin.mjs DIR [--port N] [--tls CERT KEY] [--basic USER:PASS]
-//          [--bearer TOKEN] [--tenant ID] [--status CODE]
+//          [--bearer TOKEN] [--tenant ID] [--status CODE] [--hang]
+// (--hang: read each request whole, write DIR/hung-N.json, never answer.)
 // Writes DIR/port once listening, DIR/req-N.bin (each body as received),
 // DIR/req-N.json (headers, and per series its labels and the decoded
 // profile's summary) and DIR/refused-N.json.  Stops on SIGTERM.
@@ -46,6 +47,7 @@ while (args.length) {
   else if (a === "--bearer") opt.bearer = args.shift();
   else if (a === "--tenant") opt.tenant = args.shift();
   else if (a === "--status") opt.status = Number(args.shift());
+  else if (a === "--hang") opt.hang = true;
   else throw new Error("unknown option " + a);
 }
 mkdirSync(dir, { recursive: true });
@@ -175,6 +177,10 @@ function handle(req, res) {
     const body = Buffer.concat(chunks);
     const k = ++n;
     const record = { path: req.url, headers: req.headers, bytes: body.length, time: Date.now() };
+    if (opt.hang) {
+      writeFileSync(join(dir, `hung-${k}.json`), JSON.stringify(record, null, 1));
+      return; /* the response is never written: the client waits for nothing */
+    }
     const refuse = (status, code, message) => {
       record.refused = { status, code, message };
       writeFileSync(join(dir, `refused-${k}.json`), JSON.stringify(record, null, 1));
