@@ -2,8 +2,9 @@
 # (tests/viewers/check.mjs: pprof-format, the speedscope schema, headless
 # Chromium on the flame graph and its timeline (a dragged range against
 # report --from/--to), also on a recording of several events), plus
-# the text formats, --min, --diff and `record -o app.html`.  Screenshots of the flame graph are kept in
-# build/viewers/.
+# the text formats, --min, --diff, `record -o app.html`, and the timeline's
+# marks of throws, lock waits and compilations against the text reports'
+# counts.  Screenshots of the flame graph are kept in build/viewers/.
 source "$(dirname "$0")/lib.sh"
 
 VIEWERS=$ROOT/tests/viewers
@@ -40,6 +41,34 @@ done
 cs report -f gc "$T/ev.corscope" > "$T/v/events.gc.txt" 2> /dev/null
 CORSCOPE=$CORSCOPE node "$VIEWERS/check.mjs" "$T/v" CpuShares.Work.Alpha "$ROOT/build/viewers" "$T/r.corscope" ||
     fail "viewer checks failed"
+
+# the timeline's marks: every throw, lock wait and compilation the text
+# reports count, marked on the page (GC pauses are checked by check.mjs)
+cs record -q -e cpu,exceptions,lock,jit -o "$T/marks.corscope" -- $(app Fleet) 2 > /dev/null ||
+    fail "record Fleet for the marks"
+cs report -f flamegraph -o "$T/marks.html" "$T/marks.corscope" 2> /dev/null || fail "flame graph of Fleet"
+node -e '
+const text = require("fs").readFileSync(process.argv[1], "utf8");
+const re = /"kind":"(\w+)","name":"[^"]*","spans":\[([0-9,]*)\]/g;
+const n = {};
+for (let m; (m = re.exec(text)); ) {
+  const v = m[2] ? m[2].split(",").map(Number) : [];
+  let c = 0;
+  for (let j = 2; j < v.length; j += 4) c += v[j];
+  n[m[1]] = c;
+}
+for (const k of ["exception", "lock", "jit"]) console.log(k, n[k] ?? "none");
+' "$T/marks.html" > "$T/marks.txt"
+marked() { awk -v k="$1" '$1 == k { print $2 }' "$T/marks.txt"; }
+thrown=$(cs report -f exceptions "$T/marks.corscope" 2> /dev/null | sed -n 's/^# exceptions: \([0-9]*\) thrown.*/\1/p')
+waits=$(cs report -f locks "$T/marks.corscope" 2> /dev/null | sed -n 's/^# lock contention: \([0-9]*\) waits.*/\1/p')
+compiles=$(cs report -f jit "$T/marks.corscope" 2> /dev/null | sed -n 's/^# JIT: \([0-9]*\) compiles.*/\1/p')
+assert_ge "throws in Fleet 2" "${thrown:-0}" 1
+assert_ge "lock waits in Fleet 2" "${waits:-0}" 1
+assert_eq "throws marked on the timeline" "$(marked exception)" "$thrown"
+assert_eq "lock waits marked on the timeline" "$(marked lock)" "$waits"
+assert_eq "compilations marked on the timeline" "$(marked jit)" "$compiles"
+note "timeline marks: $thrown throws, $waits lock waits, $compiles compilations, as the text reports count them"
 
 # tree: shares add up, and --min prunes
 cs report -f tree --min 0 "$T/r.corscope" > "$T/tree0.txt" 2> /dev/null
