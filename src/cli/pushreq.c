@@ -12,40 +12,59 @@
 
 #include "cli/pprof.h"
 #include "cli/profile.h"
+#include "common/config.h"
 #include "common/hash.h"
 #include "format/recording.h"
 
-/* Pyroscope's profile types for corscope's events (the table of pushreq.h). */
+/* Pyroscope's profile types for corscope's events (the table of pushreq.h).
+ * Each names its event by enum, never by a string typed again here: one of
+ * the schema's recorded events (FMT_EV_*), or a sampled one (its config
+ * bit), or the live heap, which the reports make from other events. */
+enum ptype_source { PT_SCHEMA, PT_SAMPLED };
+
 struct ptype {
-    const char *event, *name;
+    enum ptype_source source;
+    uint32_t id; /* enum fmt_ev, or a CONFIG_EVENT_* bit */
+    const char *name;
     struct pprof_column columns[2];
     size_t column_count;
     int memory; /* period type space/bytes, else cpu/nanoseconds */
 };
 
 static const struct ptype ptypes[] = {
-    {"cpu", "process_cpu",
+    {PT_SAMPLED, CONFIG_EVENT_CPU, "process_cpu",
      {{"cpu", "nanoseconds", PPROF_VALUE}, {"cpu_samples", "count", PPROF_COUNT}}, 2, 0},
-    {"wall", "wall", {{"wall", "nanoseconds", PPROF_VALUE}}, 1, 0},
-    {"alloc", "memory",
+    {PT_SAMPLED, CONFIG_EVENT_WALL, "wall", {{"wall", "nanoseconds", PPROF_VALUE}}, 1, 0},
+    {PT_SCHEMA, FMT_EV_ALLOC, "memory",
      {{"alloc_samples", "count", PPROF_COUNT}, {"alloc_size", "bytes", PPROF_VALUE}}, 2, 1},
-    {"live", "memory",
+    {PT_SCHEMA, FMT_EV_LIVE, "memory",
      {{"inuse_objects", "count", PPROF_COUNT}, {"inuse_space", "bytes", PPROF_VALUE}}, 2, 1},
-    {"exceptions", "exception", {{"exception", "count", PPROF_VALUE}}, 1, 0},
-    {"lock", "lock",
+    {PT_SCHEMA, FMT_EV_EXCEPTIONS, "exception", {{"exception", "count", PPROF_VALUE}}, 1, 0},
+    {PT_SCHEMA, FMT_EV_LOCK, "lock",
      {{"lock_count", "count", PPROF_COUNT}, {"lock_time", "nanoseconds", PPROF_VALUE}}, 2, 0},
-    {"jit", "jit", {{"jit_count", "count", PPROF_COUNT}, {"jit_time", "nanoseconds", PPROF_VALUE}},
-     2, 0},
-    {"calls", "calls", {{"calls", "count", PPROF_COUNT}, {"self", "nanoseconds", PPROF_VALUE}}, 2,
-     0},
+    {PT_SCHEMA, FMT_EV_JIT, "jit",
+     {{"jit_count", "count", PPROF_COUNT}, {"jit_time", "nanoseconds", PPROF_VALUE}}, 2, 0},
+    {PT_SCHEMA, FMT_EV_CALLS, "calls",
+     {{"calls", "count", PPROF_COUNT}, {"self", "nanoseconds", PPROF_VALUE}}, 2, 0},
 };
+
+static const char *ptype_event(const struct ptype *t)
+{
+    return t->source == PT_SAMPLED ? config_event_name(t->id) : schema_events[t->id].name;
+}
 
 static const struct ptype *ptype_of(const char *event)
 {
     for (size_t i = 0; i < sizeof ptypes / sizeof ptypes[0]; i++)
-        if (!strcmp(ptypes[i].event, event))
+        if (!strcmp(ptype_event(&ptypes[i]), event))
             return &ptypes[i];
     return NULL;
+}
+
+const char *pushreq_profile_type(const char *event)
+{
+    const struct ptype *t = ptype_of(event);
+    return t ? t->name : NULL;
 }
 
 void pushreq_default_service(const char *command, char *out, size_t size)
@@ -197,7 +216,7 @@ static int add_views(const struct buf *recording, int live, const struct pstream
         const struct profile *v = &ps.views[i];
         const char *event = prof_event_name(v);
         /* the live heap comes from its own recording, as of the window's end */
-        if (v->event < 0 || !v->selected_samples || (!strcmp(event, "live") != !!live))
+        if (v->event < 0 || !v->selected_samples || (!strcmp(event, schema_events[FMT_EV_LIVE].name) != !!live))
             continue;
         const struct ptype *t = ptype_of(event);
         if (!t)

@@ -46,6 +46,9 @@ HIDDEN void pushreq_labels(const struct push_config *c, const struct pstream *s,
 /* The service name when none was given: the program's (App for `dotnet
  * App.dll`). */
 HIDDEN void pushreq_default_service(const char *command, char *out, size_t size);
+/* Pyroscope's profile type (the __name__ label) for a recording's event
+ * ("cpu" -> "process_cpu"), NULL for an event that is not pushed. */
+HIDDEN const char *pushreq_profile_type(const char *event);
 /* Appends the PushRequest of a window to body.  Returns the number of
  * series (0: nothing in the window to send), or -1 with the reason. */
 HIDDEN int pushreq_build(const struct pstream_window *w, const struct pushreq_labels *labels,

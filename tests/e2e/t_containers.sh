@@ -1,7 +1,9 @@
 # record -p and ps across namespaces, as root (CI is), with util-linux:
 #   - a container: own pid, mount and network namespaces, its own /tmp (a
-#     tmpfs), the program pid 1 in it; corscope runs from a directory the
-#     container cannot see, so the agent goes in as a copy in its /tmp; ps
+#     tmpfs), the program pid 1 in it; corscope, installed with `dotnet tool
+#     install` from the package `make nupkg` built, runs from a directory
+#     the container cannot see, so the agent goes in as a copy in its /tmp,
+#     and `record -p -o c.html` writes a flame graph beside the recording; ps
 #     shows the pid it knows itself by; the recording is written on the
 #     host where asked (passed open to the agent), with the program's CPU
 #     shares (5:3:2) in it; a second attach, with corscope's other copy,
@@ -49,10 +51,20 @@ shares() {
         printf "%.1f %.1f %.1f\n", 100 * a / s, 100 * b / s, 100 * c / s }'
 }
 
-# corscope from a directory the containers do not see (under the host's /tmp)
-mkdir -p "$T/bin"
-cp "$CORSCOPE" "$ROOT/build/libcorscope.so" "$T/bin/"
-ELSEWHERE=$T/bin/corscope
+# corscope as a newcomer gets it, `dotnet tool install` of the package
+# `make nupkg` built, into a directory the containers do not see (under the
+# host's /tmp), in a home and a package folder of the test's own
+VERSION=$(sed -n 's/^VERSION := //p' "$ROOT/Makefile")
+NUPKG=$ROOT/build/corscope.$VERSION.nupkg
+[ -f "$NUPKG" ] || fail "no $NUPKG (make nupkg)"
+mkdir -p "$T/feed" "$T/home"
+cp "$NUPKG" "$T/feed/"
+HOME=$T/home DOTNET_CLI_HOME=$T/home NUGET_PACKAGES=$T/packages \
+    dotnet tool install --tool-path "$T/tools" corscope --add-source "$T/feed" > "$T/tool.out" 2>&1 ||
+    fail "dotnet tool install: $(cat "$T/tool.out")"
+ELSEWHERE=$T/tools/corscope
+cmp -s "$(dirname "$(readlink -f "$ELSEWHERE")")/libcorscope.so" "$ROOT/build/libcorscope.so" ||
+    fail "the installed tool's agent is not build/libcorscope.so (make nupkg)"
 
 # ---- a container --------------------------------------------------------------
 # shellcheck disable=SC2086
@@ -69,8 +81,10 @@ cs ps > "$T/ps.txt"
 grep -q "^ *$C .*(in a container, as pid 1)\$" "$T/ps.txt" || fail "ps: $(cat "$T/ps.txt")"
 note "ps: $(grep "^ *$C " "$T/ps.txt")"
 
-timeout -k 5 60 "$ELSEWHERE" record -p "$C" -d 3s -i 1ms -o "$T/c.corscope" 2> "$T/rec.err" ||
+timeout -k 5 60 "$ELSEWHERE" record -p "$C" -d 3s -i 1ms -o "$T/c.html" 2> "$T/rec.err" ||
     fail "record -p in a container: $(cat "$T/rec.err")"
+# the flame graph, written at the end, beside its recording
+grep -q 'CpuShares\.Work\.Alpha' "$T/c.html" || fail "the container's flame graph does not name CpuShares.Work.Alpha"
 grep -q "attached to process $C (.*pid 1 in its container)" "$T/rec.err" || fail "no attach line: $(cat "$T/rec.err")"
 copy=$(ls -d /proc/"$C"/root/tmp/corscope-*/libcorscope.so 2> /dev/null | head -1)
 [ -n "$copy" ] || fail "no copy of the agent in the container's /tmp: $(ls -la /proc/"$C"/root/tmp)"

@@ -172,8 +172,27 @@ static void test_pushreq_service(void)
     CHECK_STR(out, "unknown_service");
 }
 
+/* Each event a window may hold goes as Pyroscope's .NET agent names it;
+ * the table names events by enum, so these are the schema's and the
+ * sampler's own names; the rest is not pushed. */
+static void test_pushreq_profile_types(void)
+{
+    static const char *const pairs[][2] = {
+        {"cpu", "process_cpu"}, {"wall", "wall"},     {"alloc", "memory"}, {"live", "memory"},
+        {"exceptions", "exception"}, {"lock", "lock"}, {"jit", "jit"},     {"calls", "calls"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *got = pushreq_profile_type(pairs[i][0]);
+        CHECK(got && !strcmp(got, pairs[i][1]));
+    }
+    CHECK(pushreq_profile_type("gc") == NULL);
+    CHECK(pushreq_profile_type("loads") == NULL);
+    CHECK(pushreq_profile_type("exception") == NULL);
+}
+
 void suite_pushreq(void)
 {
+    RUN(test_pushreq_profile_types);
     RUN(test_pushreq);
     RUN(test_pushreq_service);
 }
