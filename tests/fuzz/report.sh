@@ -12,7 +12,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 SECONDS_EACH=${1:-60}
-FUZZERS="reader cfi elfsym leaf config"
+FUZZERS="reader cfi elfsym leaf config il pdb push"
 FUZZ_CC=${FUZZ_CC:-clang-14}
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-fuzz-report.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -107,6 +107,9 @@ $(row cfi '.eh_frame, .eh_frame_hdr; row lookup (agent/signal/cfi.c)')
 $(row elfsym 'ELF symbol tables, build ids, debug links (agent/elfsym.c)')
 $(row leaf 'x86-64 prologues, epilogues and unwind codes (agent/signal/mshape.c)')
 $(row config 'settings, durations, signals (common/config.c, units.c)')
+$(row il 'method bodies to rewrite: IL, EH clauses (agent/il)')
+$(row pdb 'assemblies and portable PDBs: PE, metadata, deflate (common/pdb, inflate.c)')
+$(row push 'a recording read as a stream, push settings (cli/pstream.c, pwindow.c, common/pushcfg.c)')
 
 The lines of each parser that its kept corpus reaches when \`make test\`
 replays it (gcc --coverage, gcov).  What is left is what no input reaches
@@ -121,6 +124,9 @@ units.c the percentages and formatting only the CLI uses:
 | elfsym | $(coverage elfsym elfsym.c) |
 | leaf | $(coverage leaf mshape.c) |
 | config | $(coverage config config.c units.c) |
+| il | $(coverage il il_body.c il_rewrite.c il_check.c) |
+| pdb | $(coverage pdb pe.c meta.c ppdb.c inflate.c) |
+| push | $(coverage push pstream.c pwindow.c pushcfg.c) |
 
 $(cat "$here/findings.md")
 EOF
