@@ -6,7 +6,8 @@
 #   1. the test run passes under cover (its StackTraceLines test checks
 #      that a stack trace still gives the source line: the offset map), and
 #      the reports say what ran: known lines covered and not, branches,
-#      exclusions, in Cobertura, lcov, JSON and HTML;
+#      exclusions, in Cobertura, lcov, JSON and HTML; the assemblies and
+#      PDBs on disk are byte for byte what they were;
 #   2. covered and uncovered lines equal coverlet.collector's on the same
 #      tests, line by line; branch counts too but for the differences
 #      documented in cover_coverlet.expect;
@@ -71,8 +72,15 @@ expect_absent() {
 # 1. the run and its reports
 R=$T/run
 mkdir "$R"
+# nothing on disk is rewritten: the assemblies and PDBs the run covers,
+# byte for byte the same after it
+BIN=$(dirname "$TESTS")
+(cd "$BIN" && sha256sum CoverLib.dll CoverLib.pdb CoverTests.dll) > "$R/before.sha" ||
+    fail "no CoverLib.dll/.pdb beside $TESTS"
 cs cover -o "$R/c.xml" -o "$R/c.info" -o "$R/c.json" -o "$R/c.html" --counters "$R/counters" \
     -- dotnet test "$TESTS" > "$R/out" 2> "$R/err" || fail "cover of dotnet test failed: $(tail -5 "$R/out" "$R/err")"
+(cd "$BIN" && sha256sum -c --quiet "$R/before.sha") > "$R/sha.out" 2>&1 ||
+    fail "cover changed files on disk: $(cat "$R/sha.out")"
 grep -q "Passed!  - Failed:     0" "$R/out" || fail "the tests did not all pass under cover: $(tail -20 "$R/out")"
 grep -q "^| CoverLib " "$R/err" || fail "no summary row for CoverLib: $(cat "$R/err")"
 ! grep -Eq "^\| (CoverTests|xunit|Microsoft|System)" "$R/err" || fail "the test assembly, xunit or the framework was covered: $(cat "$R/err")"
