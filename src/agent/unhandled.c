@@ -17,6 +17,12 @@
 enum { NONE, SEARCHING, CAUGHT };
 
 static _Atomic int armed;
+/* The agent's session (one per load or attach; a detach ends one): each
+ * thread's block outlives a detach, and a throw seen by the last session
+ * must not be taken up by the next, whose runtime interface is another
+ * (the stored one is gone: an attach's first pass 2 of a throw seen before
+ * the detach called it, and crashed the program). */
+static _Atomic uint32_t session;
 static _Atomic uint64_t requested, recorded; /* request numbers */
 static uint64_t taken;                        /* the loop's: the request it answers */
 static _Atomic uintptr_t request_class;
@@ -33,7 +39,7 @@ static _Atomic int seen;
  * end is always read. */
 #define STAMP_EVERY 8
 
-static void unwinding(struct agent_unhandled *current);
+static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
@@ -48,6 +54,7 @@ void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
         current->state = SEARCHING;
         current->object = object;
         current->info = info;
+        current->session = atomic_load(&session);
         current->pass1_ns = clock_now_ns();
         current->frames = 0;
         break;
@@ -69,24 +76,28 @@ void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
         break;
     case SOURCE_EX_UNWIND_ENTER:
     case SOURCE_EX_UNWIND_LEAVE:
-        unwinding(current);
+        unwinding(info, current);
         break;
     default:
         break;
     }
 }
 
-static void unwinding(struct agent_unhandled *current)
+/* info: the interface the callback came with, valid while it runs (the
+ * one stored at the throw may be another session's, gone). */
+static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current)
 {
     if (current->state != SEARCHING)
         return;
     /* pass 2 with no catch clause found in pass 1: unhandled, unless the
      * runtime went straight on (it catches it itself) */
     current->state = NONE;
-    if (!atomic_load(&armed) || !current->info || clock_now_ns() - current->pass1_ns <= UNHANDLED_GAP_NS)
+    if (!atomic_load(&armed) || !info || current->info != info ||
+        current->session != atomic_load(&session) ||
+        clock_now_ns() - current->pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
-    if (current->info->lpVtbl->GetClassFromObject(current->info, current->object, &klass) < 0)
+    if (info->lpVtbl->GetClassFromObject(info, current->object, &klass) < 0)
         klass = 0;
     atomic_store(&request_class, (uintptr_t)klass);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
@@ -105,6 +116,7 @@ void unhandled_arm(void)
 void unhandled_disarm(void)
 {
     atomic_store(&armed, 0);
+    atomic_fetch_add(&session, 1); /* what was seen so far belongs to the session that ends */
 }
 
 int unhandled_pending(ClassID *klass)
