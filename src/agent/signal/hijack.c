@@ -98,8 +98,8 @@ static int search_starts(const struct dl_phdr_info *info, const uint8_t **found,
         if ((uint64_t)n * 8 > ph->p_memsz - 12)
             return -1;
         int count = 0;
-        /* a start outside the first executable segment is in none that
-         * in_text would accept first: checked the slow way */
+        /* a start in the first executable segment is checked against it;
+         * any other goes through in_text, segment by segment */
         for (uint32_t k = 0; k < n; k++) {
             int32_t rel;
             memcpy(&rel, hdr + 12 + (size_t)k * 8, 4);
