@@ -57,16 +57,18 @@ for (let m; (m = re.exec(text)); ) {
   for (let j = 2; j < v.length; j += 4) c += v[j];
   n[m[1]] = c;
 }
-for (const k of ["exception", "lock", "jit"]) console.log(k, n[k] ?? "none");
+for (const k of ["exception", "lock", "jit"]) console.log(k, n[k] ?? 0);
 ' "$T/marks.html" > "$T/marks.txt"
 marked() { awk -v k="$1" '$1 == k { print $2 }' "$T/marks.txt"; }
 thrown=$(cs report -f exceptions "$T/marks.corscope" 2> /dev/null | sed -n 's/^# exceptions: \([0-9]*\) thrown.*/\1/p')
 waits=$(cs report -f locks "$T/marks.corscope" 2> /dev/null | sed -n 's/^# lock contention: \([0-9]*\) waits.*/\1/p')
 compiles=$(cs report -f jit "$T/marks.corscope" 2> /dev/null | sed -n 's/^# JIT: \([0-9]*\) compiles.*/\1/p')
+# (Fleet throws three times every 100 ms; its contended lock may see no
+# wait of 10 us when the two threads do not overlap on a busy machine)
 assert_ge "throws in Fleet 2" "${thrown:-0}" 1
-assert_ge "lock waits in Fleet 2" "${waits:-0}" 1
+assert_ge "compilations in Fleet 2" "${compiles:-0}" 1
 assert_eq "throws marked on the timeline" "$(marked exception)" "$thrown"
-assert_eq "lock waits marked on the timeline" "$(marked lock)" "$waits"
+assert_eq "lock waits marked on the timeline" "$(marked lock)" "${waits:-0}"
 assert_eq "compilations marked on the timeline" "$(marked jit)" "$compiles"
 note "timeline marks: $thrown throws, $waits lock waits, $compiles compilations, as the text reports count them"
 
