@@ -236,8 +236,10 @@ static int note_build_id(const uint8_t *p, size_t size, char *out, size_t out_si
  * or -1. */
 static int note_debug_link(const uint8_t *p, size_t size, char *out, size_t out_size)
 {
-    size_t len = size > 1 ? strnlen((const char *)p, size) : size;
-    if (size <= 1 || len >= size || len == 0 || len >= out_size)
+    if (size <= 1)
+        return -1;
+    size_t len = strnlen((const char *)p, size);
+    if (len == 0 || len >= size || len >= out_size)
         return -1;
     memcpy(out, p, len);
     out[len] = '\0';
