@@ -13,7 +13,11 @@
 #      documented in cover_coverlet.expect;
 #   3. a test host killed by SIGKILL mid-run keeps every hit;
 #   4. two test hosts (two `dotnet test` runs under one command) make one
-#      report.
+#      report;
+#   5. `dotnet test` of a solution of two test projects (tests/apps/
+#      cover.slnx: CoverTests and CoverMoreTests) runs two test hosts at
+#      once: one report, each host's lines in it, the hits of a line both
+#      run added.
 source "$(dirname "$0")/lib.sh"
 CS_TIMEOUT=300
 TESTS=$APPS/CoverTests/CoverTests.dll
@@ -162,3 +166,21 @@ R=$M expect_hit "first host's test" Shapes.cs 'return "positive";'
 R=$M expect_hit "second host's test" Shapes.cs 'case 1: return "mon";'
 R=$M expect_miss "neither ran Sizes" Shapes.cs '< 10 => "small",'
 note "two test hosts: one report with both"
+
+# 5. a solution of two test projects: two hosts at once, one report
+S=$T/solution
+mkdir "$S"
+cs cover -o "$S/c.xml" --counters "$S/counters" -- \
+    dotnet test "$ROOT/tests/apps/cover.slnx" --no-build > "$S/out" 2> "$S/err" ||
+    fail "dotnet test of cover.slnx under cover failed: $(tail -5 "$S/out" "$S/err")"
+assert_eq "solution: test hosts (counter files)" "$(ls "$S/counters" | grep -c '^cover-')" 2
+grep -q "CoverMoreTests.dll" "$S/out" || fail "solution: CoverMoreTests did not run: $(tail -5 "$S/out")"
+R=$S expect_hit "CoverMoreTests' line" Shapes.cs 'return "negative";'
+R=$S expect_hit "CoverMoreTests' switch arm" Shapes.cs '< 100 => "medium",'
+R=$S expect_hit "CoverTests' line" Shapes.cs 'case 1: return "mon";'
+R=$S expect_miss "neither project's line" Shapes.cs 'case 3: return "wed";'
+n=$(line_of "$SRC/Shapes.cs" 'return "positive";')
+alone=$(hits "$T/run/c.xml" Shapes.cs "$n")
+assert_eq "solution: a line both hosts ran (CoverTests' hits + CoverMoreTests' 1)" \
+    "$(hits "$S/c.xml" Shapes.cs "$n")" "$((alone + 1))"
+note "solution of two test projects: one report, $alone + 1 hits of a line both ran"
