@@ -28,8 +28,10 @@ uint64_t mdplace_runtime_opens(void)
     return atomic_load_explicit(&runtime_opens, memory_order_relaxed);
 }
 
-/* Is all of [p, p + n) mapped?  mincore fails with ENOMEM for a range
- * with a hole, without touching it. */
+/* Is all of [p, p + n) mapped?  msync(MS_ASYNC) fails with ENOMEM for a
+ * range with a hole, without touching it, and looks only at the mappings
+ * (mincore, used before, looked each page up: CoreLib's metadata, a few
+ * megabytes, took 0.6 ms of every process's start). */
 static int mapped(const uint8_t *p, size_t n)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -39,16 +41,7 @@ static int mapped(const uint8_t *p, size_t n)
     uintptr_t hi = (uintptr_t)p + n;
     if (hi < (uintptr_t)p)
         return 0;
-    unsigned char vec[1024];
-    while (lo < hi) {
-        size_t len = hi - lo;
-        if (len > sizeof vec * (size_t)page)
-            len = sizeof vec * (size_t)page;
-        if (mincore((void *)lo, len, vec) < 0)
-            return 0;
-        lo += len;
-    }
-    return 1;
+    return msync((void *)lo, hi - lo, MS_ASYNC) == 0;
 }
 
 int mdplace_open_image(const uint8_t *base, DWORD module_flags, struct md *md)

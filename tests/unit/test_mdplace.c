@@ -14,6 +14,7 @@
 
 #include "agent/mdplace.h"
 #include "common/pdb/assembly.h"
+#include "common/pdb/pe.h"
 #include "fixture.h"
 #include "test.h"
 
@@ -174,6 +175,21 @@ static void test_refused(void)
     CHECK(mdplace_open_image(image, COR_PRF_MODULE_FLAT_LAYOUT, &md) < 0);
     CHECK(mdplace_open_image(image, COR_PRF_MODULE_DISK, &md) < 0);
     munmap(image, (size_t)page);
+    /* a hole of one page inside the metadata (mapped before and after it)
+     * is found too: the check covers the whole range, not its ends */
+    image = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(image != MAP_FAILED);
+    memcpy(image, file, size);
+    REQUIRE(mdplace_open_image(image, COR_PRF_MODULE_FLAT_LAYOUT, &md) == 0);
+    struct pe_image pe;
+    const char *why;
+    REQUIRE(pe_open_loaded(&pe, image, 1, NULL, &why) == 0);
+    uintptr_t md_end = (uintptr_t)pe.metadata + pe.metadata_size;
+    uintptr_t middle = ((uintptr_t)pe.metadata + pe.metadata_size / 2) & ~(uintptr_t)(page - 1);
+    REQUIRE(middle > (uintptr_t)pe.metadata && middle + (uintptr_t)page < md_end);
+    REQUIRE(munmap((void *)middle, (size_t)page) == 0);
+    CHECK(mdplace_open_image(image, COR_PRF_MODULE_FLAT_LAYOUT, &md) < 0);
+    munmap(image, span);
     free(file);
 }
 
