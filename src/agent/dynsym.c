@@ -14,6 +14,8 @@ struct search {
     uintptr_t address;
     uintptr_t page_mask; /* ~(page size - 1) */
     struct dynsym_hit *hit;
+    int (*want_symbol)(const char *file, void *ctx); /* NULL: always */
+    void *ctx;
     int found;
 };
 
@@ -173,16 +175,24 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
     }
     hit->bias = info->dlpi_addr;
     hit->base = lo;
-    find_symbol(info, s->address, hit);
+    if (!s->want_symbol || s->want_symbol(hit->file, s->ctx))
+        find_symbol(info, s->address, hit);
     s->found = 1;
     return 1;
 }
 
-int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit)
+int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
+                     int (*want_symbol)(const char *file, void *ctx), void *ctx)
 {
     memset(hit, 0, sizeof *hit);
     long page = sysconf(_SC_PAGESIZE);
-    struct search s = {address, ~(uintptr_t)((page > 0 ? page : 4096) - 1), hit, 0};
+    struct search s = {address, ~(uintptr_t)((page > 0 ? page : 4096) - 1), hit, want_symbol, ctx,
+                       0};
     dl_iterate_phdr(on_object, &s);
     return s.found;
+}
+
+int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit)
+{
+    return dynsym_lookup_if(address, hit, NULL, NULL);
 }

@@ -35,5 +35,13 @@ struct dynsym_hit {
 /* Fills *hit for the loaded object holding address.  Returns 1, or 0 when
  * no loaded object holds it. */
 HIDDEN int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit);
+/* The same, with the exported symbol looked for only when want_symbol
+ * answers non-zero for the object's file (else symbol ""): the search
+ * goes through every dynamic symbol of the object (libc's 3,000), which
+ * the resolver skips for a library whose full table it has.  want_symbol
+ * runs under the loader's lock: it may not load a library, nor read a
+ * file that could wait for one. */
+HIDDEN int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
+                            int (*want_symbol)(const char *file, void *ctx), void *ctx);
 
 #endif

@@ -130,6 +130,16 @@ static struct elfsym *module_symbols(struct resolver *r, const char *path)
     return r->symbols[at];
 }
 
+/* For dynsym_lookup_if, under the loader's lock: is the exported symbol
+ * wanted?  Unless the file's full symbol table is loaded already (asked of
+ * what module_symbols kept, never of the file). */
+static int lacks_symbols(const char *file, void *ctx)
+{
+    const struct resolver *r = ctx;
+    uint32_t at = strtab_find(&r->symbol_files, file, strlen(file));
+    return at == UINT32_MAX || at >= r->symbols_cap || !r->symbols[at];
+}
+
 static int is_agent_module(const char *path)
 {
     Dl_info self;
@@ -150,14 +160,14 @@ void resolve_test_after_lookup(void (*fn)(void))
 static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame)
 {
     static struct dynsym_hit hit; /* the loop's own; big */
-    if (!dynsym_lookup(address, &hit))
+    if (!dynsym_lookup_if(address, &hit, lacks_symbols, r))
         return 0;
     if (after_lookup)
         after_lookup();
+    const char *full = elfsym_find(module_symbols(r, hit.file), (uint64_t)(address - hit.bias));
     const char *module = hit.module[0] ? hit.module : "[main]";
     int runtime = resolve_is_runtime_module(path_basename(module));
     enum fmt_frame_kind kind = runtime ? FMT_FRAME_RUNTIME : FMT_FRAME_NATIVE;
-    const char *full = elfsym_find(module_symbols(r, hit.file), (uint64_t)(address - hit.bias));
     if (full) {
         *frame = native_symbol_frame(r, module, full, kind);
     } else if (hit.symbol[0]) {

@@ -66,7 +66,43 @@ static void test_dynsym_agrees_with_the_loader(void)
     }
 }
 
+/* dynsym_lookup_if: the object as dynsym_lookup finds it, and its symbol
+ * only when asked for (the resolver asks only for a library whose full
+ * table it lacks), by the object's file. */
+static const char *asked_for;
+static int refuse(const char *file, void *ctx)
+{
+    (void)ctx;
+    asked_for = file;
+    return 0;
+}
+
+static void test_dynsym_lookup_if(void)
+{
+    uintptr_t at[3] = {(uintptr_t)(void *)qsort + 3, (uintptr_t)(void *)test_dynsym_lookup_if,
+                       (uintptr_t)(void *)dynsym_lookup_if};
+    for (int k = 0; k < 3; k++) {
+        struct dynsym_hit full, located;
+        REQUIRE(dynsym_lookup(at[k], &full) == 1);
+        asked_for = NULL;
+        REQUIRE(dynsym_lookup_if(at[k], &located, refuse, NULL) == 1);
+        CHECK(asked_for && !strcmp(asked_for, full.file));
+        CHECK(!strcmp(located.module, full.module));
+        CHECK(!strcmp(located.file, full.file));
+        CHECK_EQ(located.bias, full.bias);
+        CHECK_EQ(located.base, full.base);
+        CHECK(located.symbol[0] == 0);
+        CHECK_EQ(located.symbol_start, 0);
+    }
+    struct dynsym_hit full;
+    REQUIRE(dynsym_lookup((uintptr_t)(void *)qsort + 3, &full) == 1);
+    CHECK(full.symbol[0] != 0); /* qsort, or a sanitizer's interceptor of it */
+    struct dynsym_hit none;
+    CHECK_EQ(dynsym_lookup_if(8, &none, refuse, NULL), 0);
+}
+
 void suite_dynsym(void)
 {
     RUN(test_dynsym_agrees_with_the_loader);
+    RUN(test_dynsym_lookup_if);
 }
