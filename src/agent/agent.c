@@ -167,7 +167,8 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
     /* unwind tables first: a thread's first samples should already find them */
     nativeunwind_refresh();
-    hijack_refresh();
+    if (a->attached)
+        hijack_refresh(); /* launched: at the first suspension (hijack.h) */
     if (atomic_exchange(&a->catch_up, 0))
         attach_catch_up(a);
     uint64_t complete = agent_update_code(a);

@@ -27,6 +27,7 @@
 #include "agent/log.h"
 #include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
+#include "agent/signal/hijack.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
 #include "clr/clr_defaults.h"
@@ -450,6 +451,8 @@ EXCEPTION_CALLBACK(ExceptionCatcherLeave, SOURCE_EX_CATCHER_LEAVE,
 static HRESULT STDMETHODCALLTYPE profiler_RuntimeSuspendStarted(ICorProfilerCallback11 *iface,
                                                                 COR_PRF_SUSPEND_REASON reason)
 {
+    /* before the runtime hijacks any thread's return address (hijack.h) */
+    hijack_refresh();
     /* objects may move from now on (async chains read outside cooperative
      * mode are not trusted across this) */
     achain_suspend_begin();

@@ -23,7 +23,8 @@ static const uint8_t stub_head[] = {0x50, 0x55, 0x53, 0x41, 0x57, 0x41, 0x56, 0x
 
 static _Atomic uintptr_t stub_lo, stub_hi;
 static _Atomic uintptr_t pair_offset; /* + 1: where the pair was last found */
-static int searched;                  /* libcoreclr.so was seen (found or not) */
+static _Atomic int searched;          /* the search was made or is under way */
+static int seen_runtime;              /* it went through libcoreclr.so (found or not) */
 
 void hijack_set_range(uintptr_t lo, uintptr_t hi)
 {
@@ -127,7 +128,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     const char *name = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     if (!name || strcmp(name + 1, "libcoreclr.so") != 0)
         return 0;
-    searched = 1;
+    seen_runtime = 1;
     const uint8_t *found = NULL, *found_end = NULL;
     int count = search_starts(info, &found, &found_end);
     if (count == 1) {
@@ -160,9 +161,12 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 void hijack_refresh(void)
 {
-    if (searched)
+    if (atomic_load_explicit(&searched, memory_order_relaxed) || atomic_exchange(&searched, 1))
         return;
+    seen_runtime = 0;
     dl_iterate_phdr(on_object, NULL);
+    if (!seen_runtime)
+        atomic_store(&searched, 0); /* not loaded yet: the next call looks again */
 }
 
 /* ---- the handler's side --------------------------------------------------- */
