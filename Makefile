@@ -163,15 +163,17 @@ $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# the shadow stacks' and hooks' suite alone (tests/unit/test_shadow.c), with
-# nothing but the agent's objects: what make unit-arm64 builds for arm64,
-# where the whole unit suite (the x86-64 frame decoders' tests) does not build
+# the shadow stacks' and hooks' suite (tests/unit/test_shadow.c) and the
+# pointer-authentication stripping's (test_pac.c), with nothing but the
+# agent's objects: what make unit-arm64 builds for arm64, where the whole
+# unit suite (the x86-64 frame decoders' tests) does not build
 $(BUILD)/obj/tests/unit/main_shadow.o: tests/unit/main.c
 	@mkdir -p $(dir $@)
 	$(say) CC $< '(shadow)'
-	$(Q)$(CC) $(ALL_CFLAGS) '-DSUITES(X)=X(shadow)' -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) '-DSUITES(X)=X(shadow) X(pac)' -c $< -o $@
 
-$(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o $(call obj,tests/unit/test_shadow.c) \
+$(BUILD)/shadow-tests: $(BUILD)/obj/tests/unit/main_shadow.o \
+		$(call obj,tests/unit/test_shadow.c tests/unit/test_pac.c) \
 		$(call asm_obj,$(UNIT_ASM)) $(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)

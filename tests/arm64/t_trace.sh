@@ -6,7 +6,9 @@
 #     X19-X29, Q0-Q7, D8-D15 and SP filled with patterns and checked after the
 #     call) on its fast and slow paths, mismatched returns, exceptions,
 #     recursion past the stack's capacity, many paths, a thread that ends
-#     with calls open, the calibration of the hooks' cost;
+#     with calls open, the calibration of the hooks' cost; and, in the same
+#     binary, pointer authentication (tests/unit/test_pac.c: qemu's CPU
+#     signs return addresses, and the walker strips them back);
 #   - on the real runtime, one run of tests/apps/Trace `counts+abi` with the
 #     timed hooks: exact call counts on exact paths (Calls.Leaf 1,000,000
 #     times under CallerA and 250,000 under CallerB through Middle, as the
@@ -26,7 +28,8 @@ source "$(dirname "$0")/../e2e/trace_lib.sh"
 [ -x "$A64/shadow-tests" ] || fail "no $A64/shadow-tests (make unit-arm64)"
 a64 "$A64/shadow-tests" > "$T/unit.txt" 2>&1 || fail "the arm64 tracing suite: $(tail -5 "$T/unit.txt")"
 grep -q "^unit tests: [1-9][0-9]* run, 0 failed" "$T/unit.txt" || fail "the arm64 tracing suite: $(tail -5 "$T/unit.txt")"
-note "hooks' suite under qemu: $(grep '^unit tests' "$T/unit.txt")"
+grep -q "^  pac: active: 9 of 9" "$T/unit.txt" || fail "pointer authentication was not exercised: $(grep pac "$T/unit.txt")"
+note "hooks' and pointer authentication's suites under qemu: $(grep '^unit tests' "$T/unit.txt")"
 
 # ---- one traced run: exact counts, arguments and returns, times ---------------------------
 rounds=3000
