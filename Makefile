@@ -156,6 +156,13 @@ $(BUILD)/sigcost: $(call obj,bench/sigcost.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# what a watch probe costs the calling thread, alone (bench/watch.sh):
+# the probes and the event queue, no runtime
+$(BUILD)/watch_probe: $(call obj,bench/watch_probe.c) \
+		$(filter-out $(BUILD)/obj/src/agent/entry.o,$(AGENT_OBJ))
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # what tracing mode's hooks cost without the runtime, for bench/trace.sh (the
 # agent's objects but its entry point)
 $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
@@ -394,7 +401,7 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/watch_probe
 	bench/cover.sh
 	bench/watch.sh
 	bench/watch_sessions.sh

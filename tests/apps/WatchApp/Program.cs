@@ -2,7 +2,10 @@
 // (tests/e2e/t_watch.sh).
 //   WatchApp run        a fixed sequence of calls, each result printed; the
 //                       output is the same with or without the probes
-//   WatchApp bench N    N calls of Pricing.Mix, timed (bench/watch.sh)
+//   WatchApp bench N    N calls of Pricing.Mix, timed (bench/watch.sh):
+//                       wall ns per call, and the calling thread's own CPU
+//                       ns per call (its clock: the probes' work on this
+//                       thread, not the agent's loop or corscope's)
 //   WatchApp serve SEC  prints "ready PID", then calls Pricing.Quote every
 //                       10 ms (and every fourth time Pricing.Check, which
 //                       throws) for SEC seconds, checking every result (prints
@@ -18,6 +21,7 @@
 //                       int and a string, each result checked ("wrong" and
 //                       exit 1 at the first wrong one), "served N" at the end
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using WatchLib;
 
 namespace WatchApp;
@@ -347,16 +351,35 @@ public static class Program
         return 0;
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    struct Timespec
+    {
+        public long Sec;
+        public long Nsec;
+    }
+
+    [DllImport("libc", EntryPoint = "clock_gettime")]
+    static extern int ClockGettime(int clock, out Timespec ts);
+
+    static long ThreadCpuNs()
+    {
+        ClockGettime(3 /* CLOCK_THREAD_CPUTIME_ID */, out Timespec ts);
+        return ts.Sec * 1_000_000_000 + ts.Nsec;
+    }
+
     static int Bench(long calls)
     {
         long sum = 0;
         for (int i = 0; i < 100000; i++) // warm up: tier 1
             sum += Pricing.Mix(i, i, 0.5);
         var sw = System.Diagnostics.Stopwatch.StartNew();
+        long cpu0 = ThreadCpuNs();
         for (long i = 0; i < calls; i++)
             sum += Pricing.Mix((int)i, i, 1.5);
+        long cpu = ThreadCpuNs() - cpu0;
         sw.Stop();
         Console.WriteLine($"ns/call {sw.Elapsed.TotalNanoseconds / calls:F1} (sum {sum})");
+        Console.WriteLine($"cpu-ns/call {(double)cpu / calls:F1}");
         return 0;
     }
 
