@@ -346,9 +346,11 @@ int codemap_module_loaded(ModuleID module)
     if (info->lpVtbl->GetModuleInfo2(info, module, &base, 0, &len, NULL, &assembly, &flags) < 0 ||
         (flags & (COR_PRF_MODULE_COLLECTIBLE | COR_PRF_MODULE_DYNAMIC)))
         return 0;
-    size_t size = base ? image_size((uintptr_t)base) : 0;
-    if (!size)
+    if (!base)
         return 1;
+    /* its size is read from its headers by the loop (image_size: two
+     * system calls a module, off the loading thread); a module that is
+     * not collectible is never unloaded, so the headers are still its */
     struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
     if (!item)
         return 1;
@@ -357,7 +359,7 @@ int codemap_module_loaded(ModuleID module)
     item->module = module;
     item->count = 1;
     item->ranges[0].start = (uintptr_t)base;
-    item->ranges[0].end = (uintptr_t)base + size;
+    item->ranges[0].end = 0; /* the loop's */
     enqueue(item);
     return 1;
 }
@@ -614,8 +616,11 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
             if (names)
                 names_forget_module(names, item->module);
         } else if (item->kind == ITEM_IMAGE) {
-            add_image(item->ranges[0].start, item->ranges[0].end);
-            mcode_add_image(item->ranges[0].start, item->ranges[0].end - item->ranges[0].start);
+            size_t size = image_size(item->ranges[0].start);
+            if (size) {
+                add_image(item->ranges[0].start, item->ranges[0].start + size);
+                mcode_add_image(item->ranges[0].start, size);
+            }
         } else {
             uint32_t frame = item->desc && names ? names_add(names, item->function, item->desc) : 0;
             if (!item->desc)

@@ -315,12 +315,12 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
     size_t count = (size_t)(nt[6] | nt[7] << 8), opt_size = (size_t)(nt[20] | nt[21] << 8);
     if (count > MAX_SECTIONS)
         return 0;
+    uint8_t sh[MAX_SECTIONS * 40]; /* the section table, in one read */
+    if (count && peek(base + lfanew + 24 + opt_size, sh, 40 * count) < 0)
+        return 0;
     for (size_t i = 0; i < count; i++) {
-        uint8_t sh[40];
-        if (peek(base + lfanew + 24 + opt_size + 40 * i, sh, sizeof sh) < 0)
-            return 0;
-        secs[i].size = le32(sh + 8);
-        secs[i].rva = le32(sh + 12);
+        secs[i].size = le32(sh + 40 * i + 8);
+        secs[i].rva = le32(sh + 40 * i + 12);
     }
     *nsecs = count;
     /* data directory 14: the CLI header */
@@ -336,10 +336,11 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
     uint32_t sections = le32(hdr + 12);
     if (sections > 256 || mnh + 16 + (size_t)sections * 12 > size)
         return 0;
+    uint8_t table[256 * 12]; /* the ReadyToRun sections, in one read */
+    if (sections && peek(base + mnh + 16, table, 12 * (size_t)sections) < 0)
+        return 0;
     for (uint32_t i = 0; i < sections; i++) {
-        uint8_t sec[12];
-        if (peek(base + mnh + 16 + 12 * i, sec, sizeof sec) < 0)
-            return 0;
+        const uint8_t *sec = table + 12 * i;
         if (le32(sec) != R2R_SECTION_RUNTIME_FUNCTIONS)
             continue;
         uint32_t rva = le32(sec + 4), bytes = le32(sec + 8);
