@@ -389,7 +389,7 @@ stress: all apps
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests
-reliability: all apps asan-programs replay $(UNIT) unit-tsan
+reliability: deps all apps asan-programs replay $(UNIT) unit-tsan
 	tests/stress/report.sh > docs/reliability.md
 
 # ---- the main job --------------------------------------------------------

@@ -120,7 +120,7 @@ and exit status must be those of a run without corscope, and every
 recording not cut short by the program's end complete. (It found an
 attach's catch-up asking the runtime about code of a collectible module
 being unloaded, listed after the module's ModuleUnloadStarted and freed
-soon after: `alc` crashed in 2 of 6 runs under load, in GetFunctionInfo2;
+soon after: \`alc\` crashed in 2 of 6 runs under load, in GetFunctionInfo2;
 no question is now asked from a module's unload until the runtime resumes
 from the suspension that takes its code out of its lists, see
 docs/architecture.md.) Result:
