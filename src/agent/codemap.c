@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -309,32 +308,6 @@ void codemap_rejitted(FunctionID f, ReJITID rejit)
     jitted(f, rejit, 0);
 }
 
-/* The extent of a PE image mapped at base: its SizeOfImage, read through
- * the kernel (a module loaded from bytes may have no mapped headers). */
-static size_t image_size(uintptr_t base)
-{
-    uint8_t dos[64], nt[4 + 20 + 64];
-    struct iovec local = {dos, sizeof dos}, remote = {(void *)base, sizeof dos};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof dos ||
-        dos[0] != 'M' || dos[1] != 'Z')
-        return 0;
-    uint32_t lfanew = (uint32_t)dos[60] | (uint32_t)dos[61] << 8 | (uint32_t)dos[62] << 16 |
-                      (uint32_t)dos[63] << 24;
-    if (lfanew > (1u << 20))
-        return 0;
-    local.iov_base = nt;
-    local.iov_len = sizeof nt;
-    remote.iov_base = (void *)(base + lfanew);
-    remote.iov_len = sizeof nt;
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof nt ||
-        memcmp(nt, "PE\0\0", 4) != 0)
-        return 0;
-    /* the optional header follows the 20-byte file header; SizeOfImage is
-     * at offset 56 in both PE32 and PE32+ */
-    const uint8_t *opt = nt + 24;
-    return (size_t)opt[56] | (size_t)opt[57] << 8 | (size_t)opt[58] << 16 | (size_t)opt[59] << 24;
-}
-
 int codemap_module_loaded(ModuleID module)
 {
     if (!info || !module || atomic_load(&stopped))
@@ -348,8 +321,8 @@ int codemap_module_loaded(ModuleID module)
         return 0;
     if (!base)
         return 1;
-    /* its size is read from its headers by the loop (image_size: two
-     * system calls a module, off the loading thread); a module that is
+    /* its size is read from its headers by the loop (mcode_add_image,
+     * off the loading thread); a module that is
      * not collectible is never unloaded, so the headers are still its */
     struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
     if (!item)
@@ -616,11 +589,10 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
             if (names)
                 names_forget_module(names, item->module);
         } else if (item->kind == ITEM_IMAGE) {
-            size_t size = image_size(item->ranges[0].start);
-            if (size) {
+            size_t size = 0;
+            mcode_add_image(item->ranges[0].start, &size);
+            if (size)
                 add_image(item->ranges[0].start, item->ranges[0].start + size);
-                mcode_add_image(item->ranges[0].start, size);
-            }
         } else {
             uint32_t frame = item->desc && names ? names_add(names, item->function, item->desc) : 0;
             if (!item->desc)

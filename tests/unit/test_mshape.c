@@ -335,8 +335,10 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     munmap(file, (size_t)st.st_size);
 
     REQUIRE(thread_rings_init() == 0);
-    size_t count = mcode_add_image((uintptr_t)image, image_size);
+    size_t extent = 0;
+    size_t count = mcode_add_image((uintptr_t)image, &extent);
     CHECK(count > 20000);
+    CHECK_EQ(extent, image_size); /* read with the table, for the code map */
     mcode_publish();
     CHECK_EQ(mcode_images(), 1);
     /* walk the table through mcode_find, function by function */
@@ -403,8 +405,42 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     munmap(image, image_size);
 }
 
+/* mcode_add_image reads a module's headers once for the code map and the
+ * function table: an image with no ReadyToRun code (a PE32 or IL-only
+ * assembly) still has its extent; what is not a PE image has none. */
+static void test_image_extent_without_functions(void)
+{
+    uint8_t *image = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(image != MAP_FAILED);
+    REQUIRE(thread_rings_init() == 0);
+    size_t extent = 1;
+    CHECK_EQ(mcode_add_image((uintptr_t)image, &extent), 0); /* zeros: no MZ */
+    CHECK_EQ(extent, 0);
+    image[0] = 'M';
+    image[1] = 'Z';
+    uint32_t lfanew = 128, size = 0x6000, past = 8192 - 100;
+    memcpy(image + 60, &lfanew, 4);
+    memcpy(image + lfanew, "PE\0\0", 4);
+    image[lfanew + 24] = 0x0b; /* PE32: the extent, no table */
+    image[lfanew + 25] = 0x01;
+    memcpy(image + lfanew + 24 + 56, &size, 4);
+    CHECK_EQ(mcode_add_image((uintptr_t)image, &extent), 0);
+    CHECK_EQ(extent, 0x6000);
+    image[lfanew + 25] = 0x02; /* PE32+ with no CLI header */
+    CHECK_EQ(mcode_add_image((uintptr_t)image, &extent), 0);
+    CHECK_EQ(extent, 0x6000);
+    memcpy(image + 60, &past, 4); /* NT headers past the mapping: refused, no crash */
+    CHECK_EQ(mcode_add_image((uintptr_t)image, &extent), 0);
+    CHECK_EQ(extent, 0);
+    CHECK_EQ(mcode_images(), 0);
+    mcode_shutdown();
+    thread_rings_shutdown();
+    munmap(image, 8192);
+}
+
 void suite_mshape(void)
 {
+    RUN(test_image_extent_without_functions);
     RUN(test_prologue_epilogue_shapes);
     RUN(test_not_a_prologue);
     RUN(test_unwind_codes);

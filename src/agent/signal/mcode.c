@@ -297,19 +297,26 @@ static uint32_t le32(const uint8_t *p)
 
 /* The image's RUNTIME_FUNCTIONS section, with the image mapped as loaded
  * (sections at their RVAs, as the runtime maps ReadyToRun images), and its
- * sections.  Returns the number of functions, 0 when it has none or is not
- * such an image. */
-static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_out,
+ * sections.  *size is the image's extent (SizeOfImage, at offset 56 of the
+ * optional header in PE32 and PE32+ alike), 0 when base holds no PE image.
+ * Returns the number of functions, 0 when it has none or is not such an
+ * image. */
+static size_t find_runtime_functions(uintptr_t base, size_t *size, uint32_t *rva_out,
                                      struct pe_section *secs, size_t *nsecs)
 {
     uint8_t dos[64], nt[24 + 240];
-    if (size < sizeof dos || peek(base, dos, sizeof dos) < 0 || dos[0] != 'M' || dos[1] != 'Z')
+    *size = 0;
+    if (peek(base, dos, sizeof dos) < 0 || dos[0] != 'M' || dos[1] != 'Z')
         return 0;
     uint32_t lfanew = le32(dos + 60);
-    if (lfanew > size - sizeof nt || peek(base + lfanew, nt, sizeof nt) < 0 ||
+    if (lfanew > (1u << 20) || peek(base + lfanew, nt, sizeof nt) < 0 ||
         memcmp(nt, "PE\0\0", 4) != 0)
         return 0;
     const uint8_t *opt = nt + 24;
+    size_t extent = le32(opt + 56);
+    *size = extent;
+    if (extent < sizeof nt || lfanew > extent - sizeof nt)
+        return 0;
     if (opt[0] != 0x0b || opt[1] != 0x02)
         return 0; /* not PE32+ */
     size_t count = (size_t)(nt[6] | nt[7] << 8), opt_size = (size_t)(nt[20] | nt[21] << 8);
@@ -326,15 +333,15 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
     /* data directory 14: the CLI header */
     uint32_t cli = le32(opt + 112 + 14 * 8);
     uint8_t cor[72];
-    if (!cli || cli > size - sizeof cor || peek(base + cli, cor, sizeof cor) < 0)
+    if (!cli || cli > extent - sizeof cor || peek(base + cli, cor, sizeof cor) < 0)
         return 0;
     uint32_t mnh = le32(cor + 64); /* ManagedNativeHeader: the READYTORUN_HEADER */
     uint8_t hdr[16];
-    if (!mnh || mnh > size - sizeof hdr || peek(base + mnh, hdr, sizeof hdr) < 0 ||
+    if (!mnh || mnh > extent - sizeof hdr || peek(base + mnh, hdr, sizeof hdr) < 0 ||
         le32(hdr) != R2R_SIGNATURE)
         return 0;
     uint32_t sections = le32(hdr + 12);
-    if (sections > 256 || mnh + 16 + (size_t)sections * 12 > size)
+    if (sections > 256 || mnh + 16 + (size_t)sections * 12 > extent)
         return 0;
     uint8_t table[256 * 12]; /* the ReadyToRun sections, in one read */
     if (sections && peek(base + mnh + 16, table, 12 * (size_t)sections) < 0)
@@ -344,7 +351,7 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
         if (le32(sec) != R2R_SECTION_RUNTIME_FUNCTIONS)
             continue;
         uint32_t rva = le32(sec + 4), bytes = le32(sec + 8);
-        if (rva > size || bytes > size - rva || bytes % (4 * ARCH_RF_WORDS) || !bytes)
+        if (rva > extent || bytes > extent - rva || bytes % (4 * ARCH_RF_WORDS) || !bytes)
             return 0;
         *rva_out = rva;
         return bytes / (4 * ARCH_RF_WORDS);
@@ -353,12 +360,13 @@ static size_t find_runtime_functions(uintptr_t base, size_t size, uint32_t *rva_
 }
 
 
-size_t mcode_add_image(uintptr_t base, size_t size)
+size_t mcode_add_image(uintptr_t base, size_t *image_size)
 {
     uint32_t rva = 0;
     struct pe_section secs[MAX_SECTIONS];
-    size_t nsecs = 0;
-    size_t count = find_runtime_functions(base, size, &rva, secs, &nsecs);
+    size_t nsecs = 0, size = 0;
+    size_t count = find_runtime_functions(base, &size, &rva, secs, &nsecs);
+    *image_size = size;
     if (!count || !in_section(secs, nsecs, rva, (uint32_t)(count * 4 * ARCH_RF_WORDS)))
         return 0;
     /* the handler reads the table and the unwind codes in place: every

@@ -52,8 +52,10 @@ HIDDEN void mcode_add(const struct mcode_entry *e);
 HIDDEN void mcode_remove(uintptr_t start);
 /* Loop: a module image that stays mapped for the life of the process was
  * loaded at base; its ReadyToRun functions, if it has any, become known.
- * Returns the number of functions found. */
-HIDDEN size_t mcode_add_image(uintptr_t base, size_t size);
+ * *image_size is its extent from its headers (SizeOfImage; 0 when base
+ * holds no PE image), read here with the function table, so that the
+ * headers are read once for both.  Returns the number of functions found. */
+HIDDEN size_t mcode_add_image(uintptr_t base, size_t *image_size);
 /* Loop: makes what was added or removed since the last call visible to
  * handlers.  Cheap when nothing changed. */
 HIDDEN void mcode_publish(void);
