@@ -399,6 +399,13 @@ static void test_corelib_unwind_agrees_with_prologues(void)
     CHECK_EQ(mcode_find(mid, &h), MCODE_IMAGE);
     entry[2] = kept;
     CHECK_EQ(mcode_find(mid, &h), MCODE_FOUND);
+    /* an entry is checked when it is found, not when the image is added:
+     * one whose end runs past every section is not taken */
+    kept = entry[1];
+    entry[1] = image_size + 4096;
+    CHECK_EQ(mcode_find(mid, &h), MCODE_IMAGE);
+    entry[1] = kept;
+    CHECK_EQ(mcode_find(mid, &h), MCODE_FOUND);
 #endif
     mcode_shutdown();
     thread_rings_shutdown();
