@@ -163,6 +163,13 @@ $(BUILD)/watch_probe: $(call obj,bench/watch_probe.c) \
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# what a library's full symbol table costs the agent's thread (load, scan,
+# sort, find), for docs/performance.md
+$(BUILD)/elfsym_cost: $(call obj,bench/elfsym_cost.c) $(BUILD)/obj/src/agent/elfsym.o \
+		$(BUILD)/obj/src/common/mem.o
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # what tracing mode's hooks cost without the runtime, for bench/trace.sh (the
 # agent's objects but its entry point)
 $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
@@ -401,7 +408,7 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/watch_probe
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/watch_probe $(BUILD)/elfsym_cost
 	bench/cover.sh
 	bench/watch.sh
 	bench/watch_sessions.sh

@@ -47,11 +47,11 @@ struct elfsym {
 
 /* How many lookups scan a loaded table before it is sorted: a scan of
  * libc's 6,700 functions takes about what sorting them takes divided by
- * 40 (6-8 us against 0.25-0.3 ms, measured on the entries in the file's
- * order and the radix sort), so a process that looks up a few addresses
- * (a short one's samples) never sorts, and one that looks up many pays at
- * most about twice the sort. */
-#define ELFSYM_SCANS 32
+ * 14 (21-22 us against 0.28-0.3 ms: build/elfsym_cost, addresses spread
+ * over the table), so a process that looks up a few addresses (a short
+ * one's samples) never sorts, and one that looks up many pays at most
+ * about twice the sort. */
+#define ELFSYM_SCANS 16
 
 /* Loads the function symbols of the object at `path`.  Returns NULL when it
  * (and its debug files) have no .symtab, or on error. */
