@@ -2,6 +2,7 @@
  * dynsym: see dynsym.h.
  */
 #include "agent/dynsym.h"
+#include "agent/dynsym_cache.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -16,6 +17,7 @@ struct search {
     struct dynsym_hit *hit;
     int (*want_symbol)(const char *file, void *ctx); /* NULL: always */
     void *ctx;
+    struct dynsym_cache *cache; /* NULL: scan each time */
     int found;
 };
 
@@ -70,8 +72,7 @@ static size_t symbol_count(const struct dl_phdr_info *info, uintptr_t gnu, uintp
     }
 }
 
-/* The exported symbol covering the address, copied into the hit. */
-static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, struct dynsym_hit *hit)
+int dynsym_tables(const struct dl_phdr_info *info, struct dynsym_tables *t)
 {
     const ElfW(Dyn) *dyn = NULL;
     size_t dyn_size = 0;
@@ -81,7 +82,7 @@ static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, stru
             dyn_size = info->dlpi_phdr[i].p_filesz;
         }
     if (!dyn || !in_object(info, (uintptr_t)dyn, dyn_size))
-        return;
+        return 0;
     uintptr_t symtab = 0, strtab = 0, gnu = 0, sysv = 0;
     size_t strsz = 0, syment = sizeof(ElfW(Sym));
     for (size_t i = 0; i < dyn_size / sizeof *dyn && dyn[i].d_tag != DT_NULL; i++) {
@@ -98,30 +99,55 @@ static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, stru
     size_t count = symbol_count(info, gnu, sysv);
     if (!symtab || !strtab || !strsz || syment != sizeof(ElfW(Sym)) || !count ||
         !in_object(info, symtab, count * sizeof(ElfW(Sym))) || !in_object(info, strtab, strsz))
-        return;
-    const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab, *best = NULL;
-    for (size_t i = 1; i < count; i++) {
-        const ElfW(Sym) *s = &syms[i];
-        int type = ELF64_ST_TYPE(s->st_info);
-        if ((s->st_shndx == SHN_UNDEF && s->st_value == 0) || s->st_shndx == SHN_ABS ||
-            type == STT_TLS || type == STT_SECTION || type == STT_FILE || s->st_name >= strsz)
-            continue;
-        uintptr_t start = info->dlpi_addr + s->st_value;
-        int covers = address >= start && ((s->st_size == 0 || s->st_shndx == SHN_UNDEF)
-                                              ? address == start
-                                              : address - start < s->st_size);
-        if (covers && (!best || best->st_value < s->st_value))
-            best = s;
-    }
-    if (!best)
-        return;
-    const char *name = (const char *)strtab + best->st_name;
-    size_t len = strnlen(name, strsz - best->st_name);
+        return 0;
+    t->syms = (const ElfW(Sym) *)symtab;
+    t->count = count;
+    t->strs = (const char *)strtab;
+    t->strsz = strsz;
+    return 1;
+}
+
+int dynsym_usable(const ElfW(Sym) *s, size_t strsz, uint64_t *len)
+{
+    int type = ELF64_ST_TYPE(s->st_info);
+    if ((s->st_shndx == SHN_UNDEF && s->st_value == 0) || s->st_shndx == SHN_ABS ||
+        type == STT_TLS || type == STT_SECTION || type == STT_FILE || s->st_name >= strsz)
+        return 0;
+    *len = s->st_size == 0 || s->st_shndx == SHN_UNDEF ? 1 : s->st_size;
+    return 1;
+}
+
+void dynsym_copy_symbol(struct dynsym_hit *hit, const char *name, size_t room, uintptr_t start)
+{
+    size_t len = strnlen(name, room);
     if (len >= sizeof hit->symbol)
         len = sizeof hit->symbol - 1;
     memcpy(hit->symbol, name, len);
     hit->symbol[len] = '\0';
-    hit->symbol_start = info->dlpi_addr + best->st_value;
+    hit->symbol_start = start;
+}
+
+/* The exported symbol covering the address, copied into the hit: of those
+ * that cover it, the one with the highest address, the first in the
+ * table's order among equals. */
+static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, struct dynsym_hit *hit)
+{
+    struct dynsym_tables t;
+    if (!dynsym_tables(info, &t))
+        return;
+    const ElfW(Sym) *best = NULL;
+    for (size_t i = 1; i < t.count; i++) {
+        const ElfW(Sym) *s = &t.syms[i];
+        uint64_t len;
+        if (!dynsym_usable(s, t.strsz, &len))
+            continue;
+        uintptr_t start = info->dlpi_addr + s->st_value;
+        if (address - start < len && address >= start && (!best || best->st_value < s->st_value))
+            best = s;
+    }
+    if (best)
+        dynsym_copy_symbol(hit, t.strs + best->st_name, t.strsz - best->st_name,
+                    info->dlpi_addr + best->st_value);
 }
 
 /* Does the object hold the address?  As the loader decides: inside one of
@@ -159,7 +185,6 @@ static int holds(const struct dl_phdr_info *info, uintptr_t address, uintptr_t p
 /* Called for each loaded object with the loader's lock held. */
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
-    (void)size;
     struct search *s = data;
     uintptr_t lo;
     if (!holds(info, s->address, s->page_mask, &lo))
@@ -175,24 +200,33 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
     }
     hit->bias = info->dlpi_addr;
     hit->base = lo;
-    if (!s->want_symbol || s->want_symbol(hit->file, s->ctx))
+    struct dynsym_object *x =
+        s->cache ? dynsym_cache_entry(s->cache, info, size, hit, s->page_mask) : NULL;
+    if ((!s->want_symbol || s->want_symbol(hit->file, s->ctx)) &&
+        (!x || !dynsym_cache_symbol(x, info, s->address, hit)))
         find_symbol(info, s->address, hit);
     s->found = 1;
     return 1;
 }
 
 int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
-                     int (*want_symbol)(const char *file, void *ctx), void *ctx)
+                     int (*want_symbol)(const char *file, void *ctx), void *ctx,
+                     struct dynsym_cache *cache)
 {
-    memset(hit, 0, sizeof *hit);
+    /* the strings emptied, not the whole 9 KB of the hit */
+    hit->module[0] = hit->file[0] = hit->symbol[0] = '\0';
+    hit->bias = hit->base = hit->symbol_start = 0;
+    if (cache && dynsym_cache_lookup(cache, address, hit, want_symbol, ctx))
+        return 1;
     long page = sysconf(_SC_PAGESIZE);
-    struct search s = {address, ~(uintptr_t)((page > 0 ? page : 4096) - 1), hit, want_symbol, ctx,
-                       0};
+    if (page <= 0)
+        page = 4096;
+    struct search s = {address, ~(uintptr_t)(page - 1), hit, want_symbol, ctx, cache, 0};
     dl_iterate_phdr(on_object, &s);
     return s.found;
 }
 
 int dynsym_lookup(uintptr_t address, struct dynsym_hit *hit)
 {
-    return dynsym_lookup_if(address, hit, NULL, NULL);
+    return dynsym_lookup_if(address, hit, NULL, NULL, NULL);
 }

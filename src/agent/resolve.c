@@ -28,6 +28,7 @@ void resolve_init(struct resolver *r, ICorProfilerInfo15 *info, struct names *na
     map64_init(&r->class_of);
     strtab_init(&r->native_keys);
     strtab_init(&r->symbol_files);
+    r->exports = dynsym_cache_new();
 }
 
 void resolve_free(struct resolver *r)
@@ -40,6 +41,7 @@ void resolve_free(struct resolver *r)
         elfsym_free(r->symbols[i]); /* id 0 is the empty string, never set */
     strtab_free(&r->symbol_files);
     mem_free(r->symbols);
+    dynsym_cache_free(r->exports);
     map64_free(&r->class_of);
     stubcode_free();
     memset(r, 0, sizeof *r);
@@ -160,7 +162,7 @@ void resolve_test_after_lookup(void (*fn)(void))
 static int resolve_native(struct resolver *r, uintptr_t address, uint32_t *frame)
 {
     static struct dynsym_hit hit; /* the loop's own; big */
-    if (!dynsym_lookup_if(address, &hit, lacks_symbols, r))
+    if (!dynsym_lookup_if(address, &hit, lacks_symbols, r, r->exports))
         return 0;
     if (after_lookup)
         after_lookup();

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "agent/dynsym.h"
 #include "agent/elfsym.h"
 #include "agent/names.h"
 #include "agent/recorder.h"
@@ -56,6 +57,7 @@ struct resolver {
     struct strtab symbol_files;  /* module path -> index into symbols */
     struct elfsym **symbols;     /* full symbol tables, NULL when none */
     size_t symbols_cap;
+    struct dynsym_cache *exports; /* the others' exported symbols (NULL: scanned) */
     struct map64 class_of;       /* frame id -> enum frame_class (bounded: resolve_bound) */
 };
 

@@ -85,7 +85,7 @@ static void test_dynsym_lookup_if(void)
         struct dynsym_hit full, located;
         REQUIRE(dynsym_lookup(at[k], &full) == 1);
         asked_for = NULL;
-        REQUIRE(dynsym_lookup_if(at[k], &located, refuse, NULL) == 1);
+        REQUIRE(dynsym_lookup_if(at[k], &located, refuse, NULL, NULL) == 1);
         CHECK(asked_for && !strcmp(asked_for, full.file));
         CHECK(!strcmp(located.module, full.module));
         CHECK(!strcmp(located.file, full.file));
@@ -98,11 +98,88 @@ static void test_dynsym_lookup_if(void)
     REQUIRE(dynsym_lookup((uintptr_t)(void *)qsort + 3, &full) == 1);
     CHECK(full.symbol[0] != 0); /* qsort, or a sanitizer's interceptor of it */
     struct dynsym_hit none;
-    CHECK_EQ(dynsym_lookup_if(8, &none, refuse, NULL), 0);
+    CHECK_EQ(dynsym_lookup_if(8, &none, refuse, NULL, NULL), 0);
+}
+
+/* Through a cache (each object's exports copied and sorted once), the
+ * same answers as the scan of the loader's table: around qsort (libc's
+ * 3,000 exports), in the vDSO and in this program; and a library loaded,
+ * looked up, unloaded and loaded again is looked up afresh (the cache is
+ * dropped when the loader's count of unloads moves: another object may
+ * now hold the address). */
+static int same_hit(const struct dynsym_hit *a, const struct dynsym_hit *b)
+{
+    return !strcmp(a->module, b->module) && !strcmp(a->file, b->file) && a->bias == b->bias &&
+           a->base == b->base && !strcmp(a->symbol, b->symbol) && a->symbol_start == b->symbol_start;
+}
+
+static void test_dynsym_cache(void)
+{
+    struct dynsym_cache *cache = dynsym_cache_new();
+    REQUIRE(cache);
+    uintptr_t around[3] = {(uintptr_t)(void *)qsort, (uintptr_t)getauxval(AT_SYSINFO_EHDR),
+                           (uintptr_t)(void *)test_dynsym_cache};
+    uintptr_t span[3] = {1 << 20, 1 << 13, 1 << 12};
+    for (int k = 0; k < 3; k++) {
+        if (!around[k])
+            continue;
+        size_t tried = 0, differ = 0, named = 0;
+        for (uintptr_t at = around[k] - span[k] / 2; at < around[k] + span[k] / 2; at += 5) {
+            struct dynsym_hit scanned, cached;
+            int s = dynsym_lookup(at, &scanned);
+            int c = dynsym_lookup_if(at, &cached, NULL, NULL, cache);
+            tried += s;
+            named += s && scanned.symbol[0];
+            if (s != c || (s && !same_hit(&scanned, &cached))) {
+                if (differ++ < 3)
+                    printf("  differ at %#lx: scan %s, cache %s\n", (unsigned long)at,
+                           scanned.symbol, cached.symbol);
+            }
+        }
+        CHECK(tried > 100);
+        CHECK_EQ(differ, 0);
+        if (k == 0)
+            CHECK(named > 1000);
+    }
+    /* an object whose symbol is not wanted: located alike, the first time
+     * through the loader and then from the cache's record */
+    for (int k = 0; k < 3; k++) {
+        if (!around[k])
+            continue;
+        struct dynsym_hit plain, first, again;
+        int found = dynsym_lookup_if(around[k] + 1, &plain, refuse, NULL, NULL);
+        CHECK_EQ(dynsym_lookup_if(around[k] + 1, &first, refuse, NULL, cache), found);
+        CHECK_EQ(dynsym_lookup_if(around[k] + 1, &again, refuse, NULL, cache), found);
+        CHECK(!found || (same_hit(&plain, &first) && same_hit(&plain, &again)));
+        CHECK(plain.symbol[0] == 0);
+    }
+    for (int round = 0; round < 2; round++) {
+        /* a library of its own code (libresolv's functions are libc's
+         * now), which nothing else here loads */
+        void *lib = dlopen("libbz2.so.1.0", RTLD_NOW | RTLD_LOCAL);
+        REQUIRE(lib);
+        void *fn = dlsym(lib, "BZ2_bzlibVersion");
+        REQUIRE(fn);
+        struct dynsym_hit scanned, cached;
+        size_t held = dynsym_cache_objects(cache);
+        REQUIRE(dynsym_lookup((uintptr_t)fn + 1, &scanned) == 1);
+        REQUIRE(dynsym_lookup_if((uintptr_t)fn + 1, &cached, NULL, NULL, cache) == 1);
+        CHECK(same_hit(&scanned, &cached));
+        CHECK(cached.symbol[0] != 0);
+        /* the first round adds the library to the objects above; the
+         * second finds the cache dropped by the unload between */
+        if (round == 0)
+            CHECK(held >= 2 && dynsym_cache_objects(cache) == held + 1);
+        else
+            CHECK_EQ(dynsym_cache_objects(cache), 1);
+        dlclose(lib);
+    }
+    dynsym_cache_free(cache);
 }
 
 void suite_dynsym(void)
 {
+    RUN(test_dynsym_cache);
     RUN(test_dynsym_agrees_with_the_loader);
     RUN(test_dynsym_lookup_if);
 }

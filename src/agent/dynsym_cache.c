@@ -1,0 +1,284 @@
+/*
+ * dynsym_cache: see dynsym_cache.h.
+ */
+#include "agent/dynsym_cache.h"
+
+#include <link.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mem.h"
+
+struct export {
+    uint64_t start, len; /* link-time address; bytes it names */
+    uint64_t reach;      /* the furthest end of this and every export before */
+    uint32_t name;       /* into the object's names */
+    uint32_t order;      /* in the table */
+};
+
+#define MAX_SEGMENTS 8
+
+/* A loaded object as a lookup found it: where it is (so that the next
+ * lookup in it needs no walk through the loader's list, while nothing is
+ * unloaded), what it is called, and its exports once copied. */
+struct dynsym_object {
+    uintptr_t bias;
+    char *path;          /* dlpi_name */
+    char *module, *file; /* as a hit names them */
+    uintptr_t base;      /* its lowest mapped address */
+    /* what holds() answers: its loaded segments, or its whole page span
+     * when they leave no hole; nseg 0 when it has more than MAX_SEGMENTS */
+    struct { uintptr_t lo, hi; } seg[MAX_SEGMENTS];
+    size_t nseg;
+    int contiguous;
+    uintptr_t span_lo, span_hi;
+    unsigned scans;      /* lookups that scanned the table before it was copied */
+    struct export *e;    /* by start, then table order; NULL until copied */
+    size_t count;
+    char *names;
+};
+
+/* Lookups of an object that scan its table before it is copied and
+ * sorted: copying libstdc++'s 6,000 exports costs about what this many
+ * scans do, and an object looked up a few times (the host's libraries,
+ * at the root of a stack) never pays for it. */
+#define EXPORT_SCANS 8
+
+static int by_start(const void *a, const void *b)
+{
+    const struct export *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The object's exports copied into x under the loader's lock; 0, or -1
+ * without memory or without a table (the caller then scans). */
+static int copy_exports(const struct dl_phdr_info *info, struct dynsym_object *x)
+{
+    struct dynsym_tables t;
+    if (!dynsym_tables(info, &t) || t.count > UINT32_MAX || t.strsz > UINT32_MAX ||
+        !(x->e = mem_alloc(t.count * sizeof *x->e)))
+        return -1;
+    if (!(x->names = mem_alloc(t.strsz + 1))) {
+        mem_free(x->e);
+        x->e = NULL;
+        return -1;
+    }
+    memcpy(x->names, t.strs, t.strsz);
+    x->names[t.strsz] = '\0';
+    x->count = 0;
+    for (size_t i = 1; i < t.count; i++) {
+        uint64_t len;
+        if (!dynsym_usable(&t.syms[i], t.strsz, &len))
+            continue;
+        struct export *e = &x->e[x->count++];
+        e->start = t.syms[i].st_value;
+        e->len = len;
+        e->name = t.syms[i].st_name;
+        e->order = (uint32_t)i;
+    }
+    qsort(x->e, x->count, sizeof *x->e, by_start);
+    uint64_t reach = 0;
+    for (size_t i = 0; i < x->count; i++) {
+        uint64_t end = x->e[i].start + x->e[i].len;
+        if (end < x->e[i].start)
+            end = UINT64_MAX;
+        reach = end > reach ? end : reach;
+        x->e[i].reach = reach;
+    }
+    return 0;
+}
+
+static void free_exports(struct dynsym_object *x)
+{
+    mem_free(x->path);
+    mem_free(x->module);
+    mem_free(x->file);
+    mem_free(x->e);
+    mem_free(x->names);
+    mem_free(x);
+}
+
+/* find_symbol's answer from the sorted exports: the last export starting
+ * at or below the address, then down while one before may still reach it. */
+static void find_cached(const struct dynsym_object *x, uintptr_t address, struct dynsym_hit *hit)
+{
+    if (address < x->bias)
+        return;
+    uint64_t at = (uint64_t)(address - x->bias);
+    size_t a = 0, b = x->count;
+    while (a < b) { /* first export with start > at: those before start at or below it */
+        size_t m = a + (b - a) / 2;
+        if (x->e[m].start <= at)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i > 0 && x->e[i - 1].reach > at; i--) {
+        const struct export *e = &x->e[i - 1];
+        if (at - e->start >= e->len)
+            continue;
+        /* the first in the table's order among those at the same start */
+        for (size_t j = i - 1; j > 0 && x->e[j - 1].start == e->start; j--)
+            if (at - x->e[j - 1].start < x->e[j - 1].len)
+                e = &x->e[j - 1];
+        dynsym_copy_symbol(hit, x->names + e->name, SIZE_MAX, x->bias + e->start);
+        return;
+    }
+}
+
+struct dynsym_cache {
+    unsigned long long subs; /* the loader's unloads when the cache was filled */
+    struct dynsym_object **objs;
+    size_t count, cap;
+};
+
+struct dynsym_cache *dynsym_cache_new(void)
+{
+    return mem_calloc(1, sizeof(struct dynsym_cache));
+}
+
+static void cache_clear(struct dynsym_cache *c)
+{
+    for (size_t i = 0; i < c->count; i++)
+        free_exports(c->objs[i]);
+    c->count = 0;
+}
+
+size_t dynsym_cache_objects(const struct dynsym_cache *c)
+{
+    return c ? c->count : 0;
+}
+
+void dynsym_cache_free(struct dynsym_cache *c)
+{
+    if (!c)
+        return;
+    cache_clear(c);
+    mem_free(c->objs);
+    mem_free(c);
+}
+
+static char *copy_string(const char *from)
+{
+    size_t n = strlen(from) + 1;
+    char *to = mem_alloc(n);
+    if (to)
+        memcpy(to, from, n);
+    return to;
+}
+
+struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c, const struct dl_phdr_info *info,
+                                         size_t size, const struct dynsym_hit *hit,
+                                         uintptr_t page_mask)
+{
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return NULL;
+    if (info->dlpi_subs != c->subs) {
+        cache_clear(c);
+        c->subs = info->dlpi_subs;
+    }
+    const char *path = info->dlpi_name ? info->dlpi_name : "";
+    for (size_t i = 0; i < c->count; i++)
+        if (c->objs[i]->bias == info->dlpi_addr && !strcmp(c->objs[i]->path, path))
+            return c->objs[i];
+    struct dynsym_object **grown = mem_grow(c->objs, &c->cap, c->count + 1, sizeof *grown);
+    if (!grown)
+        return NULL;
+    c->objs = grown;
+    struct dynsym_object *x = mem_calloc(1, sizeof *x);
+    if (!x || !(x->path = copy_string(path)) || !(x->module = copy_string(hit->module)) ||
+        !(x->file = copy_string(hit->file))) {
+        if (x)
+            free_exports(x);
+        return NULL;
+    }
+    x->bias = info->dlpi_addr;
+    x->base = hit->base;
+    x->contiguous = 1;
+    int any = 0;
+    uintptr_t prev_end = 0;
+    x->span_lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        uintptr_t page_lo = start & page_mask, page_hi = (end + ~page_mask) & page_mask;
+        if (any && page_lo != prev_end)
+            x->contiguous = 0;
+        any = 1;
+        prev_end = page_hi;
+        x->span_lo = page_lo < x->span_lo ? page_lo : x->span_lo;
+        x->span_hi = page_hi > x->span_hi ? page_hi : x->span_hi;
+        if (x->nseg < MAX_SEGMENTS) {
+            x->seg[x->nseg].lo = start;
+            x->seg[x->nseg].hi = end;
+        }
+        x->nseg++;
+    }
+    if (x->nseg > MAX_SEGMENTS || !any)
+        x->nseg = 0; /* never answered without the loader */
+    c->objs[c->count++] = x;
+    return x;
+}
+
+/* Does the recorded object hold the address, as holds() decides? */
+static int recorded_holds(const struct dynsym_object *x, uintptr_t address)
+{
+    if (!x->nseg)
+        return 0;
+    for (size_t i = 0; i < x->nseg; i++)
+        if (address >= x->seg[i].lo && address < x->seg[i].hi)
+            return 1;
+    return x->contiguous && address >= x->span_lo && address < x->span_hi;
+}
+
+int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info,
+                        uintptr_t address, struct dynsym_hit *hit)
+{
+    if (!x->e && (x->scans++ < EXPORT_SCANS || copy_exports(info, x) < 0))
+        return 0;
+    find_cached(x, address, hit);
+    return 1;
+}
+
+/* The loader's count of unloads, read from the first object it lists. */
+static int first_subs(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, struct dynsym_hit *hit,
+                        int (*want_symbol)(const char *file, void *ctx), void *ctx)
+{
+    if (!c->count)
+        return 0;
+    unsigned long long subs = ~0ull;
+    dl_iterate_phdr(first_subs, &subs);
+    if (subs != c->subs)
+        return 0;
+    for (size_t i = 0; i < c->count; i++) {
+        const struct dynsym_object *x = c->objs[i];
+        if (!recorded_holds(x, address))
+            continue;
+        if (want_symbol && !want_symbol(x->file, ctx)) {
+            /* fall through: no symbol wanted */
+        } else if (!x->e) {
+            return 0; /* its table is still scanned, under the loader's lock */
+        } else {
+            find_cached(x, address, hit);
+        }
+        snprintf(hit->module, sizeof hit->module, "%s", x->module);
+        snprintf(hit->file, sizeof hit->file, "%s", x->file);
+        hit->bias = x->bias;
+        hit->base = x->base;
+        return 1;
+    }
+    return 0;
+}
