@@ -150,21 +150,18 @@ static void find_symbol(const struct dl_phdr_info *info, uintptr_t address, stru
                     info->dlpi_addr + best->st_value);
 }
 
-/* Does the object hold the address?  As the loader decides: inside one of
- * its loaded segments, or anywhere between its first and last page when
- * the segments leave no hole between them (the padding counts). */
-static int holds(const struct dl_phdr_info *info, uintptr_t address, uintptr_t page_mask,
-                 uintptr_t *lo_out)
+int dynsym_holds(uintptr_t bias, const ElfW(Phdr) *phdr, int phnum, uintptr_t address,
+                 uintptr_t page_mask, uintptr_t *lo_out)
 {
 #define PAGE_DOWN(a) ((a) & page_mask)
 #define PAGE_UP(a) PAGE_DOWN((a) + ~page_mask)
     uintptr_t lo = UINTPTR_MAX, hi = 0, prev_end = 0;
     int inside = 0, contiguous = 1, any = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    for (int i = 0; i < phnum; i++) {
+        const ElfW(Phdr) *ph = &phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        uintptr_t start = bias + ph->p_vaddr, end = start + ph->p_memsz;
         if (any && PAGE_DOWN(start) != prev_end)
             contiguous = 0;
         any = 1;
@@ -182,26 +179,30 @@ static int holds(const struct dl_phdr_info *info, uintptr_t address, uintptr_t p
 #undef PAGE_UP
 }
 
+void dynsym_name_object(struct dynsym_hit *hit, const char *dlpi_name)
+{
+    if (dlpi_name && dlpi_name[0]) {
+        snprintf(hit->module, sizeof hit->module, "%s", dlpi_name);
+        snprintf(hit->file, sizeof hit->file, "%s", dlpi_name);
+    } else { /* the main program, as dladdr names it */
+        snprintf(hit->module, sizeof hit->module, "%s", program_invocation_name);
+        snprintf(hit->file, sizeof hit->file, "/proc/self/exe");
+    }
+}
+
 /* Called for each loaded object with the loader's lock held. */
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct search *s = data;
     uintptr_t lo;
-    if (!holds(info, s->address, s->page_mask, &lo))
+    if (!dynsym_holds(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, s->address, s->page_mask,
+                      &lo))
         return 0;
     struct dynsym_hit *hit = s->hit;
-    const char *name = info->dlpi_name ? info->dlpi_name : "";
-    if (name[0]) {
-        snprintf(hit->module, sizeof hit->module, "%s", name);
-        snprintf(hit->file, sizeof hit->file, "%s", name);
-    } else { /* the main program, as dladdr names it */
-        snprintf(hit->module, sizeof hit->module, "%s", program_invocation_name);
-        snprintf(hit->file, sizeof hit->file, "/proc/self/exe");
-    }
+    dynsym_name_object(hit, info->dlpi_name);
     hit->bias = info->dlpi_addr;
     hit->base = lo;
-    struct dynsym_object *x =
-        s->cache ? dynsym_cache_entry(s->cache, info, size, hit, s->page_mask) : NULL;
+    struct dynsym_object *x = s->cache ? dynsym_cache_entry(s->cache, info, size) : NULL;
     if ((!s->want_symbol || s->want_symbol(hit->file, s->ctx)) &&
         (!x || !dynsym_cache_symbol(x, info, s->address, hit)))
         find_symbol(info, s->address, hit);
@@ -216,12 +217,11 @@ int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
     /* the strings emptied, not the whole 9 KB of the hit */
     hit->module[0] = hit->file[0] = hit->symbol[0] = '\0';
     hit->bias = hit->base = hit->symbol_start = 0;
-    if (cache && dynsym_cache_lookup(cache, address, hit, want_symbol, ctx))
-        return 1;
     long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        page = 4096;
-    struct search s = {address, ~(uintptr_t)(page - 1), hit, want_symbol, ctx, cache, 0};
+    uintptr_t page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
+    if (cache && dynsym_cache_lookup(cache, address, page_mask, hit, want_symbol, ctx))
+        return 1;
+    struct search s = {address, page_mask, hit, want_symbol, ctx, cache, 0};
     dl_iterate_phdr(on_object, &s);
     return s.found;
 }

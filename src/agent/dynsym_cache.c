@@ -18,22 +18,14 @@ struct export {
     uint32_t order;      /* in the table */
 };
 
-#define MAX_SEGMENTS 8
-
-/* A loaded object as a lookup found it: where it is (so that the next
- * lookup in it needs no walk through the loader's list, while nothing is
- * unloaded), what it is called, and its exports once copied. */
+/* A loaded object as a lookup found it: where it is (its program headers,
+ * so that the next lookup in it needs no walk through the loader's list
+ * while nothing is unloaded), and its exports once copied. */
 struct dynsym_object {
     uintptr_t bias;
     char *path;          /* dlpi_name */
-    char *module, *file; /* as a hit names them */
-    uintptr_t base;      /* its lowest mapped address */
-    /* what holds() answers: its loaded segments, or its whole page span
-     * when they leave no hole; nseg 0 when it has more than MAX_SEGMENTS */
-    struct { uintptr_t lo, hi; } seg[MAX_SEGMENTS];
-    size_t nseg;
-    int contiguous;
-    uintptr_t span_lo, span_hi;
+    ElfW(Phdr) *phdr;    /* a copy of its program headers */
+    int phnum;
     unsigned scans;      /* lookups that scanned the table before it was copied */
     struct export *e;    /* by start, then table order; NULL until copied */
     size_t count;
@@ -92,11 +84,10 @@ static int copy_exports(const struct dl_phdr_info *info, struct dynsym_object *x
     return 0;
 }
 
-static void free_exports(struct dynsym_object *x)
+static void free_object(struct dynsym_object *x)
 {
     mem_free(x->path);
-    mem_free(x->module);
-    mem_free(x->file);
+    mem_free(x->phdr);
     mem_free(x->e);
     mem_free(x->names);
     mem_free(x);
@@ -144,7 +135,7 @@ struct dynsym_cache *dynsym_cache_new(void)
 static void cache_clear(struct dynsym_cache *c)
 {
     for (size_t i = 0; i < c->count; i++)
-        free_exports(c->objs[i]);
+        free_object(c->objs[i]);
     c->count = 0;
 }
 
@@ -172,8 +163,7 @@ static char *copy_string(const char *from)
 }
 
 struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c, const struct dl_phdr_info *info,
-                                         size_t size, const struct dynsym_hit *hit,
-                                         uintptr_t page_mask)
+                                         size_t size)
 {
     if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
         return NULL;
@@ -189,52 +179,18 @@ struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c, const struct dl
     if (!grown)
         return NULL;
     c->objs = grown;
+    size_t phdr_bytes = (size_t)info->dlpi_phnum * sizeof *info->dlpi_phdr;
     struct dynsym_object *x = mem_calloc(1, sizeof *x);
-    if (!x || !(x->path = copy_string(path)) || !(x->module = copy_string(hit->module)) ||
-        !(x->file = copy_string(hit->file))) {
+    if (!x || !(x->path = copy_string(path)) || !(x->phdr = mem_alloc(phdr_bytes ? phdr_bytes : 1))) {
         if (x)
-            free_exports(x);
+            free_object(x);
         return NULL;
     }
+    memcpy(x->phdr, info->dlpi_phdr, phdr_bytes);
+    x->phnum = info->dlpi_phnum;
     x->bias = info->dlpi_addr;
-    x->base = hit->base;
-    x->contiguous = 1;
-    int any = 0;
-    uintptr_t prev_end = 0;
-    x->span_lo = UINTPTR_MAX;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
-        uintptr_t page_lo = start & page_mask, page_hi = (end + ~page_mask) & page_mask;
-        if (any && page_lo != prev_end)
-            x->contiguous = 0;
-        any = 1;
-        prev_end = page_hi;
-        x->span_lo = page_lo < x->span_lo ? page_lo : x->span_lo;
-        x->span_hi = page_hi > x->span_hi ? page_hi : x->span_hi;
-        if (x->nseg < MAX_SEGMENTS) {
-            x->seg[x->nseg].lo = start;
-            x->seg[x->nseg].hi = end;
-        }
-        x->nseg++;
-    }
-    if (x->nseg > MAX_SEGMENTS || !any)
-        x->nseg = 0; /* never answered without the loader */
     c->objs[c->count++] = x;
     return x;
-}
-
-/* Does the recorded object hold the address, as holds() decides? */
-static int recorded_holds(const struct dynsym_object *x, uintptr_t address)
-{
-    if (!x->nseg)
-        return 0;
-    for (size_t i = 0; i < x->nseg; i++)
-        if (address >= x->seg[i].lo && address < x->seg[i].hi)
-            return 1;
-    return x->contiguous && address >= x->span_lo && address < x->span_hi;
 }
 
 int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info,
@@ -254,8 +210,9 @@ static int first_subs(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, struct dynsym_hit *hit,
-                        int (*want_symbol)(const char *file, void *ctx), void *ctx)
+int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, uintptr_t page_mask,
+                        struct dynsym_hit *hit, int (*want_symbol)(const char *file, void *ctx),
+                        void *ctx)
 {
     if (!c->count)
         return 0;
@@ -265,19 +222,19 @@ int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, struct dynsym
         return 0;
     for (size_t i = 0; i < c->count; i++) {
         const struct dynsym_object *x = c->objs[i];
-        if (!recorded_holds(x, address))
+        uintptr_t lo;
+        if (!dynsym_holds(x->bias, x->phdr, x->phnum, address, page_mask, &lo))
             continue;
-        if (want_symbol && !want_symbol(x->file, ctx)) {
-            /* fall through: no symbol wanted */
-        } else if (!x->e) {
-            return 0; /* its table is still scanned, under the loader's lock */
-        } else {
+        dynsym_name_object(hit, x->path);
+        if (!want_symbol || want_symbol(hit->file, ctx)) {
+            if (!x->e) { /* its table is still scanned, under the loader's lock */
+                hit->module[0] = hit->file[0] = '\0';
+                return 0;
+            }
             find_cached(x, address, hit);
         }
-        snprintf(hit->module, sizeof hit->module, "%s", x->module);
-        snprintf(hit->file, sizeof hit->file, "%s", x->file);
         hit->bias = x->bias;
-        hit->base = x->base;
+        hit->base = lo;
         return 1;
     }
     return 0;
