@@ -322,8 +322,8 @@ int codemap_module_loaded(ModuleID module)
     if (!base)
         return 1;
     /* its size is read from its headers by the loop (mcode_add_image,
-     * off the loading thread); a module that is
-     * not collectible is never unloaded, so the headers are still its */
+     * off the loading thread); a module that is not collectible is never
+     * unloaded, so the headers are still its */
     struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
     if (!item)
         return 1;

@@ -109,11 +109,10 @@ void activity_forget_thread(pid_t tid, uintptr_t thread)
  * kernel, in one system call rather than one each (a call is 20 us and
  * more while the collector faults pages in: perf over 20 runs of Memory
  * gcwork, most of it the kernel finding and pinning the page), which
- * answers EFAULT instead of faulting: a Thread
- * object can be freed by another thread between the moment its pointer
- * was read and the read of its fields (a thread destroyed after its tid
- * was reused).  A system call is async-signal-safe.  Returns 0 when both
- * were read whole. */
+ * answers EFAULT instead of faulting: a Thread object can be freed by
+ * another thread between the moment its pointer was read and the read of
+ * its fields (a thread destroyed after its tid was reused).  A system call
+ * is async-signal-safe.  Returns 0 when both were read whole. */
 static int read_thread_fields(uintptr_t thread, uint32_t *os_id, uintptr_t *frame)
 {
     struct iovec local[2] = {{os_id, sizeof *os_id}, {frame, sizeof *frame}};

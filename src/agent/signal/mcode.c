@@ -205,7 +205,7 @@ static enum mcode_found from_image(const struct mc_images *ims, uintptr_t at, st
     if (rva >= end || (im->nsecs && !in_section(im->secs, im->nsecs, f[0], end - f[0])))
         return MCODE_IMAGE;
     h->lo = im->lo + f[0];
-    h->hi = im->lo + arch_rf_end((const uint8_t *)im->lo, f);
+    h->hi = im->lo + end;
     h->fn_start = h->lo;
     h->permanent = 1;
     return arch_rf_shape(im->lo, im->hi, f, h->lo, h->hi, &h->shape) == 0 ? MCODE_FOUND
