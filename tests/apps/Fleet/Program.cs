@@ -5,7 +5,11 @@
 // (Fleet.Work.Fail) and a contended lock (Fleet.Work.Contend, held by
 // another thread), with a collection every second (so that the live heap is
 // looked at while it runs, whatever the machine's gen0 budget), and prints
-// what it did:
+// what it did.  It holds 4 MB (Fleet.Work.Hold, 4000 byte[1000]) from its
+// start to its end, so that the live heap has sampled objects in it at
+// every look (about 40 at the runtime's 100 KB mean; without it the live
+// heap held whatever startup objects the sampling happened to pick, at
+// times none):
 //   truth exceptions 123
 // With `sigchld` it also counts the SIGCHLD signals it gets (an uploader
 // that a profiler started beside it must send none) and prints
@@ -26,6 +30,7 @@ static class Work
 {
     public static double Sink;
     public static object? Kept;
+    public static byte[][]? Held;
     public static readonly object Gate = new();
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -48,6 +53,14 @@ static class Work
             a[i % 1000] = 1;
             Kept = a;
         }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void Hold(int count)
+    {
+        Held = new byte[count][];
+        for (int i = 0; i < count; i++)
+            Held[i] = new byte[1000];
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -95,6 +108,7 @@ static class Program
             }
         }) { Name = "holder", IsBackground = true };
         holder.Start();
+        Work.Hold(4000);
         int exceptions = 0;
         for (int round = 1; DateTime.UtcNow < stop; round++)
         {
