@@ -46,17 +46,32 @@ static int by_start(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The copy of an object without a table that can be read: it holds
+ * nothing, as the scan would find nothing (never freed). */
+static struct export no_exports[1];
+static char no_names[1];
+
 /* The object's exports copied into x under the loader's lock; 0, or -1
- * without memory or without a table (the caller then scans). */
+ * without memory or for a table too large for the copy's 32-bit indices
+ * (the caller then scans, and the copy is tried again only after another
+ * EXPORT_SCANS lookups: not at every lookup). */
 static int copy_exports(const struct dl_phdr_info *info, struct dynsym_object *x)
 {
     struct dynsym_tables t;
-    if (!dynsym_tables(info, &t) || t.count > UINT32_MAX || t.strsz > UINT32_MAX ||
-        !(x->e = mem_alloc(t.count * sizeof *x->e)))
+    if (!dynsym_tables(info, &t)) {
+        x->e = no_exports;
+        x->names = no_names;
+        x->count = 0;
+        return 0;
+    }
+    if (t.count > UINT32_MAX || t.strsz > UINT32_MAX || !(x->e = mem_alloc(t.count * sizeof *x->e))) {
+        x->scans = 0;
         return -1;
+    }
     if (!(x->names = mem_alloc(t.strsz + 1))) {
         mem_free(x->e);
         x->e = NULL;
+        x->scans = 0;
         return -1;
     }
     memcpy(x->names, t.strs, t.strsz);
@@ -88,8 +103,10 @@ static void free_object(struct dynsym_object *x)
 {
     mem_free(x->path);
     mem_free(x->phdr);
-    mem_free(x->e);
-    mem_free(x->names);
+    if (x->e != no_exports) {
+        mem_free(x->e);
+        mem_free(x->names);
+    }
     mem_free(x);
 }
 

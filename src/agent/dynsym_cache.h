@@ -33,8 +33,9 @@ HIDDEN struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c,
                                                 const struct dl_phdr_info *info, size_t size);
 /* The exported symbol covering address from the object's sorted copy,
  * made under the loader's lock once the object has been looked up often
- * enough; 0 when the copy does not serve (yet, or without memory), and
- * the caller scans the loader's table. */
+ * enough (an object without a table that can be read holds none: the
+ * answer is no symbol); 0 when the copy does not serve (yet, or without
+ * memory), and the caller scans the loader's table. */
 HIDDEN int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info,
                                uintptr_t address, struct dynsym_hit *hit);
 /* The whole lookup from the records, without the loader's list, when an

@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 
 #include "agent/dynsym.h"
+#include "agent/dynsym_cache.h"
 #include "test.h"
 
 /* What the copy says is what dladdr1 says (the object, where it is
@@ -177,9 +178,44 @@ static void test_dynsym_cache(void)
     dynsym_cache_free(cache);
 }
 
+/* An object without a dynamic table (made up here: one loaded segment
+ * over a buffer): past its first lookups its record answers, with no
+ * symbol as the scan finds none, instead of trying the copy again at
+ * every lookup (it did: each lookup fell back to the scan); and the
+ * record is freed like any other. */
+static void test_dynsym_cache_without_table(void)
+{
+    static const unsigned char code[256];
+    struct dynsym_cache *cache = dynsym_cache_new();
+    REQUIRE(cache);
+    ElfW(Phdr) load = {.p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = sizeof code,
+                       .p_memsz = sizeof code};
+    struct dl_phdr_info info = {.dlpi_addr = (uintptr_t)code, .dlpi_name = "/made/up/libnotable.so",
+                                .dlpi_phdr = &load, .dlpi_phnum = 1};
+    struct dynsym_object *x = dynsym_cache_entry(cache, &info, sizeof info);
+    REQUIRE(x);
+    CHECK(dynsym_cache_entry(cache, &info, sizeof info) == x);
+    int scanned = 0, answered = 0;
+    for (int i = 0; i < 100; i++) {
+        struct dynsym_hit hit;
+        hit.symbol[0] = '\0';
+        hit.symbol_start = 0;
+        if (dynsym_cache_symbol(x, &info, (uintptr_t)code + 16, &hit)) {
+            answered++;
+            CHECK(hit.symbol[0] == 0 && hit.symbol_start == 0);
+        } else {
+            scanned++;
+        }
+    }
+    CHECK(scanned > 0 && scanned <= 10);
+    CHECK_EQ(answered, 100 - scanned);
+    dynsym_cache_free(cache);
+}
+
 void suite_dynsym(void)
 {
     RUN(test_dynsym_cache);
+    RUN(test_dynsym_cache_without_table);
     RUN(test_dynsym_agrees_with_the_loader);
     RUN(test_dynsym_lookup_if);
 }
