@@ -97,7 +97,10 @@ port=$PORT
 stop_standin "$SPID"
 rm -rf "$T/b/srv"
 mkdir -p "$T/b/srv"
-( sleep 3; exec node "$PUSH/standin.mjs" "$T/b/srv" --port "$port" > "$T/b/srv.log" 2>&1 ) &
+# the stand-in comes up once record has said it cannot send (a fixed delay
+# raced the first push against node's start on a busy machine)
+( for _ in $(seq 300); do grep -q "cannot send" "$T/b/err" 2> /dev/null && break; sleep 0.1; done
+  exec node "$PUSH/standin.mjs" "$T/b/srv" --port "$port" > "$T/b/srv.log" 2>&1 ) &
 late=$!
 STANDINS+=("$late")
 cs record --push "http://127.0.0.1:$port" --push-every 1s --service outage -e cpu \

@@ -63,8 +63,9 @@ marked() { awk -v k="$1" '$1 == k { print $2 }' "$T/marks.txt"; }
 thrown=$(cs report -f exceptions "$T/marks.corscope" 2> /dev/null | sed -n 's/^# exceptions: \([0-9]*\) thrown.*/\1/p')
 waits=$(cs report -f locks "$T/marks.corscope" 2> /dev/null | sed -n 's/^# lock contention: \([0-9]*\) waits.*/\1/p')
 compiles=$(cs report -f jit "$T/marks.corscope" 2> /dev/null | sed -n 's/^# JIT: \([0-9]*\) compiles.*/\1/p')
-# (Fleet throws three times every 100 ms; its contended lock may see no
-# wait of 10 us when the two threads do not overlap on a busy machine)
+# (Fleet throws three times every 100 ms and contends for its lock each
+# round while the other thread holds it; the waits are counted, not
+# required: the marks must agree with the text reports whatever they are)
 assert_ge "throws in Fleet 2" "${thrown:-0}" 1
 assert_ge "compilations in Fleet 2" "${compiles:-0}" 1
 assert_eq "throws marked on the timeline" "$(marked exception)" "$thrown"

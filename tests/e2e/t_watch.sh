@@ -96,7 +96,8 @@ svc=$!
 for _ in $(seq 100); do grep -q '^ready' "$T/serve2" && break; sleep 0.1; done
 "$CORSCOPE" watch -p "$svc" 'Pricing.[CQ]*' > "$T/out" 2> "$T/err" &
 cw=$!
-sleep 2.5
+# Ctrl-C once a throwing call is shown (a fixed wait raced a slow attach)
+for _ in $(seq 100); do grep -q ' !! ' "$T/out" && break; sleep 0.1; done
 kill -INT "$cw"
 wait "$cw" || fail "watch after Ctrl-C: exit $?: $(cat "$T/err")"
 n=$(calls "$T/out" | wc -l)

@@ -2,14 +2,14 @@
 // (record --push, the agent alone with CORSCOPE_PUSH): for SECONDS it
 // repeats, every 100 ms, some CPU work (Fleet.Work.Burn), allocations
 // (Fleet.Work.Allocate, byte[1000]), three thrown and caught exceptions
-// (Fleet.Work.Fail) and a contended lock (Fleet.Work.Contend, held by
-// another thread), with a collection every second (so that the live heap is
-// looked at while it runs, whatever the machine's gen0 budget), and prints
-// what it did.  It holds 4 MB (Fleet.Work.Hold, 4000 byte[1000]) from its
-// start to its end, so that the live heap has sampled objects in it at
-// every look (about 40 at the runtime's 100 KB mean; without it the live
-// heap held whatever startup objects the sampling happened to pick, at
-// times none):
+// (Fleet.Work.Fail) and a contended lock (Fleet.Work.Contend, taken while
+// another thread holds it), with a collection every second (so that the
+// live heap is looked at while it runs, whatever the machine's gen0
+// budget), and prints what it did.  It holds 4 MB (Fleet.Work.Hold, 4000
+// byte[1000]) from its start to its end, so that the live heap has
+// sampled objects in it at every look (about 40 at the runtime's 100 KB
+// mean; without it the live heap held whatever startup objects the
+// sampling happened to pick, at times none):
 //   truth exceptions 123
 // With `sigchld` it also counts the SIGCHLD signals it gets (an uploader
 // that a profiler started beside it must send none) and prints
@@ -99,11 +99,20 @@ static class Program
             : null;
 
         var stop = DateTime.UtcNow.AddSeconds(seconds);
+        // the holder says when it holds the lock, and each round contends
+        // for it then: a wait every round, whatever the two loops' phases
+        // (left to the sleeps, they could drift in step and never meet)
+        using var holding = new ManualResetEventSlim(false);
         var holder = new Thread(() =>
         {
             while (DateTime.UtcNow < stop)
             {
-                lock (Work.Gate) { Thread.Sleep(20); }
+                lock (Work.Gate)
+                {
+                    holding.Set();
+                    Thread.Sleep(20);
+                    holding.Reset();
+                }
                 Thread.Sleep(30);
             }
         }) { Name = "holder", IsBackground = true };
@@ -116,6 +125,7 @@ static class Program
             Work.Burn(TimeSpan.FromMilliseconds(30));
             Work.Allocate(2000);
             exceptions += Work.Fail(3);
+            holding.Wait(TimeSpan.FromMilliseconds(100));
             Work.Contend();
             if (round % 10 == 0)
                 GC.Collect();
