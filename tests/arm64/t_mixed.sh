@@ -13,7 +13,7 @@ CORSCOPE_INTERVAL=2ms a64_record "$T/mixed.corscope" cpu MixedStack 3 > "$T/out.
 grep -q "^sorted 3 rounds" "$T/out.txt" || fail "the program's output: $(cat "$T/out.txt")"
 cs check "$T/mixed.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
 assert_walks "$T/check.txt" "cpu"
-cs report -f collapsed "$T/mixed.corscope" > "$T/collapsed.txt" 2> /dev/null
+cs report -f collapsed --weight samples "$T/mixed.corscope" > "$T/collapsed.txt" 2> /dev/null
 # the arm64 C library has no symbol file here: its inner frames are unnamed
 check_mixed_layers "$T/collapsed.txt" "$(( $(collapsed_total "$T/collapsed.txt") / 2 ))" 'libc\.so\.6(![^;]*)?'
 

@@ -80,6 +80,8 @@ collapsed_total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 counter() { cs check "$1" 2> /dev/null | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'; }
 
 # ---- checks shared with tests/arm64 (the same programs, another machine) ----
+# (their bounds count samples: a wall-mode report's lines are in samples
+# (ticks), a CPU-mode report's in microseconds unless --weight samples)
 
 # check_wall_split FILE: WallClock in wall mode (`report -f collapsed
 # --threads`): the sleeping thread is sampled about as often as the

@@ -146,7 +146,7 @@ note "service CPU per request: unprofiled $base_cpu ns; after each detach, worst
 # the method compiled before any attach is named in the attached reports
 named=0
 for i in $(seq "$CYCLES"); do
-    cs report -f collapsed "$T/a$i.corscope" > "$T/a$i.collapsed" 2> /dev/null
+    cs report -f collapsed --weight samples "$T/a$i.corscope" > "$T/a$i.collapsed" 2> /dev/null
     named=$((named + $(collapsed_sum "$T/a$i.collapsed" 'AttachService\.Work\.Checksum')))
 done
 assert_ge "samples in AttachService.Work.Checksum over the $CYCLES attached recordings" "$named" 10
@@ -157,7 +157,7 @@ for mode in "-e wall" "--sampler suspend -e wall"; do
     # shellcheck disable=SC2086
     cs record -q -p "$SVC_PID" -d 1s $mode -o "$T/m.corscope" --force 2> "$T/m.err" ||
         fail "attached with $mode: $(cat "$T/m.err")"
-    cs report -f collapsed "$T/m.corscope" > "$T/m.collapsed" 2> /dev/null
+    cs report -f collapsed --weight samples "$T/m.corscope" > "$T/m.collapsed" 2> /dev/null
     assert_ge "attached with $mode: samples" "$(collapsed_total "$T/m.collapsed")" 10
 done
 

@@ -43,7 +43,7 @@ grep -q "record with -e gc" "$T/err.txt" || fail "no reason: $(cat "$T/err.txt")
 
 # CPU time inside collections: labelled with the generation collected
 cs record -q -i 1ms -o "$T/w.corscope" -- $(app Memory) gcwork 10 > /dev/null
-cs report -f collapsed "$T/w.corscope" > "$T/w.collapsed" 2> /dev/null
+cs report -f collapsed --weight samples "$T/w.corscope" > "$T/w.collapsed" 2> /dev/null
 in_gen2=$(collapsed_sum "$T/w.collapsed" '\[GC gen2 induced\]')
 assert_ge "CPU samples in [GC gen2 induced]" "$in_gen2" 5
 grep -q '\[GC gen[34]' "$T/w.collapsed" && fail "a [GC gen3/gen4] label: the large or pinned object heap taken for a generation"

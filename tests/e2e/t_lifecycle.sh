@@ -24,7 +24,7 @@ expect_recording() {
         grep -q "corscope: warning: .* is truncated" "$T/$1.report-err" ||
             fail "$1: report did not warn about the truncation"
     fi
-    note "$1: $want, $(collapsed_total "$T/$1.collapsed") samples readable"
+    note "$1: $want, $(cs report -f collapsed --weight samples "$f" 2> /dev/null | collapsed_total /dev/stdin) samples readable"
 }
 
 rc=0; cs record -q -o "$T/return.corscope" -- $(app Lifecycle) return || rc=$?
@@ -42,7 +42,8 @@ expect_end() {
     grep -q "^  ended by     $2" "$T/$1.check" || fail "$1: ended by: $(grep 'ended by' "$T/$1.check")"
     local cpu kept
     cpu=$(awk '$1 == "worker_cpu_ms" { print $2 }' "$T/$1.err")
-    kept=$(cs report -f collapsed --thread er "$f" 2> /dev/null | awk '{ s += $NF } END { print s * 10 }')
+    # (the weights are the CPU time each sample stands for, in us)
+    kept=$(cs report -f collapsed --thread er "$f" 2> /dev/null | awk '{ s += $NF } END { printf "%.1f", s / 1000 }')
     awk -v k="$kept" -v c="$cpu" 'BEGIN { exit !(k >= c - 20) }' ||
         fail "$1: the recording keeps $kept ms of the worker's $cpu ms of CPU"
     note "$1: ended by $2; the worker's last moments kept: $kept ms of samples for $cpu ms of CPU"

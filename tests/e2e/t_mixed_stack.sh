@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 
 cs record -q -i 1ms -o "$T/mixed.corscope" -- $(app MixedStack) 20 > "$T/out.txt"
-cs report -f collapsed "$T/mixed.corscope" > "$T/collapsed.txt" 2> /dev/null
+cs report -f collapsed --weight samples "$T/mixed.corscope" > "$T/collapsed.txt" 2> /dev/null
 all=$(collapsed_total "$T/collapsed.txt")
 # of the samples in the C# comparator (most of the program's: the rest is
 # start-up and filling the arrays), those with the whole stack in order
