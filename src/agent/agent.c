@@ -25,6 +25,7 @@
 #include "agent/signal/activity.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/signal/hijack.h"
+#include "agent/signal/loop_wake.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/stacks.h"
@@ -34,9 +35,14 @@
 #include "common/clock.h"
 #include "common/mem.h"
 
-/* The longest the loop sleeps: the recording is flushed at least every
- * RECORDER_FLUSH_NS and callbacks' queues are drained at least this often. */
+/* How long the loop sleeps while anything arrives: callbacks' queues and
+ * the threads' sample rings are drained at least this often then. */
 #define CYCLE_NS 10000000ull
+/* Cycles that record nothing (an idle service) double the sleep up to
+ * this, which the next sample, event or compiled method cuts short
+ * (loop_wake.h): an idle process's agent wakes 10 times a second, not
+ * 100 (43 us a wake-up here: docs/performance.md). */
+#define QUIET_MAX_NS 100000000ull
 /* Thread names are looked at when the runtime reports a change, and at
  * least this often (native threads named late). */
 #define NAMES_NS 250000000ull
@@ -161,6 +167,7 @@ static void record_unhandled(struct agent *a)
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
+    uint64_t sleep_ns; /* CYCLE_NS, longer while cycles record nothing */
 };
 
 static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
@@ -178,7 +185,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         ls->names_ns = now;
         thread_ids_update_names(&a->thread_ids, &a->out);
     }
-    uint64_t next = now + CYCLE_NS;
+    uint64_t next = now + ls->sleep_ns;
     EACH_SOURCE(a, s) {
         if (!s->ops->cycle)
             continue;
@@ -193,17 +200,17 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     return next;
 }
 
-static void sleep_until(struct agent *a, uint64_t deadline_ns)
+/* Until the deadline or a wake-up (loop_wake.h: a poke, a stop, a sync,
+ * or while quiet the next producer); may return early. */
+static void sleep_until(struct agent *a, uint64_t deadline_ns, int quiet)
 {
-    struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
-                          (long)(deadline_ns % 1000000000ull)};
+    uint32_t seen = loop_wake_seen();
     pthread_mutex_lock(&a->wake_lock);
-    while (!atomic_load(&a->stopping) && !atomic_load(&a->poked) &&
-           !atomic_load(&a->hurried) && a->sync_asked == a->sync_done) {
-        if (pthread_cond_timedwait(&a->wake, &a->wake_lock, &ts) == ETIMEDOUT)
-            break;
-    }
+    int asked = a->sync_asked != a->sync_done;
     pthread_mutex_unlock(&a->wake_lock);
+    if (asked || atomic_load(&a->stopping) || atomic_load(&a->poked) || atomic_load(&a->hurried))
+        return;
+    loop_wake_wait(seen, deadline_ns, quiet);
 }
 
 /* The recording failed (a write error: the disk is full, a file size
@@ -255,7 +262,7 @@ static void *loop_main(void *arg)
     companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
-    struct loop_state ls = {0, 0};
+    struct loop_state ls = {0, 0, CYCLE_NS};
     while (!atomic_load(&a->stopping) && !fatal_signal_signal()) {
         pthread_mutex_lock(&a->wake_lock);
         uint64_t sync = a->sync_asked;
@@ -264,8 +271,16 @@ static void *loop_main(void *arg)
         /* after a write error (halt) nothing is collected: the loop only
          * answers syncs and waits for Shutdown */
         uint64_t next = clock_now_ns() + HALTED_CYCLE_NS;
-        if (!a->halted)
+        if (!a->halted) {
+            uint64_t made = recorder_records(&a->out);
             next = cycle(a, &ls, clock_now_ns());
+            /* (measured around the cycle alone: a flush's counters are
+             * records too, and no sign of the program's activity) */
+            if (recorder_records(&a->out) != made)
+                ls.sleep_ns = CYCLE_NS;
+            else if ((ls.sleep_ns *= 2) > QUIET_MAX_NS)
+                ls.sleep_ns = QUIET_MAX_NS;
+        }
         if (sync != a->sync_done) {
             /* everything queued before the ask was drained by that cycle */
             recorder_flush(&a->out);
@@ -292,7 +307,7 @@ static void *loop_main(void *arg)
             uint64_t now = clock_now_ns();
             if (next <= now)
                 break;
-            sleep_until(a, next);
+            sleep_until(a, next, next - now > CYCLE_NS);
             if (atomic_load(&a->stopping) || atomic_load(&a->hurried) ||
                 !atomic_exchange(&a->poked, 0))
                 break;
@@ -367,7 +382,6 @@ int agent_start(struct agent *a)
         pthread_condattr_t attr;
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&a->wake, &attr);
         pthread_cond_init(&a->synced, &attr);
         pthread_condattr_destroy(&attr);
         a->wake_made = 1;
@@ -405,18 +419,14 @@ void agent_poke(struct agent *a)
 {
     if (!a->loop_started || atomic_exchange(&a->poked, 1))
         return; /* not running, or already poked */
-    pthread_mutex_lock(&a->wake_lock);
-    pthread_cond_broadcast(&a->wake);
-    pthread_mutex_unlock(&a->wake_lock);
+    loop_wake();
 }
 
 void agent_hurry(struct agent *a)
 {
     if (!a->loop_started || atomic_exchange(&a->hurried, 1))
         return; /* not running, or already hurried */
-    pthread_mutex_lock(&a->wake_lock);
-    pthread_cond_broadcast(&a->wake);
-    pthread_mutex_unlock(&a->wake_lock);
+    loop_wake();
 }
 
 int agent_sync(struct agent *a, uint64_t timeout_ns)
@@ -428,7 +438,7 @@ int agent_sync(struct agent *a, uint64_t timeout_ns)
     int rc = -1;
     pthread_mutex_lock(&a->wake_lock);
     uint64_t ticket = ++a->sync_asked;
-    pthread_cond_broadcast(&a->wake);
+    loop_wake();
     while (!atomic_load(&a->stopping)) {
         if (a->sync_done >= ticket) {
             rc = 0;
@@ -451,9 +461,9 @@ int agent_stop(struct agent *a)
     nativeunwind_abandon();
     pthread_mutex_lock(&a->wake_lock);
     atomic_store(&a->stopping, 1);
-    pthread_cond_broadcast(&a->wake);
     pthread_cond_broadcast(&a->synced);
     pthread_mutex_unlock(&a->wake_lock);
+    loop_wake();
 
     uint64_t start = clock_now_ns();
     for (;;) {

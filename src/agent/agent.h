@@ -73,9 +73,8 @@ struct agent {
     _Atomic int poked;         /* threads appeared: the sources should look now */
     _Atomic int hurried;       /* a callback's queue fills: drain now */
     _Atomic uint64_t write_since_ns; /* the loop is inside a write since then, 0 when not */
-    int wake_made;             /* wake_lock and the conditions are made (once) */
-    pthread_mutex_t wake_lock; /* guards nothing but the loop's sleep and agent_sync */
-    pthread_cond_t wake;
+    int wake_made;             /* wake_lock and the condition are made (once) */
+    pthread_mutex_t wake_lock; /* guards agent_sync's counters; the loop sleeps in loop_wake */
     pthread_cond_t synced;     /* the loop wrote what agent_sync asked for */
     uint64_t sync_asked, sync_done; /* under wake_lock */
 };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/code_index.h"
+#include "agent/signal/loop_wake.h"
 #include "agent/signal/mcode.h"
 #include "agent/signal/arch.h"
 #include "agent/signal/ranges.h"
@@ -137,7 +138,9 @@ static void enqueue(struct item *item)
         atomic_fetch_add(&queue_refused, 1);
         mem_free(q);
         free_item(item);
+        return;
     }
+    loop_wake_if_quiet();
 }
 
 uint64_t codemap_refused(void)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "agent/signal/achain.h"
+#include "agent/signal/loop_wake.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/ring.h"
 #include "agent/signal/thread_rings.h"
@@ -355,6 +356,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
     r->w[(head + 4) & r->mask] = ring_async_word(chain_n, chain_end, runner);
     atomic_store_explicit(&q->head, head + total, memory_order_release);
+    loop_wake_if_quiet();
     if (max_depth)
         q->sent[hash % STACK_SLOTS] = hash;
     /* more than half full: a bigger ring next time it is empty */

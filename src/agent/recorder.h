@@ -127,6 +127,12 @@ HIDDEN void recorder_hold(struct recorder *r);
 HIDDEN void recorder_release(struct recorder *r);
 /* Flushes when RECORDER_FLUSH_NS passed since the last flush. */
 HIDDEN void recorder_maybe_flush(struct recorder *r, uint64_t now_ns);
+/* Records appended since the recording opened (the loop: did a cycle
+ * record anything). */
+static inline uint64_t recorder_records(const struct recorder *r)
+{
+    return r->w.records_made;
+}
 HIDDEN void recorder_flush(struct recorder *r);
 /* Writes the trailer and closes the file.  Safe to call twice. */
 HIDDEN void recorder_close(struct recorder *r);

@@ -92,6 +92,7 @@ static struct buf *record(struct writer *w, enum fmt_chunk c)
     if (w->error || w->finished)
         return NULL;
     w->records[c]++;
+    w->records_made++;
     return &w->chunk[c];
 }
 

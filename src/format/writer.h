@@ -37,6 +37,7 @@ struct writer {
     uint32_t records[FMT_CHUNK_COUNT];
     uint64_t chunks_written;
     uint64_t bytes_written;
+    uint64_t records_made; /* every record appended, flushed or not */
     uint64_t sample_time; /* time of the previous sample in the open SMPL chunk */
     uint64_t record_time; /* the same for the open EVTR chunk */
     uint32_t next_string;

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/signal/loop_wake.h"
+
 static const int fatal_signal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                      SIGTERM, SIGINT,  SIGHUP, SIGQUIT};
 #define SIGNAL_COUNT (sizeof fatal_signal_signals / sizeof fatal_signal_signals[0])
@@ -63,6 +65,7 @@ static void finish(int sig)
     atomic_compare_exchange_strong(&ending, &expected, sig);
     if (!atomic_load(&armed) || (pid_t)syscall(SYS_gettid) == atomic_load(&loop_tid))
         return;
+    loop_wake(); /* the loop may sleep 100 ms when quiet */
     struct timespec step = {0, 1000000};
     for (uint64_t waited = 0; waited < FATAL_SIGNAL_WAIT_NS && !atomic_load(&done) &&
                               atomic_load(&armed);

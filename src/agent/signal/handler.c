@@ -16,6 +16,7 @@
 #include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/arch.h"
+#include "agent/signal/loop_wake.h"
 #include "agent/signal/ring.h"
 #include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
@@ -186,6 +187,7 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     put(t, head + RING_FRAME_METHOD, frame.method);
     put(t, head + RING_ASYNC, ring_async_word(chain_n, chain_end, runner));
     atomic_store_explicit(&t->head, head + total, memory_order_release);
+    loop_wake_if_quiet();
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)

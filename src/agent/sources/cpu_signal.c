@@ -38,7 +38,6 @@
 #include "common/clock.h"
 #include "common/mem.h"
 
-#define DRAIN_NS 10000000ull /* cpu mode: empty the rings this often */
 /* Wall mode: a thread whose CPU time moved less than this since its last
  * sample (the tail of our own handler, sigreturn, a restarted syscall) has
  * not run: its last stack is reused. */
@@ -228,7 +227,9 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     if (!s)
         return 0;
     sampled_threads_cycle(&s->set, now);
-    uint64_t next = now + DRAIN_NS;
+    /* cpu mode: the rings are emptied at the loop's own pace, every 10 ms
+     * while samples come (a sample wakes a quiet loop: loop_wake.h) */
+    uint64_t next = 0;
     if (!s->cpu) {
         if (now >= s->next_tick) {
             wall_tick(s, now);
