@@ -427,6 +427,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/wa
 	bench/memory.sh
 	bench/async.sh
 	bench/startup.sh
+	bench/idle.sh
 	bench/build.sh
 	bench/codemap.sh
 	bench/push.sh

@@ -276,10 +276,13 @@ static void *loop_main(void *arg)
             next = cycle(a, &ls, clock_now_ns());
             /* (measured around the cycle alone: a flush's counters are
              * records too, and no sign of the program's activity) */
-            if (recorder_records(&a->out) != made)
-                ls.sleep_ns = CYCLE_NS;
-            else if ((ls.sleep_ns *= 2) > QUIET_MAX_NS)
+            if (recorder_records(&a->out) != made) {
+                ls.sleep_ns = CYCLE_NS; /* from this sleep on */
+                uint64_t soon = clock_now_ns() + CYCLE_NS;
+                next = next < soon ? next : soon;
+            } else if ((ls.sleep_ns *= 2) > QUIET_MAX_NS) {
                 ls.sleep_ns = QUIET_MAX_NS;
+            }
         }
         if (sync != a->sync_done) {
             /* everything queued before the ask was drained by that cycle */

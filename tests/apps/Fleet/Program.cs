@@ -15,8 +15,9 @@
 // that a profiler started beside it must send none) and prints
 //   truth sigchld 0
 // With `wait-file PATH` it waits (up to 60 s) for PATH to exist before it
-// ends, so that a test can do something while it runs.
-// Usage: Fleet SECONDS [sigchld] [wait-file PATH]
+// ends, so that a test can do something while it runs; with `idle-first
+// IDLE` it sleeps IDLE seconds before its work (a service that wakes up).
+// Usage: Fleet SECONDS [sigchld] [wait-file PATH] [idle-first IDLE]
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -93,6 +94,9 @@ static class Program
         bool countSigchld = args.Contains("sigchld");
         int waitAt = Array.IndexOf(args, "wait-file");
         string? waitFile = waitAt >= 0 && waitAt + 1 < args.Length ? args[waitAt + 1] : null;
+        int idleAt = Array.IndexOf(args, "idle-first");
+        if (idleAt >= 0 && idleAt + 1 < args.Length)
+            Thread.Sleep(TimeSpan.FromSeconds(double.Parse(args[idleAt + 1], CultureInfo.InvariantCulture)));
         int sigchld = 0;
         using var reg = countSigchld && OperatingSystem.IsLinux()
             ? PosixSignalRegistration.Create(PosixSignal.SIGCHLD, ctx => { Interlocked.Increment(ref sigchld); ctx.Cancel = true; })

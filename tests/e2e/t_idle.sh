@@ -1,0 +1,36 @@
+# An idle service's agent sleeps (src/agent/signal/loop_wake.h): Fleet
+# idles 4 s, then works 2 s, under `record -i 1ms --cpu-clock perf`.  While
+# it idles, the agent's thread wakes at most 30 times a second (at its old
+# fixed 10 ms it woke 85 to 100 times: docs/performance.md); when the work
+# begins, its first samples wake the loop: no sample is dropped, the work
+# is in the recording, and the program's output is its own.
+source "$(dirname "$0")/lib.sh"
+
+cs record -q -i 1ms --cpu-clock perf -o "$T/idle.corscope" -- $(app Fleet) 2 idle-first 4 \
+    > "$T/out" 2> "$T/err" &
+rec=$!
+pid= tid=
+for _ in $(seq 200); do
+    for p in $(pgrep -f 'Fleet.dll 2 idle-first 4'); do
+        [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
+    done
+    [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
+    [ -n "$tid" ] && break
+    sleep 0.05
+done
+[ -n "$tid" ] || fail "no agent thread in the program: $(cat "$T/err")"
+switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/task/"$tid"/status; }
+# a second for the start-up's compilations, then a second of idling
+sleep 1
+a=$(switches)
+sleep 1
+b=$(switches)
+wait "$rec" || fail "record: $(cat "$T/err")"
+woke=$((b - a))
+[ "$woke" -le 30 ] || fail "the agent woke $woke times in an idle second (at most 30)"
+grep -q "^truth exceptions" "$T/out" || fail "the program's output: $(cat "$T/out")"
+assert_eq "dropped samples" "$(counter "$T/idle.corscope" dropped_samples)" 0
+burn=$(cs report -f collapsed --weight samples "$T/idle.corscope" 2> /dev/null |
+    collapsed_sum /dev/stdin 'Fleet\.Work\.Burn(;| )')
+assert_ge "samples in Fleet.Work.Burn after the idle spell" "$burn" 50
+note "idle: the agent woke $woke times in a second; then $burn samples of the work, none dropped"

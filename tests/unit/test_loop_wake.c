@@ -1,0 +1,97 @@
+/*
+ * Unit tests of loop_wake (agent/signal/loop_wake.h), the loop's sleep: it
+ * ends at its deadline when nothing wakes it; loop_wake ends it early, and
+ * so does a wake made before the sleep began, after the word was read (a
+ * poke between the loop's last look and its sleep is not lost); a
+ * producer's loop_wake_if_quiet ends only a quiet sleep, and only the
+ * first producer makes the system call.  The bounds are wide (seconds):
+ * they tell a sleep that ended early from one that ran to its deadline,
+ * on a busy machine too.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "agent/signal/loop_wake.h"
+#include "common/clock.h"
+#include "test.h"
+
+#define LONG_NS 20000000000ull /* a deadline the tests never reach */
+
+struct producer {
+    uint64_t delay_ns;
+    int quiet_only; /* loop_wake_if_quiet, else loop_wake */
+    _Atomic int done;
+};
+
+static void *produce(void *p)
+{
+    struct producer *w = p;
+    struct timespec d = {(time_t)(w->delay_ns / 1000000000ull), (long)(w->delay_ns % 1000000000ull)};
+    nanosleep(&d, NULL);
+    if (w->quiet_only)
+        loop_wake_if_quiet();
+    else
+        loop_wake();
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* How long a sleep (deadline LONG_NS away) lasted with a producer. */
+static uint64_t sleep_with(int quiet, int quiet_only, uint64_t deadline_ns)
+{
+    struct producer w = {100000000ull, quiet_only, 0};
+    pthread_t t;
+    uint32_t seen = loop_wake_seen();
+    uint64_t start = clock_now_ns();
+    if (pthread_create(&t, NULL, produce, &w) != 0)
+        return 0;
+    loop_wake_wait(seen, start + deadline_ns, quiet);
+    uint64_t took = clock_now_ns() - start;
+    pthread_join(t, NULL);
+    return took;
+}
+
+static void test_loop_wake_deadline(void)
+{
+    uint64_t start = clock_now_ns();
+    loop_wake_wait(loop_wake_seen(), start + 50000000ull, 0);
+    CHECK(clock_now_ns() - start >= 45000000ull);
+    CHECK_EQ(atomic_load(&loop_wake_quiet), 0);
+}
+
+static void test_loop_wake_woken(void)
+{
+    /* a wake ends any sleep, quiet or not */
+    CHECK(sleep_with(0, 0, LONG_NS) < LONG_NS / 4);
+    CHECK(sleep_with(1, 0, LONG_NS) < LONG_NS / 4);
+    /* a wake after the word was read and before the sleep: no sleep */
+    uint32_t seen = loop_wake_seen();
+    loop_wake();
+    uint64_t start = clock_now_ns();
+    loop_wake_wait(seen, start + LONG_NS, 1);
+    CHECK(clock_now_ns() - start < LONG_NS / 4);
+}
+
+static void test_loop_wake_quiet_only(void)
+{
+    /* a producer wakes a quiet sleep, and clears quiet so that the next
+     * producer makes no system call */
+    CHECK(sleep_with(1, 1, LONG_NS) < LONG_NS / 4);
+    CHECK_EQ(atomic_load(&loop_wake_quiet), 0);
+    /* a sleep that is not quiet is left to its deadline (2 s: the
+     * producer came at 0.1 s) */
+    uint64_t took = sleep_with(0, 1, 2000000000ull);
+    CHECK(took >= 1900000000ull);
+    /* with nobody asleep, producers change nothing */
+    uint32_t seen = loop_wake_seen();
+    loop_wake_if_quiet();
+    CHECK_EQ(loop_wake_seen(), seen);
+}
+
+void suite_loop_wake(void)
+{
+    RUN(test_loop_wake_deadline);
+    RUN(test_loop_wake_woken);
+    RUN(test_loop_wake_quiet_only);
+}
