@@ -23,12 +23,7 @@ make -C "$ROOT" -s all > /dev/null
 [ -f "$ROOT/build/apps/Fleet/Fleet.dll" ] || make -C "$ROOT" -s apps > /dev/null
 
 rev=$(git -C "$ROOT" rev-parse --short "$BASE")
-B=$ROOT/build/bench-base/$rev
-if [ ! -f "$B/build/libcorscope.so" ]; then
-    rm -rf "$B" && mkdir -p "$B"
-    git -C "$ROOT" archive "$rev" | tar -x -C "$B"
-    make -C "$B" -s build/libcorscope.so > /dev/null
-fi
+OLD=$(base_agent "$rev")
 
 # run TAG AGENT: one idle Fleet; its agent thread's CPU (ms) and wake-ups
 # over the window, appended to $T/TAG.*
@@ -56,7 +51,7 @@ run() {
 machine
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$RUNS"); do
-    run base "$B/build/libcorscope.so"
+    run base "$OLD"
     run tree "$ROOT/build/libcorscope.so"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -12,3 +12,15 @@ median() {
 machine() {
     echo "$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
 }
+
+# base_agent REV: REV's agent, built once under build/bench-base/REV from a
+# copy of its tree (git archive); prints the path of its libcorscope.so.
+base_agent() {
+    local b=$ROOT/build/bench-base/$1
+    if [ ! -f "$b/build/libcorscope.so" ]; then
+        rm -rf "$b" && mkdir -p "$b"
+        git -C "$ROOT" archive "$1" | tar -x -C "$b"
+        make -C "$b" -s build/libcorscope.so > /dev/null
+    fi
+    echo "$b/build/libcorscope.so"
+}

@@ -45,13 +45,7 @@ RUSAGE=$ROOT/build/rusage
 [ -f "$ROOT/build/apps/Memory/Memory.dll" ] || make -C "$ROOT" -s apps > /dev/null
 
 rev=$(git -C "$ROOT" rev-parse --short "$BASE")
-B=$ROOT/build/bench-base/$rev
-if [ ! -f "$B/build/libcorscope.so" ]; then
-    rm -rf "$B" && mkdir -p "$B"
-    git -C "$ROOT" archive "$rev" | tar -x -C "$B"
-    make -C "$B" -s build/libcorscope.so > /dev/null
-fi
-NEW=$ROOT/build/libcorscope.so OLD=$B/build/libcorscope.so
+NEW=$ROOT/build/libcorscope.so OLD=$(base_agent "$rev")
 MEMORY=$ROOT/build/apps/Memory/Memory.dll
 
 # run TAG AGENT ARGS...: one run of the program, its wall and CPU ms, and
