@@ -60,8 +60,13 @@ static void test_pac_strip_signed_return_addresses(void)
         }
     CHECK_EQ(stripped, 9);
     /* 15 bits of authentication code with 48-bit addresses: a signature
-     * of zero, 1 in 32,768 */
-    CHECK_EQ(differ, pac_active() ? 9 : 0);
+     * of zero, 1 in 32,768 with the process's random keys, so one of the
+     * nine in about 3,600 runs (it happened: 8 of 9 in a make test); three
+     * zero signatures, about 1 in 4e11 */
+    if (pac_active())
+        CHECK(differ >= 7);
+    else
+        CHECK_EQ(differ, 0);
     printf("  pac: %s\n", pac_active() ? "active: 9 of 9 signed return addresses differ, "
                                          "each stripped back"
                                        : "not on this CPU: stripping leaves addresses alone");
