@@ -67,9 +67,10 @@ static void test_pac_strip_signed_return_addresses(void)
         CHECK(differ >= 7);
     else
         CHECK_EQ(differ, 0);
-    printf("  pac: %s\n", pac_active() ? "active: 9 of 9 signed return addresses differ, "
-                                         "each stripped back"
-                                       : "not on this CPU: stripping leaves addresses alone");
+    if (pac_active())
+        printf("  pac: active: %d of 9 signed return addresses differ, each stripped back\n", differ);
+    else
+        printf("  pac: not on this CPU: stripping leaves addresses alone\n");
 }
 
 static void test_pac_step_through_signed_frame_record(void)
