@@ -25,6 +25,7 @@ work_of() { awk -v t="$1" '$1 == t { for (i = 2; i <= NF; i++) if ($i ~ /^work=/
 # shares and the stub frames below beside busy processes)
 cs record -q -i 1ms --cpu-clock perf -o "$T/naming.corscope" -- $(app Naming) 2 > "$T/out.txt"
 cs report -f collapsed --threads "$T/naming.corscope" > "$T/n.txt" 2> /dev/null
+cs report -f collapsed --threads --weight samples "$T/naming.corscope" > "$T/n.samples" 2> /dev/null
 jit_work=$(work_of jitter)
 gc_work=$(work_of collector)
 [ -n "$jit_work" ] && [ -n "$gc_work" ] || fail "Naming printed no measurements: $(cat "$T/out.txt")"
@@ -32,7 +33,7 @@ gc_work=$(work_of collector)
 jitter=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];')
 jit_label=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*;\[JIT\] dynamicClass\.HotJit(;| )')
 jit_placed=$(collapsed_sum "$T/n.txt" '^\[jitter tid=[0-9]+\];.*Naming\.Jitter\.(Run|CompileOne);\[JIT\] dynamicClass\.HotJit(;| )')
-assert_ge "jitter samples" "$(cs report -f collapsed --threads --weight samples "$T/naming.corscope" 2> /dev/null | collapsed_sum /dev/stdin '^\[jitter tid=[0-9]+\];')" 20
+assert_ge "jitter samples" "$(collapsed_sum "$T/n.samples" '^\[jitter tid=[0-9]+\];')" 20
 share=$(awk -v a="$jit_label" -v b="$jitter" 'BEGIN { printf "%.3f", a / b }')
 note "jitter: [JIT] dynamicClass.HotJit in $share of its samples ($jit_label of $jitter); it measured $jit_work of its CPU compiling"
 # (the label spans the JIT's compilation callbacks; the program's measure
@@ -43,7 +44,7 @@ assert_ge "jitter: [JIT] labels placed under Naming.Jitter" "$jit_placed" "$(awk
 
 collector=$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];')
 gc_label=$(collapsed_sum "$T/n.txt" '^\[collector tid=[0-9]+\];.*Naming\.Collector\.Run;([^;]*;)*\[GC gen2 induced\](;| )')
-assert_ge "collector samples" "$(cs report -f collapsed --threads --weight samples "$T/naming.corscope" 2> /dev/null | collapsed_sum /dev/stdin '^\[collector tid=[0-9]+\];')" 20
+assert_ge "collector samples" "$(collapsed_sum "$T/n.samples" '^\[collector tid=[0-9]+\];')" 20
 share=$(awk -v a="$gc_label" -v b="$collector" 'BEGIN { printf "%.3f", a / b }')
 note "collector: [GC gen2 induced] under Naming.Collector.Run in $share of its samples ($gc_label of $collector); it measured $gc_work of its CPU in GC.Collect"
 # the collection itself is most of it; how much goes to the pause around it

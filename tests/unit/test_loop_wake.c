@@ -37,15 +37,18 @@ static void *produce(void *p)
     return NULL;
 }
 
-/* How long a sleep (deadline LONG_NS away) lasted with a producer. */
+/* How long a sleep (deadline_ns away) lasted with a producer 0.1 s in;
+ * UINT64_MAX (and a failed check) when the producer cannot start. */
 static uint64_t sleep_with(int quiet, int quiet_only, uint64_t deadline_ns)
 {
     struct producer w = {100000000ull, quiet_only, 0};
     pthread_t t;
     uint32_t seen = loop_wake_seen();
     uint64_t start = clock_now_ns();
-    if (pthread_create(&t, NULL, produce, &w) != 0)
-        return 0;
+    if (pthread_create(&t, NULL, produce, &w) != 0) {
+        CHECK(!"a producer thread");
+        return UINT64_MAX;
+    }
     loop_wake_wait(seen, start + deadline_ns, quiet);
     uint64_t took = clock_now_ns() - start;
     pthread_join(t, NULL);
