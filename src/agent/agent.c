@@ -34,6 +34,7 @@
 #include "agent/unwindgaps.h"
 #include "common/clock.h"
 #include "common/mem.h"
+#include "common/procmaps.h"
 
 /* How long the loop sleeps while anything arrives: callbacks' queues and
  * the threads' sample rings are drained at least this often then. */
@@ -345,6 +346,7 @@ static void *loop_main(void *arg)
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     recorder_count(&a->out, FMT_COUNTER_METADATA_OPENS, mdplace_runtime_opens());
+    recorder_count(&a->out, FMT_COUNTER_MAPS_READS, procmaps_reads());
     recorder_count(&a->out, FMT_COUNTER_END_AGENT_HEAP, mem_live_bytes());
     if (!a->halted)
         unwindgaps_record(&a->out);

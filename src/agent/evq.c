@@ -34,6 +34,7 @@
 #include "agent/signal/loop_wake.h"
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/ring.h"
+#include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
 #include "common/clock.h"
@@ -194,16 +195,8 @@ static void make_key(void)
 
 static uintptr_t own_stack_top(void)
 {
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    uintptr_t hi = 0;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        if (pthread_attr_getstack(&attr, &addr, &size) == 0)
-            hi = (uintptr_t)addr + size;
-        pthread_attr_destroy(&attr);
-    }
-    return hi;
+    uintptr_t lo, hi;
+    return stack_bounds_own(&lo, &hi) ? hi : 0;
 }
 
 /* The calling thread's queue, made on first use; NULL when it cannot be. */

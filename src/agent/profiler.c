@@ -17,7 +17,6 @@
  */
 #include "agent/profiler.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 
 #include "agent/agent.h"
@@ -28,6 +27,7 @@
 #include "agent/signal/achain.h"
 #include "agent/signal/activity.h"
 #include "agent/signal/hijack.h"
+#include "agent/signal/stack_bounds.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
 #include "clr/clr_defaults.h"
@@ -229,14 +229,9 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
     if (callback_activity_tid() == (pid_t)os_thread) {
         if (p->labels)
             activity_set_thread(callback_activity_tid(), (uintptr_t)thread);
-        pthread_attr_t attr;
-        void *addr;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-            if (pthread_attr_getstack(&attr, &addr, &size) == 0)
-                thread_registry_set_stack(thread, (uintptr_t)addr, (uintptr_t)addr + size);
-            pthread_attr_destroy(&attr);
-        }
+        uintptr_t lo, hi;
+        if (stack_bounds_own(&lo, &hi))
+            thread_registry_set_stack(thread, lo, hi);
     }
     DISPATCH(p, thread_os_assigned, thread, (pid_t)os_thread);
     if (p->initialized)

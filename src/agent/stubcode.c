@@ -7,13 +7,14 @@
 #include "agent/stubcode.h"
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/signal/ranges.h"
+#include "agent/signal/vma_query.h"
 #include "common/clock.h"
 #include "common/mem.h"
+#include "common/procmaps.h"
 
 /* A miss reads the file again when the copy is older than REREAD_NS, at
  * most READS_PER_WINDOW times a WINDOW_NS (a .NET process's maps are
@@ -46,34 +47,28 @@ void stubcode_test_clock(uint64_t (*now)(void))
     now_ns = now ? now : real_now;
 }
 
-static int kept(const char *path)
+/* Is a mapping with this path (len bytes, not terminated) one of no file? */
+static int kept(const char *path, size_t len)
 {
-    while (*path == ' ')
-        path++;
-    return !*path || *path == '\n' || !strncmp(path, "[anon", 5) || !strncmp(path, "/memfd:", 7);
+    return !len || (len >= 5 && !memcmp(path, "[anon", 5)) ||
+           (len >= 7 && !memcmp(path, "/memfd:", 7));
 }
 
-/* One line of maps: "start-end perms offset dev inode   path" */
-static int add_line(const char *line, struct range **list, size_t *n, size_t *size)
+struct collect {
+    struct range *list;
+    size_t n, size;
+};
+
+static int add_line(void *ctx, const struct procmaps_line *line)
 {
-    char *rest;
-    unsigned long long start = strtoull(line, &rest, 16);
-    if (*rest != '-')
+    struct collect *c = ctx;
+    if (line->perms[2] != 'x' || !kept(line->path, line->path_len))
         return 0;
-    unsigned long long end = strtoull(rest + 1, &rest, 16);
-    char perms[5];
-    int used = 0;
-    unsigned long long offset, inode;
-    unsigned dev_major, dev_minor;
-    if (sscanf(rest, " %4s %llx %x:%x %llu%n", perms, &offset, &dev_major, &dev_minor, &inode,
-               &used) != 5 ||
-        perms[2] != 'x' || end <= start || !kept(rest + used))
-        return 0;
-    struct range *grown = mem_grow(*list, size, *n + 1, sizeof **list);
+    struct range *grown = mem_grow(c->list, &c->size, c->n + 1, sizeof *c->list);
     if (!grown)
         return -1;
-    *list = grown;
-    grown[(*n)++] = (struct range){(uintptr_t)start, (uintptr_t)end};
+    c->list = grown;
+    grown[c->n++] = (struct range){line->start, line->end};
     return 0;
 }
 
@@ -83,51 +78,78 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void replace(struct range *list, size_t n, size_t size)
+static void replace(struct collect *c)
 {
-    if (n > 1)
-        qsort(list, n, sizeof *list, by_start);
+    if (c->n > 1)
+        qsort(c->list, c->n, sizeof *c->list, by_start);
     mem_free(ranges);
-    ranges = list;
-    count = n;
-    cap = size;
+    ranges = c->list;
+    count = c->n;
+    cap = c->size;
 }
 
 int stubcode_load_text(const char *text)
 {
-    struct range *list = NULL;
-    size_t n = 0, size = 0;
-    for (const char *line = text; line && *line;) {
-        if (add_line(line, &list, &n, &size) < 0) {
-            mem_free(list);
-            return -1;
-        }
-        line = strchr(line, '\n');
-        if (line)
-            line++;
+    struct collect c = {NULL, 0, 0};
+    if (procmaps_each(text, strlen(text), add_line, &c) < 0) {
+        mem_free(c.list);
+        return -1;
     }
-    replace(list, n, size);
+    replace(&c);
     read_ns = now_ns();
     return 0;
 }
 
 static void reread(void)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
-        return;
-    struct range *list = NULL;
-    size_t n = 0, size = 0;
-    char line[4352];
-    int failed = 0;
-    while (!failed && fgets(line, sizeof line, f))
-        failed = add_line(line, &list, &n, &size) < 0;
-    fclose(f);
-    if (failed) {
-        mem_free(list);
+    struct collect c = {NULL, 0, 0};
+    if (procmaps_read_self(add_line, &c) < 0) {
+        mem_free(c.list);
         return;
     }
-    replace(list, n, size);
+    replace(&c);
+}
+
+/* Puts [start, end) into the copy in its place, in place of any range it
+ * overlaps (a mapping since replaced).  A copy that cannot grow is left as
+ * it was. */
+static void insert(uintptr_t start, uintptr_t end)
+{
+    size_t at = ranges_upper_bound(ranges, count, sizeof *ranges, start);
+    size_t from = at;
+    while (from > 0 && ranges[from - 1].end > start)
+        from--;
+    size_t to = at;
+    while (to < count && ranges[to].start < end)
+        to++;
+    if (to == from) {
+        struct range *grown = mem_grow(ranges, &cap, count + 1, sizeof *ranges);
+        if (!grown)
+            return;
+        ranges = grown;
+        memmove(ranges + from + 1, ranges + from, (count - from) * sizeof *ranges);
+        count++;
+    } else if (to > from + 1) {
+        memmove(ranges + from + 1, ranges + to, (count - to) * sizeof *ranges);
+        count -= to - from - 1;
+    }
+    ranges[from] = (struct range){start, end};
+}
+
+/* The kernel's answer for address (vma_query.h): 1 in a mapping kept
+ * (now in the copy), 0 not, -1 not asked (read the text). */
+static int ask_kernel(uintptr_t address, uintptr_t *start)
+{
+    struct vma_query_mapping m;
+    char name[320]; /* a memfd's name is at most 249 bytes, an [anon:] one 80 */
+    int rc = vma_query_find(address, &m, name, sizeof name);
+    if (rc <= 0)
+        return rc;
+    if (!(m.perms & VMA_QUERY_EXEC) || !kept(name, strlen(name)))
+        return 0;
+    insert(m.start, m.end);
+    *start = m.start;
+    return 1;
 }
 
 /* Mappings do not overlap: only the last one starting at or below the
@@ -142,6 +164,9 @@ enum stubcode_answer stubcode_find(uintptr_t address, uintptr_t *start)
 {
     const struct range *hit = lookup(address);
     if (!hit) {
+        int asked = ask_kernel(address, start);
+        if (asked >= 0)
+            return asked ? STUBCODE_YES : STUBCODE_NO;
         uint64_t now = now_ns();
         if (now - window_ns >= WINDOW_NS) {
             window_ns = now;

@@ -10,9 +10,11 @@
  * The resolver asks here last, after the JIT's code, the loaded ELF objects
  * and GetFunctionFromIP have all said no: an address inside such a mapping
  * is shown as `[runtime stub]` (the runtime's code, no symbol) instead of
- * `[unknown]`; any other address stays unknown.  The mappings come from
- * /proc/self/maps, read again when an address is not in the copy and the
- * copy is older than 10 ms, at most eight times a second (a run of unknown
+ * `[unknown]`; any other address stays unknown.  An address not in the
+ * copy is asked of the kernel where it answers for one address
+ * (vma_query.h: the mapping then joins the copy); elsewhere the copy is
+ * /proc/self/maps, read again when an address is not in it and it is
+ * older than 10 ms, at most eight times a second (a run of unknown
  * addresses does not read it over and over); a miss while the copy could
  * not be read again says so, so that the caller can ask again later rather
  * than remember "unknown" (the runtime maps new stubs all along).  Loop

@@ -13,7 +13,13 @@
 # two busy processes), so the assertion is that at least 60% of that share
 # is found: threads this short (half an interval of work each) would
 # hardly be sampled at all without the random first period.
+# Each new thread's stack is placed by asking the kernel for the one
+# mapping that holds it (PROCMAP_QUERY, Linux 6.11): on such a kernel the
+# agent reads /proc/self/maps whole not once (maps_reads=0), where it read
+# it for every batch of new threads before.
 source "$(dirname "$0")/lib.sh"
+
+kernel_answers_queries() { uname -r | awk -F. '{ exit !($1 > 6 || ($1 == 6 && $2 >= 11)) }'; }
 
 $(app ThreadChurn) 2000 32 > "$T/plain.txt"
 # cpu mode with the perf_event clock by name: POSIX timers, which the agent
@@ -30,8 +36,12 @@ for mode in "-e cpu -i 1ms --cpu-clock perf" "-e wall -i 1ms"; do
     threads=$(awk '/^  tables/ { print $2 }' "$T/check.txt")
     cs report -f top --limit 0 "$T/churn.corscope" > "$T/top.txt" 2> /dev/null
     work=$(top_total "$T/top.txt" ThreadChurn.Program.Work)
-    note "$mode: $threads threads recorded, Work at $work%"
+    reads=$(grep -o " maps_reads=[0-9]*" "$T/check.txt" | cut -d= -f2)
+    note "$mode: $threads threads recorded, Work at $work%, /proc/self/maps read ${reads:-?} times"
     assert_ge "$mode: threads in the recording" "$threads" 1000
+    if kernel_answers_queries; then
+        assert_eq "$mode: whole readings of /proc/self/maps ($(uname -r))" "${reads:-none counted}" 0
+    fi
     # in cpu mode the threads' work is most of the CPU (thread start and
     # join are the rest); in wall mode every thread counts, waiting or not
     if [ "$mode" = "-e cpu -i 1ms --cpu-clock perf" ]; then

@@ -6,14 +6,22 @@
  * the stack, [vdso] and memory that cannot execute are not.  A miss right after a read says the copy was
  * too recent to read again.  And in this very process, a page mapped
  * executable and anonymous is found (the file read again for an address
- * it did not hold), a libc function is not.
+ * it did not hold), a libc function is not.  Where the kernel answers for
+ * one address (vma_query.h), a miss asks it and never reads the file: the
+ * answer is current (no, not stale), and its mapping replaces any range of
+ * the copy it overlaps.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "agent/signal/thread_rings.h"
+#include "agent/signal/vma_query.h"
 #include "agent/stubcode.h"
+#include "common/procmaps.h"
 #include "test.h"
 
 static const char maps[] =
@@ -98,9 +106,48 @@ static void test_this_process(void)
     stubcode_free();
 }
 
+static void test_kernel_answers(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    if (!vma_query_start(open("/proc/self/maps", O_RDONLY | O_CLOEXEC))) {
+        thread_rings_shutdown();
+        return; /* an older kernel: test_vma_query says whether it should */
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *code = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(code != MAP_FAILED);
+    REQUIRE(munmap(code + page, (size_t)page) == 0);
+    /* a copy with a stale range over the page's second half and beyond */
+    char text[256];
+    snprintf(text, sizeof text, "%lx-%lx r-xp 00000000 00:00 0\n%lx-%lx r-xp 00000000 00:00 0\n",
+             (unsigned long)0x1000, (unsigned long)0x2000, (unsigned long)(code + page / 2),
+             (unsigned long)(code + 2 * page));
+    stubcode_test_clock(fake_now);
+    REQUIRE(stubcode_load_text(text) == 0); /* read "now": the file would not be read again */
+    uint64_t reads = procmaps_reads();
+    uintptr_t start = 0;
+    CHECK(stubcode_find((uintptr_t)code + 5, &start) == STUBCODE_YES && start == (uintptr_t)code);
+    /* the kernel's mapping took the stale range's place */
+    CHECK(stubcode_find((uintptr_t)code + page / 2 + 1, &start) == STUBCODE_YES &&
+          start == (uintptr_t)code);
+    CHECK_EQ(stubcode_find((uintptr_t)code + page + 8, &start), STUBCODE_NO); /* unmapped */
+    CHECK_EQ(stubcode_find((uintptr_t)&abort, &start), STUBCODE_NO);         /* a file */
+    CHECK(stubcode_find(0x1800, &start) == STUBCODE_YES && start == 0x1000); /* kept */
+    CHECK_EQ(procmaps_reads(), reads);
+    vma_query_test_refuse(1); /* as before 6.11: a miss this soon after a read is stale */
+    CHECK_EQ(stubcode_find((uintptr_t)&abort, &start), STUBCODE_STALE);
+    vma_query_test_refuse(0);
+    stubcode_test_clock(NULL);
+    munmap(code, (size_t)page);
+    stubcode_free();
+    vma_query_stop();
+    thread_rings_shutdown();
+}
+
 void suite_stubcode(void)
 {
     RUN(test_which_mappings);
     RUN(test_read_budget);
     RUN(test_this_process);
+    RUN(test_kernel_answers);
 }

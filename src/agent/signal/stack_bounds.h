@@ -14,6 +14,11 @@
  * after it was added: an older one may still hold a mapping, since
  * unmapped, whose range the new thread's stack now occupies with other
  * bounds, and reading to that old end could fault.
+ *
+ * Where the kernel answers for one address (vma_query.h, Linux 6.11), the
+ * handler asks it instead, once per thread (and at each sample taken on
+ * another stack): the answer is current, so no snapshot is read, no
+ * refresh is ever wanted and generations only count.
  */
 #ifndef CORSCOPE_STACK_BOUNDS_H
 #define CORSCOPE_STACK_BOUNDS_H
@@ -22,8 +27,9 @@
 
 #include "common/visibility.h"
 
-/* Collector: reads /proc/self/maps and publishes a new snapshot.  Returns
- * 0, or -1 (the previous snapshot stays). */
+/* Collector: reads /proc/self/maps and publishes a new snapshot (unless
+ * the kernel answers queries).  Returns 0, or -1 (the previous snapshot
+ * stays). */
 HIDDEN int stack_bounds_refresh(void);
 /* Collector: has a handler missed since the last refresh? */
 HIDDEN int stack_bounds_wanted(void);
@@ -39,5 +45,10 @@ HIDDEN uint64_t stack_bounds_generation(void);
  * min_generation.  Returns 1, or 0 when unknown (and asks the collector for
  * a refresh). */
 HIDDEN int stack_bounds_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uint64_t min_generation);
+
+/* Not in a handler: the calling thread's own stack (the kernel's mapping,
+ * else pthread_getattr_np's, which reads /proc/self/maps for the main
+ * thread).  Returns 1, or 0 when unknown. */
+HIDDEN int stack_bounds_own(uintptr_t *lo, uintptr_t *hi);
 
 #endif
