@@ -170,6 +170,13 @@ $(BUILD)/elfsym_cost: $(call obj,bench/elfsym_cost.c) $(BUILD)/obj/src/agent/elf
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# what reading /proc/PID/maps costs against asking for one mapping, for
+# docs/performance.md (bench/maps.sh)
+$(BUILD)/maps_cost: $(call obj,bench/maps_cost.c) $(BUILD)/obj/src/common/procmaps.o \
+		$(BUILD)/obj/src/common/mem.o
+	$(say) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 # what tracing mode's hooks cost without the runtime, for bench/trace.sh (the
 # agent's objects but its entry point)
 $(BUILD)/trace_hooks: $(call obj,bench/trace_hooks.c) $(call asm_obj,bench/trace_hooks_loop.S) \
@@ -408,7 +415,8 @@ demo: deps
 	$(MAKE) --no-print-directory all apps
 	scripts/demo.sh
 
-bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/watch_probe $(BUILD)/elfsym_cost
+bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/watch_probe $(BUILD)/elfsym_cost \
+	$(BUILD)/maps_cost
 	bench/cover.sh
 	bench/watch.sh
 	bench/watch_sessions.sh

@@ -22,16 +22,18 @@ SVC="$(app AttachService)"
 
 now_ms() { date +%s%3N; }
 tasks_named() { cat /proc/"$1"/task/*/comm 2> /dev/null | grep -c "^$2\$" || true; }
-# descriptors the agent could leave: perf_event clocks, and Unix sockets
-# (the control line); the load's TCP connections come and go
+# descriptors the agent could leave: perf_event clocks, Unix sockets (the
+# control line), /proc/self/maps (kept open to ask for one mapping); the
+# load's TCP connections come and go
 perf_fds() { find /proc/"$1"/fd -lname 'anon_inode:\[perf_event\]' 2> /dev/null | wc -l; }
+maps_fds() { find /proc/"$1"/fd -lname '/proc/*/maps' 2> /dev/null | wc -l; }
 unix_fds() {
     local inodes
     inodes=$(find /proc/"$1"/fd -lname 'socket:*' -printf '%l\n' 2> /dev/null | tr -dc '0-9\n')
     awk 'FNR == NR { want[$1] = 1; next } FNR > 1 && ($7 in want) { n++ } END { print n + 0 }' \
         <(echo "$inodes") /proc/net/unix
 }
-fds() { echo "$(perf_fds "$1") perf, $(unix_fds "$1") unix"; }
+fds() { echo "$(perf_fds "$1") perf, $(unix_fds "$1") unix, $(maps_fds "$1") maps"; }
 
 # a service whose SIGINT is not ignored (a background job of a script has
 # it ignored, which the runtime keeps)
