@@ -358,6 +358,12 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     return 0;
 }
 
+uint64_t evq_drained(void)
+{
+    struct evq *q = atomic_load_explicit(&paused, memory_order_relaxed) ? NULL : own_queue();
+    return q ? atomic_load_explicit(&q->tail, memory_order_acquire) : 0;
+}
+
 int evq_room(uint32_t words)
 {
     if (atomic_load_explicit(&paused, memory_order_relaxed))

@@ -69,6 +69,9 @@ HIDDEN uint64_t evq_drain(void (*fn)(void *ctx, const struct evq_entry *e), void
  * full right now (a thread without a queue, or any thread once the queues
  * are paused, gets 1: waiting would not help). */
 HIDDEN int evq_room(uint32_t words);
+/* Any thread: how far the loop has emptied the calling thread's queue (a
+ * count that grows with each drain of it; 0 without a queue). */
+HIDDEN uint64_t evq_drained(void);
 /* Any thread, after evq_push: is the calling thread's queue more than half
  * full?  Then the loop should drain soon (agent_hurry), or entries will be
  * dropped. */
