@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "agent/codemap.h"
+#include "median.h"
 
 static uint64_t now_ns(void)
 {
@@ -40,18 +41,6 @@ static uint64_t next_random(void)
 #define SLOT 0x400ull /* each method 0x200 bytes of code in a 0x400 slot */
 
 static volatile uintptr_t sink;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char **argv)
 {
@@ -114,9 +103,9 @@ int main(int argc, char **argv)
         codemap_shutdown();
     }
     printf("ranges %u modules %u runs %d\n", n, modules, runs);
-    printf("insert_ns %.0f\n", median(ins, runs));
-    printf("lookup_ns %.0f\n", median(look, runs));
-    printf("module_us %.1f\n", median(churn, runs));
+    printf("insert_ns %.0f\n", bench_median(ins, runs));
+    printf("lookup_ns %.0f\n", bench_median(look, runs));
+    printf("module_us %.1f\n", bench_median(churn, runs));
     free(order);
     return 0;
 }

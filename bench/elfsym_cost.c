@@ -22,24 +22,13 @@
 #include <time.h>
 
 #include "agent/elfsym.h"
+#include "median.h"
 
 static double now_us(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
 }
 
 static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
@@ -103,8 +92,8 @@ int main(int argc, char **argv)
         find[r] = (t4 - t3) / 1000;
         elfsym_free(s);
     }
-    printf("load %.1f\nscan %.2f\nsort %.1f\nfind %.3f\nfunctions %zu\n", median(load, runs),
-           median(scan, runs), median(sort, runs), median(find, runs), functions);
+    printf("load %.1f\nscan %.2f\nsort %.1f\nfind %.3f\nfunctions %zu\n", bench_median(load, runs),
+           bench_median(scan, runs), bench_median(sort, runs), bench_median(find, runs), functions);
     free(load);
     free(scan);
     free(sort);

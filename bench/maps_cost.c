@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/procmaps.h"
+#include "median.h"
 
 struct procmap_query { /* include/uapi/linux/fs.h, Linux 6.11 */
     uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size,
@@ -39,18 +40,6 @@ static double cpu_us(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static long stdio_read(const char *path)
@@ -136,9 +125,9 @@ int main(int argc, char **argv)
         r[i] = t2 - t1;
         q[i] = t3 - t2;
     }
-    printf("lines %ld\nstdio %.1f\nread %.1f\n", lines, median(s, runs), median(r, runs));
+    printf("lines %ld\nstdio %.1f\nread %.1f\n", lines, bench_median(s, runs), bench_median(r, runs));
     if (queries)
-        printf("query %.2f\n", median(q, runs));
+        printf("query %.2f\n", bench_median(q, runs));
     else
         printf("query -\n");
     return 0;
