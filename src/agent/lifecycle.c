@@ -318,6 +318,7 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
 decline:
     /* the runtime goes on without us: nothing we set up may stay active */
     eventpipe_stop(a->info);
+    vma_query_stop_unused(); /* no sampler has started */
     a->info->lpVtbl->SetEventMask2(a->info, 0, 0);
     a->info->lpVtbl->Release(a->info);
     a->info = NULL;

@@ -107,12 +107,21 @@ static void test_answers_as_the_file(void)
     thread_rings_shutdown();
 }
 
-/* A descriptor that is not /proc/self/maps answers no query: refused. */
+/* A descriptor that is not /proc/self/maps answers no query: refused and
+ * closed.  An agent that declines closes its descriptor at once. */
 static void test_refuses_another_file(void)
 {
-    CHECK_EQ(vma_query_start(open("/dev/null", O_RDONLY | O_CLOEXEC)), 0);
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    CHECK_EQ(vma_query_start(fd), 0);
+    CHECK(fcntl(fd, F_GETFD) < 0); /* closed */
     CHECK_EQ(vma_query_start(-1), 0);
     CHECK(!vma_query_available());
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (vma_query_start(fd)) {
+        vma_query_stop_unused();
+        CHECK(!vma_query_available());
+        CHECK(fcntl(fd, F_GETFD) < 0);
+    }
 }
 
 void suite_vma_query(void)

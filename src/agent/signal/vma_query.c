@@ -90,6 +90,13 @@ void vma_query_stop(void)
     thread_rings_retire_object(box, close_boxed);
 }
 
+void vma_query_stop_unused(void)
+{
+    int fd = atomic_exchange(&query_fd, -1);
+    if (fd >= 0)
+        close(fd);
+}
+
 int vma_query_available(void)
 {
     return atomic_load_explicit(&query_fd, memory_order_relaxed) >= 0 &&

@@ -40,6 +40,9 @@ HIDDEN int vma_query_start(int fd);
 /* End: no query is answered after it; the descriptor is closed once no
  * signal handler can be using it (thread_rings_retire_object). */
 HIDDEN void vma_query_stop(void);
+/* End before any signal handler could have asked (an Initialize that
+ * declines): the descriptor is closed at once. */
+HIDDEN void vma_query_stop_unused(void);
 HIDDEN int vma_query_available(void);
 
 /* Async-signal-safe (errno is kept): the mapping that holds addr.
