@@ -111,6 +111,8 @@ int vma_query_find(uintptr_t addr, struct vma_query_mapping *out, char *name, si
     int saved = errno;
     struct procmap_query q;
     long rc = ask(fd, addr, &q, name, name_size);
+    if (rc != 0 && errno == EINTR) /* the kernel's lock wait was interrupted: once more */
+        rc = ask(fd, addr, &q, name, name_size);
     int err = errno, cut = 0;
     if (rc != 0 && err == ENAMETOOLONG && name && name_size) {
         cut = 1; /* a path longer than the buffer: asked again without it */
