@@ -24,16 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/signal/vma_query.h"
 #include "common/procmaps.h"
 #include "median.h"
-
-struct procmap_query { /* include/uapi/linux/fs.h, Linux 6.11 */
-    uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size,
-        vma_offset, inode;
-    uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
-    uint64_t vma_name_addr, build_id_addr;
-};
-#define PROCMAP_QUERY 0xC0686611ul
 
 static double cpu_us(void)
 {

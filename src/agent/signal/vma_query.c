@@ -12,28 +12,6 @@
 #include "agent/signal/thread_rings.h"
 #include "common/mem.h"
 
-/* The kernel's struct procmap_query and its ioctl (include/uapi/linux/fs.h,
- * Linux 6.11): spelled out here, as the build machine's headers may be
- * older than the kernel the agent runs on. */
-struct procmap_query {
-    uint64_t size;
-    uint64_t query_flags;
-    uint64_t query_addr;
-    uint64_t vma_start;
-    uint64_t vma_end;
-    uint64_t vma_flags;
-    uint64_t vma_page_size;
-    uint64_t vma_offset;
-    uint64_t inode;
-    uint32_t dev_major;
-    uint32_t dev_minor;
-    uint32_t vma_name_size;
-    uint32_t build_id_size;
-    uint64_t vma_name_addr;
-    uint64_t build_id_addr;
-};
-_Static_assert(sizeof(struct procmap_query) == 104, "the kernel's layout");
-#define PROCMAP_QUERY 0xC0686611ul /* _IOWR(0x66, 17, struct procmap_query) */
 #define PROCMAP_VMA_READABLE 0x01u
 #define PROCMAP_VMA_WRITABLE 0x02u
 #define PROCMAP_VMA_EXECUTABLE 0x04u

@@ -23,6 +23,30 @@
 
 #include "common/visibility.h"
 
+/* The kernel's struct procmap_query and its ioctl (include/uapi/linux/fs.h,
+ * Linux 6.11): spelled out here, as the build machine's headers may be
+ * older than the kernel the agent runs on (bench/maps_cost.c asks another
+ * process's file with them too). */
+struct procmap_query {
+    uint64_t size;
+    uint64_t query_flags;
+    uint64_t query_addr;
+    uint64_t vma_start;
+    uint64_t vma_end;
+    uint64_t vma_flags;
+    uint64_t vma_page_size;
+    uint64_t vma_offset;
+    uint64_t inode;
+    uint32_t dev_major;
+    uint32_t dev_minor;
+    uint32_t vma_name_size;
+    uint32_t build_id_size;
+    uint64_t vma_name_addr;
+    uint64_t build_id_addr;
+};
+_Static_assert(sizeof(struct procmap_query) == 104, "the kernel's layout");
+#define PROCMAP_QUERY 0xC0686611ul /* _IOWR(0x66, 17, struct procmap_query) */
+
 #define VMA_QUERY_READ 0x1u
 #define VMA_QUERY_WRITE 0x2u
 #define VMA_QUERY_EXEC 0x4u
