@@ -13,7 +13,8 @@
 #     (it never paid for their unwind tables), kept to show the difference.
 #
 # For 1 and 2, per run: the process's wall time, and from its recording
-# agent_init_ns (how long Initialize held the main thread), unwind_tables_ns
+# agent_init_ns (how long Initialize held the main thread), sampling_start_ns
+# (from Initialize until the first clocks ran: the program unsampled), unwind_tables_ns
 # (the agent thread's CPU decoding unwind rules) and sampler_cpu_ns (the
 # agent thread's CPU in all); the process's CPU time (user + sys), in
 # microseconds from wait4's rusage (build/rusage: /usr/bin/time's
@@ -65,7 +66,7 @@ run() {
     awk '{ print ($2 + $3) / 1000 }' "$T/time" >> "$T/$tag.cpu"
     [ -z "$agent" ] && return
     "$ROOT/build/corscope" check "$f" | tr ' ' '\n' > "$T/counters"
-    for k in agent_init_ns shutdown_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
+    for k in agent_init_ns sampling_start_ns shutdown_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
         awk -F= -v k="$k" '$1 == k { print (k ~ /_ns$/) ? $2 / 1e6 : $2 }' "$T/counters" >> "$T/$tag.$k"
     done
 }
@@ -95,9 +96,9 @@ row() {
     w=$(wall "$2") c=$(cpu "$2")
     if [ "$2" = "${2%.plain}" ]; then
         local p=${2%.*}.plain
-        echo "| $1 | $w ms | $(paired "$2" "$p" wall 1000) ms | $c ms | $(paired "$2" "$p" cpu 1) ms | $(ms "$2.agent_init_ns") | $(ms "$2.shutdown_ns") | $(ms "$2.unwind_tables_ns") | $(ms "$2.sampler_cpu_ns") | $(n "$2.samples") | $(n "$2.guessed_walks") |"
+        echo "| $1 | $w ms | $(paired "$2" "$p" wall 1000) ms | $c ms | $(paired "$2" "$p" cpu 1) ms | $(ms "$2.agent_init_ns") | $(ms "$2.sampling_start_ns") | $(ms "$2.shutdown_ns") | $(ms "$2.unwind_tables_ns") | $(ms "$2.sampler_cpu_ns") | $(n "$2.samples") | $(n "$2.guessed_walks") |"
     else
-        echo "| $1 | $w ms | - | $c ms | - | - | - | - | - | - | - |"
+        echo "| $1 | $w ms | - | $c ms | - | - | - | - | - | - | - | - |"
     fi
 }
 
@@ -112,8 +113,8 @@ program() { # NAME ARGS...: part 1 or 2
     echo
     echo "Memory $*:"
     echo
-    echo "| configuration | process wall time | + (quartiles) | process CPU | + (quartiles) | Initialize | Shutdown | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| configuration | process wall time | + (quartiles) | process CPU | + (quartiles) | Initialize | sampling began | Shutdown | unwind rules, agent thread CPU | agent thread CPU in all | samples | guessed walks |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     row "no profiler" "$name.plain"
     row "base ($rev)" "$name.base"
     row "this tree" "$name.new"

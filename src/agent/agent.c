@@ -17,6 +17,7 @@
 #include "agent/companion.h"
 #include "agent/control_client.h"
 #include "agent/evq.h"
+#include "agent/fds.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/mdplace.h"
@@ -259,6 +260,7 @@ static void *loop_main(void *arg)
     /* the functions the first walks asked for (agent_start listed the
      * libraries), decoded now */
     nativeunwind_refresh();
+    fds_grow_join(); /* the table holds the high numbers now */
     recorder_move_high(&a->out);
     companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
@@ -407,12 +409,14 @@ int agent_start(struct agent *a)
     nativeunwind_want_all();
     nativeunwind_set_waker(hurry, a);
 
+    fds_grow_start(); /* before the loop's first clock needs it */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&a->loop, NULL, loop_main, a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
+        fds_grow_join();
         log_error("cannot start the agent's thread: %s", strerror(rc));
         return -1;
     }

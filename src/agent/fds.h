@@ -15,9 +15,36 @@
 #define CORSCOPE_FDS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/visibility.h"
 
+/* Growing the descriptor table to hold the high numbers waits for an RCU
+ * grace period (the kernel must not free the old table under a thread that
+ * reads it: 8 to 15 ms here), and while the agent's thread waits, no clock
+ * is armed and the program runs unsampled.  fds_grow_start, in Initialize,
+ * grows it on a short-lived thread of its own, while the agent's thread
+ * starts (its first perf_event_open may wait for a grace period of its
+ * own: the two waits overlap instead of adding up).  The thread blocks
+ * every signal, is never sampled (fds_grower) and is joined by
+ * fds_grow_join; once the table has grown it never shrinks, so a later
+ * session does not start it again. */
+HIDDEN void fds_grow_start(void);
+/* The growing thread's id while it may still run, else 0.  Waits (at
+ * most a few milliseconds) for a thread just started to say who it is, so
+ * that a scan of /proc/self/task can leave it out. */
+HIDDEN pid_t fds_grower(void);
+/* Waits for the growing thread to end (nothing when none runs). */
+HIDDEN void fds_grow_join(void);
+/* Whether a descriptor moved high now finds the table grown (no growing
+ * thread runs, or it has finished): else the caller keeps it low for now
+ * and moves it later, if it cannot wait. */
+HIDDEN int fds_high_ready(void);
+/* Whether fd is below the high numbers. */
+HIDDEN int fds_is_low(int fd);
+/* A close-on-exec copy of fd at a high number (fd is left open), or fd
+ * itself when it is high already or no high number is free. */
+HIDDEN int fds_copy_high(int fd);
 /* Moves fd to a high number (close-on-exec), closing the original.
  * Returns the new descriptor, or fd itself when it could not be moved. */
 HIDDEN int fds_move_high(int fd);

@@ -197,6 +197,7 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
 {
     char err[512];
     uint64_t began = clock_now_ns();
+    a->init_began_ns = began;
 
     callback_activity_new_run();
     log_set_level(a->cfg.log);
@@ -329,6 +330,7 @@ decline:
 int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_t why_size)
 {
     char err[512];
+    a->init_began_ns = clock_now_ns();
     /* the last session's loop has ended (it made us dormant): joined, its
      * own freed; what the callbacks share (code map, threads, queues)
      * stays, as it did while dormant */

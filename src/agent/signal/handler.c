@@ -67,16 +67,21 @@ static uint64_t perf_tick(struct sthread *t)
 {
     uint64_t weight = t->interval_ns;
     int first = atomic_exchange(&t->clock_first, 0);
+    /* ticking before the read: the collector closes a number it moved
+     * the clock from only when no tick may still be using it */
+    atomic_store(&t->perf_ticking, 1);
+    int fd = atomic_load(&t->perf_fd);
     if (t->random_periods) {
         if (!first)
             weight = t->period_ns;
         t->period_ns = draw_period(t);
-        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+        ioctl(fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
     } else if (first) {
         t->period_ns = t->interval_ns;
-        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
+        ioctl(fd, PERF_EVENT_IOC_PERIOD, &t->period_ns);
     }
-    ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+    atomic_store(&t->perf_ticking, 0);
     return weight;
 }
 
@@ -109,7 +114,7 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     uint32_t flags = 0;
     if (si->si_code == SI_TIMER) {
         weight = posix_tick(t, (uint64_t)(unsigned)si->si_overrun);
-    } else if (si->si_code > 0 && si->si_fd == t->perf_fd) {
+    } else if (si->si_code > 0 && si->si_fd == t->perf_sig_fd) {
         weight = perf_tick(t);
     } else {
         flags |= RING_WALL_REQUEST;

@@ -158,7 +158,9 @@ struct sthread *thread_rings_add(pid_t tid, uint32_t id, uint32_t max_depth)
     t->max_depth = max_depth;
     t->tid = tid;
     t->id = id;
-    t->perf_fd = -1;
+    atomic_store(&t->perf_fd, -1);
+    t->perf_sig_fd = -1;
+    t->perf_old_fd = -1;
     atomic_store(&t->state, STHREAD_LIVE);
     atomic_store(&slots[tid].thread, t);
     return t;

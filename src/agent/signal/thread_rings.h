@@ -58,6 +58,13 @@ struct sthread {
     uint64_t maps_generation;    /* the stack mappings snapshot must be this recent */
     _Atomic uintptr_t clr_thread; /* the runtime's Thread* (ThreadID), 0 while unknown: the
                                    * walker finds hijacked return addresses there */
+    _Atomic int perf_fd;         /* cpu mode with perf_event: its fd, else -1; it
+                                  * changes once when a clock opened low moves high */
+    _Atomic int perf_ticking;    /* the handler is between reading perf_fd and its
+                                  * last ioctl on it (a low number is closed only
+                                  * when it is not) */
+    int perf_sig_fd;             /* the fd number its signals carry (si_fd): the one
+                                  * it was opened at */
 
     /* the collector's own */
     pid_t tid;
@@ -65,7 +72,10 @@ struct sthread {
     int ready;                   /* its stack is placed: its clock may run */
     timer_t timer;
     int has_timer;
-    int perf_fd;                 /* cpu mode with perf_event: its fd, else -1 */
+    int perf_low;                /* its clock was opened below the high numbers
+                                  * (fds.h): cpu_clock_settle moves it */
+    int perf_old_fd;             /* the low number it left, still open while a tick
+                                  * may use it, else -1 */
     int clock_failed;            /* no clock could be made for it */
     _Atomic int clock_first;     /* the first period is a random phase (so a thread
                                   * shorter than an interval is sampled with the

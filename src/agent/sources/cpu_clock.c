@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -117,8 +119,10 @@ int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int exclude_
     int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -1;
-    /* high before O_ASYNC: the signal's si_fd is the number asked for then */
-    fd = fds_move_high(fd);
+    /* high before O_ASYNC (the signal's si_fd is the number asked for
+     * then), if that does not mean waiting for the table to grow */
+    if (fds_high_ready())
+        fd = fds_move_high(fd);
     struct f_owner_ex owner = {F_OWNER_TID, tid};
     if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, signal) < 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) < 0) {
@@ -154,12 +158,17 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         }
         return -1;
     }
-    t->perf_fd = fd; /* before the first signal, which the handler checks it against */
+    /* before the first signal, which the handler checks against them */
+    atomic_store(&t->perf_fd, fd);
+    t->perf_sig_fd = fd;
     if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
-        t->perf_fd = -1;
+        atomic_store(&t->perf_fd, -1);
+        t->perf_sig_fd = -1;
         close(fd);
         return -1;
     }
+    t->perf_low = fds_is_low(fd);
+    c->unsettled += (size_t)t->perf_low;
     c->perf_open++;
     c->perf_threads++;
     return 0;
@@ -195,23 +204,76 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
     return 0;
 }
 
+/* Closes the low number a clock left once no tick can be using it:
+ * 1 when it is closed (or there was none). */
+static int close_old(struct sthread *t)
+{
+    if (t->perf_old_fd < 0)
+        return 1;
+    if (atomic_load(&t->perf_ticking))
+        return 0;
+    close(t->perf_old_fd);
+    t->perf_old_fd = -1;
+    return 1;
+}
+
+/* Moves one thread's clock from its low number to a high one: the
+ * handler's next tick reads the new number; the old one stays open
+ * until no tick that read it can still be in its ioctls (the store of
+ * perf_fd, then the load of perf_ticking, against the handler's store of
+ * perf_ticking, then its load of perf_fd: both sequentially consistent,
+ * so a tick either reads the new number or is seen ticking).  1 when the
+ * thread is settled. */
+static int settle(struct sthread *t)
+{
+    if (t->perf_low) {
+        int fd = atomic_load(&t->perf_fd);
+        int high = fds_copy_high(fd);
+        t->perf_low = 0;
+        if (high == fd)
+            return 1; /* no high number free: it stays low */
+        atomic_store(&t->perf_fd, high);
+        t->perf_old_fd = fd;
+    }
+    return close_old(t);
+}
+
+void cpu_clock_settle(struct cpu_clock *c, struct sthread *threads)
+{
+    if (!c->unsettled || !fds_high_ready())
+        return;
+    for (struct sthread *t = threads; t; t = t->next)
+        if ((t->perf_low || t->perf_old_fd >= 0) && settle(t))
+            c->unsettled--;
+}
+
 void cpu_clock_stop(struct sthread *t)
 {
     if (t->has_timer) {
         timer_delete(t->timer);
         t->has_timer = 0;
     }
-    if (t->perf_fd >= 0) {
-        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-        close(t->perf_fd);
-        t->perf_fd = -1;
+    int fd = atomic_exchange(&t->perf_fd, -1);
+    if (fd >= 0) {
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        /* a tick of a live thread may still use a low number the program
+         * could take next: it is closed when that tick is over */
+        for (int i = 0; i < 1000 && atomic_load(&t->perf_ticking); i++)
+            sched_yield();
+        close(fd);
     }
+    for (int i = 0; i < 1000 && !close_old(t); i++)
+        sched_yield();
+    t->perf_low = 0;
+    t->perf_sig_fd = -1;
 }
 
 void cpu_clock_release(struct cpu_clock *c, struct sthread *t)
 {
-    if (t->perf_fd >= 0 && c->perf_open)
+    if (atomic_load(&t->perf_fd) >= 0 && c->perf_open)
         c->perf_open--;
+    if ((t->perf_low || t->perf_old_fd >= 0) && c->unsettled)
+        c->unsettled--;
     cpu_clock_stop(t);
 }
 

@@ -58,14 +58,17 @@ struct cpu_clock {
     int fallback_errno;      /* why perf_event was refused for a thread (EMFILE ...),
                               * or -1 when the agent's fd budget said no */
     size_t perf_open;        /* perf_event fds open now */
+    size_t unsettled;        /* of them, opened low or leaving a low number (settle) */
     char text[640];          /* cpu_clock_describe's answer */
 };
 
 HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed);
 /* A perf_event task-clock for the thread, disabled, signalling `signal` to
- * it at each overflow (after PERF_EVENT_IOC_REFRESH), its fd high
- * (fds.h).  Returns the fd; -1 when perf_event_open refused (errno says
- * why), -2 when the fd could not be set up. */
+ * it at each overflow (after PERF_EVENT_IOC_REFRESH), its fd high (fds.h)
+ * unless the descriptor table has not grown yet (fds_high_ready): the
+ * clock does not wait for that, it starts low.  Returns the fd; -1 when
+ * perf_event_open refused (errno says why), -2 when the fd could not be
+ * set up. */
 HIDDEN int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int exclude_kernel);
 /* The clock the measure of the perf_event clock's cost chooses
  * (clock_cost.h), or why there is none (measure_errno, 0 if measured);
@@ -76,6 +79,12 @@ HIDDEN void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *co
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);
 HIDDEN void cpu_clock_stop(struct sthread *t);
+/* Once the table has grown (fds_high_ready), moves the clocks opened low
+ * to high numbers, each thread's signals still carrying the number it was
+ * set up with (perf_sig_fd), and closes a low number once no tick of the
+ * handler can be using it (perf_ticking); call from each cycle (cheap when
+ * none is left). */
+HIDDEN void cpu_clock_settle(struct cpu_clock *c, struct sthread *threads);
 /* Stops the thread's clock and gives its fd back to the budget. */
 HIDDEN void cpu_clock_release(struct cpu_clock *c, struct sthread *t);
 /* What the clock is, for the recording's INFO: which clock the threads

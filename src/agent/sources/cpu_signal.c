@@ -214,6 +214,9 @@ static int sig_start(struct agent *a, struct source *src)
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = clock_now_ns();
     sampled_threads_cycle(&s->set, now);
+    /* the threads found are armed (cpu: their clocks run; wall: ticks
+     * start now): how long the program ran unsampled under the agent */
+    recorder_count(&a->out, FMT_COUNTER_SAMPLING_START_NS, clock_now_ns() - a->init_began_ns);
     if (s->cpu)
         recorder_info(&a->out, FMT_INFO_CPU_CLOCK, cpu_clock_describe(&s->clock));
     s->next_tick = now;
@@ -227,6 +230,8 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     if (!s)
         return 0;
     sampled_threads_cycle(&s->set, now);
+    if (s->cpu)
+        cpu_clock_settle(&s->clock, s->set.threads);
     /* cpu mode: the rings are emptied at the loop's own pace, every 10 ms
      * while samples come (a sample wakes a quiet loop: loop_wake.h) */
     uint64_t next = 0;

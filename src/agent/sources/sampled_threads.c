@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/fds.h"
 #include "agent/signal/stack_bounds.h"
 #include "common/clock.h"
 #include "common/mem.h"
@@ -131,11 +132,12 @@ static void scan(struct sampled_threads *set, uint64_t now)
     if (!d)
         return;
     uint64_t gen = ++set->scan_gen;
+    pid_t grower = fds_grower(); /* the agent's, short-lived (fds.h) */
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char *end;
         long tid = strtol(e->d_name, &end, 10);
-        if (*end || tid <= 0 || tid == set->self)
+        if (*end || tid <= 0 || tid == set->self || tid == grower)
             continue;
         struct sthread *t = thread_rings_lookup((pid_t)tid);
         if (!t && gone_listed(set, (pid_t)tid, gen))
