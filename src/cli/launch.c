@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/perf_warm.h"
 #include "common/product.h"
 #include "common/pushcfg.h"
 
@@ -137,6 +138,9 @@ int launch_run(char **cmd, const struct config *c, const char *agent, const char
         _exit(127);
     }
     child_pid = pid;
+    /* while the program starts (the agent loads tens of milliseconds
+     * later): its first clock then finds perf's hooks on */
+    int warm = perf_warm_open(c);
     struct sigaction fwd = {0};
     fwd.sa_handler = forward_signal;
     sigemptyset(&fwd.sa_mask);
@@ -159,9 +163,10 @@ int launch_run(char **cmd, const struct config *c, const char *agent, const char
         }
     } else {
         status = session_wait_child(sess, pid, duration_ns, quiet);
-        if (status == -1)
-            return -1;
     }
+    perf_warm_close(warm);
+    if (status == -1)
+        return -1;
     child_pid = 0;
     for (size_t i = 0; i < 2; i++)
         sigaction(ignored_signals[i], &saved_ign[i], NULL);

@@ -50,7 +50,7 @@ note "placement: sampling began $((started / 1000)) us after Initialize; the age
 # grace period: done in Initialize it held the program's main thread 5 to
 # 22 ms (agent_init_ns); done by the agent's thread it held every clock back
 # as long; a short-lived thread of the agent does it now (fds.h)
-strace -f -qq -e trace=fcntl -o "$T/fcntl.txt" "$CORSCOPE" record -q -o "$T/grow.corscope" -- \
+strace -f -qq -e trace=fcntl,perf_event_open -o "$T/fcntl.txt" "$CORSCOPE" record -q -o "$T/grow.corscope" -- \
     $(app ManyThreads) 2 1 > /dev/null 2>&1 || fail "record under strace failed"
 main=$("$CORSCOPE" check "$T/grow.corscope" | awk '$1 == "pid" { print $2 }')
 [ -n "$main" ] || fail "no pid in the recording"
@@ -58,7 +58,24 @@ high=$(grep -c 'F_DUPFD_CLOEXEC, 1024' "$T/fcntl.txt" || true)
 by_main=$(awk -v m="$main" '$1 == m && /F_DUPFD_CLOEXEC, 1024/' "$T/fcntl.txt" | wc -l)
 assert_ge "descriptors moved above 1024" "$high" 1
 assert_eq "descriptors moved above 1024 by the program's main thread" "$by_main" 0
-note "descriptor table grown by the agent's thread ($high moves, none on the main thread $main)"
+note "descriptor table grown off the program's main thread ($high moves, none on the main thread $main)"
+# 1c. the first perf_event on a machine that has none makes the kernel
+# switch perf's scheduler hooks on and wait for a grace period: corscope
+# opens one of its own (a dummy, src/cli/perf_warm.h) while the program
+# starts, so that the agent's first clock does not wait; done opening
+# (strace writes its lines in order) before the agent's first clock
+cli=$(head -1 "$T/fcntl.txt" | awk '{ print $1 }')
+warm=$(awk -v p="$cli" '$1 == p && /perf_event_open/ && /PERF_COUNT_SW_DUMMY/ && / = [0-9]+$/ { print NR; exit }' "$T/fcntl.txt")
+warm=${warm:-$(awk -v p="$cli" '$1 == p && /perf_event_open resumed/ && / = [0-9]+$/ { print NR; exit }' "$T/fcntl.txt")}
+first_clock=$(awk '/PERF_COUNT_SW_TASK_CLOCK/ { print NR; exit }' "$T/fcntl.txt")
+[ -n "$warm" ] || fail "corscope opened no perf_event of its own: $(grep perf_event_open "$T/fcntl.txt" | head -3)"
+[ -n "$first_clock" ] || fail "the agent opened no perf_event clock"
+[ "$warm" -lt "$first_clock" ] || fail "corscope's own perf_event (line $warm) was not open before the agent's first clock (line $first_clock)"
+# and none when the agent will not use perf_event clocks
+strace -f -qq -e trace=perf_event_open -o "$T/posix.txt" "$CORSCOPE" record -q --cpu-clock posix \
+    -o "$T/posix.corscope" -- $(app ManyThreads) 2 1 > /dev/null 2>&1 || fail "record --cpu-clock posix under strace failed"
+assert_eq "perf_event_open calls with --cpu-clock posix" "$(grep -c perf_event_open "$T/posix.txt" || true)" 0
+note "corscope's own perf_event open before the agent's first clock (strace lines $warm, $first_clock); none with --cpu-clock posix"
 
 # 2. a low fd limit: at most a quarter of it for clocks, the rest of the
 # threads on POSIX timers, said in the recording; the program unharmed
