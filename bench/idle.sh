@@ -7,31 +7,42 @@
 # (voluntary context switches); medians.
 #
 #   bench/idle.sh [RUNS] [BASE] [WINDOW]   (default 5, 1e5e112, 5)
+#   BUSY=1 bench/idle.sh ...   the other end: tests/apps/CpuShares, its
+#                              threads busy the whole time (samples, no
+#                              events), run 2 s longer than the window
 #
 # The default base is main before the loop slept longer while quiet
-# (loop_wake.h): every 10 ms, whatever arrived.
+# (loop_wake.h): every 10 ms, whatever arrived; for BUSY=1, take b3c37d0,
+# before it slept longer while only samples arrive.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-5}
 BASE=${2:-1e5e112}
 WINDOW=${3:-5}
+BUSY=${BUSY:-}
 source "$ROOT/bench/lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"; [ -n "${pid:-}" ] && kill "$pid" 2> /dev/null; true' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 make -C "$ROOT" -s all > /dev/null
 [ -f "$ROOT/build/apps/Fleet/Fleet.dll" ] || make -C "$ROOT" -s apps > /dev/null
+if [ -n "$BUSY" ]; then
+    PROGRAM=("$ROOT/build/apps/CpuShares/CpuShares.dll" "$((WINDOW + 3))")
+else
+    PROGRAM=("$ROOT/build/apps/Fleet/Fleet.dll" 0 wait-file "$T/never")
+fi
 
 rev=$(git -C "$ROOT" rev-parse --short "$BASE")
 OLD=$(base_agent "$rev")
 
-# run TAG AGENT: one idle Fleet; its agent thread's CPU (ms) and wake-ups
+# run TAG AGENT: one program (an idle Fleet, or busy CpuShares); its agent
+# thread's CPU (ms) and wake-ups
 # over the window, appended to $T/TAG.*
 run() {
     local tag=$1 agent=$2 tid= a b c1 c2
     CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \
         CORECLR_PROFILER_PATH="$agent" CORSCOPE_OUTPUT="$T/r-$tag-$RANDOM.corscope" \
-        dotnet "$ROOT/build/apps/Fleet/Fleet.dll" 0 wait-file "$T/never" > /dev/null &
+        dotnet "${PROGRAM[@]}" > /dev/null 2>&1 &
     pid=$!
     sleep 2
     tid=$(grep -lx corscope /proc/"$pid"/task/*/comm | head -1 | cut -d/ -f5)
@@ -55,7 +66,7 @@ for _ in $(seq "$RUNS"); do
     run tree "$ROOT/build/libcorscope.so"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "runs: $RUNS per agent, interleaved, a ${WINDOW} s idle window each; medians"
+echo "runs: $RUNS per agent, interleaved, a ${WINDOW} s $([ -n "$BUSY" ] && echo busy || echo idle) window each; medians"
 echo
 echo "| agent | agent thread CPU, ms per second | wake-ups per second |"
 echo "|---|---:|---:|"

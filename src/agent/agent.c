@@ -37,9 +37,19 @@
 #include "common/mem.h"
 #include "common/procmaps.h"
 
-/* How long the loop sleeps while anything arrives: callbacks' queues and
- * the threads' sample rings are drained at least this often then. */
+/* How long the loop sleeps while events or code arrive: callbacks' queues
+ * are drained, and compiled code published to the signal handler's walks,
+ * at least this often then. */
 #define CYCLE_NS 10000000ull
+/* While only samples arrive: the threads' rings hold many (a thread's 64
+ * KiB, some hundred samples), so they are drained every 16 sampling
+ * intervals, 10 to 50 ms; a sample that leaves its ring half full, an
+ * event, compiled code, or a walk that lacked unwind rows wakes the loop
+ * sooner (loop_wake.h).  Each wake-up costs the agent's thread about 40 us
+ * here: at 10 ms, a CPU-bound program's agent took 9.5 ms of CPU a second,
+ * at 50 ms 3.6 ms (docs/performance.md). */
+#define SAMPLES_CYCLE_MAX_NS 50000000ull
+#define SAMPLES_CYCLE_INTERVALS 16
 /* Cycles that record nothing (an idle service) double the sleep up to
  * this, which the next sample, event or compiled method cuts short
  * (loop_wake.h): an idle process's agent wakes 10 times a second, not
@@ -122,12 +132,12 @@ static void on_entry(void *ctx, const struct evq_entry *e)
         a->sources[e->source].ops->entry(a, &a->sources[e->source], e);
 }
 
-void agent_drain(struct agent *a, uint64_t until)
+uint64_t agent_drain(struct agent *a, uint64_t until)
 {
     EACH_SOURCE(a, s)
         if (s->ops->drain)
             s->ops->drain(a, s, until);
-    evq_drain(on_entry, a, until);
+    return evq_drain(on_entry, a, until);
 }
 
 /* Code is about to be forgotten: what was taken before must be recorded
@@ -169,8 +179,17 @@ static void record_unhandled(struct agent *a)
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
-    uint64_t sleep_ns; /* CYCLE_NS, longer while cycles record nothing */
+    uint64_t sleep_ns; /* CYCLE_NS; samples_cycle_ns while only samples come;
+                        * longer while cycles record nothing */
+    int work;          /* the last cycle took events or code (not only samples) */
 };
+
+/* How long the loop sleeps while only samples arrive. */
+static uint64_t samples_cycle_ns(const struct agent *a)
+{
+    uint64_t ns = a->cfg.interval_ns * SAMPLES_CYCLE_INTERVALS;
+    return ns < CYCLE_NS ? CYCLE_NS : ns > SAMPLES_CYCLE_MAX_NS ? SAMPLES_CYCLE_MAX_NS : ns;
+}
 
 static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 {
@@ -180,6 +199,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         hijack_refresh(); /* launched: at the first suspension (hijack.h) */
     if (atomic_exchange(&a->catch_up, 0))
         attach_catch_up(a);
+    uint64_t applied = codemap_applied();
     uint64_t complete = agent_update_code(a);
     uint64_t changes = thread_registry_changes();
     if (changes != ls->seen_changes || now - ls->names_ns >= NAMES_NS) {
@@ -195,7 +215,8 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         if (want && want < next)
             next = want;
     }
-    agent_drain(a, complete);
+    uint64_t events = agent_drain(a, complete);
+    ls->work = events || codemap_applied() != applied;
     resolve_bound(&a->resolver);
     thread_rings_reclaim();
     record_unhandled(a);
@@ -203,7 +224,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
 }
 
 /* Until the deadline or a wake-up (loop_wake.h: a poke, a stop, a sync,
- * or while quiet the next producer); may return early. */
+ * or the next producer of what `quiet` names); may return early. */
 static void sleep_until(struct agent *a, uint64_t deadline_ns, int quiet)
 {
     uint32_t seen = loop_wake_seen();
@@ -265,7 +286,7 @@ static void *loop_main(void *arg)
     companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
-    struct loop_state ls = {0, 0, CYCLE_NS};
+    struct loop_state ls = {0, 0, CYCLE_NS, 1};
     while (!atomic_load(&a->stopping) && !fatal_signal_signal()) {
         pthread_mutex_lock(&a->wake_lock);
         uint64_t sync = a->sync_asked;
@@ -274,17 +295,22 @@ static void *loop_main(void *arg)
         /* after a write error (halt) nothing is collected: the loop only
          * answers syncs and waits for Shutdown */
         uint64_t next = clock_now_ns() + HALTED_CYCLE_NS;
+        int quiet = 0; /* what may end the sleep early (loop_wake.h) */
         if (!a->halted) {
             uint64_t made = recorder_records(&a->out);
             next = cycle(a, &ls, clock_now_ns());
             /* (measured around the cycle alone: a flush's counters are
              * records too, and no sign of the program's activity) */
             if (recorder_records(&a->out) != made) {
-                ls.sleep_ns = CYCLE_NS; /* from this sleep on */
-                uint64_t soon = clock_now_ns() + CYCLE_NS;
+                /* from this sleep on */
+                ls.sleep_ns = ls.work ? CYCLE_NS : samples_cycle_ns(a);
+                quiet = ls.work ? 0 : LOOP_WAKE_WORK;
+                uint64_t soon = clock_now_ns() + ls.sleep_ns;
                 next = next < soon ? next : soon;
-            } else if ((ls.sleep_ns *= 2) > QUIET_MAX_NS) {
-                ls.sleep_ns = QUIET_MAX_NS;
+            } else {
+                if ((ls.sleep_ns *= 2) > QUIET_MAX_NS)
+                    ls.sleep_ns = QUIET_MAX_NS;
+                quiet = LOOP_WAKE_WORK | LOOP_WAKE_SAMPLES;
             }
         }
         if (sync != a->sync_done) {
@@ -313,7 +339,7 @@ static void *loop_main(void *arg)
             uint64_t now = clock_now_ns();
             if (next <= now)
                 break;
-            sleep_until(a, next, next - now > CYCLE_NS);
+            sleep_until(a, next, next - now > CYCLE_NS ? quiet : 0);
             if (atomic_load(&a->stopping) || atomic_load(&a->hurried) ||
                 !atomic_exchange(&a->poked, 0))
                 break;

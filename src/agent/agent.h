@@ -113,7 +113,8 @@ HIDDEN void agent_hurry(struct agent *a);
  * recording what preceded each unload first.  Returns the time up to which
  * the code map is complete. */
 HIDDEN uint64_t agent_update_code(struct agent *a);
-/* Loop: has every source record what was taken before `until` (drain). */
-HIDDEN void agent_drain(struct agent *a, uint64_t until);
+/* Loop: has every source record what was taken before `until` (drain).
+ * Returns the callbacks' events among it (evq_drain's count). */
+HIDDEN uint64_t agent_drain(struct agent *a, uint64_t until);
 
 #endif

@@ -66,6 +66,7 @@ static struct recorder *io; /* held from writing while ids_lock is held */
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct queued *queue_head, **queue_tail = &queue_head;
 static size_t queue_bytes;          /* under queue_lock */
+static uint64_t items_applied; /* the loop's: what codemap_update took */
 static _Atomic uint64_t queue_refused; /* methods not queued (budget) */
 static _Atomic int stopped;            /* codemap_stop: queue nothing more */
 
@@ -140,12 +141,17 @@ static void enqueue(struct item *item)
         free_item(item);
         return;
     }
-    loop_wake_if_quiet();
+    loop_wake_if_quiet(LOOP_WAKE_WORK);
 }
 
 uint64_t codemap_refused(void)
 {
     return atomic_load(&queue_refused);
+}
+
+uint64_t codemap_applied(void)
+{
+    return items_applied;
 }
 
 /* The runtime's parts of a code version (at most MAX_PARTS of the n it
@@ -582,6 +588,7 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     struct queued *q = take_queue();
     while (q) {
         struct item *item = q->item;
+        items_applied++;
         if (item->kind == ITEM_FORGET) {
             /* what was taken before the unload is recorded first, while
              * the unloaded code's ranges and names are still here; nothing

@@ -110,6 +110,9 @@ HIDDEN void codemap_stop(void);
 /* Compiled methods the callbacks did not queue because the loop had not
  * taken the queue for too long (its byte budget). */
 HIDDEN uint64_t codemap_refused(void);
+/* Loop: how many queued items (methods, images, unloads) codemap_update
+ * has applied so far. */
+HIDDEN uint64_t codemap_applied(void);
 
 /* Removes the ranges of code that can be unloaded (not permanent): of a
  * module, or of a DynamicMethod (tests and benchmarks: what an unload

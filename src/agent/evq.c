@@ -49,8 +49,8 @@
 #define MEMO_BYTES (2u * MEMO_FRAMES * sizeof(struct walk_memo_frame))
 /* How long a callback waits for the agent's thread to parse an unwind
  * table its walk needed (once per library, in the program's first moments;
- * the agent's thread parses at each 10 ms cycle, libcoreclr.so in 5 to 8
- * ms): long enough for a loaded machine, short enough to be no stall. */
+ * the waiting callback wakes the agent's thread, which parses libcoreclr.so
+ * in 5 to 8 ms): long enough for a loaded machine, short enough to be no stall. */
 #define PENDING_WAIT_NS 100000000ull
 
 /* The loop's copy of a stack sent in full (a queue's slot). */
@@ -349,7 +349,7 @@ NO_ASAN __attribute__((noinline)) int evq_push(uint32_t source, uint32_t kind,
     r->w[(head + 3) & r->mask] = words | depth << 32 | (sent ? SENT_BEFORE : 0);
     r->w[(head + 4) & r->mask] = ring_async_word(chain_n, chain_end, runner);
     atomic_store_explicit(&q->head, head + total, memory_order_release);
-    loop_wake_if_quiet();
+    loop_wake_if_quiet(LOOP_WAKE_WORK);
     if (max_depth)
         q->sent[hash % STACK_SLOTS] = hash;
     /* more than half full: a bigger ring next time it is empty */

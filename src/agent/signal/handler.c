@@ -192,7 +192,10 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     put(t, head + RING_FRAME_METHOD, frame.method);
     put(t, head + RING_ASYNC, ring_async_word(chain_n, chain_end, runner));
     atomic_store_explicit(&t->head, head + total, memory_order_release);
-    loop_wake_if_quiet();
+    if ((head + total - tail) * 2 > t->ring_mask + 1)
+        loop_wake_for_room(); /* drained before the next sample finds it full */
+    else
+        loop_wake_if_quiet(LOOP_WAKE_SAMPLES);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 static _Atomic uint32_t word;
+static _Atomic int woken_for_room; /* since the loop last began a sleep */
 _Atomic int loop_wake_quiet;
 
 uint32_t loop_wake_seen(void)
@@ -22,6 +23,7 @@ void loop_wake_wait(uint32_t seen, uint64_t deadline_ns, int quiet)
 {
     struct timespec at = {(time_t)(deadline_ns / 1000000000ull),
                           (long)(deadline_ns % 1000000000ull)};
+    atomic_store(&woken_for_room, 0);
     atomic_store(&loop_wake_quiet, quiet);
     /* absolute, on CLOCK_MONOTONIC (FUTEX_WAIT_BITSET without
      * FUTEX_CLOCK_REALTIME); returns at once when the word moved */
@@ -35,4 +37,10 @@ void loop_wake(void)
     atomic_fetch_add(&word, 1);
     syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = saved;
+}
+
+void loop_wake_for_room(void)
+{
+    if (!atomic_exchange(&woken_for_room, 1))
+        loop_wake();
 }

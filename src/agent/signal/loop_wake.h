@@ -4,12 +4,15 @@
  *
  * The loop sleeps on a futex word, not on a condition variable: waking it
  * is an increment and a FUTEX_WAKE, which a signal handler may do (no
- * lock, no allocation).  While samples, events or code arrive the loop
- * wakes every 10 ms; when its cycles find nothing (an idle service) it
- * sleeps longer, and says so: it is then "quiet", and the first producer
- * that adds work (a sample into a thread's ring, an event into a queue,
- * newly compiled code) wakes it, so that a quiet loop delays nothing but a
- * lone item that nothing follows.  One system call per return from quiet,
+ * lock, no allocation).  While events or code arrive the loop wakes every
+ * 10 ms.  When only samples arrive it sleeps longer (the threads' rings
+ * hold many: agent.c), and the first event, compiled method or walk that
+ * lacked unwind rows wakes it (LOOP_WAKE_WORK), as does a sample that
+ * leaves its ring more than half full (loop_wake_for_room).  When its
+ * cycles find nothing at all (an idle service) it sleeps longer still, and
+ * the first producer of anything wakes it (LOOP_WAKE_WORK and
+ * LOOP_WAKE_SAMPLES), so that a quiet loop delays nothing but a lone item
+ * that nothing follows.  One system call per return from a long sleep,
  * none otherwise: a producer reads one shared word.
  */
 #ifndef CORSCOPE_LOOP_WAKE_H
@@ -20,25 +23,37 @@
 
 #include "common/visibility.h"
 
-/* Set while the loop sleeps quietly (loop_wake_if_quiet's only state). */
+/* What ends a long sleep early (loop_wake_quiet's bits). */
+#define LOOP_WAKE_SAMPLES 1 /* a sample into a thread's ring */
+#define LOOP_WAKE_WORK 2    /* an event, compiled code, unwind rows a walk lacked */
+
+/* While the loop sleeps long: which producers end the sleep (0 when none:
+ * it sleeps a short cycle).  loop_wake_if_quiet's only state. */
 extern HIDDEN _Atomic int loop_wake_quiet;
 
 /* The loop: the word as it is before the loop looks for work; then
  * loop_wake_wait sleeps only if nobody woke it since. */
 HIDDEN uint32_t loop_wake_seen(void);
 /* The loop: sleeps until loop_wake (after `seen` was read) or until
- * deadline_ns (CLOCK_MONOTONIC); quiet: the sleep is a long one, which the
- * next producer cuts short. */
+ * deadline_ns (CLOCK_MONOTONIC); quiet: the LOOP_WAKE_ bits of the
+ * producers that cut this sleep short (0: none, a short sleep). */
 HIDDEN void loop_wake_wait(uint32_t seen, uint64_t deadline_ns, int quiet);
 /* Any thread, async-signal-safe: wakes the loop now. */
 HIDDEN void loop_wake(void);
-/* Producers, async-signal-safe: wakes the loop if it sleeps quietly (the
- * first caller after it went quiet makes the system call). */
-static inline void loop_wake_if_quiet(void)
+/* A signal handler whose sample left its thread's ring more than half
+ * full: wakes the loop, once until it sleeps again. */
+HIDDEN void loop_wake_for_room(void);
+/* Producers, async-signal-safe: wakes the loop if its sleep is one that
+ * `what` (a LOOP_WAKE_ bit) ends (the first such caller makes the system
+ * call). */
+static inline void loop_wake_if_quiet(int what)
 {
-    if (atomic_load_explicit(&loop_wake_quiet, memory_order_relaxed) &&
-        atomic_exchange(&loop_wake_quiet, 0))
-        loop_wake();
+    int quiet = atomic_load_explicit(&loop_wake_quiet, memory_order_relaxed);
+    while (quiet & what)
+        if (atomic_compare_exchange_weak(&loop_wake_quiet, &quiet, 0)) {
+            loop_wake();
+            return;
+        }
 }
 
 #endif

@@ -55,6 +55,7 @@
 
 #include "agent/signal/arch.h"
 #include "agent/signal/cfi.h"
+#include "agent/signal/loop_wake.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/walk_step.h"
 #include "common/clock.h"
@@ -209,8 +210,10 @@ static void request(uintptr_t at, int pending)
     }
     if (!atomic_load_explicit(&any_requests, memory_order_relaxed))
         atomic_store_explicit(&any_requests, 1, memory_order_release);
-    if (pending && !atomic_load_explicit(&any_wanted, memory_order_relaxed))
+    if (pending && !atomic_load_explicit(&any_wanted, memory_order_relaxed)) {
         atomic_store_explicit(&any_wanted, 1, memory_order_release);
+        loop_wake_if_quiet(LOOP_WAKE_WORK); /* walks go on guessing until it decodes */
+    }
 }
 
 /* The cache's answer for link-time pc: 1 known (*row, NULL where no CFI
@@ -258,6 +261,7 @@ static enum look look_up(struct nu_module *m, uint64_t pc, struct cfi_row *buf,
             if (!atomic_load_explicit(&m->wanted, memory_order_relaxed)) {
                 atomic_store_explicit(&m->wanted, 1, memory_order_relaxed);
                 atomic_store_explicit(&any_wanted, 1, memory_order_release);
+                loop_wake_if_quiet(LOOP_WAKE_WORK);
             }
             return LOOK_PENDING;
         }

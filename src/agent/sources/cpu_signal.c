@@ -232,8 +232,9 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     sampled_threads_cycle(&s->set, now);
     if (s->cpu)
         cpu_clock_settle(&s->clock, s->set.threads);
-    /* cpu mode: the rings are emptied at the loop's own pace, every 10 ms
-     * while samples come (a sample wakes a quiet loop: loop_wake.h) */
+    /* cpu mode: the rings are emptied at the loop's own pace, every 10 to
+     * 50 ms while only samples come (agent.c; a ring half full, or a sample
+     * into a quiet loop, wakes it: loop_wake.h) */
     uint64_t next = 0;
     if (!s->cpu) {
         if (now >= s->next_tick) {
