@@ -4,6 +4,10 @@
 # fixed 10 ms it woke 85 to 100 times: docs/performance.md); when the work
 # begins, its first samples wake the loop: no sample is dropped, the work
 # is in the recording, and the program's output is its own.
+# The other end, a program whose threads are busy the whole time (samples,
+# no events): the loop drains the rings every 16 sampling intervals, 50 ms
+# at the default 10 ms (it woke every 10 ms: about 100 times a second), and
+# loses none of them.
 source "$(dirname "$0")/lib.sh"
 
 cs record -q -i 1ms --cpu-clock perf -o "$T/idle.corscope" -- $(app Fleet) 2 idle-first 4 \
@@ -34,3 +38,28 @@ burn=$(cs report -f collapsed --weight samples "$T/idle.corscope" 2> /dev/null |
     collapsed_sum /dev/stdin 'Fleet\.Work\.Burn(;| )')
 assert_ge "samples in Fleet.Work.Burn after the idle spell" "$burn" 50
 note "idle: the agent woke $woke times in a second; then $burn samples of the work, none dropped"
+
+# busy: CpuShares for 3 s at the default interval
+cs record -q -o "$T/busy.corscope" -- $(app CpuShares) 3 > "$T/busy.out" 2> "$T/busy.err" &
+rec=$!
+pid= tid=
+for _ in $(seq 200); do
+    for p in $(pgrep -f 'CpuShares.dll 3'); do
+        [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
+    done
+    [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
+    [ -n "$tid" ] && break
+    sleep 0.05
+done
+[ -n "$tid" ] || fail "no agent thread in CpuShares: $(cat "$T/busy.err")"
+sleep 1
+a=$(switches)
+sleep 1
+b=$(switches)
+wait "$rec" || fail "record CpuShares: $(cat "$T/busy.err")"
+woke=$((b - a))
+[ "$woke" -le 40 ] || fail "the agent woke $woke times in a busy second (at most 40)"
+assert_eq "busy: dropped samples" "$(counter "$T/busy.corscope" dropped_samples)" 0
+samples=$(counter "$T/busy.corscope" samples)
+assert_ge "busy: samples (3 s of work at 10 ms; fewer beside other load)" "$samples" 50
+note "busy: the agent woke $woke times in a second; $samples samples, none dropped"
