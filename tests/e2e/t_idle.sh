@@ -10,20 +10,27 @@
 # loses none of them.
 source "$(dirname "$0")/lib.sh"
 
+# find_agent PATTERN: sets pid (the dotnet process whose command line
+# matches) and tid (its agent thread), waiting up to 10 s for them
+find_agent() {
+    local p
+    pid= tid=
+    for _ in $(seq 200); do
+        for p in $(pgrep -f "$1"); do
+            [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
+        done
+        [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
+        [ -n "$tid" ] && return
+        sleep 0.05
+    done
+}
+switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/task/"$tid"/status; }
+
 cs record -q -i 1ms --cpu-clock perf -o "$T/idle.corscope" -- $(app Fleet) 2 idle-first 4 \
     > "$T/out" 2> "$T/err" &
 rec=$!
-pid= tid=
-for _ in $(seq 200); do
-    for p in $(pgrep -f 'Fleet.dll 2 idle-first 4'); do
-        [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
-    done
-    [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
-    [ -n "$tid" ] && break
-    sleep 0.05
-done
+find_agent 'Fleet.dll 2 idle-first 4'
 [ -n "$tid" ] || fail "no agent thread in the program: $(cat "$T/err")"
-switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/task/"$tid"/status; }
 # a second for the start-up's compilations, then a second of idling
 sleep 1
 a=$(switches)
@@ -42,15 +49,7 @@ note "idle: the agent woke $woke times in a second; then $burn samples of the wo
 # busy: CpuShares for 3 s at the default interval
 cs record -q -o "$T/busy.corscope" -- $(app CpuShares) 3 > "$T/busy.out" 2> "$T/busy.err" &
 rec=$!
-pid= tid=
-for _ in $(seq 200); do
-    for p in $(pgrep -f 'CpuShares.dll 3'); do
-        [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
-    done
-    [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
-    [ -n "$tid" ] && break
-    sleep 0.05
-done
+find_agent 'CpuShares.dll 3'
 [ -n "$tid" ] || fail "no agent thread in CpuShares: $(cat "$T/busy.err")"
 sleep 1
 a=$(switches)

@@ -100,20 +100,33 @@ static void test_copy_high_keeps_the_original(void)
 
 /* A clock opened low (the table had not grown): settled while the
  * thread's handler is inside a tick, then after it. */
-static void test_settle_waits_for_the_tick(void)
+/* A thread whose clock was opened low, as start_perf leaves it when the
+ * table has not grown (an eventfd stands for the perf_event), and the
+ * clock state that counts it; NULL when it cannot be made. */
+static struct sthread *low_clock(struct cpu_clock *c)
 {
     struct sthread *t = calloc(1, sizeof *t);
-    REQUIRE(t != NULL);
-    int low = eventfd(0, EFD_CLOEXEC); /* stands for the perf_event */
-    REQUIRE(low >= 0);
+    int low = eventfd(0, EFD_CLOEXEC);
+    if (!t || low < 0) {
+        free(t);
+        return NULL;
+    }
     atomic_store(&t->perf_fd, low);
     t->perf_sig_fd = low;
     t->perf_low = 1;
     t->perf_old_fd = -1;
+    memset(c, 0, sizeof *c);
+    c->perf_open = 1;
+    c->unsettled = 1;
+    return t;
+}
+
+static void test_settle_waits_for_the_tick(void)
+{
     struct cpu_clock c;
-    memset(&c, 0, sizeof c);
-    c.perf_open = 1;
-    c.unsettled = 1;
+    struct sthread *t = low_clock(&c);
+    REQUIRE(t != NULL);
+    int low = t->perf_sig_fd;
 
     atomic_store(&t->perf_ticking, 1); /* a tick read the low number */
     cpu_clock_settle(&c, t);
@@ -145,18 +158,10 @@ static void test_settle_waits_for_the_tick(void)
  * and the count of clocks to settle comes down. */
 static void test_release_before_settling(void)
 {
-    struct sthread *t = calloc(1, sizeof *t);
-    REQUIRE(t != NULL);
-    int low = eventfd(0, EFD_CLOEXEC);
-    REQUIRE(low >= 0);
-    atomic_store(&t->perf_fd, low);
-    t->perf_sig_fd = low;
-    t->perf_low = 1;
-    t->perf_old_fd = -1;
     struct cpu_clock c;
-    memset(&c, 0, sizeof c);
-    c.perf_open = 1;
-    c.unsettled = 1;
+    struct sthread *t = low_clock(&c);
+    REQUIRE(t != NULL);
+    int low = t->perf_sig_fd;
     cpu_clock_release(&c, t);
     CHECK(!is_open(low));
     CHECK_EQ(c.unsettled, 0);
