@@ -45,9 +45,9 @@
  * KiB, some hundred samples), so they are drained every 16 sampling
  * intervals, 10 to 50 ms; a sample that leaves its ring half full, an
  * event, compiled code, or a walk that lacked unwind rows wakes the loop
- * sooner (loop_wake.h).  Each wake-up costs the agent's thread about 40 us
- * here: at 10 ms, a CPU-bound program's agent took 9.5 ms of CPU a second,
- * at 50 ms 3.6 ms (docs/performance.md). */
+ * sooner (loop_wake.h).  A wake-up and its cycle cost the agent's thread
+ * 40 to 60 us here: at 10 ms, a CPU-bound program's agent took 6.2 ms of
+ * CPU a second, now 2.1 ms (BUSY=1 bench/idle.sh, docs/performance.md). */
 #define SAMPLES_CYCLE_MAX_NS 50000000ull
 #define SAMPLES_CYCLE_INTERVALS 16
 /* Cycles that record nothing (an idle service) double the sleep up to
