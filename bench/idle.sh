@@ -36,8 +36,7 @@ rev=$(git -C "$ROOT" rev-parse --short "$BASE")
 OLD=$(base_agent "$rev")
 
 # run TAG AGENT: one program (an idle Fleet, or busy CpuShares); its agent
-# thread's CPU (ms) and wake-ups
-# over the window, appended to $T/TAG.*
+# thread's CPU (ms) and wake-ups over the window, appended to $T/TAG.*
 run() {
     local tag=$1 agent=$2 tid= a b c1 c2
     CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{14DE3B91-04FE-4EFB-B588-CD7BB380C74A}' \

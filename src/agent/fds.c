@@ -37,9 +37,9 @@ static size_t high_floor(void)
  * the starter when that thread could not be made), so pthread_create
  * orders every access. */
 static pthread_t grower;
-static int grower_running, table_grown;
+static int grower_running;
 static _Atomic pid_t grower_tid; /* 0 until the thread says */
-static _Atomic int grower_done;  /* the table has grown (or could not) */
+static _Atomic int grower_done;  /* the table has grown (or could not): for good */
 
 static void *grow(void *arg)
 {
@@ -59,18 +59,15 @@ static void *grow(void *arg)
 
 void fds_grow_start(void)
 {
-    if (grower_running || table_grown)
+    if (grower_running || atomic_load(&grower_done))
         return;
-    atomic_store(&grower_tid, 0);
-    atomic_store(&grower_done, 0);
     /* every signal blocked: the caller's mask is inherited */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* without it the agent's thread grows the table at its first clock */
     grower_running = pthread_create(&grower, NULL, grow, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    /* without it the agent's thread grows the table at its first clock */
-    table_grown = grower_running;
 }
 
 pid_t fds_grower(void)
@@ -92,7 +89,6 @@ void fds_grow_join(void)
         return;
     pthread_join(grower, NULL);
     grower_running = 0;
-    atomic_store(&grower_tid, 0);
 }
 
 int fds_high_ready(void)

@@ -21,7 +21,7 @@
 
 /* Growing the descriptor table to hold the high numbers waits for an RCU
  * grace period (the kernel must not free the old table under a thread that
- * reads it: 8 to 15 ms here), and while the agent's thread waits, no clock
+ * reads it: 7 to 10 ms here), and while the agent's thread waits, no clock
  * is armed and the program runs unsampled.  fds_grow_start, in Initialize,
  * grows it on a short-lived thread of its own, while the agent's thread
  * starts (its first perf_event_open may wait for a grace period of its
