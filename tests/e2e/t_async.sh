@@ -126,7 +126,13 @@ done
 # --async=off: today's stacks (the thread pool's frames, the state
 # machines' names, no [async] frame)
 cs record -q --force --async=off -i 1ms -o "$T/plain.corscope" -- $(app AsyncChain) chain 300 > /dev/null 2>&1
-cs check "$T/plain.corscope" | grep -q '^  async' && fail "check says async without it"
+cs check "$T/plain.corscope" > "$T/plain-check.txt" 2>&1
+grep -q '^  async' "$T/plain-check.txt" && fail "check says async without it"
+# what the rewrite cost the agent's thread is in the recording (0 without)
+grep -Eq ' async_rewrite_ns=0( |$)' "$T/plain-check.txt" || fail "async_rewrite_ns not 0 without --async: $(grep -o 'async_rewrite_ns=[0-9]*' "$T/plain-check.txt")"
+rewrite_ns=$(grep -o ' async_rewrite_ns=[0-9]*' "$T/check.txt" | cut -d= -f2)
+[ -n "$rewrite_ns" ] && [ "$rewrite_ns" -gt 0 ] || fail "no async_rewrite_ns in the recording with --async"
+note "the rewrite took $((rewrite_ns / 1000)) us of the agent thread's CPU"
 cs report -f collapsed "$T/plain.corscope" > "$T/plain.txt" 2> /dev/null
 ! grep -q '\[async\]' "$T/plain.txt" || fail "[async] frames without --async"
 grep -q 'AsyncChain\.Chain+<C>d__[0-9]*\.MoveNext;AsyncChain\.Work\.BurnC' "$T/plain.txt" ||
