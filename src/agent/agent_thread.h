@@ -119,6 +119,14 @@ struct agent_watch {
     uint64_t message[AGENT_WATCH_MESSAGE_WORDS];
 };
 
+/* async/enter.c: the homes of the rewritten async frames running on the
+ * thread, outermost first (the first AGENT_ASYNC_NEST of `depth`). */
+#define AGENT_ASYNC_NEST 16
+struct agent_async {
+    uint32_t depth;
+    uintptr_t homes[AGENT_ASYNC_NEST];
+};
+
 struct agent_thread {
     pid_t tid; /* the OS thread id, 0 until agent_thread_tid asks */
     struct agent_activities activities;
@@ -127,6 +135,7 @@ struct agent_thread {
     struct agent_unhandled unhandled;
     struct agent_exceptions exceptions;
     struct agent_watch watch;
+    struct agent_async async;
 };
 
 /* The calling thread's block, made on first use; NULL when it cannot be

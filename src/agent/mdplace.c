@@ -162,7 +162,9 @@ mdTypeDef mdplace_find_type(const struct md *m, const char *full_name)
     return 0;
 }
 
-mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name)
+mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name,
+                                int (*accept)(const uint8_t *sig, uint32_t len, void *ctx),
+                                void *ctx)
 {
     uint32_t row = type & 0xffffff;
     uint32_t types = md_rows(m, MD_TYPEDEF), methods = md_rows(m, MD_METHODDEF);
@@ -174,9 +176,16 @@ mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *
         end = md_get(m, MD_TYPEDEF, row + 1, MD_TYPEDEF_METHODLIST);
     if (end > methods + 1)
         end = methods + 1;
-    for (uint32_t i = first; i && i < end; i++)
-        if (!strcmp(md_string(m, md_get(m, MD_METHODDEF, i, MD_METHODDEF_NAME)), name))
+    for (uint32_t i = first; i && i < end; i++) {
+        if (strcmp(md_string(m, md_get(m, MD_METHODDEF, i, MD_METHODDEF_NAME)), name))
+            continue;
+        const uint8_t *sig;
+        uint32_t len;
+        if (!accept || (md_blob(m, md_get(m, MD_METHODDEF, i, MD_METHODDEF_SIGNATURE), &sig,
+                                &len) == 0 &&
+                        accept(sig, len, ctx)))
             return md_token(MD_METHODDEF, i);
+    }
     return 0;
 }
 

@@ -47,8 +47,12 @@ HIDDEN int mdplace_method(const struct md *m, mdMethodDef method, char *name, si
                           uint32_t *arity, mdTypeDef *type);
 /* A top-level TypeDef by its full name ("Namespace.Name"), 0 when absent. */
 HIDDEN mdTypeDef mdplace_find_type(const struct md *m, const char *full_name);
-/* The first method of a TypeDef with that name, 0 when none. */
-HIDDEN mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name);
+/* The first method of a TypeDef with that name whose signature blob
+ * accept takes (NULL: any), 0 when none. */
+HIDDEN mdMethodDef mdplace_find_method(const struct md *m, mdTypeDef type, const char *name,
+                                       int (*accept)(const uint8_t *sig, uint32_t len,
+                                                     void *ctx),
+                                       void *ctx);
 /* A type nested in `outer` by its own name, 0 when absent. */
 HIDDEN mdTypeDef mdplace_find_nested(const struct md *m, mdTypeDef outer, const char *name);
 /* The runtime's own metadata interface of a module (GetModuleMetaData),

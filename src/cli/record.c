@@ -347,7 +347,7 @@ static int parse_args(int argc, char **argv, struct record_run *rr)
             return cli_usage_error("record", "%s %s: %s", opt, optarg, err);
     }
     /* logical async stacks unless asked not to, for a program record starts
-     * (docs/async.md: a few nanoseconds per resumption); not by default
+     * (docs/async.md: about 16 ns per resumption); not by default
      * for an attach: the runtime does not let an agent that rewrote code
      * detach */
     if (!async_opt && !rr->attach_pid)

@@ -133,6 +133,9 @@ grep -Eq ' async_rewrite_ns=0( |$)' "$T/plain-check.txt" || fail "async_rewrite_
 rewrite_ns=$(grep -o ' async_rewrite_ns=[0-9]*' "$T/check.txt" | cut -d= -f2)
 [ -n "$rewrite_ns" ] && [ "$rewrite_ns" -gt 0 ] || fail "no async_rewrite_ns in the recording with --async"
 note "the rewrite took $((rewrite_ns / 1000)) us of the agent thread's CPU"
+# (that it opens no metadata through the runtime: t_metadata)
+grep -Eq ' async_too_deep=0( |$)' "$T/check.txt" ||
+    fail "resumptions nested past what the agent keeps: $(grep -o 'async_too_deep=[0-9]*' "$T/check.txt")"
 cs report -f collapsed "$T/plain.corscope" > "$T/plain.txt" 2> /dev/null
 ! grep -q '\[async\]' "$T/plain.txt" || fail "[async] frames without --async"
 grep -q 'AsyncChain\.Chain+<C>d__[0-9]*\.MoveNext;AsyncChain\.Work\.BurnC' "$T/plain.txt" ||
@@ -162,6 +165,26 @@ expect "pooling alone, whole run" BurnPooling \
 cs report -f collapsed --from 300ms "$T/pooling.corscope" > "$T/collapsed.txt" 2> /dev/null
 expect "pooling alone, from 300 ms" BurnPooling \
     "${A}Pooling\.A;${A}Pooling\.B;AsyncChain\.Pooling\.C;${W}BurnPooling(;| )"
+# resumptions nested on one thread (each caller resumed inline inside the
+# one it awaited, 20 deep): the agent keeps the homes of 16; the 11th's
+# samples show its 9 awaiting levels, the 20th's none (their slot is 0:
+# no chain rather than a wrong one), and the recording counts the
+# resumptions past the 16th, 4 per call (fewer: calls before the ReJIT
+# landed count none)
+cs record -q --force -i 1ms --cpu-clock perf -o "$T/nested.corscope" -- $(app AsyncChain) nested 600 \
+    > "$T/nested.txt" 2> "$T/err.txt" || fail "record nested: $(cat "$T/err.txt")"
+calls=$(awk '/^nested calls/ { print $3 }' "$T/nested.txt")
+too_deep=$(cs check "$T/nested.corscope" | grep -o ' async_too_deep=[0-9]*' | cut -d= -f2)
+note "nested: async_too_deep=$too_deep for $calls calls"
+[ -n "$calls" ] && [ -n "$too_deep" ] && [ "$too_deep" -gt 0 ] && [ "$too_deep" -le $((4 * calls)) ] ||
+    fail "nested: async_too_deep=$too_deep for $calls calls of 4 resumptions past the 16th"
+cs report -f collapsed "$T/nested.corscope" > "$T/collapsed.txt" 2> /dev/null
+levels=
+for _ in $(seq 9); do levels+="${A}Nested\.Level;"; done
+expect "nested 11 deep" BurnNestedMid "(^|;)${levels}AsyncChain\.Nested\.Level;${W}BurnNestedMid(;| )" 90
+deep=$(share BurnNested '\[async\]')
+[ "$deep" != none ] || fail "nested: no sample of Work.BurnNested"
+[ "${deep% *}" = 0.0 ] || fail "nested 20 deep: ${deep% *}% of Work.BurnNested's samples under a chain"
 cs record -q --force -o "$T/sync.corscope" -- $(app Memory) exact 200 > /dev/null 2> "$T/err.txt" ||
     fail "record Memory: $(cat "$T/err.txt")"
 cs check "$T/sync.corscope" > "$T/check.txt" 2>&1

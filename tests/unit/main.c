@@ -52,9 +52,9 @@ void test_run(const char *name, void (*fn)(void))
     X(out_pprof) X(ipc) X(control) X(control_client) X(status) X(trace) X(shadow) X(mcode)    \
     X(walk) X(mshape) X(mshape_arm64) X(lifecycle) X(container) X(il) X(inflate) X(assembly)   \
     X(covfile) X(pushcfg) X(pstream) X(pdefs) X(pushreq) X(http) X(spool) X(session)           \
-    X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain) X(sig) X(chunk)   \
+    X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain) X(async_enter) X(sig)    \
     X(agent_thread) X(clock_cost) X(mdplace) X(stubcode) X(unhandled) X(pac) X(loop_wake)   \
-    X(procmaps) X(vma_query) X(fds)
+    X(procmaps) X(vma_query) X(fds) X(chunk)
 #endif
 
 #define DECLARE(s) void suite_##s(void);

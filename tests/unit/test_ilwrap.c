@@ -1,7 +1,8 @@
 /*
  * Unit tests of the IL rewrite of logical async stacks (async/ilwrap.h),
  * made by the IL engine: tiny and fat bodies, branches, switches and
- * exception clauses moved, what it refuses, the local signature.
+ * exception clauses moved, what it refuses, the calli signatures it can
+ * use (those of .NET 8, 9 and 10's CoreLib among them).
  */
 #include <stdint.h>
 #include <string.h>
@@ -38,36 +39,50 @@ static uint32_t find_op(const struct il_body *w, uint32_t from, uint16_t op)
     return ~0u;
 }
 
+/* The call: [ldc.i4.0; conv.i] for each parameter after the first, then
+ * ldc.i8 <fn>; conv.i; calli <sig>; [pop].  Returns the offset after it,
+ * or ~0 when the bytes at p are not that. */
+static uint32_t check_call(const uint8_t *code, uint32_t p, const struct ilwrap_in *in)
+{
+    for (uint32_t i = 1; i < in->calli.params; i++, p += 2)
+        if (code[p] != 0x16 || code[p + 1] != 0xD3)
+            return ~0u;
+    uint64_t fn = 0;
+    memcpy(&fn, code + p + 1, 8);
+    if (code[p] != 0x21 || fn != in->enter_fn || code[p + 9] != 0xD3 || code[p + 10] != 0x29 ||
+        get32(code + p + 11) != in->calli.token)
+        return ~0u;
+    p += 15;
+    if (in->calli.returns && code[p++] != 0x26)
+        return ~0u;
+    return p;
+}
+
 static void test_ilwrap_tiny(void)
 {
     /* ldarg.0; brfalse.s +1; nop; ret  (tiny: 5 bytes) */
     static const uint8_t m[] = {0x02 | (5 << 2), 0x02, 0x2C, 0x01, 0x00, 0x2A};
-    struct ilwrap_in in = {m, sizeof m, 0, 0x11000042, 0x11000043, 0x1122334455667788ull};
+    struct ilwrap_in in = {m, sizeof m, {0x11000043, 2, 1, 1}, 0x1122334455667788ull};
     struct il_rewritten r;
     struct il_body w;
     REQUIRE(wrap(&in, &r, &w));
-    CHECK_EQ(w.local_sig, 0x11000042);
+    CHECK_EQ(w.local_sig, 0); /* no locals added: none before, none after */
     CHECK(w.max_stack >= 3);
-    /* the prologue: ldc.i8 <fn>; conv.i; calli <sig> */
-    CHECK_EQ(w.code[0], 0x21);
-    uint64_t fn = 0;
-    memcpy(&fn, w.code + 1, 8);
-    CHECK_EQ(fn, 0x1122334455667788ull);
-    CHECK_EQ(w.code[9], 0xD3);
-    CHECK_EQ(w.code[10], 0x29);
-    CHECK_EQ(get32(w.code + 11), 0x11000043);
-    /* new locals are 0, 1, 2 (no original ones): the slot, the previous
-     * value, the object; the object is stored from ldarg.0 */
-    uint32_t ldarg = find_op(&w, 15, 0x02);
-    REQUIRE(ldarg != ~0u);
-    CHECK(w.code[ldarg + 1] == 0xFE && w.code[ldarg + 2] == 0x0E && w.code[ldarg + 3] == 2);
+    /* the prologue: ldarga.s 0; conv.u; ldc.i4.0; conv.i; ldc.i8 <fn>;
+     * conv.i; calli <sig>; pop */
+    CHECK(w.code[0] == 0x0F && w.code[1] == 0 && w.code[2] == 0xE0);
+    uint32_t after = check_call(w.code, 3, &in);
+    REQUIRE(after != ~0u);
     /* one clause: a finally around the original code, after the prologue */
     REQUIRE(w.clause_count == 1);
     const struct il_clause *c = &w.clauses[0];
     CHECK_EQ(c->flags, IL_CLAUSE_FINALLY);
-    CHECK(c->try_offset > ldarg);
+    CHECK_EQ(c->try_offset, after);
     uint32_t h_off = c->handler_offset, h_len = c->handler_length, try_off = c->try_offset;
     CHECK_EQ(h_off, try_off + c->try_length);
+    /* the finally: ldc.i4.0; conv.i (the leave), the call, endfinally */
+    CHECK(w.code[h_off] == 0x16 && w.code[h_off + 1] == 0xD3);
+    CHECK_EQ(check_call(w.code, h_off + 2, &in), h_off + h_len - 1);
     CHECK_EQ(w.code[h_off + h_len - 1], 0xDC); /* endfinally */
     CHECK_EQ(w.code[h_off + h_len], 0x2A);     /* then the only ret */
     CHECK_EQ(h_off + h_len + 1, w.code_size);
@@ -81,6 +96,14 @@ static void test_ilwrap_tiny(void)
     CHECK_EQ(w.code[try_off + 4], 0xDD); /* leave */
     CHECK_EQ(try_off + 4 + 5 + (int32_t)get32(w.code + try_off + 5), h_off + h_len);
     CHECK_EQ(find_op(&w, 0, 0x2A), h_off + h_len);
+    il_body_free(&w);
+    il_rewritten_free(&r);
+    /* a one-parameter signature returning nothing: no padding, no pop */
+    struct ilwrap_in one = {m, sizeof m, {0x11000044, 1, 0, 0}, 0x1000};
+    REQUIRE(wrap(&one, &r, &w));
+    REQUIRE(w.clause_count == 1);
+    CHECK_EQ(check_call(w.code, 3, &one), w.clauses[0].try_offset);
+    CHECK(w.max_stack >= 2);
     il_body_free(&w);
     il_rewritten_free(&r);
 }
@@ -121,12 +144,13 @@ static void test_ilwrap_fat(void)
     c[5] = 21;               /* handler offset (u16) */
     c[7] = 2;                /* handler length (u8) */
     size_t total = at + 16;
-    struct ilwrap_in in = {m, total, 5, 0x11000099, 0x1100009A, 0x1000};
+    struct ilwrap_in in = {m, total, {0x1100009A, 1, 1, 0}, 0x1000};
     struct il_rewritten r;
     struct il_body w;
     REQUIRE(wrap(&in, &r, &w));
-    CHECK(w.max_stack >= 3);
+    CHECK(w.max_stack >= 2);
     CHECK(w.init_locals); /* InitLocals kept */
+    CHECK_EQ(w.local_sig, 0x11000007); /* and its locals */
     REQUIRE(w.clause_count == 2);
     /* the original's clause first; ours after it, enclosing it */
     const struct il_clause *mine = &w.clauses[0], *ours = &w.clauses[1];
@@ -152,10 +176,8 @@ static void test_ilwrap_fat(void)
     uint32_t base = sw + 13;
     CHECK_EQ(w.code[base + get32(w.code + sw + 5)], 0xDD);
     CHECK_EQ(base + get32(w.code + sw + 9), t0);
-    /* the new locals are 5, 6, 7 */
-    uint32_t st = find_op(&w, 0, 0xFE0E);
-    REQUIRE(st != ~0u);
-    CHECK(w.code[st + 2] == 5);
+    /* the entry code stores nothing in a local */
+    CHECK_EQ(find_op(&w, 0, 0xFE0E), ~0u);
     il_body_free(&w);
     il_rewritten_free(&r);
 }
@@ -166,7 +188,7 @@ static void test_ilwrap_refuses(void)
     char why[200];
     /* an unknown opcode */
     static const uint8_t bad[] = {0x02 | (2 << 2), 0xA6, 0x2A};
-    struct ilwrap_in in = {bad, sizeof bad, 0, 1, 2, 3};
+    struct ilwrap_in in = {bad, sizeof bad, {0x11000001, 1, 0, 0}, 3};
     CHECK(ilwrap_publish(&in, &r, why, sizeof why) < 0);
     /* tail. call: cannot sit in a try */
     static const uint8_t tail[] = {0x02 | (8 << 2), 0xFE, 0x14, 0x28, 1, 0, 0, 6, 0x2A};
@@ -190,36 +212,68 @@ static void test_ilwrap_refuses(void)
     in.method = cut;
     in.size = sizeof cut;
     CHECK(ilwrap_publish(&in, &r, why, sizeof why) < 0);
-    /* no room for three more locals */
+    /* no signature to call with */
     static const uint8_t ok[] = {0x02 | (1 << 2), 0x2A};
     in.method = ok;
     in.size = sizeof ok;
-    in.first_local = 0xfffe;
+    REQUIRE(ilwrap_publish(&in, &r, why, sizeof why) == 0);
+    il_rewritten_free(&r);
+    in.calli.token = 0;
     CHECK(ilwrap_publish(&in, &r, why, sizeof why) < 0);
 }
 
-static void test_ilwrap_locals_sig(void)
+/* Which StandAloneSig blobs the call can use, and which is best. */
+static void test_ilwrap_calli_sigs(void)
 {
-    uint8_t out[64];
-    size_t n = 0;
-    CHECK_EQ(ilwrap_locals(NULL, 0, out, sizeof out, &n), 0);
-    CHECK_EQ(n, 5);
-    CHECK(out[0] == 0x07 && out[1] == 3 && out[2] == 0x18 && out[3] == 0x18 && out[4] == 0x1C);
-    /* one local of class token 0x12 (ELEMENT_TYPE_CLASS, coded token) */
-    static const uint8_t sig[] = {0x07, 0x01, 0x12, 0x49};
-    CHECK_EQ(ilwrap_locals(sig, sizeof sig, out, sizeof out, &n), 1);
-    CHECK_EQ(n, 7);
-    CHECK(out[1] == 4 && out[2] == 0x12 && out[3] == 0x49 && out[6] == 0x1C);
-    /* 127 locals become 130: a two-byte count */
-    uint8_t big[130] = {0x07, 127};
-    memset(big + 2, 0x08, 127);
-    CHECK(ilwrap_locals(big, 129, out, sizeof out, &n) < 0); /* out too small */
-    uint8_t out2[256];
-    CHECK_EQ(ilwrap_locals(big, 129, out2, sizeof out2, &n), 127);
-    CHECK(out2[1] == 0x80 && out2[2] == 130);
-    CHECK_EQ(n, 3 + 127 + 3);
-    static const uint8_t not_locals[] = {0x06, 0x08};
-    CHECK(ilwrap_locals(not_locals, 2, out2, sizeof out2, &n) < 0);
+    struct ilwrap_calli c;
+    /* .NET 8, 9 and 10's CoreLib: unmanaged int (nint), a GC transition */
+    static const uint8_t plain[] = {0x09, 0x01, 0x08, 0x18};
+    REQUIRE(ilwrap_calli_fits(plain, sizeof plain, 0x020006cb, &c));
+    CHECK(c.params == 1 && c.returns && !c.suppress);
+    /* unmanaged[SuppressGCTransition] int (nint, nint): the modopt names
+     * the TypeDef given (0x6cb, CallConvSuppressGCTransition's row in
+     * .NET 10's CoreLib; coded 0x1b2c) */
+    static const uint8_t suppress[] = {0x09, 0x02, 0x20, 0x9b, 0x2c, 0x08, 0x18, 0x18};
+    REQUIRE(ilwrap_calli_fits(suppress, sizeof suppress, 0x020006cb, &c));
+    CHECK(c.params == 2 && c.returns && c.suppress);
+    struct ilwrap_calli p1 = {1, 1, 1, 0}, s2 = {2, 2, 1, 1};
+    CHECK(ilwrap_calli_better(&s2, &p1));
+    CHECK(!ilwrap_calli_better(&p1, &s2));
+    /* .NET 10's CoreLib has the same shape with a modopt of TypeDef 0x6cd,
+     * CallConvMemberFunction (a convention of other meaning): refused (an
+     * early version of this test took it for SuppressGCTransition) */
+    static const uint8_t member[] = {0x09, 0x02, 0x20, 0x9b, 0x34, 0x08, 0x18, 0x18};
+    CHECK(!ilwrap_calli_fits(member, sizeof member, 0x020006cb, &c));
+    /* and no modopt is taken for it when the type is not known */
+    CHECK(!ilwrap_calli_fits(suppress, sizeof suppress, 0, &c));
+    /* C convention, void (void*, nint) */
+    static const uint8_t c_void[] = {0x01, 0x02, 0x01, 0x0f, 0x01, 0x18};
+    REQUIRE(ilwrap_calli_fits(c_void, sizeof c_void, 0, &c));
+    CHECK(c.params == 2 && !c.returns && !c.suppress);
+    /* refused: managed (default convention), an int64 return on the first
+     * parameter's place, a struct pointer parameter, no parameter, five
+     * parameters, a modopt on a C call, trailing bytes, a cut blob, a
+     * local signature */
+    static const uint8_t managed[] = {0x00, 0x01, 0x01, 0x18};
+    static const uint8_t i8_param[] = {0x09, 0x01, 0x08, 0x0a};
+    static const uint8_t struct_ptr[] = {0x09, 0x01, 0x08, 0x0f, 0x11, 0x84, 0x3c};
+    static const uint8_t none[] = {0x09, 0x00, 0x08};
+    static const uint8_t five[] = {0x09, 0x05, 0x08, 0x18, 0x18, 0x18, 0x18, 0x18};
+    static const uint8_t c_modopt[] = {0x01, 0x01, 0x20, 0x9b, 0x2c, 0x08, 0x18};
+    static const uint8_t trailing[] = {0x09, 0x01, 0x08, 0x18, 0x18};
+    static const uint8_t cut[] = {0x09, 0x02, 0x08, 0x18};
+    static const uint8_t locals[] = {0x07, 0x01, 0x18};
+    static const uint8_t ret_i8[] = {0x09, 0x01, 0x0a, 0x18};
+    const struct {
+        const uint8_t *b;
+        size_t n;
+    } refused[] = {{managed, sizeof managed},     {i8_param, sizeof i8_param},
+                   {struct_ptr, sizeof struct_ptr}, {none, sizeof none},
+                   {five, sizeof five},           {c_modopt, sizeof c_modopt},
+                   {trailing, sizeof trailing},   {cut, sizeof cut},
+                   {locals, sizeof locals},       {ret_i8, sizeof ret_i8}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        CHECK(!ilwrap_calli_fits(refused[i].b, refused[i].n, 0x020006cb, &c));
 }
 
 void suite_ilwrap(void)
@@ -227,5 +281,5 @@ void suite_ilwrap(void)
     RUN(test_ilwrap_tiny);
     RUN(test_ilwrap_fat);
     RUN(test_ilwrap_refuses);
-    RUN(test_ilwrap_locals_sig);
+    RUN(test_ilwrap_calli_sigs);
 }

@@ -66,6 +66,20 @@ static void check_against_file(const struct md *md, const struct assembly *a)
     CHECK(generic > 0); /* Queries' generic methods */
 }
 
+static int refuse_all(const uint8_t *sig, uint32_t len, void *ctx)
+{
+    (void)sig;
+    (void)len;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static int instance_method(const uint8_t *sig, uint32_t len, void *ctx)
+{
+    (void)ctx;
+    return len > 0 && (sig[0] & 0x20);
+}
+
 static void test_in_place_layouts(void)
 {
     size_t size;
@@ -106,18 +120,23 @@ static void test_in_place_layouts(void)
     CHECK_STR(name, "CoverLib.MoreAsync+Resource");
     CHECK_EQ(mdplace_find_nested(&mapped_md, box, "Resource"), 0);
     /* methods by name in their type */
-    mdMethodDef add = mdplace_find_method(&mapped_md, box, "Add");
+    mdMethodDef add = mdplace_find_method(&mapped_md, box, "Add", NULL, NULL);
     REQUIRE(add != 0);
     uint32_t add_arity = 9;
     mdTypeDef add_owner = 0;
     REQUIRE(mdplace_method(&mapped_md, add, name, sizeof name, &add_arity, &add_owner) == 0);
     CHECK_STR(name, "Add");
     CHECK_EQ(add_owner, box);
-    CHECK_EQ(mdplace_find_method(&mapped_md, box, "NoSuchMethod"), 0);
-    CHECK_EQ(mdplace_find_method(&mapped_md, resource, "Add"), 0);
-    CHECK(mdplace_find_method(&mapped_md, resource, "DisposeAsync") != 0);
-    CHECK_EQ(mdplace_find_method(&mapped_md, md_token(MD_TYPEDEF, 0), "Add"), 0);
+    CHECK_EQ(mdplace_find_method(&mapped_md, box, "NoSuchMethod", NULL, NULL), 0);
+    CHECK_EQ(mdplace_find_method(&mapped_md, resource, "Add", NULL, NULL), 0);
+    CHECK(mdplace_find_method(&mapped_md, resource, "DisposeAsync", NULL, NULL) != 0);
+    CHECK_EQ(mdplace_find_method(&mapped_md, md_token(MD_TYPEDEF, 0), "Add", NULL, NULL), 0);
     CHECK_EQ(mdplace_find_type(&mapped_md, "CoverLib.Resource"), 0); /* nested: not top level */
+    /* by signature too: the filter sees each same-named method's blob */
+    int seen = 0;
+    CHECK_EQ(mdplace_find_method(&mapped_md, box, "Add", refuse_all, &seen), 0);
+    CHECK_EQ(seen, 1);
+    CHECK_EQ(mdplace_find_method(&mapped_md, box, "Add", instance_method, NULL), add);
 
     /* fields: Box`1's list of items */
     int found = 0;

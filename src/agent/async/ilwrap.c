@@ -1,87 +1,144 @@
 /*
- * ilwrap: see ilwrap.h.  The snippets; the engine does the rest.
+ * ilwrap: see ilwrap.h.  The snippets and the choice of signature; the
+ * engine does the rest.
  */
 #include "agent/async/ilwrap.h"
 
 #include <string.h>
 
-#include "common/pdb/sig.h"
+#include "common/pdb/meta.h"
 
-long ilwrap_locals(const uint8_t *sig, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+#define CONV_C 0x01
+#define CONV_STDCALL 0x02
+#define CONV_UNMANAGED 0x09 /* the convention from modopts; none: the platform's */
+#define CMOD_REQD 0x1f
+#define CMOD_OPT 0x20
+#define T_VOID 0x01
+#define T_I4 0x08
+#define T_U4 0x09
+#define T_I 0x18
+#define T_U 0x19
+#define T_PTR 0x0f
+
+/* A parameter: native int or uint, or a pointer to a primitive or void. */
+static int pointer_sized(const uint8_t **p, const uint8_t *end)
 {
-    static const uint8_t native_int[] = {0x18}, object[] = {0x1c};
-    const struct sig_type add[] = {
-        {.kind = SIG_I, .bytes = native_int, .len = 1},
-        {.kind = SIG_I, .bytes = native_int, .len = 1},
-        {.kind = SIG_OBJECT, .bytes = object, .len = 1},
-    };
-    return sig_locals_append(sig, len, add, 3, out, cap, out_len);
+    if (*p >= end)
+        return 0;
+    uint8_t t = *(*p)++;
+    if (t == T_I || t == T_U)
+        return 1;
+    if (t != T_PTR || *p >= end)
+        return 0;
+    t = *(*p)++;
+    return (t >= T_VOID && t <= 0x0d) || t == T_I || t == T_U; /* void, bool..r8 */
 }
 
-static size_t local_op(uint8_t *p, uint8_t op2, uint32_t index)
+int ilwrap_calli_fits(const uint8_t *blob, size_t len, uint32_t suppress_typedef,
+                      struct ilwrap_calli *out)
 {
-    p[0] = 0xfe;
-    p[1] = op2;
-    p[2] = (uint8_t)index;
-    p[3] = (uint8_t)(index >> 8);
-    return 4;
+    const uint8_t *p = blob, *end = blob + len;
+    if (len < 3)
+        return 0;
+    uint8_t conv = *p++;
+    if (conv != CONV_C && conv != CONV_STDCALL && conv != CONV_UNMANAGED)
+        return 0; /* managed, varargs, generic, instance: not a plain C call */
+    uint32_t params;
+    if (md_uncompress(&p, end, &params) < 0 || params < 1 || params > ILWRAP_MAX_PARAMS)
+        return 0;
+    int suppress = 0;
+    while (p < end && (*p == CMOD_OPT || *p == CMOD_REQD)) {
+        uint8_t kind = *p++;
+        uint32_t coded;
+        if (md_uncompress(&p, end, &coded) < 0)
+            return 0;
+        /* TypeDefOrRefEncoded: a TypeDef has tag 0 */
+        int is_suppress = conv == CONV_UNMANAGED && kind == CMOD_OPT && suppress_typedef &&
+                          (coded & 3) == 0 && (coded >> 2) == (suppress_typedef & 0xffffff);
+        if (!is_suppress)
+            return 0; /* another convention, or a modifier of unknown meaning */
+        suppress = 1;
+    }
+    if (p >= end)
+        return 0;
+    uint8_t ret = *p++;
+    if (ret != T_VOID && ret != T_I4 && ret != T_U4 && ret != T_I && ret != T_U)
+        return 0;
+    for (uint32_t i = 0; i < params; i++)
+        if (!pointer_sized(&p, end))
+            return 0;
+    if (p != end)
+        return 0;
+    out->params = params;
+    out->returns = ret != T_VOID;
+    out->suppress = suppress;
+    return 1;
 }
-#define LDLOC 0x0c
-#define LDLOCA 0x0d
-#define STLOC 0x0e
 
-static size_t entry_code(uint8_t *p, const struct ilwrap_in *in)
+int ilwrap_calli_better(const struct ilwrap_calli *a, const struct ilwrap_calli *b)
 {
-    uint32_t s = in->first_local, prev = s + 1, box = s + 2;
+    if (a->suppress != b->suppress)
+        return a->suppress;
+    return a->params < b->params;
+}
+
+/* Pushes the call's arguments after the first, then calls async_enter
+ * and drops what it returns. */
+static size_t call_code(uint8_t *p, const struct ilwrap_in *in)
+{
     size_t n = 0;
+    for (uint32_t i = 1; i < in->calli.params; i++) {
+        p[n++] = 0x16; /* ldc.i4.0 */
+        p[n++] = 0xd3; /* conv.i */
+    }
     p[n++] = 0x21; /* ldc.i8 */
     for (int i = 0; i < 8; i++)
-        p[n++] = (uint8_t)(in->slot_fn >> (8 * i));
+        p[n++] = (uint8_t)(in->enter_fn >> (8 * i));
     p[n++] = 0xd3; /* conv.i */
     p[n++] = 0x29; /* calli */
     for (int i = 0; i < 4; i++)
-        p[n++] = (uint8_t)(in->calli_token >> (8 * i));
-    n += local_op(p + n, STLOC, s);
-    n += local_op(p + n, LDLOC, s);
-    p[n++] = 0x4d; /* ldind.i */
-    n += local_op(p + n, STLOC, prev);
-    p[n++] = 0x02; /* ldarg.0 */
-    n += local_op(p + n, STLOC, box);
-    n += local_op(p + n, LDLOC, s);
-    n += local_op(p + n, LDLOCA, box);
-    p[n++] = 0xe0; /* conv.u */
-    p[n++] = 0xdf; /* stind.i */
+        p[n++] = (uint8_t)(in->calli.token >> (8 * i));
+    if (in->calli.returns)
+        p[n++] = 0x26; /* pop */
     return n;
+}
+
+static size_t entry_code(uint8_t *p, const struct ilwrap_in *in)
+{
+    size_t n = 0;
+    p[n++] = 0x0f; /* ldarga.s 0: the home of `this` */
+    p[n++] = 0x00;
+    p[n++] = 0xe0; /* conv.u */
+    return n + call_code(p + n, in);
 }
 
 static size_t finally_code(uint8_t *p, const struct ilwrap_in *in)
 {
     size_t n = 0;
-    n += local_op(p + n, LDLOC, in->first_local);
-    n += local_op(p + n, LDLOC, in->first_local + 1);
-    p[n++] = 0xdf; /* stind.i */
-    return n;
+    p[n++] = 0x16; /* ldc.i4.0 */
+    p[n++] = 0xd3; /* conv.i */
+    return n + call_code(p + n, in);
 }
 
 int ilwrap_publish(const struct ilwrap_in *in, struct il_rewritten *out, char *why,
                    size_t why_size)
 {
     memset(out, 0, sizeof *out);
-    if (in->first_local > 0xffff - 3)
-        return il_why(why, why_size, "too many locals");
+    if (!in->calli.token || in->calli.params < 1 || in->calli.params > ILWRAP_MAX_PARAMS)
+        return il_why(why, why_size, "no call signature");
     struct il_body body;
     if (il_parse(in->method, in->size, &body, why, why_size) < 0)
         return -1;
     struct il_edit edit;
     il_edit_init(&edit);
-    uint8_t entry[64], fin[16];
+    uint8_t entry[64], fin[64];
     size_t entry_len = entry_code(entry, in), fin_len = finally_code(fin, in);
-    il_edit_set_locals(&edit, in->locals_token);
+    uint32_t stack = in->calli.params + 1; /* the arguments and the function */
     int rc = -1;
-    if (il_edit_add(&edit, &body, 0, IL_ENTRY, 0, entry, (uint32_t)entry_len, 2, why,
+    if (il_edit_add(&edit, &body, 0, IL_ENTRY, 0, entry, (uint32_t)entry_len, stack, why,
                     why_size) == 0 &&
-        il_edit_wrap(&edit, &body, IL_CLAUSE_FINALLY, fin, (uint32_t)fin_len, 2, IL_NO_RESULT,
-                     why, why_size) == 0 &&
+        il_edit_wrap(&edit, &body, IL_CLAUSE_FINALLY, fin, (uint32_t)fin_len, stack,
+                     IL_NO_RESULT, why, why_size) == 0 &&
         il_rewrite(&body, &edit, out, why, why_size) == 0) {
         rc = il_check(&body, &edit, out, why, why_size);
         if (rc < 0)

@@ -6,11 +6,11 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "agent/async/enter.h"
 #include "agent/async/ilwrap.h"
 #include "agent/log.h"
 #include "agent/mdplace.h"
-#include "agent/signal/achain.h"
-#include "clr/clr_guids.h"
+#include "common/pdb/meta.h"
 #include "common/utf.h"
 
 struct target {
@@ -41,14 +41,6 @@ static ModuleID made_module;
 static _Atomic int ready;
 static int requested;
 
-static void to_wide(const char *s, WCHAR *w, size_t room)
-{
-    size_t i = 0;
-    for (; s[i] && i + 1 < room; i++)
-        w[i] = (WCHAR)(unsigned char)s[i];
-    w[i] = 0;
-}
-
 int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module)
 {
     WCHAR wname[1024];
@@ -65,56 +57,30 @@ int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module)
     return !strcmp(slash ? slash + 1 : name, "System.Private.CoreLib.dll");
 }
 
-/* A signature's parameter count and whether it returns nothing. */
-static int void_with_params(PCCOR_SIGNATURE sig, ULONG len, uint32_t params)
+/* A target's signature: an instance method (its `this` is what it runs)
+ * returning nothing, with the target's parameter count. */
+static int instance_void_with_params(const uint8_t *sig, uint32_t len, void *ctx)
 {
-    if (len < 3 || (sig[0] & 0x10)) /* generic methods have an arity first */
+    const struct target *t = ctx;
+    if (len < 3 || !(sig[0] & 0x20) || (sig[0] & 0x10)) /* HASTHIS; not generic */
         return 0;
-    return sig[1] == params && sig[2] == ELEMENT_TYPE_VOID;
+    return sig[1] == t->params && sig[2] == ELEMENT_TYPE_VOID;
 }
 
-static mdTypeDef find_type(IMetaDataImport *import, const struct target *t)
+static mdTypeDef find_type(const struct md *md, const struct target *t)
 {
-    WCHAR w[256];
-    mdTypeDef type = 0, outer = 0;
-    if (t->outer) {
-        to_wide(t->outer, w, 256);
-        if (import->lpVtbl->FindTypeDefByName(import, w, 0, &outer) < 0)
-            return 0;
-    }
-    to_wide(t->type, w, 256);
-    if (import->lpVtbl->FindTypeDefByName(import, w, outer, &type) < 0)
-        return 0;
-    return type;
+    if (!t->outer)
+        return mdplace_find_type(md, t->type);
+    mdTypeDef outer = mdplace_find_type(md, t->outer);
+    return outer ? mdplace_find_nested(md, outer, t->type) : 0;
 }
 
-static mdMethodDef find_method(IMetaDataImport *import, const struct target *t)
+static mdMethodDef find_method(const struct md *md, const struct target *t)
 {
-    WCHAR w[256];
-    mdTypeDef type = find_type(import, t);
-    if (!type)
-        return 0;
-    to_wide(t->method, w, 256);
-    HCORENUM e = NULL;
-    mdMethodDef methods[8];
-    ULONG n = 0;
-    mdMethodDef found = 0;
-    if (import->lpVtbl->EnumMethodsWithName(import, &e, type, w, methods, 8, &n) >= 0) {
-        for (ULONG i = 0; i < n && !found; i++) {
-            PCCOR_SIGNATURE sig = NULL;
-            ULONG sig_len = 0, rva = 0;
-            DWORD attrs = 0, impl = 0;
-            mdTypeDef owner;
-            ULONG name_len = 0;
-            if (import->lpVtbl->GetMethodProps(import, methods[i], &owner, NULL, 0, &name_len,
-                                               &attrs, &sig, &sig_len, &rva, &impl) >= 0 &&
-                void_with_params(sig, sig_len, t->params))
-                found = methods[i];
-        }
-    }
-    if (e)
-        import->lpVtbl->CloseEnum(import, e);
-    return found;
+    mdTypeDef type = find_type(md, t);
+    return type ? mdplace_find_method(md, type, t->method, instance_void_with_params,
+                                      (void *)t)
+                : 0;
 }
 
 size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
@@ -124,74 +90,51 @@ size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *
      * CoreLib's metadata for the rest of the process (mdplace.h), in
      * every process, even one whose async methods never yield */
     struct md md;
-    if (mdplace_open(info, corelib, &md) == 0) {
-        size_t n = 0;
-        for (size_t i = 0; i < TARGETS && n < room; i++) {
-            mdTypeDef outer = targets[i].outer ? mdplace_find_type(&md, targets[i].outer) : 0;
-            mdTypeDef type = outer ? mdplace_find_nested(&md, outer, targets[i].type) : 0;
-            if (type)
-                out[n++] = type;
-        }
-        return n;
-    }
-    IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, corelib, ofRead, &IID_IMetaDataImport, &unk) < 0 || !unk)
-        return 0;
-    IMetaDataImport *import = (IMetaDataImport *)unk;
+    if (mdplace_open(info, corelib, &md) < 0)
+        return 0; /* then it could not be rewritten either */
     size_t n = 0;
     for (size_t i = 0; i < TARGETS && n < room; i++) {
-        mdTypeDef type = targets[i].outer ? find_type(import, &targets[i]) : 0;
+        mdTypeDef type = targets[i].outer ? find_type(&md, &targets[i]) : 0;
         if (type)
             out[n++] = type;
     }
-    import->lpVtbl->Release(import);
     return n;
 }
 
-/* The calli's signature: unmanaged, no parameters, native int back; with
- * CallConvSuppressGCTransition when CoreLib has it (.NET 5 and later): the
- * slot function is a leaf that neither blocks nor calls the runtime. */
-static mdSignature calli_signature(IMetaDataImport *import, IMetaDataEmit *emit)
+/* The calli's signature: one CoreLib has, for an unmanaged call the
+ * wrapper can make (ilwrap_calli_fits), the best of them: one with
+ * CallConvSuppressGCTransition if CoreLib has one (async_enter neither
+ * blocks nor calls the runtime, so the call needs no GC transition; none
+ * of .NET 8 to 10 has one), else a plain one (.NET 8 to 10: `unmanaged int
+ * (nint)`), whose call goes through a GC transition.  Emitting our own
+ * would mean opening CoreLib's metadata for writing (ilwrap.h says why
+ * not). */
+static int find_calli(const struct md *md, struct ilwrap_calli *best)
 {
-    uint8_t sig[16];
-    size_t n = 0;
-    mdTypeDef suppress = 0;
-    WCHAR w[128];
-    to_wide("System.Runtime.CompilerServices.CallConvSuppressGCTransition", w, 128);
-    if (import->lpVtbl->FindTypeDefByName(import, w, 0, &suppress) >= 0 && suppress) {
-        uint32_t coded = (suppress & 0x00FFFFFFu) << 2; /* TypeDefOrRefEncoded, a TypeDef */
-        sig[n++] = 0x09; /* IMAGE_CEE_CS_CALLCONV_UNMANAGED: the convention from modopts */
-        sig[n++] = 0;
-        sig[n++] = 0x20; /* ELEMENT_TYPE_CMOD_OPT */
-        if (coded < 0x80) {
-            sig[n++] = (uint8_t)coded;
-        } else if (coded < 0x4000) {
-            sig[n++] = (uint8_t)(0x80 | coded >> 8);
-            sig[n++] = (uint8_t)coded;
-        } else {
-            sig[n++] = (uint8_t)(0xC0 | coded >> 24);
-            sig[n++] = (uint8_t)(coded >> 16);
-            sig[n++] = (uint8_t)(coded >> 8);
-            sig[n++] = (uint8_t)coded;
-        }
-        sig[n++] = ELEMENT_TYPE_I;
-    } else {
-        sig[n++] = 0x01; /* IMAGE_CEE_CS_CALLCONV_C */
-        sig[n++] = 0;
-        sig[n++] = ELEMENT_TYPE_I;
+    mdTypeDef suppress =
+        mdplace_find_type(md, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
+    int found = 0;
+    for (uint32_t row = 1; row <= md_rows(md, MD_STANDALONESIG); row++) {
+        const uint8_t *blob;
+        uint32_t len;
+        struct ilwrap_calli c;
+        if (md_blob(md, md_get(md, MD_STANDALONESIG, row, 0), &blob, &len) < 0 ||
+            !ilwrap_calli_fits(blob, len, suppress, &c))
+            continue;
+        c.token = md_token(MD_STANDALONESIG, row);
+        if (!found || ilwrap_calli_better(&c, best))
+            *best = c;
+        found = 1;
     }
-    mdSignature token = 0;
-    if (emit->lpVtbl->GetTokenFromSig(emit, sig, (ULONG)n, &token) < 0)
-        return 0;
-    return token;
+    return found;
 }
 
 /* The new body of one target into made[i]; 0 or -1 (logged). */
-static int make(ICorProfilerInfo15 *info, ModuleID module, IMetaDataImport *import,
-                IMetaDataEmit *emit, mdSignature calli, size_t i)
+static int make(ICorProfilerInfo15 *info, ModuleID module, const struct md *md,
+                const struct ilwrap_calli *calli, size_t i)
 {
     const struct target *t = &targets[i];
-    mdMethodDef method = find_method(import, t);
+    mdMethodDef method = find_method(md, t);
     if (!method) {
         log_info("async: %s%s%s.%s not found in this runtime", t->outer ? t->outer : "",
                  t->outer ? "+" : "", t->type, t->method);
@@ -202,23 +145,7 @@ static int make(ICorProfilerInfo15 *info, ModuleID module, IMetaDataImport *impo
     if (info->lpVtbl->GetILFunctionBody(info, module, method, &body, &size) < 0 || !body ||
         size < 1)
         return -1;
-    /* the local signature: the fat header's token (a tiny header has none) */
-    PCCOR_SIGNATURE locals = NULL;
-    ULONG locals_len = 0;
-    if ((body[0] & 3) == 3 && size >= 12) {
-        mdSignature tok = (mdSignature)(body[8] | body[9] << 8 | body[10] << 16 |
-                                        (uint32_t)body[11] << 24);
-        if (tok && import->lpVtbl->GetSigFromToken(import, tok, &locals, &locals_len) < 0)
-            return -1;
-    }
-    uint8_t sig[1024];
-    size_t sig_len = 0;
-    long first = ilwrap_locals(locals, locals_len, sig, sizeof sig, &sig_len);
-    mdSignature locals_token = 0;
-    if (first < 0 || emit->lpVtbl->GetTokenFromSig(emit, sig, (ULONG)sig_len, &locals_token) < 0)
-        return -1;
-    struct ilwrap_in in = {body, size, (uint32_t)first, locals_token, calli,
-                           (uint64_t)(uintptr_t)achain_slot};
+    struct ilwrap_in in = {body, size, *calli, (uint64_t)(uintptr_t)async_enter};
     struct il_rewritten out;
     char why[160];
     if (ilwrap_publish(&in, &out, why, sizeof why) < 0) {
@@ -240,33 +167,28 @@ int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib)
     if (requested)
         return 0;
     requested = 1;
-    IUnknown *unk = NULL;
-    if (mdplace_runtime_metadata(info, corelib, ofRead | ofWrite, &IID_IMetaDataEmit, &unk) < 0 ||
-        !unk) {
-        log_warn("async: System.Private.CoreLib's metadata cannot be extended; no logical async "
-                 "stacks");
+    struct md md;
+    if (mdplace_open(info, corelib, &md) < 0) {
+        log_warn("async: System.Private.CoreLib's metadata cannot be read in place; no logical "
+                 "async stacks");
         return 0;
     }
-    IMetaDataEmit *emit = (IMetaDataEmit *)unk;
-    IUnknown *iunk = NULL;
-    IMetaDataImport *import = NULL;
-    if (emit->lpVtbl->QueryInterface(emit, &IID_IMetaDataImport, (void **)&iunk) >= 0 && iunk)
-        import = (IMetaDataImport *)iunk;
+    struct ilwrap_calli calli;
+    if (!find_calli(&md, &calli)) {
+        log_warn("async: System.Private.CoreLib has no unmanaged call signature the rewrite can "
+                 "use; no logical async stacks");
+        return 0;
+    }
     int asked = 0;
     ModuleID modules[TARGETS];
     mdMethodDef methods[TARGETS];
-    if (import) {
-        mdSignature calli = calli_signature(import, emit);
-        for (size_t i = 0; calli && i < TARGETS; i++) {
-            if (make(info, corelib, import, emit, calli, i) == 0) {
-                modules[asked] = corelib;
-                methods[asked] = made[i].token;
-                asked++;
-            }
+    for (size_t i = 0; i < TARGETS; i++) {
+        if (make(info, corelib, &md, &calli, i) == 0) {
+            modules[asked] = corelib;
+            methods[asked] = made[i].token;
+            asked++;
         }
-        import->lpVtbl->Release(import);
     }
-    emit->lpVtbl->Release(emit);
     if (!asked)
         return 0;
     made_module = corelib;
@@ -279,7 +201,8 @@ int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib)
         atomic_store(&ready, 0);
         return 0;
     }
-    log_debug("async: %d runtime methods recompiled to publish what they run", asked);
+    log_debug("async: %d runtime methods recompiled to publish what they run (a call %s a GC "
+              "transition)", asked, calli.suppress ? "without" : "with");
     return asked;
 }
 

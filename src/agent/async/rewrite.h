@@ -20,13 +20,12 @@
  * code, precompiled or not, for every instantiation present and to come,
  * and the code of methods that inlined them; it works the same after an
  * attach.  The request waits for the first state machine box (an async
- * method that yielded): extending CoreLib's metadata and the ReJIT cost a
- * process about 10 ms of CPU and 15 ms of its start (docs/performance.md),
- * which a program that never yields should not pay.  The new bodies are
- * made on the loop before the request
- * (metadata: a local signature with three more locals, and the calli's
- * signature), and handed over in GetReJITParameters, which may come on any
- * thread.  The methods are put back (RequestRevert) when the agent
+ * method that yielded): the ReJIT costs a process a few milliseconds of
+ * CPU (docs/performance.md), which a program that never yields should not
+ * pay.  The new bodies are made on the loop before the request, from
+ * CoreLib's metadata read in place (mdplace.h), adding nothing to it
+ * (ilwrap.h), and handed over in GetReJITParameters, which may come on
+ * any thread.  The methods are put back (RequestRevert) when the agent
  * detaches.
  */
 #ifndef CORSCOPE_ASYNC_REWRITE_H
@@ -38,10 +37,8 @@
 /* Loop: is this module System.Private.CoreLib? */
 HIDDEN int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module);
 /* Loop: the state machine boxes' types (the targets' owners that exist
- * only once an async method has yielded), at most `room` into `out`;
- * read-only lookups, but the first public importer of CoreLib costs the
- * runtime half a millisecond, kept off the program's threads.  Returns how
- * many were found. */
+ * only once an async method has yielded), at most `room` into `out`,
+ * read in place.  Returns how many were found. */
 HIDDEN size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
                                 size_t room);
 /* Loop: makes the new bodies and asks for the ReJIT (once per agent run).

@@ -168,7 +168,7 @@ static void method_of(struct agent *a, ClassID sm, struct async_node *n)
         return;
     struct md tables;
     if (mdplace_open(info, module, &tables) == 0) {
-        mdMethodDef move_next = mdplace_find_method(&tables, td, "MoveNext");
+        mdMethodDef move_next = mdplace_find_method(&tables, td, "MoveNext", NULL, NULL);
         FunctionID f = 0;
         if (move_next && info->lpVtbl->GetFunctionFromTokenAndTypeArgs(info, module, move_next,
                                                                        sm, 0, NULL, &f) >= 0 &&

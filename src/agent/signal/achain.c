@@ -22,8 +22,8 @@ static _Atomic uint64_t discarded;
  * in every page of it (a millisecond at each exit and module unload). */
 static _Atomic int filled;
 
-/* The slot: the address of the innermost running rewritten method's local
- * holding its object, 0 when none. */
+/* The slot: the address of the innermost running rewritten method's home
+ * of its object, 0 when none (async/enter.c sets it). */
 static __thread uintptr_t current __attribute__((tls_model("initial-exec")));
 
 uintptr_t *achain_slot(void)

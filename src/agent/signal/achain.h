@@ -11,10 +11,10 @@
  * a list of such, a combinator's promise...), and so on up.
  *
  * Where: the runtime methods that resume async code are rewritten
- * (async/rewrite.h) to keep, in a local of their frame, the object they
- * run, and to point this thread's slot (one initial-exec TLS word,
- * achain_slot) at that local while they run, nesting.  The local is a GC
- * reference the runtime updates when a collection moves the object.
+ * (async/rewrite.h) to point this thread's slot (one initial-exec TLS
+ * word, set through async/enter.h) at the home of their `this`, the
+ * object they run, in their frame, while they run, nesting.  The home is a
+ * GC reference the runtime updates when a collection moves the object.
  *
  * How to follow each object: a table from MethodTable (the first word of
  * every object; the profiling API's ClassID) to what the object is and the
@@ -86,9 +86,8 @@ struct achain_type {
  * MethodTable, then the length, padded to 8 bytes). */
 #define ACHAIN_ARRAY_DATA 16
 
-/* The function the rewritten methods call: the address of the calling
- * thread's slot.  Plain C, no locks, no allocation (an initial-exec TLS
- * word), called with the runtime's SuppressGCTransition convention. */
+/* The calling thread's slot, for async/enter.h, which the rewritten
+ * methods call to set it (the handler reads it on the same thread). */
 HIDDEN uintptr_t *achain_slot(void);
 
 /* Loop: maps the table (once per process; kept across attaches). */
@@ -111,11 +110,11 @@ HIDDEN void achain_suspend_end(void);
 HIDDEN uint64_t achain_discarded(void);
 
 /* Handler or own-thread walker: reads the chain of the calling thread.
- * sp, hi: the thread's stack (the slot's local must lie inside); thread:
- * its runtime Thread* (0 unknown: guarded reads).  Writes up to max
- * MethodTables into mts; *local: the address of the slot's local (the
- * frame running the first object), *end: enum achain_end.  Returns the
- * count, 0 when nothing is running or the chain was dropped. */
+ * sp, hi: the thread's stack (the home the slot points at must lie
+ * inside); thread: its runtime Thread* (0 unknown: guarded reads).  Writes
+ * up to max MethodTables into mts; *local: the address of that home (in
+ * the frame running the first object), *end: enum achain_end.  Returns
+ * the count, 0 when nothing is running or the chain was dropped. */
 HIDDEN uint32_t achain_read(uintptr_t sp, uintptr_t hi, uintptr_t thread, uint64_t *mts,
                             uint32_t max, uintptr_t *local, uint32_t *end);
 

@@ -29,6 +29,7 @@
 
 #include "agent/agent.h"
 #include "agent/async/compose.h"
+#include "agent/async/enter.h"
 #include "agent/async/rewrite.h"
 #include "agent/async/types.h"
 #include "agent/clrdesc.h"
@@ -109,8 +110,7 @@ static void request(struct agent *a)
     if (layout.thread_coop < 0)
         log_debug("async: the runtime does not say where a thread's GC mode is: every async "
                   "chain is read through the kernel");
-    /* what the rewrite costs the agent's thread, said in the recording:
-     * most of it is the runtime making CoreLib's metadata writable */
+    /* what the rewrite costs the agent's thread, said in the recording */
     uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     int n = rewrite_request(a->info, m);
     recorder_count(&a->out, FMT_COUNTER_ASYNC_REWRITE_NS, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);
@@ -145,9 +145,14 @@ static int async_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     return achain_init();
 }
 
+/* async_enter_too_deep() when this recording began: the count is the
+ * library's, kept across attaches */
+static uint64_t too_deep_before;
+
 static int async_start(struct agent *a, struct source *s)
 {
     (void)s;
+    too_deep_before = async_enter_too_deep();
     /* started after the program's first moments (an attach, or a late
      * loop): CoreLib is there already */
     ICorProfilerModuleEnum *modules = NULL;
@@ -192,6 +197,7 @@ static void async_note_unused(struct agent *a)
 static void async_stop(struct agent *a, struct source *s)
 {
     (void)s;
+    recorder_count(&a->out, FMT_COUNTER_ASYNC_TOO_DEEP, async_enter_too_deep() - too_deep_before);
     if (atomic_load(&a->detaching) && !too_old)
         rewrite_revert(a->info);
     async_note_unused(a);

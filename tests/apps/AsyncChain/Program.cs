@@ -25,6 +25,12 @@
 //   events      Events.A -> B -> C: C throws and catches, allocates, and takes
 //               a lock another thread holds often (EventC.Throw, EventC.Alloc,
 //               EventC.Lock), for events' logical stacks
+//   nested      Nested.Level(19) awaits Level(18) ... awaits Level(0), which
+//               awaits the gate only: when it completes, each caller is
+//               resumed inline, inside the MoveNext of the one it awaited,
+//               20 resumptions deep on one thread; Level(10) burns
+//               (Work.BurnNestedMid, 11 deep), then Level(19) (Work.BurnNested,
+//               20 deep); prints "nested calls N" at the end
 // and operations left pending, for `corscope async -p`:
 //   pending     3 x Pending.Root -> Mid -> Leaf, Leaf at its first await of a
 //               task that never completes; Pending.Fan awaiting Task.WhenAll
@@ -70,6 +76,8 @@ static class Work
     [MethodImpl(MethodImplOptions.NoInlining)] public static void BurnTimer(double ms) { long t = Native.ThreadCpuNs(); Spin(ms); Count(t); }
     [MethodImpl(MethodImplOptions.NoInlining)] public static void BurnDelay(double ms) { long t = Native.ThreadCpuNs(); Spin(ms); Count(t); }
     [MethodImpl(MethodImplOptions.NoInlining)] public static void BurnSync(double ms) { long t = Native.ThreadCpuNs(); Spin(ms); Count(t); }
+    [MethodImpl(MethodImplOptions.NoInlining)] public static void BurnNested(double ms) { long t = Native.ThreadCpuNs(); Spin(ms); Count(t); }
+    [MethodImpl(MethodImplOptions.NoInlining)] public static void BurnNestedMid(double ms) { long t = Native.ThreadCpuNs(); Spin(ms); Count(t); }
 }
 
 static class Chain
@@ -276,6 +284,35 @@ static class Pending
     }
 }
 
+// Resumptions nested on one thread: Level(0) is resumed by the thread pool
+// once the gate opens (every caller has hooked its continuation by then),
+// and its completion runs Level(1)'s continuation inline, whose completion
+// runs Level(2)'s, and so on: Level(n) runs n + 1 resumptions deep.
+static class Nested
+{
+    public const int Depth = 20;
+    public static long Calls;
+
+    public static Task Top(double ms)
+    {
+        Interlocked.Increment(ref Calls);
+        return Level(Depth - 1, ms);
+    }
+    static async Task Level(int n, double ms)
+    {
+        if (n == 0)
+        {
+            await Program.Gate;
+            return;
+        }
+        await Level(n - 1, ms);
+        if (n == Depth / 2)
+            Work.BurnNestedMid(ms / 2);
+        if (n == Depth - 1)
+            Work.BurnNested(ms / 2);
+    }
+}
+
 static class Program
 {
     // Opened by the caller once the scenario's call returned (see above).
@@ -316,6 +353,7 @@ static class Program
                     Timers.Delay(slice / 2).GetAwaiter().GetResult();
                     break;
                 case "events": Gated(() => Events.A(slice)); break;
+                case "nested": Gated(() => Nested.Top(slice)); break;
                 case "syncwait":
                 {
                     // the gate opens 30 ms later, on a timer: by then this
@@ -355,6 +393,8 @@ static class Program
             Scenario(s, 20, 2);
         foreach (string s in which)
             Scenario(s, total, 20);
+        if (Nested.Calls > 0)
+            Console.WriteLine($"nested calls {Nested.Calls}");
         return 0;
     }
 }
