@@ -19,11 +19,14 @@
 # machine shared with others.
 #
 #   bench/build.sh [RUNS]     (default 5)
+#   BASE=DIR bench/build.sh   adds `record` with the corscope (and agent) in
+#                             DIR (another build's), interleaved with the rest
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-5}
 source "$ROOT/bench/lib.sh"
 CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}
+BASE=${BASE:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
@@ -64,7 +67,7 @@ one() {
         /usr/bin/time -f '%U %S' -o "$T/time" "${BUILD[@]}" > /dev/null
     else
         [ "$1" = - ] && shift
-        /usr/bin/time -f '%U %S' -o "$T/time" "$CORSCOPE" record -q "$@" -o "$T/rec/b.corscope" -- \
+        /usr/bin/time -f '%U %S' -o "$T/time" "${CLI:-$CORSCOPE}" record -q "$@" -o "$T/rec/b.corscope" -- \
             "${BUILD[@]}" > /dev/null 2> "$T/rec/log" || true
     fi
     t1=$(date +%s%N)
@@ -73,13 +76,14 @@ one() {
     find "$T/rec" -name '*.corscope' | wc -l >> "$T/$tag.procs"
 }
 
-echo "machine: $(machine), .NET SDK $(dotnet --version)"
+echo "machine: $(machine), .NET SDK $(dotnet --version)${BASE:+; base: $BASE}"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "${BUILD[@]}" > /dev/null # a first build, not counted (disk caches)
 for _ in $(seq "$RUNS"); do
     one plain
     one default -
     one all --all-processes
+    if [ -n "$BASE" ]; then CLI=$BASE/corscope one base -; fi
 done
 wall() { median 0 < "$T/$1.wall"; }
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -90,14 +94,17 @@ echo "| configuration | wall time | x plain | tree CPU | x plain | recordings |"
 echo "|---|---:|---:|---:|---:|---:|"
 p=$(wall plain)
 pc=$(median 0 < "$T/plain.cpu")
-for c in "plain|no profiler" "default|corscope record" "all|corscope record --all-processes"; do
+for c in "plain|no profiler" "default|corscope record" "all|corscope record --all-processes" \
+    "base|corscope record, base build"; do
     tag=${c%%|*}
+    [ -s "$T/$tag.wall" ] || continue
     w=$(wall "$tag")
     cpu=$(median 0 < "$T/$tag.cpu")
     awk -v l="${c#*|}" -v w="$w" -v p="$p" -v c="$cpu" -v pc="$pc" -v n="$(median 0 < "$T/$tag.procs")" \
         'BEGIN { printf "| %s | %.1f s | %.3f | %.1f s | %.3f | %s |\n", l, w / 1000, w / p, c / 1000, c / pc, n }'
 done
 echo
-for tag in plain default all; do
+for tag in plain default all base; do
+    [ -s "$T/$tag.wall" ] || continue
     echo "each run, $tag, s: $(awk '{ printf "%.1f ", $1 / 1000 }' "$T/$tag.wall")"
 done
