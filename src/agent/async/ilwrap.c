@@ -6,19 +6,8 @@
 
 #include <string.h>
 
+#include "clr/clr_types.h"
 #include "common/pdb/meta.h"
-
-#define CONV_C 0x01
-#define CONV_STDCALL 0x02
-#define CONV_UNMANAGED 0x09 /* the convention from modopts; none: the platform's */
-#define CMOD_REQD 0x1f
-#define CMOD_OPT 0x20
-#define T_VOID 0x01
-#define T_I4 0x08
-#define T_U4 0x09
-#define T_I 0x18
-#define T_U 0x19
-#define T_PTR 0x0f
 
 /* A parameter: native int or uint, or a pointer to a primitive or void. */
 static int pointer_sized(const uint8_t **p, const uint8_t *end)
@@ -26,12 +15,14 @@ static int pointer_sized(const uint8_t **p, const uint8_t *end)
     if (*p >= end)
         return 0;
     uint8_t t = *(*p)++;
-    if (t == T_I || t == T_U)
+    if (t == ELEMENT_TYPE_I || t == ELEMENT_TYPE_U)
         return 1;
-    if (t != T_PTR || *p >= end)
+    if (t != ELEMENT_TYPE_PTR || *p >= end)
         return 0;
     t = *(*p)++;
-    return (t >= T_VOID && t <= 0x0d) || t == T_I || t == T_U; /* void, bool..r8 */
+    /* void, bool to r8, native int or uint */
+    return (t >= ELEMENT_TYPE_VOID && t <= ELEMENT_TYPE_R8) || t == ELEMENT_TYPE_I ||
+           t == ELEMENT_TYPE_U;
 }
 
 int ilwrap_calli_fits(const uint8_t *blob, size_t len, uint32_t suppress_typedef,
@@ -41,20 +32,22 @@ int ilwrap_calli_fits(const uint8_t *blob, size_t len, uint32_t suppress_typedef
     if (len < 3)
         return 0;
     uint8_t conv = *p++;
-    if (conv != CONV_C && conv != CONV_STDCALL && conv != CONV_UNMANAGED)
+    if (conv != IMAGE_CEE_CS_CALLCONV_C && conv != IMAGE_CEE_CS_CALLCONV_STDCALL &&
+        conv != IMAGE_CEE_CS_CALLCONV_UNMANAGED)
         return 0; /* managed, varargs, generic, instance: not a plain C call */
     uint32_t params;
     if (md_uncompress(&p, end, &params) < 0 || params < 1 || params > ILWRAP_MAX_PARAMS)
         return 0;
     int suppress = 0;
-    while (p < end && (*p == CMOD_OPT || *p == CMOD_REQD)) {
+    while (p < end && (*p == ELEMENT_TYPE_CMOD_OPT || *p == ELEMENT_TYPE_CMOD_REQD)) {
         uint8_t kind = *p++;
         uint32_t coded;
         if (md_uncompress(&p, end, &coded) < 0)
             return 0;
         /* TypeDefOrRefEncoded: a TypeDef has tag 0 */
-        int is_suppress = conv == CONV_UNMANAGED && kind == CMOD_OPT && suppress_typedef &&
-                          (coded & 3) == 0 && (coded >> 2) == (suppress_typedef & 0xffffff);
+        int is_suppress = conv == IMAGE_CEE_CS_CALLCONV_UNMANAGED &&
+                          kind == ELEMENT_TYPE_CMOD_OPT && suppress_typedef && (coded & 3) == 0 &&
+                          (coded >> 2) == (suppress_typedef & 0xffffff);
         if (!is_suppress)
             return 0; /* another convention, or a modifier of unknown meaning */
         suppress = 1;
@@ -62,7 +55,8 @@ int ilwrap_calli_fits(const uint8_t *blob, size_t len, uint32_t suppress_typedef
     if (p >= end)
         return 0;
     uint8_t ret = *p++;
-    if (ret != T_VOID && ret != T_I4 && ret != T_U4 && ret != T_I && ret != T_U)
+    if (ret != ELEMENT_TYPE_VOID && ret != ELEMENT_TYPE_I4 && ret != ELEMENT_TYPE_U4 &&
+        ret != ELEMENT_TYPE_I && ret != ELEMENT_TYPE_U)
         return 0;
     for (uint32_t i = 0; i < params; i++)
         if (!pointer_sized(&p, end))
@@ -70,7 +64,7 @@ int ilwrap_calli_fits(const uint8_t *blob, size_t len, uint32_t suppress_typedef
     if (p != end)
         return 0;
     out->params = params;
-    out->returns = ret != T_VOID;
+    out->returns = ret != ELEMENT_TYPE_VOID;
     out->suppress = suppress;
     return 1;
 }
