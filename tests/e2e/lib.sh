@@ -2,7 +2,11 @@
 # sources this file, runs programs from build/apps under the real runtime with
 # corscope, and asserts on what corscope reports. A test fails by exiting
 # non-zero with a message saying what differed from what.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that fails where set -e ends the test says so (a test that only
+# stopped printed nothing: CI stop 44's t_idle); -E carries the trap into
+# functions, and it keeps quiet in subshells and where set -e is off.
+trap 'rc=$?; [ "$BASHPID" = $$ ] && [[ $- == *e* ]] && echo "FAIL: stopped by a failing command (status $rc): $BASH_COMMAND" >&2' ERR
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}

@@ -19,7 +19,9 @@ find_agent() {
         for p in $(pgrep -f "$1"); do
             [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
         done
-        [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5)
+        # grep finds nothing until the agent's thread has started: not a
+        # failure (under set -e it ended the test, CI stop 44)
+        [ -n "$pid" ] && tid=$(grep -lx corscope /proc/"$pid"/task/*/comm 2> /dev/null | head -1 | cut -d/ -f5 || true)
         [ -n "$tid" ] && return
         sleep 0.05
     done
