@@ -179,8 +179,7 @@ static void record_unhandled(struct agent *a)
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
-    uint64_t sleep_ns; /* CYCLE_NS; samples_cycle_ns while only samples come;
-                        * longer while cycles record nothing */
+    struct loop_pace pace; /* the next sleep (loop_wake_pace) */
     int work;          /* the last cycle took events or code (not only samples) */
 };
 
@@ -207,7 +206,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         ls->names_ns = now;
         thread_ids_update_names(&a->thread_ids, &a->out);
     }
-    uint64_t next = now + ls->sleep_ns;
+    uint64_t next = now + ls->pace.sleep_ns;
     EACH_SOURCE(a, s) {
         if (!s->ops->cycle)
             continue;
@@ -262,6 +261,7 @@ int agent_labels(const struct agent *a)
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
+    uint32_t wakes_before = loop_wake_seen(); /* this recording's, for loop_wakeups */
     prctl(PR_SET_NAME, "corscope");
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);
     if (hr < 0)
@@ -286,7 +286,7 @@ static void *loop_main(void *arg)
     companion_start(); /* here, not in Initialize: the program never waits for it */
     fatal_signal_arm((pid_t)gettid());
     unhandled_arm();
-    struct loop_state ls = {0, 0, CYCLE_NS, 1};
+    struct loop_state ls = {0, 0, {CYCLE_NS, 0}, 1};
     while (!atomic_load(&a->stopping) && !fatal_signal_signal()) {
         pthread_mutex_lock(&a->wake_lock);
         uint64_t sync = a->sync_asked;
@@ -301,16 +301,12 @@ static void *loop_main(void *arg)
             next = cycle(a, &ls, clock_now_ns());
             /* (measured around the cycle alone: a flush's counters are
              * records too, and no sign of the program's activity) */
-            if (recorder_records(&a->out) != made) {
-                /* from this sleep on */
-                ls.sleep_ns = ls.work ? CYCLE_NS : samples_cycle_ns(a);
-                quiet = ls.work ? 0 : LOOP_WAKE_WORK;
-                uint64_t soon = clock_now_ns() + ls.sleep_ns;
+            int recorded = recorder_records(&a->out) != made;
+            loop_wake_pace(&ls.pace, ls.work, recorded, CYCLE_NS, samples_cycle_ns(a), QUIET_MAX_NS);
+            quiet = ls.pace.quiet;
+            if (recorded || ls.work) { /* from this sleep on */
+                uint64_t soon = clock_now_ns() + ls.pace.sleep_ns;
                 next = next < soon ? next : soon;
-            } else {
-                if ((ls.sleep_ns *= 2) > QUIET_MAX_NS)
-                    ls.sleep_ns = QUIET_MAX_NS;
-                quiet = LOOP_WAKE_WORK | LOOP_WAKE_SAMPLES;
             }
         }
         if (sync != a->sync_done) {
@@ -372,6 +368,7 @@ static void *loop_main(void *arg)
                  "by its disk most likely); their samples may be unnamed",
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
+    recorder_count(&a->out, FMT_COUNTER_LOOP_WAKEUPS, (uint32_t)(loop_wake_seen() - wakes_before));
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     recorder_count(&a->out, FMT_COUNTER_METADATA_OPENS, mdplace_runtime_opens());
     recorder_count(&a->out, FMT_COUNTER_MAPS_READS, procmaps_reads());

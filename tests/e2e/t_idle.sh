@@ -8,6 +8,11 @@
 # no events): the loop drains the rings every 16 sampling intervals, 50 ms
 # at the default 10 ms (it woke every 10 ms: about 100 times a second), and
 # loses none of them.
+# And a process whose runtime compiles now and then while it mostly waits
+# (Events jit-trickle: 1,000 methods, one a millisecond, about 8 samples):
+# a cycle that applied compiled code is one that worked, and the next
+# method does not wake the agent's thread (it did for 879 of the 1,000
+# while such a cycle counted as idle: `loop_wakeups`).
 source "$(dirname "$0")/lib.sh"
 
 # find_agent PATTERN: sets pid (the dotnet process whose command line
@@ -64,3 +69,11 @@ assert_eq "busy: dropped samples" "$(counter "$T/busy.corscope" dropped_samples)
 samples=$(counter "$T/busy.corscope" samples)
 assert_ge "busy: samples (3 s of work at 10 ms; fewer beside other load)" "$samples" 50
 note "busy: the agent woke $woke times in a second; $samples samples, none dropped"
+
+# a trickle of compilations
+cs record -q -o "$T/trickle.corscope" -- $(app Events) jit-trickle 1000 > "$T/trickle.out"
+grep -q "^jit-trickle: 1000 methods compiled" "$T/trickle.out" || fail "Events jit-trickle: $(cat "$T/trickle.out")"
+wakes=$(counter "$T/trickle.corscope" loop_wakeups)
+# (at least the one that ends the recording: the counter is there)
+[ "$wakes" -ge 1 ] && [ "$wakes" -le 100 ] || fail "1000 methods compiled one a millisecond woke the agent's thread $wakes times (at most 100)"
+note "trickle: 1000 methods compiled, one a millisecond: the agent's thread woken early $wakes times"

@@ -44,3 +44,18 @@ void loop_wake_for_room(void)
     if (!atomic_exchange(&woken_for_room, 1))
         loop_wake();
 }
+
+void loop_wake_pace(struct loop_pace *p, int work, int recorded, uint64_t short_ns,
+                    uint64_t samples_ns, uint64_t long_ns)
+{
+    if (work) {
+        p->sleep_ns = short_ns;
+        p->quiet = 0;
+    } else if (recorded) {
+        p->sleep_ns = samples_ns;
+        p->quiet = LOOP_WAKE_WORK;
+    } else {
+        p->sleep_ns = p->sleep_ns * 2 > long_ns ? long_ns : p->sleep_ns * 2;
+        p->quiet = LOOP_WAKE_WORK | LOOP_WAKE_SAMPLES;
+    }
+}

@@ -43,6 +43,22 @@ HIDDEN void loop_wake(void);
 /* A signal handler whose sample left its thread's ring more than half
  * full: wakes the loop, once until it sleeps again. */
 HIDDEN void loop_wake_for_room(void);
+/* The loop's next sleep, decided after each cycle (not signal code: the
+ * loop's alone).  A cycle that took events or applied compiled code
+ * (`work`) sleeps short_ns and nothing but a wake (loop_wake) ends it:
+ * more is coming, and letting the next method end it would cost the
+ * compiling thread a system call per method (a build's tier-up thread
+ * did, while its process recorded no samples).  A cycle that recorded
+ * samples alone sleeps samples_ns, ended by work (LOOP_WAKE_WORK); one
+ * that recorded nothing doubles the last sleep up to long_ns, ended by
+ * anything. */
+struct loop_pace {
+    uint64_t sleep_ns;
+    int quiet; /* loop_wake_wait's */
+};
+HIDDEN void loop_wake_pace(struct loop_pace *p, int work, int recorded, uint64_t short_ns,
+                           uint64_t samples_ns, uint64_t long_ns);
+
 /* Producers, async-signal-safe: wakes the loop if its sleep is one that
  * `what` (a LOOP_WAKE_ bit) ends (the first such caller makes the system
  * call). */

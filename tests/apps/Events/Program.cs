@@ -9,6 +9,11 @@
 //   jit            compiles a known set of methods: five once (tier 0), one
 //                  with AggressiveOptimization, one hot (tier 1), one long loop (OSR)
 //   threads        named threads with known CPU, one renamed
+//   jit-trickle N  compiles N methods of its own, one every millisecond
+//                  (a generic method over N value types made at run time,
+//                  each its own code), and uses little CPU otherwise: a
+//                  process whose runtime compiles now and then while it
+//                  mostly waits
 // For the benchmark of the events' cost (bench/events.sh), each printing the
 // CPU time of its own threads and the wall time of its work:
 //   throw-bench N  N iterations of a little work and one throw caught five
@@ -96,9 +101,53 @@ static class JitMethods
     }
 }
 
+// Value types over value types: 8 to start with, and pairs of them
+// (64), pairs of those (4096): each a type of its own, so that a generic
+// method instantiated over it is compiled anew (value types share no code)
+struct B0 { } struct B1 { } struct B2 { } struct B3 { }
+struct B4 { } struct B5 { } struct B6 { } struct B7 { }
+struct Pair<TA, TB> where TA : struct where TB : struct { }
+
+static class Trickle
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int Size<T>() where T : struct => Unsafe.SizeOf<T>() + typeof(T).Name.Length;
+
+    public static IEnumerable<Type> Types()
+    {
+        var bases = new[] { typeof(B0), typeof(B1), typeof(B2), typeof(B3), typeof(B4), typeof(B5), typeof(B6), typeof(B7) };
+        var pairs = new List<Type>();
+        foreach (var a in bases)
+            foreach (var b in bases)
+                pairs.Add(typeof(Pair<,>).MakeGenericType(a, b));
+        foreach (var p in pairs)
+            yield return p;
+        foreach (var a in pairs)
+            foreach (var b in pairs)
+                yield return typeof(Pair<,>).MakeGenericType(a, b);
+    }
+}
+
 static class Program
 {
     static string F(FormattableString s) => s.ToString(CultureInfo.InvariantCulture);
+
+    static void JitTrickle(int n)
+    {
+        var size = typeof(Trickle).GetMethod(nameof(Trickle.Size))!;
+        var sw = Stopwatch.StartNew();
+        int made = 0;
+        long sum = 0;
+        foreach (var t in Trickle.Types())
+        {
+            if (made == n)
+                break;
+            sum += (int)size.MakeGenericMethod(t).Invoke(null, null)!;
+            made++;
+            Thread.Sleep(1);
+        }
+        Console.WriteLine(F($"jit-trickle: {made} methods compiled in {sw.Elapsed.TotalSeconds:F2} s ({sum})"));
+    }
 
     static void Exceptions(int n)
     {
@@ -291,6 +340,7 @@ static class Program
             case "lock": Locks(n > 0 ? n : 200); break;
             case "jit": Jit(); break;
             case "threads": Threads(); break;
+            case "jit-trickle": JitTrickle(n > 0 ? n : 1000); break;
             case "throw-bench": ThrowBench(n > 0 ? n : 100000); break;
             case "lock-bench": LockBench(n > 0 ? n : 20000); break;
             default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|threads [N]"); return 2;
