@@ -35,13 +35,21 @@
 
 enum item_kind { ITEM_JITTED, ITEM_FORGET, ITEM_IMAGE };
 
+/* One allocation each, its ranges, shapes and name in it: the callbacks
+ * allocate it, the loop frees it, and each free of memory a program thread
+ * allocated waits for that thread's malloc arena, which its runtime holds
+ * often (a compiling ExprLoop: the agent's thread waited there 650 times a
+ * second when an item was three blocks, the queue's link, the item and
+ * its shapes). */
 struct item {
+    struct item *next;        /* the queue's */
+    size_t bytes;             /* the whole block's, for the queue's budget */
     enum item_kind kind;
     uint64_t time;            /* of an unload's announcement */
     FunctionID function;
     ModuleID module;
-    struct method_desc *desc; /* named at JIT time, or NULL */
-    struct frame_shape *shapes; /* per range (JIT'd code), or NULL */
+    struct method_desc *desc; /* named at JIT time (in the block), or NULL */
+    struct frame_shape *shapes; /* per range (JIT'd code, in the block), or NULL */
     uint32_t count;
     struct code_range ranges[]; /* frame and function filled by the loop */
 };
@@ -53,18 +61,12 @@ struct frame_shape {
     int known;
 };
 
-struct queued {
-    struct item *item;
-    size_t bytes;
-    struct queued *next;
-};
-
 static ICorProfilerInfo15 *info;
 static int info_version;
 static struct recorder *io; /* held from writing while ids_lock is held */
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct queued *queue_head, **queue_tail = &queue_head;
+static struct item *queue_head, **queue_tail = &queue_head;
 static size_t queue_bytes;          /* under queue_lock */
 static uint64_t items_applied; /* the loop's: what codemap_update took */
 static _Atomic uint64_t queue_refused; /* methods not queued (budget) */
@@ -107,38 +109,40 @@ int codemap_permanent(FunctionID function)
 
 /* ---- the callbacks' side --------------------------------------------------- */
 
-static void free_item(struct item *item)
+#define ALIGNED(n) (((n) + 15) & ~(size_t)15)
+
+/* An item (zeroed but for its name) with room for `ranges` ranges, their shapes when `shapes`,
+ * and a name when `named`; NULL when memory ran out. */
+static struct item *item_alloc(uint32_t ranges, int shapes, int named)
 {
-    if (!item)
-        return;
-    mem_free(item->desc);
-    mem_free(item->shapes);
-    mem_free(item);
+    size_t at_shapes = ALIGNED(sizeof(struct item) + ranges * sizeof(struct code_range));
+    size_t at_desc = ALIGNED(at_shapes + (shapes ? ranges * sizeof(struct frame_shape) : 0));
+    size_t bytes = at_desc + (named ? sizeof(struct method_desc) : 0);
+    char *block = mem_alloc(bytes);
+    if (!block)
+        return NULL;
+    memset(block, 0, at_desc); /* the name, if any, is written whole by names_describe */
+    struct item *item = (struct item *)block;
+    item->bytes = bytes;
+    item->shapes = shapes && ranges ? (struct frame_shape *)(block + at_shapes) : NULL;
+    item->desc = named ? (struct method_desc *)(block + at_desc) : NULL;
+    return item;
 }
 
 static void enqueue(struct item *item)
 {
-    struct queued *q = mem_alloc(sizeof *q);
-    if (!q) {
-        free_item(item);
-        return;
-    }
-    q->item = item;
-    q->bytes = sizeof *q + sizeof *item + item->count * sizeof item->ranges[0] +
-               (item->desc ? sizeof *item->desc : 0);
-    q->next = NULL;
+    item->next = NULL;
     pthread_mutex_lock(&queue_lock);
-    int refuse = item->kind == ITEM_JITTED && queue_bytes + q->bytes > QUEUE_BUDGET;
+    int refuse = item->kind == ITEM_JITTED && queue_bytes + item->bytes > QUEUE_BUDGET;
     if (!refuse) {
-        *queue_tail = q;
-        queue_tail = &q->next;
-        queue_bytes += q->bytes;
+        *queue_tail = item;
+        queue_tail = &item->next;
+        queue_bytes += item->bytes;
     }
     pthread_mutex_unlock(&queue_lock);
     if (refuse) {
         atomic_fetch_add(&queue_refused, 1);
-        mem_free(q);
-        free_item(item);
+        mem_free(item);
         return;
     }
     loop_wake_if_quiet(LOOP_WAKE_WORK);
@@ -268,27 +272,19 @@ static void jitted(FunctionID f, ReJITID rejit, int dynamic)
     struct code_range ranges[MAX_RANGES];
     uint32_t n = function_ranges(f, rejit, ranges);
     ModuleID module = 0;
-    struct method_desc *desc = NULL;
-    if (unloadable(f, dynamic, &module)) {
-        desc = mem_alloc(sizeof *desc);
-        if (desc && names_describe(info, info_version, f, desc) < 0) {
-            mem_free(desc);
-            desc = NULL;
-        }
-        if (!desc)
-            return; /* unnamed: left to GetFunctionFromIP's rules */
-    }
-    struct item *item = mem_alloc(sizeof *item + n * sizeof item->ranges[0]);
-    if (!item) {
-        mem_free(desc);
+    int named = unloadable(f, dynamic, &module);
+    struct item *item = item_alloc(n, 1, named);
+    if (!item)
+        return; /* unnamed when it had to be: left to GetFunctionFromIP's rules */
+    if (named && names_describe(info, info_version, f, item->desc) < 0) {
+        mem_free(item);
         return;
     }
+    struct method_desc *desc = item->desc;
     item->kind = ITEM_JITTED;
     item->function = f;
     item->module = module;
-    item->desc = desc;
     item->count = n;
-    item->shapes = n ? mem_calloc(n, sizeof item->shapes[0]) : NULL;
     if (item->shapes) {
         decode_shapes(ranges, n, item->shapes);
         for (uint32_t i = 0; i < n; i++) {
@@ -333,10 +329,9 @@ int codemap_module_loaded(ModuleID module)
     /* its size is read from its headers by the loop (mcode_add_image,
      * off the loading thread); a module that is not collectible is never
      * unloaded, so the headers are still its */
-    struct item *item = mem_alloc(sizeof *item + sizeof item->ranges[0]);
+    struct item *item = item_alloc(1, 0, 0);
     if (!item)
         return 1;
-    memset(item, 0, sizeof *item + sizeof item->ranges[0]);
     item->kind = ITEM_IMAGE;
     item->module = module;
     item->count = 1;
@@ -369,7 +364,7 @@ static void add_image(uintptr_t start, uintptr_t end)
 
 void codemap_unloading(ModuleID module, FunctionID function)
 {
-    struct item *item = atomic_load(&stopped) ? NULL : mem_alloc(sizeof *item);
+    struct item *item = atomic_load(&stopped) ? NULL : item_alloc(0, 0, 0);
     pthread_mutex_lock(&ids_lock);
     uint64_t now = clock_now_ns();
     atomic_store(&last_unload_ns, now);
@@ -378,7 +373,6 @@ void codemap_unloading(ModuleID module, FunctionID function)
     pthread_mutex_unlock(&ids_lock);
     if (!item)
         return; /* the time above still keeps the loop from asking about it */
-    memset(item, 0, sizeof *item);
     item->time = now;
     item->kind = ITEM_FORGET;
     item->module = module;
@@ -568,10 +562,10 @@ size_t codemap_catch_up(void)
 }
 
 /* Everything queued so far, in order; the queue left empty. */
-static struct queued *take_queue(void)
+static struct item *take_queue(void)
 {
     pthread_mutex_lock(&queue_lock);
-    struct queued *q = queue_head;
+    struct item *q = queue_head;
     queue_head = NULL;
     queue_tail = &queue_head;
     queue_bytes = 0;
@@ -585,9 +579,8 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
     /* before the queue is taken: whatever is queued after, was queued after
      * this time */
     uint64_t complete = clock_now_ns();
-    struct queued *q = take_queue();
-    while (q) {
-        struct item *item = q->item;
+    struct item *item = take_queue();
+    while (item) {
         items_applied++;
         if (item->kind == ITEM_FORGET) {
             /* what was taken before the unload is recorded first, while
@@ -616,10 +609,9 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
                 mcode_add(&e);
             }
         }
-        struct queued *next = q->next;
-        free_item(item);
-        mem_free(q);
-        q = next;
+        struct item *next = item->next;
+        mem_free(item);
+        item = next;
     }
     mcode_publish();
     return complete;
@@ -627,12 +619,11 @@ uint64_t codemap_update(struct names *names, void (*before_forget)(void *ctx, ui
 
 static void free_queue(void)
 {
-    struct queued *q = take_queue();
-    while (q) {
-        struct queued *next = q->next;
-        free_item(q->item);
-        mem_free(q);
-        q = next;
+    struct item *item = take_queue();
+    while (item) {
+        struct item *next = item->next;
+        mem_free(item);
+        item = next;
     }
 }
 
