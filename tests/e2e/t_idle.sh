@@ -15,14 +15,16 @@
 # while such a cycle counted as idle: `loop_wakeups`).
 source "$(dirname "$0")/lib.sh"
 
-# find_agent PATTERN: sets pid (the dotnet process whose command line
-# matches) and tid (its agent thread), waiting up to 10 s for them
+# find_agent APP ARGS: sets pid (the program's process: dotnet APP.dll, or
+# APP's own executable on an older runtime) and tid (its agent thread),
+# waiting up to 10 s for them
 find_agent() {
-    local p
+    local p comm
     pid= tid=
     for _ in $(seq 200); do
-        for p in $(pgrep -f "$1"); do
-            [ "$(cat /proc/"$p"/comm 2> /dev/null)" = dotnet ] && pid=$p
+        for p in $(pgrep -f "$1(\.dll)? $2\$"); do
+            comm=$(cat /proc/"$p"/comm 2> /dev/null || true)
+            [ "$comm" = dotnet ] || [ "$comm" = "$1" ] && pid=$p
         done
         # grep finds nothing until the agent's thread has started: not a
         # failure (under set -e it ended the test, CI stop 44)
@@ -36,7 +38,7 @@ switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/task/"$t
 cs record -q -i 1ms --cpu-clock perf -o "$T/idle.corscope" -- $(app Fleet) 2 idle-first 4 \
     > "$T/out" 2> "$T/err" &
 rec=$!
-find_agent 'Fleet.dll 2 idle-first 4'
+find_agent Fleet '2 idle-first 4'
 [ -n "$tid" ] || fail "no agent thread in the program: $(cat "$T/err")"
 # a second for the start-up's compilations, then a second of idling
 sleep 1
@@ -56,7 +58,7 @@ note "idle: the agent woke $woke times in a second; then $burn samples of the wo
 # busy: CpuShares for 3 s at the default interval
 cs record -q -o "$T/busy.corscope" -- $(app CpuShares) 3 > "$T/busy.out" 2> "$T/busy.err" &
 rec=$!
-find_agent 'CpuShares.dll 3'
+find_agent CpuShares 3
 [ -n "$tid" ] || fail "no agent thread in CpuShares: $(cat "$T/busy.err")"
 sleep 1
 a=$(switches)
