@@ -343,7 +343,7 @@ static class Program
             case "jit-trickle": JitTrickle(n > 0 ? n : 1000); break;
             case "throw-bench": ThrowBench(n > 0 ? n : 100000); break;
             case "lock-bench": LockBench(n > 0 ? n : 20000); break;
-            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|threads [N]"); return 2;
+            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|jit-trickle|threads|throw-bench|lock-bench [N]"); return 2;
         }
         return 0;
     }
