@@ -272,15 +272,14 @@ static void jitted(FunctionID f, ReJITID rejit, int dynamic)
     struct code_range ranges[MAX_RANGES];
     uint32_t n = function_ranges(f, rejit, ranges);
     ModuleID module = 0;
-    int named = unloadable(f, dynamic, &module);
-    struct item *item = item_alloc(n, 1, named);
+    int collectible = unloadable(f, dynamic, &module);
+    struct item *item = item_alloc(n, 1, collectible);
     if (!item)
         return; /* unnamed when it had to be: left to GetFunctionFromIP's rules */
-    if (named && names_describe(info, info_version, f, item->desc) < 0) {
+    if (collectible && names_describe(info, info_version, f, item->desc) < 0) {
         mem_free(item);
         return;
     }
-    struct method_desc *desc = item->desc;
     item->kind = ITEM_JITTED;
     item->function = f;
     item->module = module;
@@ -289,7 +288,7 @@ static void jitted(FunctionID f, ReJITID rejit, int dynamic)
         decode_shapes(ranges, n, item->shapes);
         for (uint32_t i = 0; i < n; i++) {
             struct mcode_entry e;
-            to_entry(&ranges[i], &item->shapes[i], desc == NULL, &e);
+            to_entry(&ranges[i], &item->shapes[i], !collectible, &e);
             mcode_fresh(&e);
         }
     }
@@ -298,7 +297,7 @@ static void jitted(FunctionID f, ReJITID rejit, int dynamic)
         item->ranges[i].function = f;
         item->ranges[i].module = module;
         item->ranges[i].frame = 0;
-        item->ranges[i].permanent = desc == NULL;
+        item->ranges[i].permanent = !collectible;
     }
     enqueue(item);
 }
