@@ -146,12 +146,19 @@ note "latency (median of 100 ms medians): unprofiled $base us; after each detach
 note "service CPU per request: unprofiled $base_cpu ns; after each detach, worst $worst_cpu ns; attached: $(awk '$1 == "cycle" { printf "%s ", $5 }' "$T/latency")ns"
 
 # the method compiled before any attach is named in the attached reports
-named=0
+named=0 per_cycle="" unknown=0 samples=0
 for i in $(seq "$CYCLES"); do
     cs report -f collapsed --weight samples "$T/a$i.corscope" > "$T/a$i.collapsed" 2> /dev/null
-    named=$((named + $(collapsed_sum "$T/a$i.collapsed" 'AttachService\.Work\.Checksum')))
+    n=$(collapsed_sum "$T/a$i.collapsed" 'AttachService\.Work\.Checksum')
+    named=$((named + n)) per_cycle="$per_cycle $n"
+    unknown=$((unknown + $(collapsed_sum "$T/a$i.collapsed" '\[unknown\]')))
+    samples=$((samples + $(collapsed_total "$T/a$i.collapsed")))
 done
-assert_ge "samples in AttachService.Work.Checksum over the $CYCLES attached recordings" "$named" 10
+note "Work.Checksum's samples per attach:$per_cycle (of $samples samples; $unknown with an unnamed frame)"
+# about 5 a 2 s attach (3 to 7 measured, of ~19 samples each): one an
+# attach on average keeps the bound far below the count's spread (9 of 3
+# attaches was once held against a bound of 10 made for 10 attaches)
+assert_ge "samples in AttachService.Work.Checksum over the $CYCLES attached recordings" "$named" "$CYCLES"
 cs report -f top "$T/a1.corscope" > "$T/a1.top" 2> /dev/null
 
 # wall mode and the stop-the-world sampler, attached
