@@ -73,6 +73,7 @@ static struct map64 removed;       /* starts to drop from big at the next public
 static int removed_init, dirty;
 static size_t copied_since_merge; /* recent entries copied into snapshots since big was last rebuilt */
 static uint64_t copied_total;     /* entries copied by publications (tests) */
+static uint64_t unchanged_reports; /* additions of what was already there (tests) */
 static struct mc_image *pending_images;
 static size_t pending_count, pending_cap;
 
@@ -256,10 +257,38 @@ static void mark_removed(uintptr_t start)
     }
 }
 
+static int same_entry(const struct mcode_entry *a, const struct mcode_entry *b)
+{
+    return a->start == b->start && a->len == b->len && a->fn_start == b->fn_start &&
+           a->known == b->known && a->permanent == b->permanent &&
+           (!a->known || memcmp(&a->shape, &b->shape, sizeof a->shape) == 0);
+}
+
+/* Is exactly this entry what the handler will find at its start?  The JIT
+ * callbacks report every code version of a method each time one is
+ * compiled (a tier-1 compilation reports the tier-0 code again): such a
+ * report changes nothing, and treating it as a replacement would mark the
+ * large array's entry removed and make the next publication rebuild it. */
+static int already_published(const struct mcode_entry *e)
+{
+    size_t at = lower_bound(recent, recent_count, e->start);
+    if (at < recent_count && recent[at].start == e->start)
+        return same_entry(&recent[at], e);
+    uint32_t gone;
+    if (!big || (removed_init && map64_get(&removed, e->start, &gone)))
+        return 0;
+    at = lower_bound(big->e, big->count, e->start);
+    return at < big->count && same_entry(&big->e[at], e);
+}
+
 void mcode_add(const struct mcode_entry *e)
 {
     if (!e->len)
         return;
+    if (already_published(e)) {
+        unchanged_reports++;
+        return;
+    }
     drop_recent(e->start);
     mark_removed(e->start); /* a newer report of code at the same start */
     struct mcode_entry *grown = mem_grow(recent, &recent_cap, recent_count + 1, sizeof *recent);
@@ -535,6 +564,11 @@ void mcode_publish(void)
 uint64_t mcode_copied(void)
 {
     return copied_total;
+}
+
+uint64_t mcode_unchanged_reports(void)
+{
+    return unchanged_reports;
 }
 
 size_t mcode_ranges(void)
