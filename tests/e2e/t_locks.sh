@@ -44,7 +44,7 @@ for f in flamegraph speedscope pprof tree; do
 done
 
 # a threshold above every wait: nothing walked, all counted
-cs record -q -e lock --lock-min 1s -o "$T/min.corscope" -- $(app Events) lock 50 > "$T/min.out"
+cs record -q -e lock --lock-min 1s -o "$T/min.corscope" -- $(app Events) lock 200 > "$T/min.out"
 cs report -f locks "$T/min.corscope" > "$T/min.txt"
 grep -q "^# lock contention: 0 waits of at least 1.00 s" "$T/min.txt" || fail "--lock-min: $(head -2 "$T/min.txt")"
 short=$(awk '/^#   and [0-9]+ shorter waits/ { print $3 }' "$T/min.txt")
@@ -54,6 +54,8 @@ truth=$(awk '/^waited/ { print $3 + $6 }' "$T/min.out")
 # 10%, and 6 ms a wait: the program's clock starts before the runtime's
 # spinning, which its contention events leave out, and which a busy machine
 # stretches (236 ms against the program's 264 beside two busy processes;
-# 233.7 against 284.9 with four; the count of waits is checked above)
+# 233.7 against 284.9 with four, at 50 ms holds; the count of waits is
+# checked above).  The gap is per wait, not per ms held: holds of 200 ms
+# keep it a small part of the bound
 assert_near "--lock-min: their time (ms)" "$short_ms" "$truth" "$(awk -v t="$truth" 'BEGIN { print t / 10 + 36 }')"
 note "waits under --lock-min counted: $(sed -n 2p "$T/min.txt")"
