@@ -11,10 +11,11 @@
 # that lands in the hooks' share of a method's time, a few per run, so the
 # run is long enough (10,000 rounds) and the spin long enough (40 us a
 # round) for those few to stay well inside the 10% (about 3% with two CPU
-# hogs beside it at the program's default of 15 us, a gap of 3 to 6 ms
-# against 150 ms; a third of that now).  And the correction must be there: the report's own
-# figures of the tracer's cost (measured by the agent at start, at least
-# 10 ns per traced call: 17.6 to 30 ns seen) are what it took out of
+# hogs beside it at the program's default of 15 us; the same gaps weigh
+# less than half as much against 40).  And the correction must be there:
+# the report's own figures of the tracer's cost (measured by the agent at
+# start, at least 10 ns per traced call: 17.6 to 30 ns seen) are what it
+# took out of
 # Outer.Round's self time against the times as measured (-f top --event
 # calls).  (Until session 17 the check was that at least 10 ns per call
 # made was taken out of it: that is the caller's share alone, which a
