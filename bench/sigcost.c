@@ -8,12 +8,22 @@
  * difference between its times is the floor under the signal sampler's
  * overhead at that interval, whatever the handler does.
  *
- *   sigcost none|perf|posix PERIOD_NS ITERATIONS
+ * The second measure is what a clock costs a thread that does not run
+ * long: each context switch of a thread with a perf_event stops and
+ * restarts the event (its hrtimer, on a virtual machine a VM exit each),
+ * which a POSIX CPU timer, checked at the scheduler's tick, does not.  Two
+ * threads pinned to one CPU hand a byte back and forth through two pipes
+ * ROUNDS times (two context switches a round), each with its own clock.
  *
- * Prints "seconds signals".
+ *   sigcost none|perf|posix PERIOD_NS ITERATIONS
+ *   sigcost switch none|perf|posix PERIOD_NS ROUNDS
+ *
+ * Prints "seconds signals" (the first) or "seconds switches" (the second).
  */
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,10 +84,91 @@ static int start_posix(long period)
     return 0;
 }
 
+static int start_clock(const char *clock, long period)
+{
+    if (strcmp(clock, "perf") == 0)
+        return start_perf(period);
+    if (strcmp(clock, "posix") == 0)
+        return start_posix(period);
+    return strcmp(clock, "none") == 0 ? 0 : -1;
+}
+
+struct partner {
+    const char *clock;
+    long period, rounds;
+    int in, out;
+    int failed;
+};
+
+static void *partner_main(void *arg)
+{
+    struct partner *p = arg;
+    char byte;
+    if (start_clock(p->clock, p->period) < 0) {
+        p->failed = 1;
+        close(p->out); /* the main thread's read then fails */
+        return NULL;
+    }
+    for (long i = 0; i < p->rounds; i++)
+        if (read(p->in, &byte, 1) != 1 || write(p->out, &byte, 1) != 1) {
+            p->failed = 1;
+            break;
+        }
+    return NULL;
+}
+
+static int switches(const char *clock, long period, long rounds)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    int to[2], back[2];
+    if (sched_setaffinity(0, sizeof one, &one) < 0 || pipe(to) < 0 || pipe(back) < 0 ||
+        start_clock(clock, period) < 0) {
+        fprintf(stderr, "sigcost: cannot set up the switch measure with clock '%s'\n", clock);
+        return 1;
+    }
+    struct partner p = {clock, period, rounds, to[0], back[1], 0};
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, partner_main, &p) != 0) {
+        fprintf(stderr, "sigcost: cannot start the partner thread\n");
+        return 1;
+    }
+    char byte = 0;
+    double t0 = now();
+    long i = 0;
+    for (; i < rounds; i++)
+        if (write(to[1], &byte, 1) != 1 || read(back[0], &byte, 1) != 1)
+            break;
+    double t = now() - t0;
+    close(to[1]);
+    pthread_join(thread, NULL);
+    if (i < rounds || p.failed) {
+        fprintf(stderr, "sigcost: the switch measure failed with clock '%s'\n", clock);
+        return 1;
+    }
+    printf("%.4f %ld\n", t, 2 * rounds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "switch") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGPROF, &sa, NULL);
+        long period = atol(argv[3]), rounds = atol(argv[4]);
+        if (period <= 0 || rounds <= 0) {
+            fprintf(stderr, "sigcost: bad period or rounds\n");
+            return 2;
+        }
+        return switches(argv[2], period, rounds);
+    }
     if (argc != 4) {
-        fprintf(stderr, "usage: sigcost none|perf|posix PERIOD_NS ITERATIONS\n");
+        fprintf(stderr, "usage: sigcost none|perf|posix PERIOD_NS ITERATIONS\n"
+                        "       sigcost switch none|perf|posix PERIOD_NS ROUNDS\n");
         return 2;
     }
     long period = atol(argv[2]), iterations = atol(argv[3]);
@@ -86,13 +177,7 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGPROF, &sa, NULL);
-    int rc = 0;
-    if (strcmp(argv[1], "perf") == 0)
-        rc = start_perf(period);
-    else if (strcmp(argv[1], "posix") == 0)
-        rc = start_posix(period);
-    else if (strcmp(argv[1], "none") != 0)
-        rc = -1;
+    int rc = period > 0 ? start_clock(argv[1], period) : -1;
     if (rc < 0 || period <= 0 || iterations <= 0) {
         fprintf(stderr, "sigcost: cannot start clock '%s'\n", argv[1]);
         return 1;

@@ -39,6 +39,7 @@ CONFIGS=(
     "cpu, 1 ms, posix clock|-e cpu -i 1ms --cpu-clock posix"
     "wall, 10 ms|-e wall"
     "cpu, 1 ms, perf_event clock|-e cpu -i 1ms --cpu-clock perf"
+    "cpu, 10 ms, posix clock|-e cpu -i 10ms --cpu-clock posix"
 )
 if [ -n "${PICK:-}" ]; then
     picked=()
