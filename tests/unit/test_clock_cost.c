@@ -112,6 +112,36 @@ static void test_unmeasured_keeps_perf(void)
               "20 ms, the machine too busy)");
 }
 
+/* A thread the POSIX timers missed: 10 intervals of its CPU and at least
+ * 20 ms since its last sample (a timer fires at most a tick after its
+ * period on a thread that runs at the tick). */
+static void test_missed_rule(void)
+{
+    CHECK(!cpu_clock_missed(20 * MS, 1 * MS));
+    CHECK(cpu_clock_missed(20 * MS + 1, 1 * MS));
+    CHECK(!cpu_clock_missed(15 * MS, 1 * MS));
+    CHECK(!cpu_clock_missed(50 * MS, 5 * MS));
+    CHECK(cpu_clock_missed(51 * MS, 5 * MS));
+}
+
+/* What the INFO says once threads were moved to perf_event clocks. */
+static void test_rescued_said(void)
+{
+    struct cpu_clock c;
+    make_clock(&c, 1 * MS);
+    struct clock_cost cost = {30600, 24, 3 * MS, 2 * MS};
+    cpu_clock_take_cost(&c, &cost, 0);
+    c.rescued_threads = 2;
+    c.rescued_missed_ns = 102 * MS + 400000;
+    const char *text = cpu_clock_describe(&c);
+    CHECK(!strncmp(text, "posix-cpu-timer (chosen at start: a perf_event interrupt costs 30.6 us",
+                   strlen("posix-cpu-timer (chosen at start: a perf_event interrupt costs 30.6 us")));
+    static const char tail[] = "); perf_event task-clock for 2 threads the tick missed (102 ms of CPU "
+                               "unsampled before)";
+    size_t n = strlen(text);
+    CHECK(n > sizeof tail - 1 && !strcmp(text + n - (sizeof tail - 1), tail));
+}
+
 /* --cpu-clock perf: said, and nothing chosen. */
 static void test_forced_perf(void)
 {
@@ -151,5 +181,7 @@ void suite_clock_cost(void)
     RUN(test_interval_decides);
     RUN(test_unmeasured_keeps_perf);
     RUN(test_forced_perf);
+    RUN(test_missed_rule);
+    RUN(test_rescued_said);
     RUN(test_measure_leaves_thread_clean);
 }

@@ -97,10 +97,15 @@ static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
     uint64_t weight = t->interval_ns;
     if (!atomic_exchange(&t->clock_first, 0) && cpu > t->cpu_mark_ns)
         weight = cpu - t->cpu_mark_ns;
-    t->cpu_mark_ns = cpu;
+    __atomic_store_n(&t->cpu_mark_ns, cpu, __ATOMIC_RELAXED); /* the collector reads it */
     uint64_t next = draw_period(t);
     struct itimerspec its = {{0, 0}, {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)}};
-    timer_settime(t->timer, 0, &its, NULL);
+    /* ticking before the check: the collector deletes a retired timer only
+     * when no tick may still re-arm it (cpu_clock_rescue) */
+    atomic_store(&t->posix_ticking, 1);
+    if (!atomic_load(&t->posix_retired))
+        timer_settime(t->timer, 0, &its, NULL);
+    atomic_store(&t->posix_ticking, 0);
     return weight;
 }
 

@@ -65,6 +65,10 @@ struct sthread {
                                   * when it is not) */
     int perf_sig_fd;             /* the fd number its signals carry (si_fd): the one
                                   * it was opened at */
+    _Atomic int posix_ticking;   /* the handler is re-arming the POSIX timer (the
+                                  * collector deletes it only when it is not) */
+    _Atomic int posix_retired;   /* the collector is taking the POSIX timer away:
+                                  * the handler no longer re-arms it */
 
     /* the collector's own */
     pid_t tid;

@@ -132,10 +132,9 @@ int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int exclude_
     return fd;
 }
 
-static int start_perf(struct cpu_clock *c, struct sthread *t)
+/* A perf_event clock for the thread, whichever clock the others have. */
+static int open_perf(struct cpu_clock *c, struct sthread *t)
 {
-    if (c->posix)
-        return -1;
     if (c->perf_open >= fds_clock_budget()) {
         c->fallback_errno = -1; /* the agent's share of the fd limit is used */
         return -1;
@@ -147,7 +146,7 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
         return -1;
     if (fd < 0 && (errno == EACCES || errno == EPERM) && !c->perf_exclude_kernel) {
         c->perf_exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
-        return start_perf(c, t);
+        return open_perf(c, t);
     }
     if (fd < 0) {
         if (errno != ESRCH && refused_for_good(errno)) {
@@ -172,6 +171,11 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
     c->perf_open++;
     c->perf_threads++;
     return 0;
+}
+
+static int start_perf(struct cpu_clock *c, struct sthread *t)
+{
+    return c->posix ? -1 : open_perf(c, t);
 }
 
 int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
@@ -245,6 +249,56 @@ void cpu_clock_settle(struct cpu_clock *c, struct sthread *threads)
     for (struct sthread *t = threads; t; t = t->next)
         if ((t->perf_low || t->perf_old_fd >= 0) && settle(t))
             c->unsettled--;
+}
+
+int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns)
+{
+    uint64_t limit = CPU_CLOCK_MISSED_INTERVALS * interval_ns;
+    return cpu_ns > (limit > CPU_CLOCK_MISSED_MIN_NS ? limit : CPU_CLOCK_MISSED_MIN_NS);
+}
+
+/* Takes the POSIX timer away once no tick of the handler can re-arm it:
+ * 1 when it is gone. */
+static int retire_timer(struct sthread *t)
+{
+    atomic_store(&t->posix_retired, 1);
+    if (atomic_load(&t->posix_ticking))
+        return 0;
+    timer_delete(t->timer);
+    t->has_timer = 0;
+    return 1;
+}
+
+void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads)
+{
+    if (!c->chose_posix || !c->random_periods || c->rescue_refused)
+        return;
+    for (struct sthread *t = threads; t; t = t->next) {
+        if (!t->has_timer)
+            continue;
+        if (!atomic_load(&t->posix_retired)) {
+            uint64_t cpu = os_thread_cpu_ns(t->tid);
+            uint64_t mark = __atomic_load_n(&t->cpu_mark_ns, __ATOMIC_RELAXED);
+            if (cpu == UINT64_MAX || cpu <= mark || !cpu_clock_missed(cpu - mark, c->interval_ns))
+                continue;
+            c->rescued_missed_ns += cpu - mark;
+        }
+        if (!retire_timer(t))
+            continue; /* a tick is re-arming it: the next cycle */
+        c->posix_threads--;
+        if (open_perf(c, t) == 0) {
+            c->rescued_threads++;
+            continue;
+        }
+        if (errno == ESRCH)
+            continue; /* it ended meanwhile */
+        /* no perf_event for it: the POSIX timer again, and no more tries */
+        c->rescue_refused = 1;
+        log_info("a thread the POSIX timers missed could not get a perf_event clock (%s)",
+                 c->fallback_errno > 0 ? strerror(c->fallback_errno) : "refused");
+        atomic_store(&t->posix_retired, 0);
+        cpu_clock_start(c, t);
+    }
 }
 
 void cpu_clock_stop(struct sthread *t)
@@ -354,7 +408,13 @@ const char *cpu_clock_describe(struct cpu_clock *c)
         char why[256], rate[256];
         choice_text(c, why, sizeof why);
         posix_rate_text(c, rate, sizeof rate);
-        snprintf(c->text, sizeof c->text, "posix-cpu-timer (%s; %s)", why, rate);
+        int n = snprintf(c->text, sizeof c->text, "posix-cpu-timer (%s; %s)", why, rate);
+        if (c->rescued_threads && n > 0 && (size_t)n < sizeof c->text)
+            snprintf(c->text + n, sizeof c->text - (size_t)n,
+                     "; perf_event task-clock for %llu thread%s the tick missed (%llu ms of CPU "
+                     "unsampled before)",
+                     (unsigned long long)c->rescued_threads, c->rescued_threads == 1 ? "" : "s",
+                     (unsigned long long)(c->rescued_missed_ns / 1000000ull));
         return c->text;
     }
     if (c->posix && !c->perf_threads)

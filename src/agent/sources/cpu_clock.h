@@ -48,6 +48,11 @@ struct cpu_clock {
     int measure_errno;       /* why it could not be, or 0 */
     int chose_posix;         /* the measure made us take POSIX timers */
     struct clock_cost cost;
+    /* threads the POSIX timers missed, moved to perf_event clocks
+     * (cpu_clock_rescue), and the CPU time of theirs no sample stood for */
+    uint64_t rescued_threads;
+    uint64_t rescued_missed_ns;
+    int rescue_refused;      /* perf_event refused a rescue: no more tried */
     uint32_t tick_hz;        /* the scheduler's tick, for the POSIX clock's rate */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     int random_periods;      /* --cpu-period random (the default) */
@@ -75,6 +80,21 @@ HIDDEN int cpu_clock_open_event(pid_t tid, uint64_t period_ns, int signal, int e
  * cpu_clock_init calls it, before any thread has a clock. */
 HIDDEN void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *cost,
                                 int measure_errno);
+/* A POSIX timer fires only at a scheduler tick that finds its thread
+ * running: a thread whose bursts fall between ticks (a service answering
+ * requests that come every 10 ms, 0.4 ms of CPU each) is never sampled,
+ * however much CPU it uses.  Where the agent chose the POSIX timers for
+ * their cost (not asked for with --cpu-clock posix), the loop calls this
+ * each cycle: a thread that has used CPU_CLOCK_MISSED_INTERVALS intervals
+ * of CPU (and at least CPU_CLOCK_MISSED_MIN_NS) since its last sample gets
+ * a perf_event clock instead, and the cpu_clock INFO says how many threads
+ * and how much of their CPU went unsampled before.  Random periods only
+ * (the handler marks the CPU time at each sample). */
+#define CPU_CLOCK_MISSED_INTERVALS 10u
+#define CPU_CLOCK_MISSED_MIN_NS 20000000ull
+HIDDEN void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads);
+/* Has a thread that used cpu_ns of CPU since its last sample been missed? */
+HIDDEN int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns);
 /* Gives the thread its clock.  Returns 0, or -1 when none could be made
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);

@@ -5,6 +5,14 @@
 // time lands at the same phase every time and sees only one of the two.
 // Prints the measured truth: each phase's share of the thread's CPU time.
 // Usage: Aliasing PERIOD_US A_PERCENT CPU_MS
+//
+// Aliasing dodge BURST_US SECONDS: work in bursts that fall between the
+// scheduler's ticks.  The thread finds the tick's phase (the coarse clock
+// moves at each tick), then every tick sleeps until a sixteenth of a tick
+// after it and spins BURST_US in Dodge.Burst (less than most of a tick), so
+// it is asleep whenever a tick comes: a CPU timer checked at the tick never
+// finds it running.  Prints "dodge burst_ms=... bursts=..." (the thread's
+// CPU time in Dodge.Burst, measured by its own clock).
 using System.Globalization;
 using System.Runtime.CompilerServices;
 
@@ -30,10 +38,55 @@ static class Phase
     }
 }
 
+static class Dodge
+{
+    public static long Sink;
+
+    // spins until CLOCK_MONOTONIC reaches `until` (ns)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void Burst(long until)
+    {
+        long x = 5;
+        while (Native.MonotonicNs() < until) x = x * 13 + 3;
+        Sink += x;
+    }
+
+    public static int Run(long burstNs, long seconds)
+    {
+        long tick = Native.TickNs();
+        if (tick <= 0 || burstNs > tick / 2)
+        {
+            Console.Error.WriteLine($"dodge: a {burstNs / 1000} us burst does not fit between {tick / 1000} us ticks");
+            return 2;
+        }
+        Burst(Native.MonotonicNs() + 1_000_000); // compiled before the timed part
+        // the tick's phase: the coarse clock just moved
+        long c0 = Native.CoarseNs();
+        while (Native.CoarseNs() == c0) { }
+        long phase = Native.MonotonicNs();
+        long end = phase + seconds * 1_000_000_000L, cpu = 0, bursts = 0;
+        for (long k = 1; phase + k * tick < end; k++)
+        {
+            long start = phase + k * tick + tick / 16;
+            Native.SleepUntil(start);
+            long t0 = Native.ThreadCpuNs();
+            Burst(start + burstNs);
+            cpu += Native.ThreadCpuNs() - t0;
+            bursts++;
+        }
+        Console.WriteLine(string.Format(CultureInfo.InvariantCulture,
+            "dodge burst_ms={0:F1} bursts={1} tick_us={2}", cpu / 1e6, bursts, tick / 1000));
+        return 0;
+    }
+}
+
 static class Program
 {
     static int Main(string[] args)
     {
+        if (args.Length == 3 && args[0] == "dodge")
+            return Dodge.Run(long.Parse(args[1], CultureInfo.InvariantCulture) * 1000,
+                             long.Parse(args[2], CultureInfo.InvariantCulture));
         long periodNs = long.Parse(args[0], CultureInfo.InvariantCulture) * 1000;
         long aNs = periodNs * long.Parse(args[1], CultureInfo.InvariantCulture) / 100;
         long cpuNs = long.Parse(args[2], CultureInfo.InvariantCulture) * 1_000_000;

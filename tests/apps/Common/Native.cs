@@ -14,7 +14,43 @@ static class Native
     [DllImport("libc", EntryPoint = "gettid")]
     public static extern int GetTid();
 
+    [DllImport("libc", EntryPoint = "clock_getres")]
+    static extern int ClockGetres(int clock, out Timespec ts);
+
+    [DllImport("libc", EntryPoint = "clock_nanosleep")]
+    static extern int ClockNanosleep(int clock, int flags, ref Timespec request, System.IntPtr remain);
+
+    const int CLOCK_MONOTONIC = 1;
     const int CLOCK_THREAD_CPUTIME_ID = 3;
+    const int CLOCK_MONOTONIC_COARSE = 6;
+    const int TIMER_ABSTIME = 1;
+
+    public static long MonotonicNs()
+    {
+        ClockGettime(CLOCK_MONOTONIC, out var ts);
+        return ts.Sec * 1_000_000_000L + ts.Nsec;
+    }
+
+    // The coarse clock, which moves at the scheduler's tick, and its step
+    // (the tick's period).
+    public static long CoarseNs()
+    {
+        ClockGettime(CLOCK_MONOTONIC_COARSE, out var ts);
+        return ts.Sec * 1_000_000_000L + ts.Nsec;
+    }
+
+    public static long TickNs()
+    {
+        ClockGetres(CLOCK_MONOTONIC_COARSE, out var ts);
+        return ts.Sec * 1_000_000_000L + ts.Nsec;
+    }
+
+    // Sleeps until CLOCK_MONOTONIC reads `ns`.
+    public static void SleepUntil(long ns)
+    {
+        var ts = new Timespec { Sec = ns / 1_000_000_000L, Nsec = ns % 1_000_000_000L };
+        while (ClockNanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ref ts, System.IntPtr.Zero) != 0) { }
+    }
 
     // CPU time of the calling thread, in nanoseconds.
     public static long ThreadCpuNs()

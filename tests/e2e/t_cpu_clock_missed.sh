@@ -1,0 +1,34 @@
+# Work the POSIX CPU timers cannot see, and what the agent does about it.
+# A POSIX timer fires only at a scheduler tick that finds its thread
+# running, so a thread whose bursts fall between the ticks is never
+# sampled, however much CPU it uses.  Aliasing's dodge mode makes that
+# deterministic: every tick, a 1 ms burst in Dodge.Burst that starts a
+# sixteenth of a tick after it and ends long before the next.  Where the
+# agent chooses the POSIX timers for their cost at `-i 1ms` (this project's
+# CI machine: t_cpu_clock_choice), they gave Dodge.Burst nothing (and a
+# service attached at 1 ms, its requests every 10 ms, 0 to 3 samples in
+# 2 s against 278 to 325 with the perf_event clock).  Now a thread that
+# has used 10 intervals and at least 20 ms of CPU since its last sample
+# gets a perf_event clock, and the cpu_clock INFO says how many threads and
+# how much of their CPU went unsampled before.  Whatever clock this
+# machine gets: Dodge.Burst's weight is at least 70% of the CPU time the
+# program measured in it (a 2 s run: about 500 ms, less the 20 ms to notice).
+source "$(dirname "$0")/lib.sh"
+
+cs record -q --force -i 1ms -o "$T/dodge.corscope" -- $(app Aliasing) dodge 1000 2 > "$T/truth.txt" 2> "$T/rec.err" ||
+    fail "record: $(cat "$T/rec.err")"
+burst_ms=$(sed -n 's/^dodge burst_ms=\([0-9.]*\) .*/\1/p' "$T/truth.txt")
+[ -n "$burst_ms" ] || fail "the program printed no truth: $(cat "$T/truth.txt")"
+cs check "$T/dodge.corscope" > "$T/check.txt" || fail "check: $(cat "$T/check.txt")"
+clock=$(grep "^  clock " "$T/check.txt" || true)
+note "$clock"
+note "truth: $(cat "$T/truth.txt")"
+cs report -f collapsed "$T/dodge.corscope" > "$T/dodge.collapsed" 2> /dev/null
+us=$(collapsed_sum "$T/dodge.collapsed" '(^|;)Dodge\.Burst(;| )')
+expected=$(awk -v m="$burst_ms" 'BEGIN { printf "%.0f", m * 1000 * 0.7 }')
+assert_ge "Dodge.Burst's weight, us (of ${burst_ms} ms measured)" "$us" "$expected"
+# the move, where there was one, is said with what it left unsampled
+if echo "$clock" | grep -q "^  clock        posix-cpu-timer (chosen at start"; then
+    echo "$clock" | grep -Eq "; perf_event task-clock for [0-9]+ threads? the tick missed \([0-9]+ ms of CPU unsampled before\)$" ||
+        fail "the POSIX timers were chosen and the bursts' thread was not moved (or not said): $clock"
+fi
