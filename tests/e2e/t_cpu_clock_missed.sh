@@ -27,8 +27,10 @@ cs report -f collapsed "$T/dodge.corscope" > "$T/dodge.collapsed" 2> /dev/null
 us=$(collapsed_sum "$T/dodge.collapsed" '(^|;)Dodge\.Burst(;| )')
 expected=$(awk -v m="$burst_ms" 'BEGIN { printf "%.0f", m * 1000 * 0.7 }')
 assert_ge "Dodge.Burst's weight, us (of ${burst_ms} ms measured)" "$us" "$expected"
-# the move, where there was one, is said with what it left unsampled
-if echo "$clock" | grep -q "^  clock        posix-cpu-timer (chosen at start"; then
+# the move, where there was one, is said with what it left unsampled (on
+# a busy machine the thread may wake late, into a tick, and be sampled by
+# its POSIX timer: then there is no move, and the weight above holds)
+if echo "$clock" | grep -q "the tick missed"; then
     echo "$clock" | grep -Eq "; perf_event task-clock for [0-9]+ threads? the tick missed \([0-9]+ ms of CPU unsampled before\)$" ||
-        fail "the POSIX timers were chosen and the bursts' thread was not moved (or not said): $clock"
+        fail "the move to perf_event is not said as it should be: $clock"
 fi

@@ -269,10 +269,11 @@ static int retire_timer(struct sthread *t)
     return 1;
 }
 
-void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads)
+void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now_ns)
 {
-    if (!c->chose_posix || !c->random_periods || c->rescue_refused)
+    if (!c->chose_posix || !c->random_periods || c->rescue_refused || now_ns < c->rescue_next_ns)
         return;
+    c->rescue_next_ns = now_ns + CPU_CLOCK_RESCUE_EVERY_NS;
     for (struct sthread *t = threads; t; t = t->next) {
         if (!t->has_timer)
             continue;

@@ -53,6 +53,7 @@ struct cpu_clock {
     uint64_t rescued_threads;
     uint64_t rescued_missed_ns;
     int rescue_refused;      /* perf_event refused a rescue: no more tried */
+    uint64_t rescue_next_ns; /* when the threads are looked at next */
     uint32_t tick_hz;        /* the scheduler's tick, for the POSIX clock's rate */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
     int random_periods;      /* --cpu-period random (the default) */
@@ -85,14 +86,17 @@ HIDDEN void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *co
  * requests that come every 10 ms, 0.4 ms of CPU each) is never sampled,
  * however much CPU it uses.  Where the agent chose the POSIX timers for
  * their cost (not asked for with --cpu-clock posix), the loop calls this
- * each cycle: a thread that has used CPU_CLOCK_MISSED_INTERVALS intervals
+ * each cycle, and every CPU_CLOCK_RESCUE_EVERY_NS a thread that has used CPU_CLOCK_MISSED_INTERVALS intervals
  * of CPU (and at least CPU_CLOCK_MISSED_MIN_NS) since its last sample gets
  * a perf_event clock instead, and the cpu_clock INFO says how many threads
  * and how much of their CPU went unsampled before.  Random periods only
  * (the handler marks the CPU time at each sample). */
 #define CPU_CLOCK_MISSED_INTERVALS 10u
 #define CPU_CLOCK_MISSED_MIN_NS 20000000ull
-HIDDEN void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads);
+/* How often the threads are looked at: each look reads every POSIX-timed
+ * thread's CPU clock (a system call each, about a microsecond). */
+#define CPU_CLOCK_RESCUE_EVERY_NS 100000000ull
+HIDDEN void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now_ns);
 /* Has a thread that used cpu_ns of CPU since its last sample been missed? */
 HIDDEN int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns);
 /* Gives the thread its clock.  Returns 0, or -1 when none could be made

@@ -232,7 +232,7 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     sampled_threads_cycle(&s->set, now);
     if (s->cpu) {
         cpu_clock_settle(&s->clock, s->set.threads);
-        cpu_clock_rescue(&s->clock, s->set.threads);
+        cpu_clock_rescue(&s->clock, s->set.threads, now);
     }
     /* cpu mode: the rings are emptied at the loop's own pace, every 10 to
      * 50 ms while only samples come (agent.c; a ring half full, or a sample
