@@ -8,14 +8,15 @@
 # CI machine: t_cpu_clock_choice), they gave Dodge.Burst nothing (and a
 # service attached at 1 ms, its requests every 10 ms, 0 to 3 samples in
 # 2 s against 278 to 325 with the perf_event clock).  Now a thread that
-# has used 10 intervals and at least 20 ms of CPU since its last sample
-# gets a perf_event clock, and the cpu_clock INFO says how many threads and
-# how much of their CPU went unsampled before.  Whatever clock this
-# machine gets: Dodge.Burst's weight is at least 70% of the CPU time the
-# program measured in it (a 2 s run: about 500 ms, less the 20 ms to notice).
+# has used 10 intervals and 25 ticks' worth of CPU (100 ms at 250 Hz)
+# since its last sample gets a perf_event clock, and the cpu_clock INFO
+# says how many threads and how much of their CPU went unsampled before.
+# Whatever clock this machine gets: Dodge.Burst's weight is at least 70% of
+# the CPU time the program measured in it (a 4 s run: about 900 ms, less
+# what went unsampled before the move: 100 to 200 ms).
 source "$(dirname "$0")/lib.sh"
 
-cs record -q --force -i 1ms -o "$T/dodge.corscope" -- $(app Aliasing) dodge 1000 2 > "$T/truth.txt" 2> "$T/rec.err" ||
+cs record -q --force -i 1ms -o "$T/dodge.corscope" -- $(app Aliasing) dodge 1000 4 > "$T/truth.txt" 2> "$T/rec.err" ||
     fail "record: $(cat "$T/rec.err")"
 burst_ms=$(sed -n 's/^dodge burst_ms=\([0-9.]*\) .*/\1/p' "$T/truth.txt")
 [ -n "$burst_ms" ] || fail "the program printed no truth: $(cat "$T/truth.txt")"

@@ -112,16 +112,18 @@ static void test_unmeasured_keeps_perf(void)
               "20 ms, the machine too busy)");
 }
 
-/* A thread the POSIX timers missed: 10 intervals of its CPU and at least
- * 20 ms since its last sample (a timer fires at most a tick after its
- * period on a thread that runs at the tick). */
+/* A thread the POSIX timers missed: 10 intervals and 25 ticks' worth of
+ * its CPU since its last sample (20 ms when the tick is unknown). */
 static void test_missed_rule(void)
 {
-    CHECK(!cpu_clock_missed(20 * MS, 1 * MS));
-    CHECK(cpu_clock_missed(20 * MS + 1, 1 * MS));
-    CHECK(!cpu_clock_missed(15 * MS, 1 * MS));
-    CHECK(!cpu_clock_missed(50 * MS, 5 * MS));
-    CHECK(cpu_clock_missed(51 * MS, 5 * MS));
+    CHECK(!cpu_clock_missed(100 * MS, 1 * MS, 250));       /* 25 ticks of 4 ms */
+    CHECK(cpu_clock_missed(100 * MS + 1, 1 * MS, 250));
+    CHECK(!cpu_clock_missed(25 * MS, 1 * MS, 1000));
+    CHECK(cpu_clock_missed(26 * MS, 1 * MS, 1000));
+    CHECK(!cpu_clock_missed(200 * MS, 20 * MS, 1000));     /* 10 intervals */
+    CHECK(cpu_clock_missed(201 * MS, 20 * MS, 1000));
+    CHECK(!cpu_clock_missed(20 * MS, 1 * MS, 0));
+    CHECK(cpu_clock_missed(20 * MS + 1, 1 * MS, 0));
 }
 
 /* What the INFO says once threads were moved to perf_event clocks. */

@@ -251,10 +251,12 @@ void cpu_clock_settle(struct cpu_clock *c, struct sthread *threads)
             c->unsettled--;
 }
 
-int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns)
+int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns, uint32_t tick_hz)
 {
     uint64_t limit = CPU_CLOCK_MISSED_INTERVALS * interval_ns;
-    return cpu_ns > (limit > CPU_CLOCK_MISSED_MIN_NS ? limit : CPU_CLOCK_MISSED_MIN_NS);
+    uint64_t ticks = tick_hz ? CPU_CLOCK_MISSED_TICKS * (1000000000ull / tick_hz)
+                             : CPU_CLOCK_MISSED_MIN_NS;
+    return cpu_ns > (limit > ticks ? limit : ticks);
 }
 
 /* Takes the POSIX timer away once no tick of the handler can re-arm it:
@@ -280,7 +282,8 @@ void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now
         if (!atomic_load(&t->posix_retired)) {
             uint64_t cpu = os_thread_cpu_ns(t->tid);
             uint64_t mark = __atomic_load_n(&t->cpu_mark_ns, __ATOMIC_RELAXED);
-            if (cpu == UINT64_MAX || cpu <= mark || !cpu_clock_missed(cpu - mark, c->interval_ns))
+            if (cpu == UINT64_MAX || cpu <= mark ||
+                !cpu_clock_missed(cpu - mark, c->interval_ns, c->tick_hz))
                 continue;
             c->rescued_missed_ns += cpu - mark;
         }

@@ -86,19 +86,25 @@ HIDDEN void cpu_clock_take_cost(struct cpu_clock *c, const struct clock_cost *co
  * requests that come every 10 ms, 0.4 ms of CPU each) is never sampled,
  * however much CPU it uses.  Where the agent chose the POSIX timers for
  * their cost (not asked for with --cpu-clock posix), the loop calls this
- * each cycle, and every CPU_CLOCK_RESCUE_EVERY_NS a thread that has used CPU_CLOCK_MISSED_INTERVALS intervals
- * of CPU (and at least CPU_CLOCK_MISSED_MIN_NS) since its last sample gets
- * a perf_event clock instead, and the cpu_clock INFO says how many threads
- * and how much of their CPU went unsampled before.  Random periods only
- * (the handler marks the CPU time at each sample). */
+ * each cycle, and every CPU_CLOCK_RESCUE_EVERY_NS a thread that has used,
+ * since its last sample, CPU_CLOCK_MISSED_INTERVALS intervals and
+ * CPU_CLOCK_MISSED_TICKS ticks' worth of CPU gets a perf_event clock
+ * instead; the cpu_clock INFO says how many threads and how much of their
+ * CPU went unsampled before.  The ticks' part keeps chance out of it: a
+ * thread whose bursts come at random times is found by a tick about once
+ * per tick's worth of its CPU, so going 25 without one by chance is a
+ * one-in-10^10 run.  Random periods only (the handler marks the CPU time
+ * at each sample). */
 #define CPU_CLOCK_MISSED_INTERVALS 10u
-#define CPU_CLOCK_MISSED_MIN_NS 20000000ull
+#define CPU_CLOCK_MISSED_TICKS 25u
+#define CPU_CLOCK_MISSED_MIN_NS 20000000ull /* the tick unknown */
 /* How often the threads are looked at: each look reads every POSIX-timed
  * thread's CPU clock (a system call each, about a microsecond). */
 #define CPU_CLOCK_RESCUE_EVERY_NS 100000000ull
 HIDDEN void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now_ns);
-/* Has a thread that used cpu_ns of CPU since its last sample been missed? */
-HIDDEN int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns);
+/* Has a thread that used cpu_ns of CPU since its last sample been missed
+ * (a tick of tick_hz, 0 if unknown)? */
+HIDDEN int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns, uint32_t tick_hz);
 /* Gives the thread its clock.  Returns 0, or -1 when none could be made
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);
