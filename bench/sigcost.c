@@ -153,12 +153,12 @@ static int switches(const char *clock, long period, long rounds)
 
 int main(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
     if (argc == 5 && strcmp(argv[1], "switch") == 0) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sa.sa_flags = SA_RESTART;
-        sigaction(SIGPROF, &sa, NULL);
         long period = atol(argv[3]), rounds = atol(argv[4]);
         if (period <= 0 || rounds <= 0) {
             fprintf(stderr, "sigcost: bad period or rounds\n");
@@ -172,11 +172,6 @@ int main(int argc, char **argv)
         return 2;
     }
     long period = atol(argv[2]), iterations = atol(argv[3]);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGPROF, &sa, NULL);
     int rc = period > 0 ? start_clock(argv[1], period) : -1;
     if (rc < 0 || period <= 0 || iterations <= 0) {
         fprintf(stderr, "sigcost: cannot start clock '%s'\n", argv[1]);

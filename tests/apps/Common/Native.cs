@@ -25,24 +25,24 @@ static class Native
     const int CLOCK_MONOTONIC_COARSE = 6;
     const int TIMER_ABSTIME = 1;
 
-    public static long MonotonicNs()
+    static long Ns(in Timespec ts) => ts.Sec * 1_000_000_000L + ts.Nsec;
+
+    static long Now(int clock)
     {
-        ClockGettime(CLOCK_MONOTONIC, out var ts);
-        return ts.Sec * 1_000_000_000L + ts.Nsec;
+        ClockGettime(clock, out var ts);
+        return Ns(ts);
     }
+
+    public static long MonotonicNs() => Now(CLOCK_MONOTONIC);
 
     // The coarse clock, which moves at the scheduler's tick, and its step
     // (the tick's period).
-    public static long CoarseNs()
-    {
-        ClockGettime(CLOCK_MONOTONIC_COARSE, out var ts);
-        return ts.Sec * 1_000_000_000L + ts.Nsec;
-    }
+    public static long CoarseNs() => Now(CLOCK_MONOTONIC_COARSE);
 
     public static long TickNs()
     {
         ClockGetres(CLOCK_MONOTONIC_COARSE, out var ts);
-        return ts.Sec * 1_000_000_000L + ts.Nsec;
+        return Ns(ts);
     }
 
     // Sleeps until CLOCK_MONOTONIC reads `ns`.
@@ -53,9 +53,5 @@ static class Native
     }
 
     // CPU time of the calling thread, in nanoseconds.
-    public static long ThreadCpuNs()
-    {
-        ClockGettime(CLOCK_THREAD_CPUTIME_ID, out var ts);
-        return ts.Sec * 1_000_000_000L + ts.Nsec;
-    }
+    public static long ThreadCpuNs() => Now(CLOCK_THREAD_CPUTIME_ID);
 }
