@@ -14,6 +14,7 @@
 
 #include "cli/agent_probe.h"
 #include "cli/cli.h"
+#include "cli/cpu_share.h"
 #include "cli/launch.h"
 #include "cli/runtime_share.h"
 #include "common/units.h"
@@ -139,6 +140,22 @@ static void print_unwind_gaps(const struct recording *r)
         printf("\n");
 }
 
+/* What share of the CPU the samples stand for; why, when it is thin. */
+static void print_cpu_share(const struct recording *r)
+{
+    struct cpu_share share;
+    if (cpu_share_read(r, &share) < 0)
+        return;
+    char text[256], causes[1024];
+    cpu_share_text(&share, text, sizeof text);
+    printf("  cpu share    %s\n", text);
+    if (cpu_share_thin(&share)) {
+        cpu_share_causes(r, causes, sizeof causes);
+        printf("  warning      a quarter or more of the CPU was seen by no sample. What can "
+               "leave it out: %s\n", causes);
+    }
+}
+
 static int check_one(const char *path)
 {
     struct recording r;
@@ -205,6 +222,7 @@ static int check_one(const char *path)
                (int)r.events[i].name.len, r.events[i].name.p, every,
                (unsigned long long)samples, (unsigned long long)weight);
     }
+    print_cpu_share(&r);
     for (size_t i = 0; i < r.event_count; i++) {
         struct runtime_share rs;
         if (r.events[i].recorded || runtime_share_count(&r, i, &rs) < 0 || !rs.samples)

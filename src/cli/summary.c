@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cpu_share.h"
 #include "cli/merge.h"
 #include "cli/termsafe.h"
 #include "format/recording.h"
@@ -76,6 +77,13 @@ int summary_print(const char *path, double seconds, int quiet, int many)
                 state);
         if (r.status != REC_COMPLETE)
             fprintf(stderr, "corscope: %s: %s\n", path, r.problem);
+        struct cpu_share share;
+        if (cpu_share_read(&r, &share) == 0 && cpu_share_thin(&share)) {
+            char text[256];
+            cpu_share_text(&share, text, sizeof text);
+            fprintf(stderr, "corscope: %swarning: %s; `corscope check %s` says why\n", who, text,
+                    path);
+        }
     }
     rec_free(&r);
     return 0;

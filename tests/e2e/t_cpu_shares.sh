@@ -80,6 +80,22 @@ else
     done
 fi
 
+# the signal sampler's count of the CPU it sampled agrees with the
+# program's own (its process clock at its end, less the agent's thread),
+# within 5%; and the samples saw 90 to 103% of it (each weighs the CPU it
+# stands for: only the tail after each thread's last sample is missed, and
+# a period here is 1 ms)
+if [ "$variant" != suspend ]; then
+    counted=$(grep -o " cpu_while_sampled_ns=[0-9]*" "$T/check.txt" | cut -d= -f2)
+    own=$(awk -v agent="${agent:-0}" '$1 == "cpu_ns" { printf "%.0f", $5 - agent }' "$T/cpu.txt")
+    assert_near "CPU while sampled, the agent's count against the program's, ms" \
+        "$(( ${counted:-0} / 1000000 ))" "$(( own / 1000000 ))" "$(( own / 20000000 ))"
+    share=$(sed -n 's/^  cpu share    the cpu samples saw .* (\([0-9.]*\)%).*/\1/p' "$T/check.txt")
+    note "$(grep "^  cpu share" "$T/check.txt")"
+    assert_near "share of the CPU the samples saw, %" "${share:-0}" 96.5 6.5
+    ! grep -q "^  warning " "$T/check.txt" || fail "a warning on a whole profile: $(grep "^  warning" "$T/check.txt")"
+fi
+
 cs report -f collapsed "$T/cpu.corscope" > "$T/collapsed.txt"
 grep -Eq '(^|;)CpuShares\.Program\.Main;CpuShares\.Work\.Alpha [0-9]+$' "$T/collapsed.txt" ||
     fail "collapsed lacks Main;Alpha: $(head -5 "$T/collapsed.txt")"

@@ -53,6 +53,7 @@ struct sigsampler {
     struct sampled_threads set;
     struct cpu_clock clock;
     uint64_t next_tick; /* wall mode */
+    uint64_t others_cpu_at_start; /* cpu mode: the process's CPU but this thread's */
     uint64_t *entry;    /* one ring entry, unwrapped */
     size_t entry_cap;
     struct stackb stack;
@@ -186,6 +187,15 @@ static void on_going(void *ctx, struct sthread *t)
 
 /* ---- the source ------------------------------------------------------------ */
 
+/* The CPU time of every thread of the process, living or gone, but the
+ * calling one (the loop thread, never sampled): what the cpu samples stand
+ * for between the sampler's start and its stop. */
+static uint64_t others_cpu_ns(void)
+{
+    uint64_t all = clock_ns(CLOCK_PROCESS_CPUTIME_ID), mine = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return all > mine ? all - mine : 0;
+}
+
 static int sig_init(struct agent *a, struct source *src, DWORD *mask, DWORD *high)
 {
     (void)high;
@@ -211,6 +221,7 @@ static int sig_start(struct agent *a, struct source *src)
     recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
+    s->others_cpu_at_start = others_cpu_ns();
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = clock_now_ns();
     sampled_threads_cycle(&s->set, now);
@@ -272,12 +283,16 @@ static void sig_drain(struct agent *a, struct source *src, uint64_t until)
 
 static void sig_stop(struct agent *a, struct source *src)
 {
-    (void)a;
     struct sigsampler *s = src->state;
     if (!s)
         return;
     for (struct sthread *t = s->set.threads; t; t = t->next)
         cpu_clock_release(&s->clock, t);
+    /* the clocks are stopped: the CPU their samples stand for, for check
+     * to set the samples' weight against (a thin profile is never silent) */
+    uint64_t now = others_cpu_ns();
+    if (s->cpu && now > s->others_cpu_at_start)
+        recorder_count(&a->out, FMT_COUNTER_CPU_WHILE_SAMPLED_NS, now - s->others_cpu_at_start);
 }
 
 static void sig_finish(struct agent *a, struct source *src)
