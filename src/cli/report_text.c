@@ -1,7 +1,8 @@
 /*
  * report_text: the words every report writer shares (declared in report.h
  * beside the writers): the title, a value in its event's unit, what the
- * recording lost (from the format's counter words, format.h), how the
+ * recording lost (from the format's counter words, format.h, and a cpu
+ * profile's thin share of the CPU, cpu_share.h), how the
  * view's numbers were taken, and the warning for biased weights.  Apart
  * from report.c, which parses the options and calls the writers, so that a
  * writer depends on these and never on the command that runs it.
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cpu_share.h"
 #include "cli/report.h"
 
 void report_title(const struct profile *p, char *out, size_t size)
@@ -68,6 +70,14 @@ void report_losses(const struct profile *p, char *out, size_t size)
         if (n > 0)
             used += (size_t)n;
     }
+    /* a cpu view whose samples saw too little of the program's CPU */
+    struct cpu_share share;
+    if (used < size && !strcmp(prof_event_name(p), "cpu") && cpu_share_read(p->rec, &share) == 0 &&
+        cpu_share_thin(&share))
+        snprintf(out + used, size - used,
+                 "%sthe cpu samples saw only %.1f%% of the CPU the process used while sampled "
+                 "(`corscope check` says why)",
+                 used ? ", " : "", 100.0 * (double)share.seen_ns / (double)share.cpu_ns);
 }
 
 /* The words --weight takes for the event's value (the first) and its

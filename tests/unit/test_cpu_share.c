@@ -158,8 +158,38 @@ static void test_share_causes(void)
     rec_free(&r);
 }
 
+/* A thin cpu view says so where every report says what was lost. */
+static const struct shape *shape_for_profiles;
+static int write_shape_for_profiles(struct buf *out)
+{
+    return write_shape(out, shape_for_profiles);
+}
+
+static void test_share_in_losses(void)
+{
+    struct shape thin = {"posix-cpu-timer (--cpu-clock posix; checked at the scheduler tick)",
+                         "cpu", 500000000, 0, 8, 450};
+    struct shape whole = {"perf_event task-clock", "cpu", 400000000, 0, 398, 0};
+    const struct shape *shapes[] = {&thin, &whole};
+    for (int i = 0; i < 2; i++) {
+        struct profiles ps;
+        struct prof_filter f = {0};
+        shape_for_profiles = shapes[i];
+        REQUIRE(fixture_profiles_of(write_shape_for_profiles, &ps, &f) == 0);
+        char losses[512];
+        report_losses(prof_current(&ps), losses, sizeof losses);
+        if (i == 0)
+            CHECK(!strcmp(losses, "the cpu samples saw only 5.6% of the CPU the process used "
+                                  "while sampled (`corscope check` says why)"));
+        else
+            CHECK(losses[0] == '\0');
+        prof_free(&ps);
+    }
+}
+
 void suite_cpu_share(void)
 {
+    RUN(test_share_in_losses);
     RUN(test_share_whole);
     RUN(test_share_late_sample);
     RUN(test_share_thin_rule);
