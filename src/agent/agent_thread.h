@@ -56,6 +56,7 @@
 #define AGENT_ACTIVITY_DEPTH 16
 struct agent_activities {
     uint32_t run; /* callback_activity's run number when last used */
+    uint32_t handed_seen; /* its count of loads ended elsewhere, when last looked */
     uint32_t depth;
     uint64_t words[AGENT_ACTIVITY_DEPTH];
     uintptr_t frames[AGENT_ACTIVITY_DEPTH];

@@ -8,6 +8,12 @@
  * callbacks (profiler.c), on the thread the activity happens on, and only
  * when labels are wanted (the signal sampler).
  *
+ * A load may end on another thread than the one that began it (a load is
+ * finished by the thread that takes it through its last step, and the
+ * loser of a race to load an assembly gets only the unload callbacks of
+ * its discarded copy): ends and unloads end it wherever it was begun
+ * (callback_activity.c says how).
+ *
  * Each activity is kept with the address of the callback frame that began
  * it.  The runtime does not always report an end: a ReadyToRun lookup
  * whose fixups fail or throw has no JITCachedFunctionSearchFinished, and

@@ -394,12 +394,25 @@ static HRESULT STDMETHODCALLTYPE profiler_ModuleUnloadStarted(ICorProfilerCallba
                                                               ModuleID module)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    /* a discarded copy of a module whose load was never finished (the
+     * loser of a race to load it) ends that load */
+    activity_end(p, ACTIVITY_LOAD_MODULE, module);
     /* its types' MethodTables will be reused: async chains must not
      * follow them by what was learned of the old ones */
     achain_types_clear();
     DISPATCH(p, module_unloading, module);
     if (module)
         codemap_unloading(module, 0);
+    return S_OK;
+}
+
+/* The loser of a race to load an assembly gets no AssemblyLoadFinished,
+ * only this for its discarded copy: that load is over. */
+static HRESULT STDMETHODCALLTYPE profiler_AssemblyUnloadStarted(ICorProfilerCallback11 *iface,
+                                                                AssemblyID assembly)
+{
+    struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    activity_end(p, ACTIVITY_LOAD_ASSEMBLY, assembly);
     return S_OK;
 }
 
@@ -603,6 +616,7 @@ static const ICorProfilerCallback11Vtbl profiler_vtbl = {
     .ModuleLoadStarted = profiler_ModuleLoadStarted,
     .ModuleLoadFinished = profiler_ModuleLoadFinished,
     .ModuleUnloadStarted = profiler_ModuleUnloadStarted,
+    .AssemblyUnloadStarted = profiler_AssemblyUnloadStarted,
     .ClassLoadStarted = profiler_ClassLoadStarted,
     .ClassLoadFinished = profiler_ClassLoadFinished,
     .JITCompilationStarted = profiler_JITCompilationStarted,

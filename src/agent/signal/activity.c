@@ -52,6 +52,16 @@ void activity_set(pid_t tid, uint64_t inner, uint64_t outer)
     atomic_store_explicit(&table[tid].inner, inner, memory_order_relaxed);
 }
 
+void activity_clear_named(pid_t tid, uint64_t word)
+{
+    if (!table || tid <= 0 || (size_t)tid >= table_size || !word)
+        return;
+    if (atomic_load(&table[tid].inner) == word || atomic_load(&table[tid].outer) == word) {
+        atomic_store(&table[tid].outer, 0);
+        atomic_store(&table[tid].inner, 0);
+    }
+}
+
 void activity_gc_set(uint64_t word)
 {
     atomic_store_explicit(&gc_word, word, memory_order_relaxed);

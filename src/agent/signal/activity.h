@@ -78,6 +78,11 @@ HIDDEN int activity_init(void);
 
 /* The calling thread (a callback): its current activities. */
 HIDDEN void activity_set(pid_t tid, uint64_t inner, uint64_t outer);
+/* Another thread: the activity `word` of thread tid is over (the runtime
+ * ended it on the calling thread).  If tid's published words name it,
+ * they are cleared (its samples go unlabelled, not mislabelled, until it
+ * publishes again). */
+HIDDEN void activity_clear_named(pid_t tid, uint64_t word);
 HIDDEN void activity_gc_set(uint64_t word);
 
 /* The agent's thread, before its sampler starts: the runtime's frame

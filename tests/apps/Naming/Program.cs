@@ -153,10 +153,65 @@ static class Stubs
     }
 }
 
+// Threads racing to load the same assemblies (a barrier before each),
+// then yielding the CPU in the runtime's own code, as a pool's workers do
+// when they wait for work.  The runtime finishes a load on whichever
+// thread takes it through its last step, so a load begun on one thread
+// may end on another: a thread's samples must not be named after a load
+// that is over.  Prints when the last load returned, since the start.
+static class LoadRace
+{
+    static readonly string[] Names =
+    {
+        "System.Private.Xml", "System.Private.Xml.Linq", "System.Data.Common", "System.Net.Http",
+        "System.Collections.Immutable", "System.Formats.Asn1", "System.IO.Compression",
+        "System.Threading.Channels", "System.Reflection.Metadata", "System.Diagnostics.Process",
+        "System.ComponentModel.TypeConverter", "System.Formats.Tar", "System.IO.Pipes",
+        "System.Transactions.Local", "System.Web.HttpUtility", "System.Net.Mail",
+        "System.Runtime.Numerics", "System.Security.Cryptography", "System.Net.Security",
+        "System.IO.Compression.Brotli", "System.Net.WebSockets", "System.Xml.XDocument",
+    };
+
+    public static void Run(int threads, double seconds)
+    {
+        Console.Out.Flush(); /* the console's assemblies loaded before, not after */
+        var start = System.Diagnostics.Stopwatch.StartNew();
+        var barrier = new Barrier(threads);
+        long loadsDoneMs = 0;
+        var workers = new Thread[threads];
+        for (int t = 0; t < threads; t++)
+        {
+            workers[t] = new Thread(() =>
+            {
+                foreach (var name in Names)
+                {
+                    barrier.SignalAndWait();
+                    try { System.Reflection.Assembly.Load(new System.Reflection.AssemblyName(name)); }
+                    catch (System.IO.FileNotFoundException) { }
+                }
+                barrier.SignalAndWait();
+                Interlocked.CompareExchange(ref loadsDoneMs, start.ElapsedMilliseconds, 0);
+                var until = start.Elapsed.TotalSeconds + seconds;
+                while (start.Elapsed.TotalSeconds < until)
+                    Thread.Yield();
+            }) { Name = "loader" };
+            workers[t].Start();
+        }
+        foreach (var w in workers)
+            w.Join();
+        Console.WriteLine($"loadrace loads_done_ms={Interlocked.Read(ref loadsDoneMs)} assemblies={Names.Length} threads={threads}");
+    }
+}
+
 static class Program
 {
     static void Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "loadrace")
+        {
+            LoadRace.Run(8, args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 1.5);
+            return;
+        }
         if (args.Length > 0 && args[0] == "stubs")
         {
             Stubs.Run(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 2);

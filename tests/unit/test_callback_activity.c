@@ -1,0 +1,150 @@
+/*
+ * Tests of callback_activity: the activities a thread publishes for its
+ * samples' labels, and loads that end on another thread than the one that
+ * began them (the runtime finishes a load on whichever thread takes it
+ * through its last step; the loser of a race gets only unload callbacks).
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "agent/callback_activity.h"
+#include "agent/signal/activity.h"
+#include "test.h"
+
+#define ASM 0x7faac008edc0ull
+#define MOD 0x7feb9de024c8ull
+#define FN 0x7f0012345678ull
+
+static uintptr_t frame_at(uintptr_t depth)
+{
+    return (uintptr_t)0x7f0000100000ull - depth;
+}
+
+/* A second thread: ends the loads the first began, or begins them. */
+struct other {
+    int begin; /* 1: begin both loads, 0: end both (module first) */
+    pid_t tid;
+    uint64_t inner, outer; /* its own words after */
+};
+
+static void *other_thread(void *arg)
+{
+    struct other *o = arg;
+    o->tid = callback_activity_tid();
+    if (o->begin) {
+        callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+        callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    } else {
+        callback_activity_end(ACTIVITY_LOAD_MODULE, MOD, frame_at(100));
+        callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+    }
+    activity_get(o->tid, &o->inner, &o->outer);
+    return NULL;
+}
+
+static void run_other(struct other *o)
+{
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, other_thread, o) == 0);
+    pthread_join(t, NULL);
+}
+
+/* Started here, Finished on another thread: the words this thread
+ * published are cleared at once, and its next callback drops the loads
+ * from its stack (before the fix: "[load module]" on this thread until
+ * it ended). */
+static void test_load_finished_elsewhere(void)
+{
+    REQUIRE(activity_init() == 0);
+    callback_activity_new_run();
+    pid_t me = callback_activity_tid();
+    uint64_t inner, outer;
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    activity_get(me, &inner, &outer);
+    CHECK(inner == activity_word(ACTIVITY_LOAD_MODULE, MOD));
+    CHECK(outer == activity_word(ACTIVITY_LOAD_ASSEMBLY, ASM));
+    struct other o = {0};
+    run_other(&o);
+    CHECK(o.inner == 0 && o.outer == 0);
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+    /* the next callback here: the stack holds its own work only */
+    callback_activity_begin(ACTIVITY_JIT, FN, frame_at(50));
+    activity_get(me, &inner, &outer);
+    CHECK(inner == activity_word(ACTIVITY_JIT, FN) && outer == inner);
+    callback_activity_end(ACTIVITY_JIT, FN, frame_at(50));
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+}
+
+/* The loads handed over keep what this thread began inside them: a
+ * compile begun after the load, still going when the load is ended
+ * elsewhere, stays its label. */
+static void test_load_ended_elsewhere_keeps_inner_work(void)
+{
+    REQUIRE(activity_init() == 0);
+    callback_activity_new_run();
+    pid_t me = callback_activity_tid();
+    uint64_t inner, outer;
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    callback_activity_begin(ACTIVITY_JIT, FN, frame_at(300));
+    struct other o = {0};
+    run_other(&o);
+    /* the published words (JIT inner, assembly outer) named a load: cleared */
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+    callback_activity_end(ACTIVITY_LOAD_TYPE, 0x1234, frame_at(300)); /* any callback */
+    activity_get(me, &inner, &outer);
+    CHECK(inner == activity_word(ACTIVITY_JIT, FN) && outer == inner);
+    callback_activity_end(ACTIVITY_JIT, FN, frame_at(300));
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+}
+
+/* The loser of a race: Started, then the unload of its discarded copy on
+ * the same thread (profiler.c ends the load there). */
+static void test_load_dropped_by_unload(void)
+{
+    REQUIRE(activity_init() == 0);
+    callback_activity_new_run();
+    pid_t me = callback_activity_tid();
+    uint64_t inner, outer;
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    callback_activity_end(ACTIVITY_LOAD_MODULE, MOD, frame_at(150));   /* ModuleUnloadStarted */
+    callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(150)); /* AssemblyUnloadStarted */
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+    /* and nothing is handed to anyone later */
+    struct other o = {0};
+    run_other(&o);
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+}
+
+/* A load begun and ended on one thread is ended there, as always; another
+ * thread's own loads are its own. */
+static void test_load_on_one_thread(void)
+{
+    REQUIRE(activity_init() == 0);
+    callback_activity_new_run();
+    pid_t me = callback_activity_tid();
+    uint64_t inner, outer;
+    struct other o = {.begin = 1};
+    run_other(&o);
+    CHECK(o.inner == activity_word(ACTIVITY_LOAD_MODULE, MOD));
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM + 64, frame_at(100));
+    callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM + 64, frame_at(90));
+    activity_get(me, &inner, &outer);
+    CHECK(inner == 0 && outer == 0);
+}
+
+void suite_callback_activity(void)
+{
+    RUN(test_load_finished_elsewhere);
+    RUN(test_load_ended_elsewhere_keeps_inner_work);
+    RUN(test_load_dropped_by_unload);
+    RUN(test_load_on_one_thread);
+}
