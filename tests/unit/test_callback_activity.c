@@ -49,33 +49,44 @@ static void run_other(struct other *o)
     pthread_join(t, NULL);
 }
 
+/* A new run in which the calling thread has begun loading ASM and, inside
+ * it, MOD; returns the thread's id. */
+static pid_t loading(void)
+{
+    CHECK(activity_init() == 0);
+    callback_activity_new_run();
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
+    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    return callback_activity_tid();
+}
+
+/* Are these the words thread tid published? */
+static int words_are(pid_t tid, uint64_t inner, uint64_t outer)
+{
+    uint64_t i, o;
+    activity_get(tid, &i, &o);
+    return i == inner && o == outer;
+}
+
 /* Started here, Finished on another thread: the words this thread
  * published are cleared at once, and its next callback drops the loads
  * from its stack (before the fix: "[load module]" on this thread until
  * it ended). */
 static void test_load_finished_elsewhere(void)
 {
-    REQUIRE(activity_init() == 0);
-    callback_activity_new_run();
-    pid_t me = callback_activity_tid();
-    uint64_t inner, outer;
-    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
-    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
-    activity_get(me, &inner, &outer);
-    CHECK(inner == activity_word(ACTIVITY_LOAD_MODULE, MOD));
-    CHECK(outer == activity_word(ACTIVITY_LOAD_ASSEMBLY, ASM));
+    pid_t me = loading();
+    CHECK(words_are(me, activity_word(ACTIVITY_LOAD_MODULE, MOD),
+                    activity_word(ACTIVITY_LOAD_ASSEMBLY, ASM)));
     struct other o = {0};
     run_other(&o);
     CHECK(o.inner == 0 && o.outer == 0);
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    CHECK(words_are(me, 0, 0));
     /* the next callback here: the stack holds its own work only */
     callback_activity_begin(ACTIVITY_JIT, FN, frame_at(50));
-    activity_get(me, &inner, &outer);
-    CHECK(inner == activity_word(ACTIVITY_JIT, FN) && outer == inner);
+    uint64_t jit = activity_word(ACTIVITY_JIT, FN);
+    CHECK(words_are(me, jit, jit));
     callback_activity_end(ACTIVITY_JIT, FN, frame_at(50));
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    CHECK(words_are(me, 0, 0));
 }
 
 /* The loads handed over keep what this thread began inside them: a
@@ -83,45 +94,35 @@ static void test_load_finished_elsewhere(void)
  * elsewhere, stays its label. */
 static void test_load_ended_elsewhere_keeps_inner_work(void)
 {
-    REQUIRE(activity_init() == 0);
-    callback_activity_new_run();
-    pid_t me = callback_activity_tid();
-    uint64_t inner, outer;
-    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
-    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    pid_t me = loading();
     callback_activity_begin(ACTIVITY_JIT, FN, frame_at(300));
     struct other o = {0};
     run_other(&o);
     /* the published words (JIT inner, assembly outer) named a load: cleared */
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    CHECK(words_are(me, 0, 0));
     callback_activity_end(ACTIVITY_LOAD_TYPE, 0x1234, frame_at(300)); /* any callback */
-    activity_get(me, &inner, &outer);
-    CHECK(inner == activity_word(ACTIVITY_JIT, FN) && outer == inner);
+    uint64_t jit = activity_word(ACTIVITY_JIT, FN);
+    CHECK(words_are(me, jit, jit));
     callback_activity_end(ACTIVITY_JIT, FN, frame_at(300));
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    CHECK(words_are(me, 0, 0));
 }
 
 /* The loser of a race: Started, then the unload of its discarded copy on
  * the same thread (profiler.c ends the load there). */
 static void test_load_dropped_by_unload(void)
 {
-    REQUIRE(activity_init() == 0);
-    callback_activity_new_run();
-    pid_t me = callback_activity_tid();
-    uint64_t inner, outer;
-    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
-    callback_activity_begin(ACTIVITY_LOAD_MODULE, MOD, frame_at(200));
+    pid_t me = loading();
     callback_activity_end(ACTIVITY_LOAD_MODULE, MOD, frame_at(150));   /* ModuleUnloadStarted */
     callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(150)); /* AssemblyUnloadStarted */
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
-    /* and nothing is handed to anyone later */
+    CHECK(words_are(me, 0, 0));
+    /* the same ids loaded again here, and ended by another thread this
+     * time: handed here, and gone at the next callback */
+    callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM, frame_at(100));
     struct other o = {0};
-    run_other(&o);
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    run_other(&o); /* ends ASM (and MOD, not open): handed here */
+    callback_activity_begin(ACTIVITY_JIT, FN, frame_at(50));
+    uint64_t jit = activity_word(ACTIVITY_JIT, FN);
+    CHECK(words_are(me, jit, jit));
 }
 
 /* A load begun and ended on one thread is ended there, as always; another
@@ -131,14 +132,12 @@ static void test_load_on_one_thread(void)
     REQUIRE(activity_init() == 0);
     callback_activity_new_run();
     pid_t me = callback_activity_tid();
-    uint64_t inner, outer;
     struct other o = {.begin = 1};
     run_other(&o);
     CHECK(o.inner == activity_word(ACTIVITY_LOAD_MODULE, MOD));
     callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM + 64, frame_at(100));
     callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM + 64, frame_at(90));
-    activity_get(me, &inner, &outer);
-    CHECK(inner == 0 && outer == 0);
+    CHECK(words_are(me, 0, 0));
 }
 
 void suite_callback_activity(void)
