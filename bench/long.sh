@@ -86,7 +86,7 @@ for i in "${!CONFIGS[@]}"; do
     last=$(tail -1 "$T/rss" | awk '{ printf "%.1f", $2 / 1024 }')
     stats=$("$CORSCOPE" check "$T/r.corscope" | tr ' ' '\n')
     heap=$(echo "$stats" | awk -F= '$1 == "max_agent_heap_bytes" { printf "%.1f", $2 / 1048576 }')
-    samples=$(echo "$stats" | awk -F= '$1 == "samples" { print $2 }')
+    samples=$(echo "$stats" | awk -F= 'NF == 2 && $1 == "samples" { print $2 }')
     dropped=$(echo "$stats" | awk -F= '$1 == "dropped_samples" { print $2 }')
     echo "| $label | $((wall / 60)) min $((wall % 60)) s | $base MB | ${at1:--} MB | $last MB | $heap MB | $samples | $dropped |"
 done

@@ -81,7 +81,7 @@ assert_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 collapsed_sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 collapsed_total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 # counter RECORDING NAME: the value of one of check's counters (0 if absent)
-counter() { cs check "$1" 2> /dev/null | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'; }
+counter() { cs check "$1" 2> /dev/null | tr ' ' '\n' | awk -F= -v k="$2" 'NF == 2 && $1 == k { v = $2 } END { print v + 0 }'; }
 
 # ---- checks shared with tests/arm64 (the same programs, another machine) ----
 # (their bounds count samples: a wall-mode report's lines are in samples

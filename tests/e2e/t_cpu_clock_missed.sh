@@ -37,18 +37,36 @@ if echo "$clock" | grep -q "the tick missed"; then
 fi
 
 # The POSIX timers asked for by name are kept (no move): the thread's work
-# is then seen by no sample, and that is said, by `record` and by `check`
-# (the first catch of the thread by a tick carries all its CPU so far,
-# charged to wherever the tick found it: counted as charged late, not as
-# seen).  Measured: 6 to 8% seen, idle and beside two CPU hogs.
+# is then seen by no sample but the tick's rare catches, each carrying all
+# its CPU since the last (counted as charged late, not as seen), and that
+# is said, by `record` and by `check`.  Idle: 6 to 8% seen, one sample
+# carrying 440 ms.  Beside two CPU hogs the thread wakes late, into ticks,
+# more often: 6 to 8% in four runs, 58.5% in one (seven catches).  Whatever
+# the share, the samples' weights add up to the CPU the agent counted
+# (within 10%: the program's last act, printing its truth with the
+# console's first use, runs across ticks and is always caught, carrying
+# what the ticks missed), and the warning is there exactly when the share
+# is thin (under 75%, 20 ms missed at 1 ms).
 cs record --force --cpu-clock posix -i 1ms -o "$T/posix.corscope" -- $(app Aliasing) dodge 1000 2 > "$T/truth2.txt" 2> "$T/rec2.err" ||
     fail "record --cpu-clock posix: $(cat "$T/rec2.err")"
 cs check "$T/posix.corscope" > "$T/check2.txt" || fail "check: $(cat "$T/check2.txt")"
-note "$(grep "^  cpu share" "$T/check2.txt")"
-share=$(sed -n 's/^  cpu share    the cpu samples saw .* (\([0-9.]*\)%).*/\1/p' "$T/check2.txt")
-[ -n "$share" ] || fail "check says no share of the CPU: $(head -20 "$T/check2.txt")"
-assert_ge "50 less the share the POSIX timers saw, %" "$(awk -v s="$share" 'BEGIN { print 50 - s }')" 0
-grep -q "^  warning      a quarter or more of the CPU was seen by no sample. What can leave it out: POSIX timers fire only at a scheduler tick that finds the thread running" "$T/check2.txt" ||
-    fail "check does not say why the profile is thin: $(grep -A1 "^  cpu share" "$T/check2.txt")"
-grep -q "^corscope: warning: the cpu samples saw .* of CPU the process used while sampled ([0-9.]*%).*; \`corscope check $T/posix.corscope\` says why$" "$T/rec2.err" ||
-    fail "record does not say the profile is thin: $(cat "$T/rec2.err")"
+line=$(grep "^  cpu share" "$T/check2.txt" || true)
+note "$line"
+[ -n "$line" ] || fail "check says no share of the CPU: $(head -20 "$T/check2.txt")"
+# "saw 36.5ms of the 484ms ... (7.5%); 1 sample carried 441ms more"
+ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; print n }'; }
+seen=$(ms "$(echo "$line" | sed -n 's/.* saw \([0-9.]*[mu]*s\) of the .*/\1/p')")
+cpu=$(ms "$(echo "$line" | sed -n 's/.* of the \([0-9.]*[mu]*s\) of CPU .*/\1/p')")
+late=$(ms "$(echo "$line" | sed -n 's/.* carried \([0-9.]*[mu]*s\) more.*/\1/p')")
+share=$(echo "$line" | sed -n 's/.* (\([0-9.]*\)%).*/\1/p')
+assert_near "the samples' weights (seen and charged late) against the CPU counted, ms" \
+    "$(awk -v s="$seen" -v l="${late:-0}" 'BEGIN { print s + l }')" "$cpu" "$(awk -v c="$cpu" 'BEGIN { print c / 10 }')"
+if awk -v s="$share" -v c="$cpu" -v seen="$seen" 'BEGIN { exit !(s < 75 && c - seen >= 20) }'; then
+    grep -q "^  warning      a quarter or more of the CPU was seen by no sample. What can leave it out: POSIX timers fire only at a scheduler tick that finds the thread running" "$T/check2.txt" ||
+        fail "check does not say why the profile is thin: $(grep -A1 "^  cpu share" "$T/check2.txt")"
+    grep -q "^corscope: warning: the cpu samples saw .* of CPU the process used while sampled ([0-9.]*%).*; \`corscope check $T/posix.corscope\` says why$" "$T/rec2.err" ||
+        fail "record does not say the profile is thin: $(cat "$T/rec2.err")"
+else
+    ! grep -q "^  warning " "$T/check2.txt" || fail "a warning on a profile that is not thin: $line"
+    ! grep -q "^corscope: warning: the cpu samples" "$T/rec2.err" || fail "record warns of a profile that is not thin: $line"
+fi
