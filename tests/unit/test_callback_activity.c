@@ -5,6 +5,8 @@
  * through its last step; the loser of a race gets only unload callbacks).
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "agent/callback_activity.h"
@@ -140,8 +142,57 @@ static void test_load_on_one_thread(void)
     CHECK(words_are(me, 0, 0));
 }
 
+/* Hand-overs while the loading thread goes on with its callbacks, under
+ * the thread sanitizer too (make unit-tsan runs the tsan_ tests): thread A
+ * begins a load and compiles; thread B ends each load A began.  A's words
+ * never keep a load B ended once A's next callback is over, and at the end
+ * A's stack holds nothing. */
+#define HANDOVERS 2000
+static _Atomic int begun, ended;
+static pid_t loader_tid;
+
+static void *ender(void *arg)
+{
+    (void)arg;
+    for (int i = 1; i <= HANDOVERS; i++) {
+        while (atomic_load(&begun) < i)
+            sched_yield();
+        callback_activity_end(ACTIVITY_LOAD_ASSEMBLY, ASM + 64 * (uint64_t)i, frame_at(100));
+        atomic_store(&ended, i);
+    }
+    return NULL;
+}
+
+static void test_tsan_load_handover(void)
+{
+    REQUIRE(activity_init() == 0);
+    callback_activity_new_run();
+    atomic_store(&begun, 0);
+    atomic_store(&ended, 0);
+    loader_tid = callback_activity_tid();
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, ender, NULL) == 0);
+    int stale = 0;
+    for (int i = 1; i <= HANDOVERS; i++) {
+        callback_activity_begin(ACTIVITY_LOAD_ASSEMBLY, ASM + 64 * (uint64_t)i, frame_at(100));
+        atomic_store(&begun, i);
+        callback_activity_begin(ACTIVITY_JIT, FN, frame_at(200)); /* racing the end */
+        while (atomic_load(&ended) < i)
+            sched_yield();
+        callback_activity_end(ACTIVITY_JIT, FN, frame_at(200));
+        /* the load ended elsewhere, this thread's compile ended here */
+        uint64_t inner, outer;
+        activity_get(loader_tid, &inner, &outer);
+        stale += inner != 0 || outer != 0;
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(stale, 0);
+    CHECK(words_are(loader_tid, 0, 0));
+}
+
 void suite_callback_activity(void)
 {
+    RUN(test_tsan_load_handover);
     RUN(test_load_finished_elsewhere);
     RUN(test_load_ended_elsewhere_keeps_inner_work);
     RUN(test_load_dropped_by_unload);
