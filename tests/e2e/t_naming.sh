@@ -185,12 +185,14 @@ assert_ge "csc: share of the runtime's work top names" "$(awk -v w="$work" -v n=
 
 # A load the runtime finishes on another thread than the one that began it
 # (it finishes a load on whichever thread takes it through its last step):
-# Naming's loadrace has 8 threads race to load 22 assemblies, then yield
-# the CPU in the runtime's code for 2 s.  No sample after the first second
+# Naming's loadrace has 8 threads race to load 22 assemblies, then spin
+# in the runtime's code (Thread.SpinWait) for 2 s.  No sample after the first second
 # may be named after an assembly's or a module's load.  Before the fix, a
 # thread whose load another finished kept "[load assembly] ..." on every
-# later sample: 0.2 to 0.3 s of the 2 s in 2 of 6 runs (the race is the
-# runtime's; three runs here)
+# later sample: 0.26 to 0.77 s of the second after 1 s in 4 of 6 runs (the
+# race is the runtime's; three runs here).  The samples after 1 s only need to exist
+# (threads that yielded instead got 18 ms of CPU in that second beside two
+# CPU hogs)
 for run in 1 2 3; do
     cs record -q --force -o "$T/race.corscope" -- $(app Naming) loadrace 2 > "$T/race.txt" ||
         fail "loadrace failed: $(cat "$T/race.txt")"
@@ -198,6 +200,6 @@ for run in 1 2 3; do
     after=$(collapsed_sum "$T/race.collapsed" '\[load (assembly|module)\]')
     total=$(collapsed_total "$T/race.collapsed")
     note "loadrace run $run: $(cat "$T/race.txt"); after 1 s: ${after:-0} us of $total under a load's label"
-    assert_ge "loadrace run $run: samples after 1 s, us" "$total" 200000
+    assert_ge "loadrace run $run: samples after 1 s, us" "$total" 50000
     assert_eq "loadrace run $run: weight under a load's label after the loads, us" "${after:-0}" 0
 done

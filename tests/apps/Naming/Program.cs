@@ -154,8 +154,8 @@ static class Stubs
 }
 
 // Threads racing to load the same assemblies (a barrier before each),
-// then yielding the CPU in the runtime's own code, as a pool's workers do
-// when they wait for work.  The runtime finishes a load on whichever
+// then spinning in the runtime's own code (Thread.SpinWait), as a pool's
+// workers do when they wait for work.  The runtime finishes a load on whichever
 // thread takes it through its last step, so a load begun on one thread
 // may end on another: a thread's samples must not be named after a load
 // that is over.  Prints when the last load returned, since the start.
@@ -193,7 +193,7 @@ static class LoadRace
                 Interlocked.CompareExchange(ref loadsDoneMs, start.ElapsedMilliseconds, 0);
                 var until = start.Elapsed.TotalSeconds + seconds;
                 while (start.Elapsed.TotalSeconds < until)
-                    Thread.Yield();
+                    Thread.SpinWait(1000); /* in the runtime's code, on the CPU */
             }) { Name = "loader" };
             workers[t].Start();
         }
