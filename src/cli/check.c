@@ -206,11 +206,8 @@ static int check_one(const char *path)
                      (int)r.events[i].unit.len, r.events[i].unit.p);
         /* a weight unit finer than the interval: each sample weighs the
          * time it stands for (the cpu clock's periods vary) */
-        const struct rec_str *iv = rec_info(&r, FMT_INFO_INTERVAL_NS);
         char every[96];
-        unsigned long long interval = 0;
-        for (uint32_t k = 0; iv && k < iv->len && iv->p[k] >= '0' && iv->p[k] <= '9'; k++)
-            interval = interval * 10 + (unsigned long long)(iv->p[k] - '0');
+        uint64_t interval = rec_info_u64(&r, FMT_INFO_INTERVAL_NS);
         if (interval && rec_str_eq(r.events[i].unit, "ns") && interval != r.events[i].period) {
             char ivs[32];
             units_format_duration(interval, ivs, sizeof ivs);

@@ -4,7 +4,6 @@
 #include "cli/cpu_share.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/units.h"
@@ -38,9 +37,7 @@ int cpu_share_read(const struct recording *r, struct cpu_share *out)
             event = i;
     if (event == r->event_count)
         return -1;
-    char iv[32];
-    info_text(r, FMT_INFO_INTERVAL_NS, iv, sizeof iv);
-    out->interval_ns = strtoull(iv, NULL, 10);
+    out->interval_ns = rec_info_u64(r, FMT_INFO_INTERVAL_NS);
     uint64_t unit = r->events[event].period ? r->events[event].period : 1;
     uint64_t cap = SEEN_CAP * out->interval_ns;
     if (cap < SEEN_CAP_MIN_NS)

@@ -177,15 +177,6 @@ static void series(struct buf *body, const struct pushreq_labels *l, const char 
     buf_free(&m);
 }
 
-static uint64_t info_u64(const struct recording *r, const char *key)
-{
-    const struct rec_str *v = rec_info(r, key);
-    char text[32] = "";
-    if (v)
-        snprintf(text, sizeof text, "%.*s", (int)v->len, v->p);
-    return strtoull(text, NULL, 10);
-}
-
 /* The series of every view of a window's recording (or of its live
  * view only).  Returns the number added, or -1. */
 static int add_views(const struct buf *recording, int live, const struct pstream_window *w,
@@ -201,8 +192,8 @@ static int add_views(const struct buf *recording, int live, const struct pstream
         rec_free(&rec);
         return -1;
     }
-    uint64_t interval = info_u64(&rec, FMT_INFO_INTERVAL_NS);
-    uint64_t pid = info_u64(&rec, FMT_INFO_PID);
+    uint64_t interval = rec_info_u64(&rec, FMT_INFO_INTERVAL_NS);
+    uint64_t pid = rec_info_u64(&rec, FMT_INFO_PID);
     struct prof_filter f;
     memset(&f, 0, sizeof f);
     struct profiles ps;

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -722,6 +723,15 @@ const struct rec_str *rec_info(const struct recording *r, const char *key)
         if (rec_str_eq(r->info[i].key, key))
             found = &r->info[i].value;
     return found;
+}
+
+uint64_t rec_info_u64(const struct recording *r, const char *key)
+{
+    const struct rec_str *v = rec_info(r, key);
+    char text[32] = "";
+    if (v)
+        snprintf(text, sizeof text, "%.*s", (int)v->len, v->p);
+    return strtoull(text, NULL, 10);
 }
 
 uint64_t rec_stat(const struct recording *r, const char *key)

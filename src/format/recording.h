@@ -162,6 +162,9 @@ HIDDEN void rec_free(struct recording *r);
 HIDDEN const char *rec_status_name(enum rec_status s);
 /* Value of an INFO key, or NULL. */
 HIDDEN const struct rec_str *rec_info(const struct recording *r, const char *key);
+/* The number an INFO's value starts with (interval_ns, pid), 0 when it is
+ * absent or starts with none. */
+HIDDEN uint64_t rec_info_u64(const struct recording *r, const char *key);
 /* Latest value of a counter (0 when absent), by key or by the format's name. */
 HIDDEN uint64_t rec_stat(const struct recording *r, const char *key);
 HIDDEN uint64_t rec_counter(const struct recording *r, enum fmt_counter c);

@@ -32,6 +32,8 @@ static void test_round_trip(void)
     CHECK(rec_str_eq(r.events[0].name, "cpu"));
     CHECK(rec_str_eq(*rec_info(&r, "pid"), "4242"));
     CHECK(rec_info(&r, "nope") == NULL);
+    CHECK_EQ(rec_info_u64(&r, "pid"), 4242);
+    CHECK_EQ(rec_info_u64(&r, "nope"), 0);
     CHECK_EQ(rec_stat(&r, "samples"), 10);
     CHECK_EQ(rec_stat(&r, "dropped_samples"), 2);
     uint64_t weight = 0;

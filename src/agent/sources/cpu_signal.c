@@ -221,7 +221,7 @@ static int sig_start(struct agent *a, struct source *src)
     recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
-    s->others_cpu_at_start = others_cpu_ns();
+    s->others_cpu_at_start = s->cpu ? others_cpu_ns() : 0;
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = clock_now_ns();
     sampled_threads_cycle(&s->set, now);
@@ -290,8 +290,8 @@ static void sig_stop(struct agent *a, struct source *src)
         cpu_clock_release(&s->clock, t);
     /* the clocks are stopped: the CPU their samples stand for, for check
      * to set the samples' weight against (a thin profile is never silent) */
-    uint64_t now = others_cpu_ns();
-    if (s->cpu && now > s->others_cpu_at_start)
+    uint64_t now = s->cpu ? others_cpu_ns() : 0;
+    if (now > s->others_cpu_at_start)
         recorder_count(&a->out, FMT_COUNTER_CPU_WHILE_SAMPLED_NS, now - s->others_cpu_at_start);
 }
 
