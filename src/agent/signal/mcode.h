@@ -62,6 +62,8 @@ HIDDEN void mcode_publish(void);
 HIDDEN void mcode_shutdown(void);
 /* Loop: entries copied by publications so far (their cost, for tests). */
 HIDDEN uint64_t mcode_copied(void);
+/* Loop: rebuilds written into a retired array instead of new memory. */
+HIDDEN uint64_t mcode_spare_reuses(void);
 /* Loop: additions that changed nothing (the same entry at the same start). */
 HIDDEN uint64_t mcode_unchanged_reports(void);
 /* Loop: JIT-compiled ranges and ReadyToRun images known (log, tests). */
