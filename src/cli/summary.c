@@ -13,6 +13,21 @@
 #include "cli/termsafe.h"
 #include "format/recording.h"
 
+/* One of several processes: its own time, from its agent's start to its
+ * last sample or event (the command's would be the whole tree's: each
+ * compiler of a `dotnet build` said the build's 6 s for its own 1 s). */
+static double recorded_seconds(const struct recording *r)
+{
+    uint64_t last = 0;
+    for (size_t i = 0; i < r->sample_count; i++)
+        if (r->samples[i].time > last)
+            last = r->samples[i].time;
+    for (size_t i = 0; i < r->record_count; i++)
+        if (r->records[i].time > last)
+            last = r->records[i].time;
+    return (double)last / 1e9;
+}
+
 int summary_print(const char *path, double seconds, int quiet, int many)
 {
     struct stat st;
@@ -72,7 +87,8 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             /* a process that outlived the command: its recording goes on */
             snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);
         }
-        fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who, seconds,
+        fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who,
+                many ? recorded_seconds(&r) : seconds,
                 events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
                 state);
         if (r.status != REC_COMPLETE)

@@ -11,7 +11,7 @@
 
 /* Prints the summary of the recording at path (seconds: how long the
  * command ran; many: one of several recordings, each named by its
- * process).  Returns 0 when a recording exists, -1 when the agent never
+ * process and given its own time, to its last sample or event).  Returns 0 when a recording exists, -1 when the agent never
  * wrote one. */
 HIDDEN int summary_print(const char *path, double seconds, int quiet, int many);
 

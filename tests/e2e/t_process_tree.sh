@@ -28,12 +28,20 @@ pid=${other#r-}; pid=${pid%.corscope}
 assert_eq "--pid $pid: roots" "$(roots --pid "$pid" "$T"/two/*)" "$(roots "$T/two/$other")"
 note "two at once: r.corscope and $other, both whole, listed by record, drawn together or one by --pid"
 
-# 2. one after the other: the second does not overwrite the first
+# 2. one after the other: the second does not overwrite the first, and
+# each summary line gives its process's own time, not the command's (which
+# the 3 s between them makes longer than either)
 mkdir "$T/seq"
-cs record -q -o "$T/seq/r.corscope" -- sh -c "dotnet $A 0.3 > /dev/null; dotnet $A 0.3 > /dev/null"
+cs record -o "$T/seq/r.corscope" -- sh -c "dotnet $A 0.3 > /dev/null; sleep 3; dotnet $A 0.3 > /dev/null" 2> "$T/seq.err"
 assert_eq "one after the other: recordings" "$(ls "$T/seq" | wc -l)" 2
 for f in "$T"/seq/*; do cs check "$f" > /dev/null || fail "one after the other: $f is not whole"; done
-note "one after the other: $(ls "$T/seq" | tr '\n' ' ')"
+times=$(sed -n 's/^corscope: process [0-9]* (.*): \([0-9.]*\) s, .*/\1/p' "$T/seq.err")
+assert_eq "one after the other: summary lines with a time" "$(echo "$times" | grep -c .)" 2
+for s in $times; do
+    assert_ge "one after the other: a process's time (s)" "$s" 0.2
+    awk -v s="$s" 'BEGIN { exit !(s < 3) }' || fail "one after the other: a process said ${s} s, the command's time, not its own: $(cat "$T/seq.err")"
+done
+note "one after the other: $(ls "$T/seq" | tr '\n' ' '), each $(echo $times | sed 's/ / and /') s"
 
 # 3. --no-children: the first only
 mkdir "$T/first"
