@@ -411,6 +411,7 @@ void recorder_flush(struct recorder *r)
     if (!r->open)
         return;
     recorder_max(r, FMT_COUNTER_MAX_AGENT_HEAP, mem_live_bytes());
+    r->counters[FMT_COUNTER_RECORDED_NS] = recorder_since_start(r, clock_now_ns());
     for (int i = 0; i < FMT_COUNTER_COUNT; i++)
         if (r->counters[i])
             writer_stat(&r->w, schema_counter_key(i), r->counters[i]);

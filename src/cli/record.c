@@ -587,8 +587,12 @@ static int record_launched(struct record_run *rr, const char *agent, const char 
     else if (rr->cfg.children == CONFIG_CHILDREN_APP && !rr->quiet)
         fprintf(stderr, "corscope: the application was recorded, not the .NET SDK's own "
                         "processes (--all-processes records them too)\n");
+    /* the command's time is a process's own only when it ran that one
+     * alone: not one of several, nor the application a `dotnet test`
+     * or `dotnet run` started */
+    int own = count > 1 || rr->cfg.children == CONFIG_CHILDREN_APP;
     for (size_t i = 0; i < count; i++)
-        summary_print(written[i], seconds, rr->quiet, count > 1);
+        summary_print(written[i], own ? -1 : seconds, rr->quiet, count > 1);
     if (report_path)
         return render_report(written, count, render, report_path, rr->quiet, code);
     return code;

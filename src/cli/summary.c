@@ -13,12 +13,13 @@
 #include "cli/termsafe.h"
 #include "format/recording.h"
 
-/* One of several processes: its own time, from its agent's start to its
- * last sample or event (the command's would be the whole tree's: each
- * compiler of a `dotnet build` said the build's 6 s for its own 1 s). */
-static double recorded_seconds(const struct recording *r)
+/* A process's own time: its recording's (recorded_ns), or, in a
+ * recording older than that counter, to its last sample or event. */
+static double own_seconds(const struct recording *r)
 {
-    uint64_t last = 0;
+    uint64_t last = rec_counter(r, FMT_COUNTER_RECORDED_NS);
+    if (last)
+        return (double)last / 1e9;
     for (size_t i = 0; i < r->sample_count; i++)
         if (r->samples[i].time > last)
             last = r->samples[i].time;
@@ -88,7 +89,7 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             snprintf(state, sizeof state, " (still being written: process %ld is running)", pid);
         }
         fprintf(stderr, "corscope: %s%.2f s, %s, %llu dropped%s -> %s%s\n", who,
-                many ? recorded_seconds(&r) : seconds,
+                seconds < 0 ? own_seconds(&r) : seconds,
                 events[0] ? events : "nothing recorded", (unsigned long long)dropped, extra, path,
                 state);
         if (r.status != REC_COMPLETE)

@@ -10,8 +10,9 @@
 #include "common/visibility.h"
 
 /* Prints the summary of the recording at path (seconds: how long the
- * command ran; many: one of several recordings, each named by its
- * process and given its own time, to its last sample or event).  Returns 0 when a recording exists, -1 when the agent never
+ * command ran, or < 0 for the process's own time, from its recording:
+ * the command's is not its own when the command ran other processes
+ * too; many: one of several recordings, each named by its process).  Returns 0 when a recording exists, -1 when the agent never
  * wrote one. */
 HIDDEN int summary_print(const char *path, double seconds, int quiet, int many);
 

@@ -207,7 +207,8 @@ enum fmt_field_type {
     X(ASYNC_REWRITE_NS, "async_rewrite_ns", "CPU time of the agent's thread for the async rewrite (the bodies made, the recompilation asked for), ns") \
     X(ASYNC_TOO_DEEP, "async_too_deep", "resumptions nested deeper than the agent keeps (their samples have no async chain)") \
     X(LOOP_WAKEUPS, "loop_wakeups", "times the program's threads woke the agent's thread early (a system call each)") \
-    X(CPU_WHILE_SAMPLED_NS, "cpu_while_sampled_ns", "CPU time of the process's threads, the agent's own left out, from the cpu sampler's start to its stop, ns: what the cpu samples' weights stand for")
+    X(CPU_WHILE_SAMPLED_NS, "cpu_while_sampled_ns", "CPU time of the process's threads, the agent's own left out, from the cpu sampler's start to its stop, ns: what the cpu samples' weights stand for") \
+    X(RECORDED_NS, "recorded_ns", "time from the recording's start to its last flush (its close, for a complete one), ns")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

@@ -88,13 +88,21 @@ assert_ge "dotnet build: samples in the compiler's methods" "$compiler" 1
 grep -q "csc" "$T/build.err" || fail "dotnet build: the compiler's process is not listed: $(cat "$T/build.err")"
 note "dotnet build: $(echo "$builds" | wc -l) processes recorded, all whole; $compiler samples in Microsoft.CodeAnalysis"
 
-# 5. dotnet run: the application
+# 5. dotnet run: the application, its summary line with its own time (half
+# a second of work), not the command's (the SDK's evaluation of the project
+# before it, and the command's whole wall time)
+t0=$(date +%s%N)
 (cd "$T/proj" && CS_TIMEOUT=300 cs record -o "$T/run.corscope" -- dotnet run --no-build > "$T/run.out" 2> "$T/run.err") ||
     fail "dotnet run under record: $(cat "$T/run.err")"
+wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+own=$(sed -n 's/^corscope: \([0-9.]*\) s, .*/\1/p' "$T/run.err")
+assert_ge "dotnet run: the application's time (s)" "${own:-0}" 0.4
+awk -v s="$own" -v w="$wall" 'BEGIN { exit !(s * 1000 < w - 200) }' ||
+    fail "dotnet run: the application said ${own} s, the command's ${wall} ms, not its own: $(cat "$T/run.err")"
 grep -q hello "$T/run.out" || fail "dotnet run: the application did not run"
 assert_eq "dotnet run: recordings" "$(ls "$T" | grep -c '^run.*\.corscope$')" 1
 cs report -f top "$T/run.corscope" > "$T/run.top" 2> /dev/null
 grep -q " Program\.Main$" "$T/run.top" || fail "dotnet run: the application's Main is not in the report"
 if grep -q "Microsoft\.Build\|Microsoft\.DotNet\.Cli" "$T/run.top"; then fail "dotnet run: the SDK was recorded"; fi
 grep -q "the application was recorded, not the .NET SDK's own processes" "$T/run.err" || fail "dotnet run: $(cat "$T/run.err")"
-note "dotnet run: one recording, the application's (Program.Main), not the SDK's"
+note "dotnet run: one recording, the application's (Program.Main, ${own} s of the command's ${wall} ms), not the SDK's"
