@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cpu_share.h"
+#include "cli/event_table.h"
 #include "cli/merge.h"
 #include "cli/termsafe.h"
 #include "format/recording.h"
@@ -17,16 +18,8 @@
  * recording older than that counter, to its last sample or event. */
 static double own_seconds(const struct recording *r)
 {
-    uint64_t last = rec_counter(r, FMT_COUNTER_RECORDED_NS);
-    if (last)
-        return (double)last / 1e9;
-    for (size_t i = 0; i < r->sample_count; i++)
-        if (r->samples[i].time > last)
-            last = r->samples[i].time;
-    for (size_t i = 0; i < r->record_count; i++)
-        if (r->records[i].time > last)
-            last = r->records[i].time;
-    return (double)last / 1e9;
+    uint64_t ns = rec_counter(r, FMT_COUNTER_RECORDED_NS);
+    return (double)(ns ? ns : event_table_duration(r)) / 1e9;
 }
 
 int summary_print(const char *path, double seconds, int quiet, int many)
