@@ -9,11 +9,11 @@
 
 #include "common/visibility.h"
 
-/* Prints the summary of the recording at path (seconds: how long the
- * command ran, or < 0 for the process's own time, from its recording:
- * the command's is not its own when the command ran other processes
- * too; many: one of several recordings, each named by its process).  Returns 0 when a recording exists, -1 when the agent never
- * wrote one. */
+/* Prints the summary of the recording at path.  seconds: how long the
+ * command ran, or < 0 for the process's own time, from its recording (the
+ * command's is not its own when the command ran other processes too);
+ * many: one of several recordings, each named by its process.  Returns 0
+ * when a recording exists, -1 when the agent never wrote one. */
 HIDDEN int summary_print(const char *path, double seconds, int quiet, int many);
 
 #endif
