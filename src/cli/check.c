@@ -231,7 +231,12 @@ static int check_one(const char *path)
                rs.runtime ? 100.0 * (double)rs.named / (double)rs.runtime : 0.0);
     }
     uint64_t last = r.sample_count ? r.samples[r.sample_count - 1].time : 0;
-    printf("  duration     %.3f s (to the last sample)\n", (double)last / 1e9);
+    uint64_t recorded = rec_counter(&r, FMT_COUNTER_RECORDED_NS);
+    if (recorded)
+        printf("  duration     %.3f s recorded, the last sample at %.3f s\n",
+               (double)recorded / 1e9, (double)last / 1e9);
+    else
+        printf("  duration     %.3f s (to the last sample)\n", (double)last / 1e9);
     printf("  tables       %zu threads, %zu stacks, %zu frames, %zu strings, %llu chunks\n",
            r.thread_count, r.stack_count - 1, r.frame_count - 1, r.string_count - 1,
            (unsigned long long)r.chunks);

@@ -79,3 +79,23 @@ wakes=$(counter "$T/trickle.corscope" loop_wakeups)
 # (at least the one that ends the recording: the counter is there)
 [ "$wakes" -ge 1 ] && [ "$wakes" -le 100 ] || fail "1000 methods compiled one a millisecond woke the agent's thread $wakes times (at most 100)"
 note "trickle: 1000 methods compiled, one a millisecond: the agent's thread woken early $wakes times"
+
+# a recording that ends mostly idle: Fleet works 1 s, then polls for a file
+# the test makes 6 s after its start.  `check` says how long the recording
+# ran (recorded_ns: at least the 5 s after the agent's start, at most the
+# command's wall time), not only when its last sample was, which was all it
+# said (and a sample may come late: the polling's CPU adds up to a period)
+rm -f "$T/go"
+t0=$(date +%s%N)
+cs record -q -o "$T/tail.corscope" -- $(app Fleet) 1 wait-file "$T/go" > "$T/tail.out" 2> "$T/tail.err" &
+rec=$!
+sleep 6
+touch "$T/go"
+wait "$rec" || fail "record Fleet wait-file: $(cat "$T/tail.err")"
+wall=$(awk -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "%.3f", ns / 1e9 }')
+line=$(cs check "$T/tail.corscope" | grep "^  duration")
+recorded=$(echo "$line" | sed -n 's/^  duration *\([0-9.]*\) s recorded, the last sample at [0-9.]* s$/\1/p')
+[ -n "$recorded" ] || fail "check does not say how long the recording ran: '$line'"
+assert_ge "tail: the time recorded (s)" "$recorded" 5
+assert_ge "tail: the command's wall time against the time recorded (s)" "$wall" "$recorded"
+note "tail: $line (the command: $wall s)"
