@@ -82,7 +82,6 @@ static size_t pending_count, pending_cap;
  * thread's in a `dotnet build` (3,968 of 7,194).  The array two merges
  * back is grown to fit when it must. */
 static struct mc_array *spare;
-static int keeping_spares; /* 0 after mcode_shutdown: reclaimed arrays are freed */
 static uint64_t spare_reuses; /* tests */
 
 /* The ring of just-compiled code: written by the JIT callbacks under a lock
@@ -460,11 +459,12 @@ static void free_snap(void *p)
     mem_free(p);
 }
 
-/* The reclaimer's (on the loop's thread): a large array no handler sees. */
+/* The reclaimer's (on the loop's thread): a large array no handler sees.
+ * After mcode_shutdown (nothing published) it is freed. */
 static void keep_spare(void *p)
 {
     struct mc_array *a = p;
-    if (!keeping_spares || (spare && spare->cap >= a->cap)) {
+    if (!atomic_load(&current) || (spare && spare->cap >= a->cap)) {
         mem_free(a);
         return;
     }
@@ -601,7 +601,6 @@ void mcode_publish(void)
         thread_rings_retire_object(old, free_snap);
     if (old_big)
         thread_rings_retire_object(old_big, keep_spare);
-    keeping_spares = 1;
     if (old_images)
         thread_rings_retire_object(old_images, free_snap);
 }
@@ -642,7 +641,6 @@ void mcode_shutdown(void)
         thread_rings_retire_object(images, free_snap);
     big = NULL;
     images = NULL;
-    keeping_spares = 0;
     mem_free(spare);
     spare = NULL;
     spare_reuses = 0;
