@@ -43,9 +43,10 @@ fi
 # carrying 440 ms.  Beside two CPU hogs the thread wakes late, into ticks,
 # more often: 6 to 8% in four runs, 58.5% in one (seven catches).  Whatever
 # the share, the samples' weights add up to the CPU the agent counted
-# (within 10%: the program's last act, printing its truth with the
-# console's first use, runs across ticks and is always caught, carrying
-# what the ticks missed), and the warning is there exactly when the share
+# (within 10%: the program's last act, three ticks of CPU in Dodge.Settle,
+# is caught by a tick, carrying what the ticks missed; the console's first
+# use, relied on before, once took less than a tick beside two CPU hogs
+# and nothing was carried: 5.01 of 426 ms), and the warning is there exactly when the share
 # is thin (under 75%, 20 ms missed at 1 ms).
 cs record --force --cpu-clock posix -i 1ms -o "$T/posix.corscope" -- $(app Aliasing) dodge 1000 2 > "$T/truth2.txt" 2> "$T/rec2.err" ||
     fail "record --cpu-clock posix: $(cat "$T/rec2.err")"
