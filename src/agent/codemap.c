@@ -212,6 +212,51 @@ static uint32_t function_ranges(FunctionID f, ReJITID rejit, struct code_range *
     return parts_to_ranges(parts, n, out, MAX_RANGES);
 }
 
+/* Modules that are never unloaded (not collectible), as the runtime said
+ * at the compilation of one of their methods (a module whose load was
+ * abandoned compiles nothing): an open-addressed set the
+ * JIT callbacks share without a lock (slots go from 0 to a ModuleID, never
+ * back).  Such a module's id is never freed, so it can never name another
+ * module later, and the set holds for the process's life (across
+ * attaches).  Asking the runtime for the module's flags at each compiled
+ * method was a fifth of what the JIT callback cost (a csc compiles 10,000
+ * methods). */
+#define STAYING_SLOTS 512
+#define STAYING_PROBES 16
+static _Atomic uintptr_t staying[STAYING_SLOTS];
+
+static size_t staying_slot(ModuleID m, size_t probe)
+{
+    uint64_t h = (uint64_t)m * 0x9E3779B97F4A7C15ull;
+    return (size_t)((h >> 40) + probe) % STAYING_SLOTS;
+}
+
+static int module_stays(ModuleID m)
+{
+    for (size_t i = 0; i < STAYING_PROBES; i++) {
+        uintptr_t v = atomic_load_explicit(&staying[staying_slot(m, i)], memory_order_relaxed);
+        if (v == (uintptr_t)m)
+            return 1;
+        if (!v)
+            return 0;
+    }
+    return 0;
+}
+
+/* Remembers a module found not collectible; when its probes are all taken
+ * it is simply asked about again next time. */
+static void module_stays_add(ModuleID m)
+{
+    for (size_t i = 0; m && i < STAYING_PROBES; i++) {
+        uintptr_t expected = 0;
+        _Atomic uintptr_t *slot = &staying[staying_slot(m, i)];
+        if (atomic_compare_exchange_strong_explicit(slot, &expected, (uintptr_t)m,
+                                                    memory_order_relaxed, memory_order_relaxed) ||
+            expected == (uintptr_t)m)
+            return;
+    }
+}
+
 /* Can this function's ids be freed while the program runs? */
 static int unloadable(FunctionID f, int dynamic, ModuleID *module)
 {
@@ -222,13 +267,18 @@ static int unloadable(FunctionID f, int dynamic, ModuleID *module)
     mdToken token = 0;
     if (info->lpVtbl->GetFunctionInfo2(info, f, 0, &klass, module, &token, 0, NULL, NULL) < 0)
         return 1; /* cannot tell: treat it as one that can go */
+    if (module_stays(*module))
+        return 0;
     DWORD flags = 0;
     LPCBYTE base = NULL;
     ULONG len = 0;
     AssemblyID assembly = 0;
     if (info->lpVtbl->GetModuleInfo2(info, *module, &base, 0, &len, NULL, &assembly, &flags) < 0)
         return 1;
-    return (flags & COR_PRF_MODULE_COLLECTIBLE) != 0;
+    if (flags & COR_PRF_MODULE_COLLECTIBLE)
+        return 1;
+    module_stays_add(*module);
+    return 0;
 }
 
 /* The prologue of each code version, read where it was just compiled; a

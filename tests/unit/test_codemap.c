@@ -1,7 +1,8 @@
 /*
  * Tests of codemap (agent/codemap.h) and the index it keeps
- * (agent/code_index.h): ranges found, replaced and removed by owner, and no
- * write of the recording while the ids lock is held.
+ * (agent/code_index.h): ranges found, replaced and removed by owner, no
+ * write of the recording while the ids lock is held, and what the JIT
+ * callback asks the runtime (a fake ICorProfilerInfo here).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -162,9 +163,120 @@ static void test_unload_in_flight(void)
     codemap_init(NULL, 0, NULL);
 }
 
+/* ---- the JIT callback against a fake runtime ------------------------------ */
+
+/* Functions 1..8, each with one code range in `code`: 1 to 5 in module
+ * STAYS (not collectible), 6 to 8 in module GOES (collectible). */
+#define STAYS ((ModuleID)0x7f0000001000)
+#define GOES ((ModuleID)0x7f0000002000)
+static uint8_t code[9][64];
+static int flag_asks[2]; /* GetModuleInfo2 for the flags alone: STAYS, GOES */
+
+static HRESULT STDMETHODCALLTYPE fake_starts(ICorProfilerInfo15 *self, FunctionID f, ReJITID rejit,
+                                             ULONG32 cap, ULONG32 *n, UINT_PTR starts[])
+{
+    (void)self;
+    (void)rejit;
+    if (f < 1 || f > 8 || cap < 1)
+        return E_FAIL;
+    *n = 1;
+    starts[0] = (UINT_PTR)code[f];
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE fake_code_info(ICorProfilerInfo15 *self, UINT_PTR start,
+                                                ULONG32 cap, ULONG32 *n, COR_PRF_CODE_INFO parts[])
+{
+    (void)self;
+    if (cap < 1)
+        return E_FAIL;
+    *n = 1;
+    parts[0].startAddress = start;
+    parts[0].size = sizeof code[0];
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE fake_function_info(ICorProfilerInfo15 *self, FunctionID f,
+                                                    COR_PRF_FRAME_INFO frame, ClassID *klass,
+                                                    ModuleID *module, mdToken *token,
+                                                    ULONG32 type_cap, ULONG32 *type_args,
+                                                    ClassID types[])
+{
+    (void)self;
+    (void)frame;
+    (void)type_cap;
+    (void)types;
+    if (type_args) /* naming: not this test's */
+        return E_FAIL;
+    *klass = 0;
+    *module = f <= 5 ? STAYS : GOES;
+    *token = 0x06000000 | (mdToken)f;
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE fake_is_dynamic(ICorProfilerInfo15 *self, FunctionID f,
+                                                 BOOL *dynamic)
+{
+    (void)self;
+    (void)f;
+    *dynamic = FALSE;
+    return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE fake_module_info(ICorProfilerInfo15 *self, ModuleID module,
+                                                  LPCBYTE *base, ULONG cap, ULONG *len, WCHAR name[],
+                                                  AssemblyID *assembly, DWORD *flags)
+{
+    (void)self;
+    (void)name;
+    if (cap) /* naming: not this test's */
+        return E_FAIL;
+    flag_asks[module == GOES]++;
+    *base = NULL;
+    *len = 0;
+    *assembly = 1;
+    *flags = module == GOES ? COR_PRF_MODULE_COLLECTIBLE : 0;
+    return S_OK;
+}
+
+/* Whether a compiled method's code may go is its module's: a module that
+ * is not collectible is asked about once (it was asked at every method, a
+ * tenth to a fifth of the callback's time in a compiler), a collectible
+ * one every time, and only the first kind's code is kept for good. */
+static void test_module_asked_once(void)
+{
+    ICorProfilerInfo15Vtbl vtbl;
+    memset(&vtbl, 0, sizeof vtbl);
+    vtbl.GetNativeCodeStartAddresses = fake_starts;
+    vtbl.GetCodeInfo4 = fake_code_info;
+    vtbl.GetFunctionInfo2 = fake_function_info;
+    vtbl.GetModuleInfo2 = fake_module_info;
+    vtbl.IsFunctionDynamic = fake_is_dynamic;
+    ICorProfilerInfo15 info = {&vtbl};
+    memset(code, 0x90, sizeof code); /* nop: a shape the walker does not know */
+    flag_asks[0] = flag_asks[1] = 0;
+    codemap_init(&info, 15, NULL);
+    for (int round = 0; round < 2; round++)
+        for (FunctionID f = 1; f <= 8; f++)
+            codemap_jitted(f, 0);
+    CHECK_EQ(flag_asks[0], 1);
+    CHECK_EQ(flag_asks[1], 6); /* three methods, twice */
+    codemap_update(NULL, NULL, NULL);
+    for (FunctionID f = 1; f <= 5; f++) {
+        const struct code_range *r = code_index_find((uintptr_t)code[f] + 8);
+        CHECK(r && r->function == f && r->permanent);
+        CHECK(codemap_permanent(f));
+    }
+    for (FunctionID f = 6; f <= 8; f++)
+        CHECK(!codemap_permanent(f)); /* not named here: dropped, not kept for good */
+    codemap_shutdown();
+    codemap_init(NULL, 0, NULL);
+}
+
 void suite_codemap(void)
 {
     RUN(test_codemap);
     RUN(test_no_write_under_ids_lock);
     RUN(test_unload_in_flight);
+    RUN(test_module_asked_once);
 }
