@@ -134,7 +134,7 @@ $(BUILD)/synth: $(call obj,bench/synth.c src/format/writer.c $(COMMON_SRC))
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # a command's wall time and CPU time in microseconds (wait4's rusage), for
-# bench/startup.sh and bench/build.sh
+# bench/startup.sh, bench/build.sh and bench/compiler.sh
 $(BUILD)/rusage: $(call obj,bench/rusage.c)
 	$(say) LINK $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
@@ -437,6 +437,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/wa
 	bench/startup.sh
 	bench/idle.sh
 	bench/build.sh
+	bench/compiler.sh
 	bench/codemap.sh
 	bench/push.sh
 	bench/tool.sh

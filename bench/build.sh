@@ -32,27 +32,7 @@ trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 make -C "$ROOT" -s all > /dev/null
 
-W=$ROOT/build/bench-build/tree
-if [ ! -f "$W/.ready" ]; then
-    rm -rf "$W" && mkdir -p "$W"
-    (
-        cd "$W"
-        for lib in Lib1 Lib2 Lib3; do dotnet new classlib -o $lib > /dev/null; done
-        dotnet new console -o App > /dev/null
-        dotnet add Lib2 reference Lib1 > /dev/null
-        dotnet add Lib3 reference Lib1 > /dev/null
-        dotnet add App reference Lib2 Lib3 > /dev/null
-        # some code on the references, so each csc has work
-        printf 'namespace Lib2;\npublic static class Two { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 2; }\n' > Lib2/Two.cs
-        printf 'namespace Lib3;\npublic static class Three { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 3; }\n' > Lib3/Three.cs
-        printf 'namespace Lib1;\npublic static class Class1Ext { public static int Twice(int x) => 2 * x; }\n' > Lib1/Twice.cs
-        printf 'System.Console.WriteLine(Lib2.Two.Of(1) + Lib3.Three.Of(2));\n' > App/Program.cs
-        dotnet new sln -n Tree > /dev/null
-        dotnet sln add App Lib1 Lib2 Lib3 > /dev/null
-        dotnet restore --source "${NUGET_PACKAGES:-$HOME/.nuget/packages}" > /dev/null
-    )
-    touch "$W/.ready"
-fi
+W=$(bench_tree)
 BUILD=(dotnet build "$W" --no-restore --no-incremental -nodeReuse:false --disable-build-servers
     -p:UseSharedCompilation=false -v:q -clp:NoSummary)
 

@@ -24,3 +24,33 @@ base_agent() {
     fi
     echo "$b/build/libcorscope.so"
 }
+
+# bench_tree: the four-project solution bench/build.sh and bench/compiler.sh
+# build (Lib1; Lib2 and Lib3 on Lib1; App on Lib2 and Lib3), generated once
+# with `dotnet new` under build/bench-build/tree and restored offline (no
+# package source but the local NuGet cache: a classlib and a console need
+# only the SDK's own packs); prints its path.
+bench_tree() {
+    local w=$ROOT/build/bench-build/tree
+    if [ ! -f "$w/.ready" ]; then
+        rm -rf "$w" && mkdir -p "$w"
+        (
+            cd "$w"
+            for lib in Lib1 Lib2 Lib3; do dotnet new classlib -o $lib > /dev/null; done
+            dotnet new console -o App > /dev/null
+            dotnet add Lib2 reference Lib1 > /dev/null
+            dotnet add Lib3 reference Lib1 > /dev/null
+            dotnet add App reference Lib2 Lib3 > /dev/null
+            # some code on the references, so each csc has work
+            printf 'namespace Lib2;\npublic static class Two { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 2; }\n' > Lib2/Two.cs
+            printf 'namespace Lib3;\npublic static class Three { public static int Of(int x) => Lib1.Class1Ext.Twice(x) + 3; }\n' > Lib3/Three.cs
+            printf 'namespace Lib1;\npublic static class Class1Ext { public static int Twice(int x) => 2 * x; }\n' > Lib1/Twice.cs
+            printf 'System.Console.WriteLine(Lib2.Two.Of(1) + Lib3.Three.Of(2));\n' > App/Program.cs
+            dotnet new sln -n Tree > /dev/null
+            dotnet sln add App Lib1 Lib2 Lib3 > /dev/null
+            dotnet restore --source "${NUGET_PACKAGES:-$HOME/.nuget/packages}" > /dev/null
+        )
+        touch "$w/.ready"
+    fi
+    echo "$w"
+}
