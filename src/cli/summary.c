@@ -22,6 +22,12 @@ static double own_seconds(const struct recording *r)
     return (double)(ns ? ns : event_table_duration(r)) / 1e9;
 }
 
+/* "1 sample", "2 samples": a noun's ending for a count. */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 int summary_print(const char *path, double seconds, int quiet, int many)
 {
     struct stat st;
@@ -45,9 +51,9 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             for (size_t i = 0; i < r.sample_count; i++)
                 n += r.samples[i].event == e;
         }
-        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s", used ? ", " : "",
+        int k = snprintf(events + used, sizeof events - used, "%s%.*s %llu %s%s", used ? ", " : "",
                          (int)r.events[e].name.len, r.events[e].name.p, (unsigned long long)n,
-                         r.events[e].recorded ? "records" : "samples");
+                         r.events[e].recorded ? "record" : "sample", plural(n));
         if (k > 0)
             used += (size_t)k;
     }
@@ -57,7 +63,8 @@ int summary_print(const char *path, double seconds, int quiet, int many)
     if (!quiet) {
         char extra[160] = "";
         if (failed)
-            snprintf(extra, sizeof extra, ", %llu failed walks", (unsigned long long)failed);
+            snprintf(extra, sizeof extra, ", %llu failed walk%s", (unsigned long long)failed,
+                     plural(failed));
         const struct rec_str *ended = rec_info(&r, FMT_INFO_ENDED_BY);
         char state[256] = "";
         if (r.status != REC_COMPLETE && ended && ended->len)

@@ -68,7 +68,7 @@ assert_eq "non-.NET program that succeeds: status" "$rc" 1
 # a real recording: mode 0600, summary line, --force replaces it
 cs record -o "$T/r.corscope" -- $(app Lifecycle) return 2> "$T/err"
 assert_eq "recording mode" "$(stat -c %a "$T/r.corscope")" 600
-grep -Eq '^corscope: [0-9.]+ s, cpu [0-9]+ samples(, [a-z_-]+ [0-9]+ records)*, [0-9]+ dropped(, [0-9]+ failed walks)? -> .*r\.corscope$' "$T/err" || fail "summary: $(cat "$T/err")"
+grep -Eq '^corscope: [0-9.]+ s, cpu [0-9]+ samples?(, [a-z_-]+ [0-9]+ records?)*, [0-9]+ dropped(, [0-9]+ failed walks?)? -> .*r\.corscope$' "$T/err" || fail "summary: $(cat "$T/err")"
 cs record --force -q -o "$T/r.corscope" -- $(app Lifecycle) return
 cs check "$T/r.corscope" > /dev/null
 
