@@ -233,7 +233,7 @@ static size_t staying_slot(ModuleID m, size_t probe)
 
 static int module_stays(ModuleID m)
 {
-    for (size_t i = 0; i < STAYING_PROBES; i++) {
+    for (size_t i = 0; m && i < STAYING_PROBES; i++) { /* 0 is an empty slot, no module */
         uintptr_t v = atomic_load_explicit(&staying[staying_slot(m, i)], memory_order_relaxed);
         if (v == (uintptr_t)m)
             return 1;

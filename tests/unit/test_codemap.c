@@ -165,11 +165,12 @@ static void test_unload_in_flight(void)
 
 /* ---- the JIT callback against a fake runtime ------------------------------ */
 
-/* Functions 1..8, each with one code range in `code`: 1 to 5 in module
- * STAYS (not collectible), 6 to 8 in module GOES (collectible). */
+/* Functions 1..9, each with one code range in `code`: 1 to 5 in module
+ * STAYS (not collectible), 6 to 8 in module GOES (collectible), 9 in a
+ * module the runtime says is 0 and knows nothing of. */
 #define STAYS ((ModuleID)0x7f0000001000)
 #define GOES ((ModuleID)0x7f0000002000)
-static uint8_t code[9][64];
+static uint8_t code[10][64];
 static int flag_asks[2]; /* GetModuleInfo2 for the flags alone: STAYS, GOES */
 
 static HRESULT STDMETHODCALLTYPE fake_starts(ICorProfilerInfo15 *self, FunctionID f, ReJITID rejit,
@@ -177,7 +178,7 @@ static HRESULT STDMETHODCALLTYPE fake_starts(ICorProfilerInfo15 *self, FunctionI
 {
     (void)self;
     (void)rejit;
-    if (f < 1 || f > 8 || cap < 1)
+    if (f < 1 || f > 9 || cap < 1)
         return E_FAIL;
     *n = 1;
     starts[0] = (UINT_PTR)code[f];
@@ -209,7 +210,7 @@ static HRESULT STDMETHODCALLTYPE fake_function_info(ICorProfilerInfo15 *self, Fu
     if (type_args) /* naming: not this test's */
         return E_FAIL;
     *klass = 0;
-    *module = f <= 5 ? STAYS : GOES;
+    *module = f <= 5 ? STAYS : f <= 8 ? GOES : 0;
     *token = 0x06000000 | (mdToken)f;
     return S_OK;
 }
@@ -229,7 +230,7 @@ static HRESULT STDMETHODCALLTYPE fake_module_info(ICorProfilerInfo15 *self, Modu
 {
     (void)self;
     (void)name;
-    if (cap) /* naming: not this test's */
+    if (cap || !module) /* naming: not this test's */
         return E_FAIL;
     flag_asks[module == GOES]++;
     *base = NULL;
@@ -257,7 +258,7 @@ static void test_module_asked_once(void)
     flag_asks[0] = flag_asks[1] = 0;
     codemap_init(&info, 15, NULL);
     for (int round = 0; round < 2; round++)
-        for (FunctionID f = 1; f <= 8; f++)
+        for (FunctionID f = 1; f <= 9; f++)
             codemap_jitted(f, 0);
     CHECK_EQ(flag_asks[0], 1);
     CHECK_EQ(flag_asks[1], 6); /* three methods, twice */
@@ -267,7 +268,7 @@ static void test_module_asked_once(void)
         CHECK(r && r->function == f && r->permanent);
         CHECK(codemap_permanent(f));
     }
-    for (FunctionID f = 6; f <= 8; f++)
+    for (FunctionID f = 6; f <= 9; f++)
         CHECK(!codemap_permanent(f)); /* not named here: dropped, not kept for good */
     codemap_shutdown();
     codemap_init(NULL, 0, NULL);
