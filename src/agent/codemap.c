@@ -219,8 +219,8 @@ static uint32_t function_ranges(FunctionID f, ReJITID rejit, struct code_range *
  * back).  Such a module's id is never freed, so it can never name another
  * module later, and the set holds for the process's life (across
  * attaches).  Asking the runtime for the module's flags at each compiled
- * method was a fifth of what the JIT callback cost (a csc compiles 10,000
- * methods). */
+ * method was a tenth to a fifth of what the JIT callback cost (a csc
+ * compiles 10,000 methods). */
 #define STAYING_SLOTS 512
 #define STAYING_PROBES 16
 static _Atomic uintptr_t staying[STAYING_SLOTS];
