@@ -91,14 +91,6 @@ for _ in $(seq "$RUNS"); do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# paired A B KIND: the median of A's runs minus the plain run's before each,
-# with the quartiles
-paired() {
-    paste "$T/$1.$3" "$T/$2.$3" | awk '{ print $1 - $2 }' | sort -n |
-        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%+.1f (%+.1f .. %+.1f)\n", m, q1, q3 }'
-}
 num() { [ -s "$T/$1" ] && median 1 < "$T/$1" | awk '{ printf "%.1f\n", $1 }' || echo "-"; }
 echo
 echo "csc compiling Lib1 of the bench tree, $RUNS runs each, interleaved; medians, ms:"
@@ -113,7 +105,7 @@ for c in "plain|no profiler|" "default|the agent, as record starts it|plain" \
     if [ -z "$against" ]; then
         echo "| $label | $(num "$tag.wall") | - | $(num "$tag.cpu") | - | - | - |"
     else
-        echo "| $label | $(num "$tag.wall") | $(paired "$tag" "$against" wall) | $(num "$tag.cpu") |" \
-            "$(paired "$tag" "$against" cpu) | $(num "$tag.agent") | $(num "$tag.samples") |"
+        echo "| $label | $(num "$tag.wall") | $(paired "$tag" "$against" wall 1) | $(num "$tag.cpu") |" \
+            "$(paired "$tag" "$against" cpu 1) | $(num "$tag.agent") | $(num "$tag.samples") |"
     fi
 done

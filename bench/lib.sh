@@ -25,6 +25,18 @@ base_agent() {
     echo "$b/build/libcorscope.so"
 }
 
+# paired A B KIND SCALE: from $T/A.KIND and $T/B.KIND (one number per run,
+# line by line), the median of the run-by-run differences A - B divided by
+# SCALE (each run of A beside the run of B made just before it; the
+# machine's drift over a bench moves both alike) and their quartiles,
+# "+4.5 (+2.1 .. +7.0)"
+paired() {
+    paste "$T/$1.$3" "$T/$2.$3" | awk -v s="$4" '{ print ($1 - $2) / s }' | sort -n |
+        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%+.1f (%+.1f .. %+.1f)\n", m, q1, q3 }'
+}
+
 # bench_tree: the four-project solution bench/build.sh and bench/compiler.sh
 # build (Lib1; Lib2 and Lib3 on Lib1; App on Lib2 and Lib3), generated once
 # with `dotnet new` under build/bench-build/tree and restored offline (no

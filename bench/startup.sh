@@ -74,15 +74,6 @@ ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f ms\n", $1 }' |
 wall() { awk '{ print $1 / 1000 }' "$T/$1.wall" | median 2 | awk '{ printf "%.1f\n", $1 }'; }
 cpu() { median 2 < "$T/$1.cpu" | awk '{ printf "%.1f\n", $1 }'; }
 n() { [ -s "$T/$1" ] && median 1 < "$T/$1" || echo "-"; }
-# paired A B KIND SCALE: the median of run-by-run differences A - B (each run
-# of A beside the run of B made just before it; the machine's drift over a
-# bench moves both alike) and their quartiles, "+4.5 (+2.1 .. +7.0)"
-paired() {
-    paste "$T/$1.$3" "$T/$2.$3" | awk -v s="$4" '{ print ($1 - $2) / s }' | sort -n |
-        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%+.1f (%+.1f .. %+.1f)\n", m, q1, q3 }'
-}
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore.App/ { v = $2 } END { print v }')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
