@@ -22,6 +22,8 @@
 # run pays for switching them on.
 #
 #   bench/compiler.sh [RUNS] [BASE]   (default 30, no base)
+#   KEEP=1 bench/compiler.sh ...       keeps its temporary directory (the
+#                                     response file, each run's numbers)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-30}
