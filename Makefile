@@ -5,6 +5,7 @@
 #   make test            every test: unit (plain, ASan+UBSan, TSan for a few), fuzz corpus replay,
 #                        end to end (with the agent under ASan), stress
 #   make unit | replay | e2e | stress    one part of it
+#   make stress-known    reproduces the runtime faults the stress suite leaves out (tests/stress/known)
 #   make fuzz            libFuzzer over every parser of outside bytes (tests/fuzz)
 #   make reliability     regenerates docs/reliability.md
 #   make events-doc      regenerates the event tables of docs/events.md (src/format/schema.h)
@@ -99,7 +100,7 @@ CLI := $(BUILD)/corscope
 UNIT := $(BUILD)/unit-tests
 
 .PHONY: all clean tlspad test unit unit-plain unit-asan unit-tsan e2e apps demo deps install uninstall bench \
-	replay fuzz asan-programs stress reliability nupkg dist runtimes e2e-runtimes test-runtimes \
+	replay fuzz asan-programs stress stress-known reliability nupkg dist runtimes e2e-runtimes test-runtimes \
 	arm64 unit-arm64 apps-arm64 test-arm64 test-arm64-quick events-doc
 
 all: $(AGENT) $(CLI)
@@ -400,6 +401,10 @@ asan-programs:
 stress: all apps
 	tests/stress/run.sh
 	tests/stress/attach.sh
+
+# the runtime faults the stress suite leaves out (tests/stress/known), reproduced
+stress-known: all apps
+	tests/stress/known.sh
 
 # docs/reliability.md from fresh runs of the stress suite, the fuzzer and the
 # damage tests

@@ -67,10 +67,17 @@ assert_eq "non-.NET program that succeeds: status" "$rc" 1
 
 # a real recording: mode 0600, summary line, --force replaces it
 cs record -o "$T/r.corscope" -- $(app Lifecycle) return 2> "$T/err"
+cp "$T/err" "$T/r.err"
 assert_eq "recording mode" "$(stat -c %a "$T/r.corscope")" 600
 grep -Eq '^corscope: [0-9.]+ s, cpu [0-9]+ samples?(, [a-z_-]+ [0-9]+ records?)*, [0-9]+ dropped(, [0-9]+ failed walks?)? -> .*r\.corscope$' "$T/err" || fail "summary: $(cat "$T/err")"
 cs record --force -q -o "$T/r.corscope" -- $(app Lifecycle) return
 cs check "$T/r.corscope" > /dev/null
+# the stop-the-world sampler says, in one line, what the runtime's
+# suspensions can do to a program (docs/reliability.md); the default does not
+cs record --force --sampler suspend -o "$T/s.corscope" -- $(app Lifecycle) return 2> "$T/err"
+[ "$(grep -c "^corscope: warning: --sampler suspend: .*lose a caught exception" "$T/err")" = 1 ] ||
+    fail "suspend sampler warning: $(cat "$T/err")"
+if grep -q "warning" "$T/r.err"; then fail "the default sampler warned: $(cat "$T/r.err")"; fi
 
 # report -o: written whole, the extension picks the format
 cs report -o "$T/r.collapsed" "$T/r.corscope"

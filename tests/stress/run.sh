@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The stress suite: every program of tests/stress/programs (hard cases for
 # the runtime, built as build/apps/Stress) under every mode of
-# tests/stress/modes.  For each, the program's output and exit status under
-# the profiler must be exactly those of a run without it, no run may hang
+# tests/stress/modes, but for the pairs of tests/stress/known (where the
+# runtime itself changes the program's behaviour).  For each, the
+# program's output and exit status under the profiler must be exactly
+# those of a run without it, no run may hang
 # (each has a time limit), and the recording must pass `corscope check` as
 # complete.  Results, with what each run did (samples, threads recorded,
 # duration), go to build/stress/results.tsv for docs/reliability.md.
@@ -22,7 +24,18 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 filter=${1:-}
 results=$OUT/results.tsv
 printf 'program\tmode\tresult\tseconds\tsamples\tthreads\tdetail\tevents\n' > "$results"
-pass=0 failed=()
+pass=0 failed=() known=()
+# is_known PROGRAM MODE: the pair is in tests/stress/known (the runtime's
+# fault, reproduced apart by tests/stress/known.sh)
+is_known() {
+    local program pattern why
+    while read -r program pattern why; do
+        case $program in ''|'#'*) continue ;; esac
+        # shellcheck disable=SC2053
+        [ "$program" = "$1" ] && [[ "$2" == $pattern ]] && return 0
+    done < "$here/known"
+    return 1
+}
 start=$(date +%s)
 
 while read -r name args; do
@@ -33,6 +46,10 @@ while read -r name args; do
     while read -r mode opts; do
         case $mode in ''|'#'*) continue ;; esac
         [ -n "$filter" ] && [[ "$name $mode" != *"$filter"* ]] && continue
+        if is_known "$name" "$mode"; then
+            known+=("$name/$mode")
+            continue
+        fi
         t0=$(date +%s.%N)
         # shellcheck disable=SC2086
         timeout -k 5 "$LIMIT" "$CORSCOPE" record -q $opts -o "$T/r.corscope" -- $STRESS $args \
@@ -69,5 +86,6 @@ while read -r name args; do
         rm -f "$T/r.corscope"
     done < "$here/modes"
 done < "$here/programs"
+[ ${#known[@]} -gt 0 ] && echo "left out (tests/stress/known: the runtime's faults): ${known[*]}"
 echo "stress: $pass passed, ${#failed[@]} failed in $(( $(date +%s) - start )) s ${failed[*]:-}"
 [ ${#failed[@]} -eq 0 ]
