@@ -78,6 +78,11 @@ cs record --force --sampler suspend -o "$T/s.corscope" -- $(app Lifecycle) retur
 [ "$(grep -c "^corscope: warning: --sampler suspend: .*lose a caught exception" "$T/err")" = 1 ] ||
     fail "suspend sampler warning: $(cat "$T/err")"
 if grep -q "warning" "$T/r.err"; then fail "the default sampler warned: $(cat "$T/r.err")"; fi
+# ... but not before a refusal, which stays one line
+rc=0
+cs record --sampler suspend --lock-min 1ms -- true 2> "$T/err" || rc=$?
+assert_eq "refused suspend command line: status" "$rc" 2
+assert_eq "refused suspend command line: lines" "$(wc -l < "$T/err")" 1
 
 # report -o: written whole, the extension picks the format
 cs report -o "$T/r.collapsed" "$T/r.corscope"
