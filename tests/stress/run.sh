@@ -4,10 +4,10 @@
 # tests/stress/modes, but for the pairs of tests/stress/known (where the
 # runtime itself changes the program's behaviour).  For each, the
 # program's output and exit status under the profiler must be exactly
-# those of a run without it, no run may hang
-# (each has a time limit), and the recording must pass `corscope check` as
-# complete.  Results, with what each run did (samples, threads recorded,
-# duration), go to build/stress/results.tsv for docs/reliability.md.
+# those of a run without it, no run may hang (each has a time limit), and
+# the recording must pass `corscope check` as complete.  Results, with
+# what each run did (samples, threads recorded, duration), go to
+# build/stress/results.tsv for docs/reliability.md.
 #
 #   tests/stress/run.sh [NAME]        only programs or modes whose name contains NAME
 set -uo pipefail
