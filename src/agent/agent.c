@@ -20,6 +20,7 @@
 #include "agent/fds.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
+#include "agent/mcjit.h"
 #include "agent/mdplace.h"
 #include "agent/os_thread.h"
 #include "agent/rendezvous.h"
@@ -376,6 +377,9 @@ static void *loop_main(void *arg)
     if (!a->halted)
         unwindgaps_record(&a->out);
     int ended_by = fatal_signal_signal();
+    /* the runtime is still up unless a signal is ending the process */
+    if (!ended_by && !a->attached && !a->halted)
+        recorder_count(&a->out, FMT_COUNTER_MULTICORE_JIT_OFF, (uint64_t)mcjit_asked(a->info));
     if (!ended_by && unhandled_seen())
         recorder_info(&a->out, FMT_INFO_ENDED_BY, ""); /* the program went on after all */
     recorder_flush(&a->out);

@@ -28,6 +28,15 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
+const char *summary_runtime_change(const struct recording *r)
+{
+    if (!rec_counter(r, FMT_COUNTER_MULTICORE_JIT_OFF))
+        return NULL;
+    return "the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the "
+           "runtime does not start while a profiler follows compilations: under corscope nothing "
+           "was compiled ahead from an earlier run's profile, and no profile was written";
+}
+
 int summary_print(const char *path, double seconds, int quiet, int many)
 {
     struct stat st;
@@ -101,6 +110,9 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             fprintf(stderr, "corscope: %swarning: %s; `corscope check %s` says why\n", who, text,
                     path);
         }
+        const char *change = summary_runtime_change(&r);
+        if (change)
+            fprintf(stderr, "corscope: %swarning: %s\n", who, change);
     }
     rec_free(&r);
     return 0;

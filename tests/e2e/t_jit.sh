@@ -44,3 +44,28 @@ for f in flamegraph speedscope pprof tree chrome; do
     cs report -f $f --event jit -o "$T/jit.$f" "$T/jit.corscope" || fail "$f --event jit"
 done
 grep -q '"cat":"jit"' "$T/jit.chrome" || fail "chrome: no compile slices"
+
+# Multicore JIT: the runtime ignores ProfileOptimization.SetProfileRoot
+# while a profiler follows compilations, as corscope's code map must from
+# the start (src/agent/mcjit.h).  A program that asks for it is told so by
+# record and check (multicore_jit_off=1); one that only touches
+# ProfileOptimization (StartProfile without a root) is not.
+$(app Events) multicore-jit "$T/mcj-plain" > /dev/null
+if [ "$(nproc)" -ge 2 ]; then
+    # the premise: on its own the program writes its profile (the runtime
+    # runs multicore JIT on two CPUs or more), under corscope it does not
+    [ -s "$T/mcj-plain/events.profile" ] || fail "multicore JIT wrote no profile without the profiler"
+fi
+cs record -e cpu,jit -o "$T/mcj.corscope" -- $(app Events) multicore-jit "$T/mcj" > /dev/null 2> "$T/mcj.err"
+[ -e "$T/mcj/events.profile" ] &&
+    fail "the runtime wrote a multicore JIT profile under the profiler: mcjit.h's premise no longer holds"
+grep -q "^corscope: warning: the program asked for multicore JIT (ProfileOptimization.SetProfileRoot)" \
+    "$T/mcj.err" || fail "record did not say multicore JIT was off: $(cat "$T/mcj.err")"
+cs check "$T/mcj.corscope" > "$T/mcj.check"
+grep -q " multicore_jit_off=1" "$T/mcj.check" || fail "check: $(grep counters "$T/mcj.check")"
+grep -q "^  warning      the program asked for multicore JIT" "$T/mcj.check" || fail "check gave no warning"
+cs record -e cpu,jit -o "$T/mcj-touch.corscope" -- $(app Events) multicore-jit-touch "$T/mcj-touch" \
+    > /dev/null 2> "$T/mcj-touch.err"
+grep -q "multicore JIT" "$T/mcj-touch.err" && fail "StartProfile alone was taken for multicore JIT"
+cs check "$T/mcj-touch.corscope" | grep -q " multicore_jit_off=0" || fail "touch: multicore_jit_off is not 0"
+note "multicore JIT asked for: record and check say it is off; StartProfile alone: nothing said"

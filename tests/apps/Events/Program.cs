@@ -330,9 +330,28 @@ static class Program
         Console.WriteLine(F($"lock-bench {4 * n} sections cpu_ms {cpu / 1e6:F1} wall_ms {sw.Elapsed.TotalMilliseconds:F1} ({shared})"));
     }
 
+    // multicore JIT: SetProfileRoot(dir) and StartProfile, so that the
+    // runtime writes dir/events.profile at the end (unless a profiler
+    // follows compilations: it ignores SetProfileRoot then); without ask,
+    // StartProfile alone (ProfileOptimization's type loaded, no root given:
+    // multicore JIT stays off, whoever watches)
+    static void MulticoreJit(string dir, bool ask)
+    {
+        System.IO.Directory.CreateDirectory(dir);
+        if (ask)
+            System.Runtime.ProfileOptimization.SetProfileRoot(dir);
+        System.Runtime.ProfileOptimization.StartProfile("events.profile");
+        Console.WriteLine(JitMethods.JitA(1) + JitMethods.JitB(2) + JitMethods.JitC(3));
+    }
+
     static int Main(string[] args)
     {
         string mode = args.Length > 0 ? args[0] : "";
+        if (mode.StartsWith("multicore-jit", StringComparison.Ordinal) && args.Length > 1)
+        {
+            MulticoreJit(args[1], mode == "multicore-jit");
+            return 0;
+        }
         int n = args.Length > 1 ? int.Parse(args[1], CultureInfo.InvariantCulture) : 0;
         switch (mode)
         {
@@ -343,7 +362,7 @@ static class Program
             case "jit-trickle": JitTrickle(n > 0 ? n : 1000); break;
             case "throw-bench": ThrowBench(n > 0 ? n : 100000); break;
             case "lock-bench": LockBench(n > 0 ? n : 20000); break;
-            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|jit-trickle|threads|throw-bench|lock-bench [N]"); return 2;
+            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|jit-trickle|threads|throw-bench|lock-bench [N] | multicore-jit[-touch] DIR"); return 2;
         }
         return 0;
     }

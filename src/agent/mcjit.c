@@ -1,0 +1,46 @@
+/*
+ * mcjit: see mcjit.h.  Found once, at the recording's end, so that no
+ * callback pays for it: SetProfileRoot was called if its method has code,
+ * as the runtime binds a method's code (ReadyToRun or compiled) at its
+ * first call.  Its token comes from CoreLib's metadata read in place
+ * (mdplace.h); GetFunctionFromToken fails while the method's type was
+ * never loaded, i.e. when nothing touched ProfileOptimization.
+ */
+#include "agent/mcjit.h"
+
+#include "agent/async/rewrite.h"
+#include "agent/mdplace.h"
+
+static ModuleID find_corelib(ICorProfilerInfo15 *info)
+{
+    ICorProfilerModuleEnum *modules = NULL;
+    if (info->lpVtbl->EnumModules(info, &modules) < 0 || !modules)
+        return 0;
+    ModuleID found = 0, ids[16];
+    ULONG got = 0;
+    /* CoreLib is loaded first: the first batch holds it */
+    while (!found && modules->lpVtbl->Next(modules, 16, ids, &got) >= 0 && got)
+        for (ULONG i = 0; i < got && !found; i++)
+            if (rewrite_is_corelib(info, ids[i]))
+                found = ids[i];
+    modules->lpVtbl->Release(modules);
+    return found;
+}
+
+int mcjit_asked(ICorProfilerInfo15 *info)
+{
+    ModuleID corelib = find_corelib(info);
+    struct md md;
+    if (!corelib || mdplace_open(info, corelib, &md) < 0)
+        return 0;
+    mdTypeDef type = mdplace_find_type(&md, "System.Runtime.ProfileOptimization");
+    mdMethodDef method = type ? mdplace_find_method(&md, type, "SetProfileRoot", NULL, NULL) : 0;
+    FunctionID function = 0;
+    if (!method || info->lpVtbl->GetFunctionFromToken(info, corelib, method, &function) < 0 ||
+        !function)
+        return 0;
+    COR_PRF_CODE_INFO part;
+    ULONG32 parts = 0;
+    return info->lpVtbl->GetCodeInfo2(info, function, 1, &parts, &part) >= 0 && parts > 0 &&
+           part.size > 0;
+}
