@@ -8,6 +8,8 @@
  */
 #include "agent/mcjit.h"
 
+#include <sched.h>
+
 #include "agent/async/rewrite.h"
 #include "agent/mdplace.h"
 
@@ -29,6 +31,11 @@ static ModuleID find_corelib(ICorProfilerInfo15 *info)
 
 int mcjit_asked(ICorProfilerInfo15 *info)
 {
+    /* on one CPU the runtime would not have started it either (its
+     * MultiCoreJitMinNumCpus, 2): nothing was taken away */
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2)
+        return 0;
     ModuleID corelib = find_corelib(info);
     struct md md;
     if (!corelib || mdplace_open(info, corelib, &md) < 0)

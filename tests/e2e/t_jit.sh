@@ -68,4 +68,14 @@ cs record -e cpu,jit -o "$T/mcj-touch.corscope" -- $(app Events) multicore-jit-t
     > /dev/null 2> "$T/mcj-touch.err"
 grep -q "multicore JIT" "$T/mcj-touch.err" && fail "StartProfile alone was taken for multicore JIT"
 cs check "$T/mcj-touch.corscope" | grep -q " multicore_jit_off=0" || fail "touch: multicore_jit_off is not 0"
-note "multicore JIT asked for: record and check say it is off; StartProfile alone: nothing said"
+# on one CPU the runtime runs no multicore JIT, profiler or not: nothing
+# was taken away, nothing is said
+if command -v taskset > /dev/null; then
+    taskset -c 0 $(app Events) multicore-jit "$T/mcj-one-plain" > /dev/null
+    [ -e "$T/mcj-one-plain/events.profile" ] && fail "multicore JIT ran on one CPU: the test's premise is gone"
+    taskset -c 0 timeout -k 5 120 "$CORSCOPE" record -e cpu,jit -o "$T/mcj-one.corscope" -- $(app Events) multicore-jit \
+        "$T/mcj-one" > /dev/null 2> "$T/mcj-one.err"
+    grep -q "multicore JIT" "$T/mcj-one.err" && fail "one CPU: record warned of multicore JIT"
+    cs check "$T/mcj-one.corscope" | grep -q " multicore_jit_off=0" || fail "one CPU: multicore_jit_off is not 0"
+fi
+note "multicore JIT asked for: record and check say it is off; StartProfile alone, or one CPU: nothing said"
