@@ -16,8 +16,8 @@
 #include "cli/cli.h"
 #include "cli/cpu_share.h"
 #include "cli/launch.h"
+#include "cli/report.h"
 #include "cli/runtime_share.h"
-#include "cli/summary.h"
 #include "common/units.h"
 #include "format/recording.h"
 
@@ -231,7 +231,7 @@ static int check_one(const char *path)
                100.0 * (double)rs.runtime / (double)rs.samples,
                rs.runtime ? 100.0 * (double)rs.named / (double)rs.runtime : 0.0);
     }
-    const char *change = summary_runtime_change(&r);
+    const char *change = report_runtime_change(&r);
     if (change)
         printf("  warning      %s\n", change);
     uint64_t last = r.sample_count ? r.samples[r.sample_count - 1].time : 0;

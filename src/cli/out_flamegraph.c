@@ -248,12 +248,15 @@ static void header_json(FILE *out, const struct fg *g, const struct profile *p)
  * name) and, when it has one, its count ("samples", "calls", "objects"). */
 static void view_header(FILE *out, const struct profile *p)
 {
-    char losses[512], note[512];
+    char losses[512], note[1024];
     report_losses(p, losses, sizeof losses);
     report_note(p, note, sizeof note);
     if (report_biased(p))
         snprintf(note + strlen(note), sizeof note - strlen(note), "%s%s", note[0] ? "; " : "",
                  report_biased(p));
+    if (report_runtime_change(p->rec))
+        snprintf(note + strlen(note), sizeof note - strlen(note), "%s%s", note[0] ? "; " : "",
+                 report_runtime_change(p->rec));
     fputs("\"event\":", out);
     json_string(out, prof_event_name(p));
     fputs(",\"unit\":", out);

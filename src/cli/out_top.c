@@ -232,6 +232,8 @@ int report_top(const struct profile *p, const struct report_options *o, FILE *ou
         fprintf(out, "# %s\n", note);
     if (report_biased(p))
         fprintf(out, "# %s\n", report_biased(p));
+    if (report_runtime_change(p->rec))
+        fprintf(out, "# %s\n", report_runtime_change(p->rec));
     print_work(out, p, &work);
     /* a count beside the value: objects of an allocation */
     int counts = p->event >= 0 && r->events[p->event].recorded && r->events[p->event].value_count > 1;

@@ -525,6 +525,8 @@ int cmd_report(int argc, char **argv)
             cli_warn("%s: %s", path, losses);
         if (report_biased(p))
             cli_warn("%s: %s", path, report_biased(p));
+        if (report_runtime_change(p->rec))
+            cli_warn("%s: %s", path, report_runtime_change(p->rec));
         if (p->selected_samples == 0 && !report_is_table(fmt))
             cli_warn("%s: no samples%s", path,
                      p->rec->sample_count ? " pass the filters" : " were recorded");

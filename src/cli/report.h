@@ -92,5 +92,11 @@ HIDDEN int report_weight(const struct profile *p, const char *name, int *by_coun
                          size_t size);
 /* A warning when the view's weights are biased (AllocationTick), or NULL. */
 HIDDEN const char *report_biased(const struct profile *p);
+/* What the runtime did differently because the profiler was there, in
+ * words (one line), or NULL: multicore JIT asked for and not started
+ * (src/agent/mcjit.h), so start-up compiles that would have run on the
+ * runtime's background thread ran on the program's.  Every report, `record`
+ * and `check` say it. */
+HIDDEN const char *report_runtime_change(const struct recording *r);
 
 #endif

@@ -132,6 +132,16 @@ static int view_is(const struct profile *p, enum fmt_ev ev)
     return p->event >= 0 && p->event == rec_event_of(p->rec, ev);
 }
 
+const char *report_runtime_change(const struct recording *r)
+{
+    if (!rec_counter(r, FMT_COUNTER_MULTICORE_JIT_OFF))
+        return NULL;
+    return "the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the "
+           "runtime does not start while a profiler follows compilations: under corscope nothing "
+           "was compiled ahead from an earlier run's profile (its start-up compiled on its own "
+           "threads), and no profile was written";
+}
+
 const char *report_biased(const struct profile *p)
 {
     const struct rec_str *how = rec_info(p->rec, FMT_INFO_ALLOC);

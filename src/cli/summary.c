@@ -11,6 +11,7 @@
 #include "cli/cpu_share.h"
 #include "cli/event_table.h"
 #include "cli/merge.h"
+#include "cli/report.h"
 #include "cli/termsafe.h"
 #include "format/recording.h"
 
@@ -26,15 +27,6 @@ static double own_seconds(const struct recording *r)
 static const char *plural(uint64_t n)
 {
     return n == 1 ? "" : "s";
-}
-
-const char *summary_runtime_change(const struct recording *r)
-{
-    if (!rec_counter(r, FMT_COUNTER_MULTICORE_JIT_OFF))
-        return NULL;
-    return "the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the "
-           "runtime does not start while a profiler follows compilations: under corscope nothing "
-           "was compiled ahead from an earlier run's profile, and no profile was written";
 }
 
 int summary_print(const char *path, double seconds, int quiet, int many)
@@ -110,7 +102,7 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             fprintf(stderr, "corscope: %swarning: %s; `corscope check %s` says why\n", who, text,
                     path);
         }
-        const char *change = summary_runtime_change(&r);
+        const char *change = report_runtime_change(&r);
         if (change)
             fprintf(stderr, "corscope: %swarning: %s\n", who, change);
     }

@@ -64,9 +64,16 @@ grep -q "^corscope: warning: the program asked for multicore JIT (ProfileOptimiz
 cs check "$T/mcj.corscope" > "$T/mcj.check"
 grep -q " multicore_jit_off=1" "$T/mcj.check" || fail "check: $(grep counters "$T/mcj.check")"
 grep -q "^  warning      the program asked for multicore JIT" "$T/mcj.check" || fail "check gave no warning"
+# every report says so: its start-up compiles ran on the program's threads
+cs report -f top "$T/mcj.corscope" > "$T/mcj.top" 2> "$T/mcj.top-err"
+grep -q "^# the program asked for multicore JIT" "$T/mcj.top" || fail "top: no line on multicore JIT"
+grep -q "^corscope: warning: .*multicore JIT" "$T/mcj.top-err" || fail "report: no warning on multicore JIT"
+cs report -f flamegraph -o "$T/mcj.html" "$T/mcj.corscope" 2> /dev/null
+grep -q "asked for multicore JIT" "$T/mcj.html" || fail "flamegraph: no note on multicore JIT"
 cs record -e cpu,jit -o "$T/mcj-touch.corscope" -- $(app Events) multicore-jit-touch "$T/mcj-touch" \
     > /dev/null 2> "$T/mcj-touch.err"
 grep -q "multicore JIT" "$T/mcj-touch.err" && fail "StartProfile alone was taken for multicore JIT"
+cs report -f top "$T/mcj-touch.corscope" 2>&1 | grep -q "multicore JIT" && fail "touch: a report spoke of multicore JIT"
 cs check "$T/mcj-touch.corscope" | grep -q " multicore_jit_off=0" || fail "touch: multicore_jit_off is not 0"
 # on one CPU the runtime runs no multicore JIT, profiler or not: nothing
 # was taken away, nothing is said
