@@ -15,22 +15,6 @@
 #include "agent/async/rewrite.h"
 #include "agent/mdplace.h"
 
-static ModuleID find_corelib(ICorProfilerInfo15 *info)
-{
-    ICorProfilerModuleEnum *modules = NULL;
-    if (info->lpVtbl->EnumModules(info, &modules) < 0 || !modules)
-        return 0;
-    ModuleID found = 0, ids[16];
-    ULONG got = 0;
-    /* CoreLib is loaded first: the first batch holds it */
-    while (!found && modules->lpVtbl->Next(modules, 16, ids, &got) >= 0 && got)
-        for (ULONG i = 0; i < got && !found; i++)
-            if (rewrite_is_corelib(info, ids[i]))
-                found = ids[i];
-    modules->lpVtbl->Release(modules);
-    return found;
-}
-
 int mcjit_asked(ICorProfilerInfo15 *info)
 {
     /* on one CPU the runtime would not have started it either (its
@@ -38,7 +22,7 @@ int mcjit_asked(ICorProfilerInfo15 *info)
     cpu_set_t cpus;
     if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2)
         return 0;
-    ModuleID corelib = find_corelib(info);
+    ModuleID corelib = rewrite_find_corelib(info);
     struct md md;
     if (!corelib || mdplace_open(info, corelib, &md) < 0)
         return 0;

@@ -57,6 +57,21 @@ int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module)
     return !strcmp(slash ? slash + 1 : name, "System.Private.CoreLib.dll");
 }
 
+ModuleID rewrite_find_corelib(ICorProfilerInfo15 *info)
+{
+    ICorProfilerModuleEnum *modules = NULL;
+    if (info->lpVtbl->EnumModules(info, &modules) < 0 || !modules)
+        return 0;
+    ModuleID found = 0, ids[64];
+    ULONG got = 0;
+    while (!found && modules->lpVtbl->Next(modules, 64, ids, &got) >= 0 && got)
+        for (ULONG i = 0; i < got && !found; i++)
+            if (rewrite_is_corelib(info, ids[i]))
+                found = ids[i];
+    modules->lpVtbl->Release(modules);
+    return found;
+}
+
 /* A target's signature: an instance method (its `this` is what it runs)
  * returning nothing, with the target's parameter count. */
 static int instance_void_with_params(const uint8_t *sig, uint32_t len, void *ctx)

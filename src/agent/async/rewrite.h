@@ -36,6 +36,9 @@
 
 /* Loop: is this module System.Private.CoreLib? */
 HIDDEN int rewrite_is_corelib(ICorProfilerInfo15 *info, ModuleID module);
+/* CoreLib among the modules loaded so far (the runtime's list), 0 when it
+ * is not there yet. */
+HIDDEN ModuleID rewrite_find_corelib(ICorProfilerInfo15 *info);
 /* Loop: the state machine boxes' types (the targets' owners that exist
  * only once an async method has yielded), at most `room` into `out`,
  * read in place.  Returns how many were found. */

@@ -155,20 +155,13 @@ static int async_start(struct agent *a, struct source *s)
     too_deep_before = async_enter_too_deep();
     /* started after the program's first moments (an attach, or a late
      * loop): CoreLib is there already */
-    ICorProfilerModuleEnum *modules = NULL;
-    if (!atomic_load(&corelib) && a->info->lpVtbl->EnumModules(a->info, &modules) >= 0 &&
-        modules) {
-        ModuleID ids[64];
-        ULONG got = 0;
-        while (!atomic_load(&corelib) &&
-               modules->lpVtbl->Next(modules, 64, ids, &got) >= 0 && got)
-            for (ULONG i = 0; i < got; i++)
-                if (rewrite_is_corelib(a->info, ids[i]))
-                    /* launched, CoreLib's ModuleLoadFinished is on its way
-                     * (no managed code has run, so no box has loaded);
-                     * after an attach `yielded` is set already */
-                    atomic_store(&corelib, ids[i]);
-        modules->lpVtbl->Release(modules);
+    if (!atomic_load(&corelib)) {
+        /* launched, CoreLib's ModuleLoadFinished is on its way (no managed
+         * code has run, so no box has loaded); after an attach `yielded`
+         * is set already */
+        ModuleID found = rewrite_find_corelib(a->info);
+        if (found)
+            atomic_store(&corelib, found);
     }
     request(a);
     return 0;
