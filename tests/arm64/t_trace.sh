@@ -28,7 +28,9 @@ source "$(dirname "$0")/../e2e/trace_lib.sh"
 [ -x "$A64/shadow-tests" ] || fail "no $A64/shadow-tests (make unit-arm64)"
 a64 "$A64/shadow-tests" > "$T/unit.txt" 2>&1 || fail "the arm64 tracing suite: $(tail -5 "$T/unit.txt")"
 grep -q "^unit tests: [1-9][0-9]* run, 0 failed" "$T/unit.txt" || fail "the arm64 tracing suite: $(tail -5 "$T/unit.txt")"
-grep -q "^  pac: active: 9 of 9" "$T/unit.txt" || fail "pointer authentication was not exercised: $(grep pac "$T/unit.txt")"
+# 7 to 9: the suite's own bound (tests/unit/test_pac.c: a signature of
+# zero comes once in about 3,600 runs of nine, with the random keys)
+grep -Eq "^  pac: active: [7-9] of 9" "$T/unit.txt" || fail "pointer authentication was not exercised: $(grep pac "$T/unit.txt")"
 note "hooks' and pointer authentication's suites under qemu: $(grep '^unit tests' "$T/unit.txt")"
 
 # ---- one traced run: exact counts, arguments and returns, times ---------------------------
