@@ -13,10 +13,16 @@
 #                                          processes only: for a build,
 #                                          none of the SDK's)
 #   corscope record --all-processes        every .NET process of the tree
+#   corscope record --cpu-clock posix      the default with the POSIX timers:
+#                                          what the precise clock's timer
+#                                          costs this machine (a virtual
+#                                          machine pays at every switch)
 # Per configuration: the median wall time, the median CPU time of the whole
-# tree (user + sys of the build and every process it waited for), and the
-# recordings written.  The load average before and after, since this is a
-# machine shared with others.
+# tree (user + sys of the build and every process it waited for), the
+# median of the run-by-run wall ratios to the plain build just before (with
+# quartiles: the machine's drift moves both builds of a round alike), and
+# the recordings written.  The load average before and after, since this
+# is a machine shared with others.
 #
 #   bench/build.sh [RUNS]     (default 5)
 #   BASE=DIR bench/build.sh   adds `record` with the corscope (and agent) in
@@ -63,6 +69,7 @@ for _ in $(seq "$RUNS"); do
     one plain
     one default -
     one all --all-processes
+    one posix - --cpu-clock posix
     if [ -n "$BASE" ]; then CLI=$BASE/corscope one base -; fi
 done
 wall() { median 0 < "$T/$1.wall"; }
@@ -70,21 +77,31 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "dotnet build of four projects (--no-incremental, no build servers), $RUNS runs each, interleaved; medians:"
 echo
-echo "| configuration | wall time | x plain | tree CPU | x plain | recordings |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| configuration | wall time | x plain | x plain, round by round (quartiles) | tree CPU | x plain | recordings |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 p=$(wall plain)
 pc=$(median 0 < "$T/plain.cpu")
+# rounds TAG: the median and quartiles of TAG's wall time over the plain
+# build of the same round, "1.052 (1.031 .. 1.080)"
+rounds() {
+    [ "$1" = plain ] && { echo "-"; return; }
+    paste "$T/$1.wall" "$T/plain.wall" | awk '{ print $1 / $2 }' | sort -n |
+        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.3f (%.3f .. %.3f)\n", m, q1, q3 }'
+}
 for c in "plain|no profiler" "default|corscope record" "all|corscope record --all-processes" \
-    "base|corscope record, base build"; do
+    "posix|corscope record --cpu-clock posix" "base|corscope record, base build"; do
     tag=${c%%|*}
     [ -s "$T/$tag.wall" ] || continue
     w=$(wall "$tag")
     cpu=$(median 0 < "$T/$tag.cpu")
-    awk -v l="${c#*|}" -v w="$w" -v p="$p" -v c="$cpu" -v pc="$pc" -v n="$(median 0 < "$T/$tag.procs")" \
-        'BEGIN { printf "| %s | %.1f s | %.3f | %.1f s | %.3f | %s |\n", l, w / 1000, w / p, c / 1000, c / pc, n }'
+    awk -v l="${c#*|}" -v w="$w" -v p="$p" -v r="$(rounds "$tag")" -v c="$cpu" -v pc="$pc" \
+        -v n="$(median 0 < "$T/$tag.procs")" \
+        'BEGIN { printf "| %s | %.1f s | %.3f | %s | %.1f s | %.3f | %s |\n", l, w / 1000, w / p, r, c / 1000, c / pc, n }'
 done
 echo
-for tag in plain default all base; do
+for tag in plain default all posix base; do
     [ -s "$T/$tag.wall" ] || continue
     echo "each run, $tag, s: $(awk '{ printf "%.1f ", $1 / 1000 }' "$T/$tag.wall")"
 done
