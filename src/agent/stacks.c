@@ -43,6 +43,14 @@ void stackb_free(struct stackb *b)
     memset(b, 0, sizeof *b);
 }
 
+int stackb_in_agent(const struct agent *a, const struct stackb *b)
+{
+    for (uint32_t k = 0; k < b->n; k++)
+        if (resolve_frame_class(&a->resolver, b->frames[k]) == FRAME_AGENT)
+            return 1;
+    return 0;
+}
+
 static void insert_at(struct stackb *b, uint32_t at, uint32_t frame)
 {
     stackb_put(b, 0);

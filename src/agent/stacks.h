@@ -63,6 +63,10 @@ struct stack_meta {
 HIDDEN void stackb_reset(struct stackb *b);
 HIDDEN void stackb_put(struct stackb *b, uint32_t frame);
 HIDDEN void stackb_free(struct stackb *b);
+/* Whether a walk's frames (resolved, before stacks_finish trims the
+ * agent's own at the leaf) pass through the agent's code: a sample taken
+ * in its callbacks or hooks, or in the runtime's work they asked for. */
+HIDDEN int stackb_in_agent(const struct agent *a, const struct stackb *b);
 
 /* Loop: the recording's id of the built stack, or 0 when it was dropped
  * (counted). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/agent_cost.h"
 #include "cli/agent_probe.h"
 #include "cli/cli.h"
 #include "cli/cpu_share.h"
@@ -221,6 +222,12 @@ static int check_one(const char *path)
                (unsigned long long)samples, (unsigned long long)weight);
     }
     print_cpu_share(&r);
+    struct agent_cost cost;
+    if (agent_cost_read(&r, &cost) == 0) {
+        char text[512];
+        agent_cost_text(&cost, text, sizeof text);
+        printf("  profiler     %s\n", text);
+    }
     for (size_t i = 0; i < r.event_count; i++) {
         struct runtime_share rs;
         if (r.events[i].recorded || runtime_share_count(&r, i, &rs) < 0 || !rs.samples)

@@ -208,6 +208,9 @@ enum fmt_field_type {
     X(ASYNC_TOO_DEEP, "async_too_deep", "resumptions nested deeper than the agent keeps (their samples have no async chain)") \
     X(LOOP_WAKEUPS, "loop_wakeups", "times the program's threads woke the agent's thread early (a system call each)") \
     X(CPU_WHILE_SAMPLED_NS, "cpu_while_sampled_ns", "CPU time of the process's threads, the agent's own left out, from the cpu sampler's start to its stop, ns: what the cpu samples' weights stand for") \
+    X(HANDLER_NS, "handler_ns", "time the program's threads spent in the signal sampler's handler (its walks), ns") \
+    X(AGENT_CODE_SAMPLES, "agent_code_samples", "cpu samples taken in the agent's own code on the program's threads (its callbacks and hooks, and the runtime's work they asked for)") \
+    X(AGENT_CODE_NS, "agent_code_ns", "the weight of those samples, ns: the CPU the agent's callbacks and hooks cost the program's threads, as the samples estimate it") \
     X(MULTICORE_JIT_OFF, "multicore_jit_off", "1 when the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the runtime does not start while a profiler follows compilations") \
     X(RECORDED_NS, "recorded_ns", "time from the recording's start to its last flush (its close, for a complete one), ns")
 

@@ -18,6 +18,8 @@
 #     traced call at exit (counted open at the end, its time running to the
 #     end); --trace=counts;
 #   - the sampler and the tracer agree on where the CPU went;
+#   - check says what the profiler cost: the hooks' share of a traced
+#     empty method's samples, next to none untraced;
 #   - every stack format draws the calls event; refusals of bad options.
 source "$(dirname "$0")/lib.sh"
 
@@ -184,6 +186,36 @@ done
 assert_near "cpu: Three's share of Three and One (CPU time)" "$share_cpu" 75 8
 assert_near "calls: Three's share of Three and One (wall time, as the program measured it)" "$share_calls" "$wall_truth" 2
 assert_near "the tracer's share against the sampler's" "$share_calls" "$share_cpu" 10
+
+# ---- what the profiler cost, as check says -------------------------------------------------------------
+# Trace loop calls an empty method: traced, nearly all of its CPU is in the
+# hooks (libcorscope.so), which the profile charges to Loop.Empty (the
+# agent's frames at the leaf are trimmed) and the agent counts as its own
+# (agent_code_samples); untraced, next to none is.  The handler's time is
+# there either way, a part of the program's CPU.
+for mode in traced untraced; do
+    opts=() calls=300000000 # about half a second either way
+    [ $mode = traced ] && opts=(--trace) calls=20000000
+    cs record -q --force -e cpu -i 1ms "${opts[@]}" -o "$T/cost.corscope" -- $TRACE loop $calls > /dev/null
+    cs check "$T/cost.corscope" > "$T/cost.txt" 2>&1 || fail "check: $(cat "$T/cost.txt")"
+    line=$(grep "^  profiler     its own thread " "$T/cost.txt") || fail "$mode: check says nothing of the profiler's cost: $(head -20 "$T/cost.txt")"
+    note "$mode:${line#  profiler    }"
+    samples=$(counter "$T/cost.txt" " samples")
+    in_agent=$(counter "$T/cost.txt" agent_code_samples)
+    handler=$(counter "$T/cost.txt" handler_ns)
+    program=$(counter "$T/cost.txt" cpu_while_sampled_ns)
+    [ "${samples:-0}" -ge 50 ] || fail "$mode: only ${samples:-0} samples"
+    [[ "$line" == *"its callbacks and hooks in $in_agent of the $samples cpu samples"* ]] ||
+        fail "$mode: the line does not say the counters: $line"
+    [ "${handler:-0}" -gt 0 ] && [ "$handler" -lt "$program" ] ||
+        fail "$mode: handler_ns=$handler against the program's $program ns"
+    share=$(awk -v a="$in_agent" -v n="$samples" 'BEGIN { printf "%.0f", 100 * a / n }')
+    if [ $mode = traced ]; then
+        assert_ge "traced: the share of the samples in the hooks, %" "$share" 50
+    else
+        assert_ge "untraced: the share of the samples outside the agent, %" "$((100 - share))" 90
+    fi
+done
 
 # ---- every stack format draws the calls event ------------------------------------------------------------
 for f in tree flamegraph pprof speedscope chrome top; do

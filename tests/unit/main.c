@@ -54,7 +54,8 @@ void test_run(const char *name, void (*fn)(void))
     X(covfile) X(pushcfg) X(pstream) X(pdefs) X(pushreq) X(http) X(spool) X(session)           \
     X(termsafe) X(dynsym) X(flame_timeline) X(ilwrap) X(achain) X(async_enter) X(sig)    \
     X(agent_thread) X(clock_cost) X(mdplace) X(stubcode) X(unhandled) X(pac) X(loop_wake)   \
-    X(procmaps) X(vma_query) X(fds) X(chunk) X(cpu_share) X(callback_activity) X(summary)
+    X(procmaps) X(vma_query) X(fds) X(chunk) X(cpu_share) X(agent_cost) X(callback_activity)    \
+    X(summary)
 #endif
 
 #define DECLARE(s) void suite_##s(void);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -203,15 +204,27 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
         loop_wake_if_quiet(LOOP_WAKE_SAMPLES);
 }
 
+/* the handler's time on the sampled threads, all together (one relaxed add
+ * per signal: threads are signalled an interval apart) */
+static _Atomic uint64_t busy_ns;
+
+uint64_t handler_take_busy_ns(void)
+{
+    return atomic_exchange_explicit(&busy_ns, 0, memory_order_relaxed);
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     int saved_errno = errno;
+    uint64_t began = clock_ns(CLOCK_MONOTONIC);
     pid_t tid = (pid_t)syscall(SYS_gettid);
     struct sthread *t = thread_rings_handler_enter(tid);
     if (t) {
         sample(t, tid, si, uc);
         thread_rings_handler_leave(tid);
+        atomic_fetch_add_explicit(&busy_ns, clock_ns(CLOCK_MONOTONIC) - began,
+                                  memory_order_relaxed);
     }
     errno = saved_errno;
 }

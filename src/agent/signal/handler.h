@@ -20,6 +20,8 @@
 #ifndef CORSCOPE_HANDLER_H
 #define CORSCOPE_HANDLER_H
 
+#include <stdint.h>
+
 #include "common/visibility.h"
 
 /* Installs the handler for `signal`.  Returns 0, or -1 when the program
@@ -27,5 +29,10 @@
  * The handler stays installed for the life of the process (a pending
  * signal after shutdown must not kill it); it simply finds no thread. */
 HIDDEN int handler_install(int signal);
+
+/* The time the program's threads have spent in the handler (from its entry
+ * to its return, CLOCK_MONOTONIC: it does not block) since the last call,
+ * ns; what the walks cost the program, for the recording's handler_ns. */
+HIDDEN uint64_t handler_take_busy_ns(void);
 
 #endif

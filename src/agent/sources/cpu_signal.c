@@ -91,6 +91,12 @@ static void record_ring_entry(struct sigsampler *s, struct sthread *t, const uin
         m.ips = ips;
     }
     struct activity_frame frame = {e[RING_FRAME_KIND], e[RING_FRAME_RET], e[RING_FRAME_METHOD]};
+    /* what the agent's callbacks and hooks cost the program, as the
+     * samples see it (before its frames at the leaf are trimmed) */
+    if (s->cpu && stackb_in_agent(a, b)) {
+        recorder_count(&a->out, FMT_COUNTER_AGENT_CODE_SAMPLES, 1);
+        recorder_count(&a->out, FMT_COUNTER_AGENT_CODE_NS, e[RING_WEIGHT]);
+    }
     uint32_t stack = stacks_finish_sample(a, b, &m, &frame);
     if (!stack)
         return;
@@ -222,6 +228,7 @@ static int sig_start(struct agent *a, struct source *src)
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
     s->others_cpu_at_start = s->cpu ? others_cpu_ns() : 0;
+    handler_take_busy_ns(); /* signals of an earlier attach's run are not this one's */
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = clock_now_ns();
     sampled_threads_cycle(&s->set, now);
@@ -293,6 +300,8 @@ static void sig_stop(struct agent *a, struct source *src)
     uint64_t now = s->cpu ? others_cpu_ns() : 0;
     if (now > s->others_cpu_at_start)
         recorder_count(&a->out, FMT_COUNTER_CPU_WHILE_SAMPLED_NS, now - s->others_cpu_at_start);
+    /* what the walks cost the program's threads (check's "profiler" line) */
+    recorder_count(&a->out, FMT_COUNTER_HANDLER_NS, handler_take_busy_ns());
 }
 
 static void sig_finish(struct agent *a, struct source *src)

@@ -1,0 +1,89 @@
+/*
+ * agent_cost: see agent_cost.h.
+ */
+#include "cli/agent_cost.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/units.h"
+#include "format/schema.h"
+
+/* Whether the recording has the counter at all (the agent writes every
+ * counter it knows, zeros too). */
+static int has_counter(const struct recording *r, enum fmt_counter c)
+{
+    const char *key = schema_counter_key(c);
+    for (size_t i = 0; i < r->stat_count; i++)
+        if (rec_str_eq(r->stats[i].key, key))
+            return 1;
+    return 0;
+}
+
+int agent_cost_read(const struct recording *r, struct agent_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!has_counter(r, FMT_COUNTER_SAMPLER_CPU_NS))
+        return -1;
+    out->thread_ns = rec_counter(r, FMT_COUNTER_SAMPLER_CPU_NS);
+    out->handler_ns = rec_counter(r, FMT_COUNTER_HANDLER_NS);
+    out->samples = rec_counter(r, FMT_COUNTER_SAMPLES);
+    out->program_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
+    /* counted for a cpu recording of the signal sampler only */
+    out->has_callbacks = out->program_ns && has_counter(r, FMT_COUNTER_AGENT_CODE_SAMPLES);
+    out->callback_samples = rec_counter(r, FMT_COUNTER_AGENT_CODE_SAMPLES);
+    out->callback_ns = rec_counter(r, FMT_COUNTER_AGENT_CODE_NS);
+    return 0;
+}
+
+/* Appends to out (a C string) what fmt says. */
+__attribute__((format(printf, 3, 4))) static void add(char *out, size_t size, const char *fmt, ...)
+{
+    size_t used = strlen(out);
+    if (used + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+/* ns in three figures: "36.6ms", "723us" (units' form, which keeps
+ * microseconds exact: "723333ns") */
+static void duration(uint64_t ns, char *out, size_t size)
+{
+    if (ns >= 1000 && ns < 1000000)
+        snprintf(out, size, "%.3gus", (double)ns / 1e3);
+    else
+        units_format_duration(ns, out, size);
+}
+
+void agent_cost_text(const struct agent_cost *c, char *out, size_t size)
+{
+    char t[32];
+    if (!size)
+        return;
+    out[0] = '\0';
+    duration(c->thread_ns, t, sizeof t);
+    add(out, size, "its own thread %s of CPU", t);
+    if (c->handler_ns) {
+        duration(c->handler_ns, t, sizeof t);
+        add(out, size, "; its signal handler %s on the program's threads", t);
+        if (c->samples)
+            add(out, size, " (%llu sample%s, %.1f us each)", (unsigned long long)c->samples,
+                c->samples == 1 ? "" : "s", (double)c->handler_ns / 1e3 / (double)c->samples);
+    }
+    if (c->has_callbacks) {
+        duration(c->callback_ns, t, sizeof t);
+        add(out, size, "; its callbacks and hooks in %llu of the %llu cpu samples (%s)",
+            (unsigned long long)c->callback_samples, (unsigned long long)c->samples, t);
+    }
+    /* the program's CPU holds the handler's and the callbacks'; the agent's
+     * thread is beside it */
+    if (c->program_ns) {
+        uint64_t agent = c->thread_ns + c->handler_ns + c->callback_ns;
+        add(out, size, "; in all %.1f%% of the process's CPU",
+            100.0 * (double)agent / (double)(c->program_ns + c->thread_ns));
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * agent_cost: what the profiler cost the process it recorded, from the
+ * recording alone, so that every profile says what it cost to take.  Three
+ * parts, each where it was paid, each counted by the agent:
+ *
+ *   - its own thread (sampler_cpu_ns): its CPU time, exact; it is never
+ *     sampled, and runs beside the program (on another core, when one is
+ *     free);
+ *   - the signal handler (handler_ns): its time on the program's threads,
+ *     from entry to return, exact (it does not block); no sample sees it,
+ *     its own signal being blocked while it runs;
+ *   - the callbacks and hooks (the runtime's calls into the agent on the
+ *     program's threads: compiled code mapped, compilations and loads
+ *     labelled, traced calls, rewritten async methods, and the runtime's
+ *     work they ask for): estimated by the cpu samples whose walk passed
+ *     through the agent's code (agent_code_samples, agent_code_ns), weighed
+ *     as every cpu sample is.  The profile itself charges such a sample to
+ *     the program's frame below the agent's (the agent's frames at the
+ *     leaf are trimmed).
+ *
+ * Not in it: the kernel's side of each signal (delivery, return) and of
+ * each clock (a perf_event clock's timer is stopped and started at every
+ * switch of its thread: docs/performance.md), and the runtime's own work
+ * for a profiler outside the agent's calls.  So the total is what the
+ * agent's code cost, a floor of what profiling cost.  `check` prints it.
+ */
+#ifndef CORSCOPE_AGENT_COST_H
+#define CORSCOPE_AGENT_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/visibility.h"
+#include "format/recording.h"
+
+struct agent_cost {
+    uint64_t thread_ns;        /* the agent's own thread's CPU */
+    uint64_t handler_ns;       /* the signal handler's time, 0 when not recorded */
+    uint64_t samples;          /* samples written (the samples counter) */
+    uint64_t program_ns;       /* CPU of the program's threads while sampled (the
+                                * handler's and the callbacks' within), 0: unknown */
+    int has_callbacks;         /* the recording counts samples in the agent's code */
+    uint64_t callback_samples; /* cpu samples in the agent's code */
+    uint64_t callback_ns;      /* their weight */
+};
+
+/* Fills `out`; returns -1 when the recording has no count of the agent's
+ * own thread (not written by the agent, or by one older than the count). */
+HIDDEN int agent_cost_read(const struct recording *r, struct agent_cost *out);
+
+/* One line without newline, the parts the recording has: "its own thread
+ * 36.6ms of CPU; its signal handler 11.2ms on the program's threads (159
+ * samples, 70.2 us each); its callbacks and hooks in 1 of the 159 cpu
+ * samples (8.03ms); in all 3.4% of the process's CPU". */
+HIDDEN void agent_cost_text(const struct agent_cost *c, char *out, size_t size);
+
+#endif

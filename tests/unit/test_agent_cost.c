@@ -1,0 +1,98 @@
+/*
+ * Tests of cli/agent_cost: what the profiler cost the process, read from
+ * the agent's counters; the parts a recording lacks are left out of the
+ * line, and a recording without the agent's thread's count has none.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/agent_cost.h"
+#include "fixture.h"
+#include "format/recording.h"
+#include "test.h"
+
+/* A recording whose only STATs are keys[i] = values[i]. */
+static int load_counters(struct recording *r, const char *const *keys, const uint64_t *values,
+                         size_t n)
+{
+    struct buf out = {0};
+    struct writer w;
+    struct writer_sink sink = {fixture_sink, &out};
+    char err[256];
+    int ok = writer_begin(&w, sink) == 0;
+    if (ok) {
+        writer_event(&w, FMT_EVENT_CPU, "cpu", "ns", 1000);
+        ok = writer_finish(&w, keys, values, n) == 0 && !w.error;
+        writer_free(&w);
+    }
+    ok = ok && rec_load_memory(out.data, out.len, r, err, sizeof err) == 0;
+    buf_free(&out);
+    return ok ? 0 : -1;
+}
+
+static void test_cost_whole(void)
+{
+    const char *keys[] = {"sampler_cpu_ns", "handler_ns", "samples", "cpu_while_sampled_ns",
+                          "agent_code_samples", "agent_code_ns"};
+    const uint64_t values[] = {40000000, 8000000, 160, 1600000000, 4, 40000000};
+    struct recording r;
+    REQUIRE(load_counters(&r, keys, values, 6) == 0);
+    struct agent_cost c;
+    REQUIRE(agent_cost_read(&r, &c) == 0);
+    CHECK(c.thread_ns == 40000000 && c.handler_ns == 8000000 && c.samples == 160);
+    CHECK(c.has_callbacks && c.callback_samples == 4 && c.callback_ns == 40000000);
+    char text[512];
+    agent_cost_text(&c, text, sizeof text);
+    /* (40 + 8 + 40) ms of (1600 + 40) ms */
+    CHECK(!strcmp(text, "its own thread 40ms of CPU; its signal handler 8ms on the program's "
+                        "threads (160 samples, 50.0 us each); its callbacks and hooks in 4 of "
+                        "the 160 cpu samples (40ms); in all 5.4% of the process's CPU"));
+    rec_free(&r);
+}
+
+/* Wall mode: no CPU count, no samples in the agent's code counted. */
+static void test_cost_wall(void)
+{
+    const char *keys[] = {"sampler_cpu_ns", "handler_ns", "samples"};
+    const uint64_t values[] = {12500000, 1000, 1};
+    struct recording r;
+    REQUIRE(load_counters(&r, keys, values, 3) == 0);
+    struct agent_cost c;
+    REQUIRE(agent_cost_read(&r, &c) == 0);
+    CHECK(!c.has_callbacks);
+    char text[512];
+    agent_cost_text(&c, text, sizeof text);
+    CHECK(!strcmp(text, "its own thread 12.5ms of CPU; its signal handler 1us on the program's "
+                        "threads (1 sample, 1.0 us each)"));
+    rec_free(&r);
+}
+
+/* The stop-the-world sampler: no handler; an agent older than the
+ * counters of its code: no callbacks part; none at all without the
+ * thread's count. */
+static void test_cost_partial(void)
+{
+    const char *keys[] = {"sampler_cpu_ns", "cpu_while_sampled_ns"};
+    const uint64_t values[] = {0, 1000000000};
+    struct recording r;
+    REQUIRE(load_counters(&r, keys, values, 2) == 0);
+    struct agent_cost c;
+    REQUIRE(agent_cost_read(&r, &c) == 0);
+    char text[512];
+    agent_cost_text(&c, text, sizeof text);
+    CHECK(!strcmp(text, "its own thread 0ns of CPU; in all 0.0% of the process's CPU"));
+    rec_free(&r);
+
+    const char *other[] = {"samples"};
+    const uint64_t one[] = {10};
+    REQUIRE(load_counters(&r, other, one, 1) == 0);
+    CHECK(agent_cost_read(&r, &c) == -1);
+    rec_free(&r);
+}
+
+void suite_agent_cost(void)
+{
+    RUN(test_cost_whole);
+    RUN(test_cost_wall);
+    RUN(test_cost_partial);
+}
