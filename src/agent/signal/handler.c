@@ -18,6 +18,7 @@
 #include "agent/signal/activity.h"
 #include "agent/signal/arch.h"
 #include "agent/signal/loop_wake.h"
+#include "agent/signal/mcode.h"
 #include "agent/signal/ring.h"
 #include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
@@ -176,8 +177,14 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
 
     uint64_t inner, outer;
     activity_get(tid, &inner, &outer);
-    struct activity_frame frame;
-    activity_frame_get(tid, regs.sp, hi, &frame);
+    /* the runtime's frame names only a sample taken in the runtime's code:
+     * one at a leaf in managed code is the program's work (stacks.c), and
+     * reading the Thread's fields is a system call (activity.c) */
+    struct activity_frame frame = {CLR_FRAME_NONE, 0, 0};
+    struct mcode_hit leaf;
+    enum mcode_found at_leaf = mcode_find(regs.pc, &leaf);
+    if (at_leaf != MCODE_FOUND && at_leaf != MCODE_NO_SHAPE)
+        activity_frame_get(tid, regs.sp, hi, &frame);
     uint32_t runner = UINT32_MAX;
     if (chain_n && (cursor.beyond || !(flags & (WALK_FAILED | WALK_TRUNCATED))))
         runner = (uint32_t)cursor.runner;
