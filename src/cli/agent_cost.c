@@ -70,7 +70,9 @@ void agent_cost_text(const struct agent_cost *c, char *out, size_t size)
     if (c->handler_ns) {
         duration(c->handler_ns, t, sizeof t);
         add(out, size, "; its signal handler %s on the program's threads", t);
-        if (c->samples)
+        /* a cpu sample is one run of the handler; wall mode repeats an
+         * idle thread's last stack without one */
+        if (c->samples && c->program_ns)
             add(out, size, " (%llu sample%s, %.1f us each)", (unsigned long long)c->samples,
                 c->samples == 1 ? "" : "s", (double)c->handler_ns / 1e3 / (double)c->samples);
     }

@@ -36,7 +36,8 @@
 struct agent_cost {
     uint64_t thread_ns;        /* the agent's own thread's CPU */
     uint64_t handler_ns;       /* the signal handler's time, 0 when not recorded */
-    uint64_t samples;          /* samples written (the samples counter) */
+    uint64_t samples;          /* samples written (the samples counter): in cpu
+                                * mode, one a run of the handler */
     uint64_t program_ns;       /* CPU of the program's threads while sampled (the
                                 * handler's and the callbacks' within), 0: unknown */
     int has_callbacks;         /* the recording counts samples in the agent's code */
