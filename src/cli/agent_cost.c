@@ -8,30 +8,18 @@
 #include <string.h>
 
 #include "common/units.h"
-#include "format/schema.h"
-
-/* Whether the recording has the counter at all (the agent writes every
- * counter it knows, zeros too). */
-static int has_counter(const struct recording *r, enum fmt_counter c)
-{
-    const char *key = schema_counter_key(c);
-    for (size_t i = 0; i < r->stat_count; i++)
-        if (rec_str_eq(r->stats[i].key, key))
-            return 1;
-    return 0;
-}
 
 int agent_cost_read(const struct recording *r, struct agent_cost *out)
 {
     memset(out, 0, sizeof *out);
-    if (!has_counter(r, FMT_COUNTER_SAMPLER_CPU_NS))
+    if (!rec_has_counter(r, FMT_COUNTER_SAMPLER_CPU_NS))
         return -1;
     out->thread_ns = rec_counter(r, FMT_COUNTER_SAMPLER_CPU_NS);
     out->handler_ns = rec_counter(r, FMT_COUNTER_HANDLER_NS);
     out->samples = rec_counter(r, FMT_COUNTER_SAMPLES);
     out->program_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
     /* counted for a cpu recording of the signal sampler only */
-    out->has_callbacks = out->program_ns && has_counter(r, FMT_COUNTER_AGENT_CODE_SAMPLES);
+    out->has_callbacks = out->program_ns && rec_has_counter(r, FMT_COUNTER_AGENT_CODE_SAMPLES);
     out->callback_samples = rec_counter(r, FMT_COUNTER_AGENT_CODE_SAMPLES);
     out->callback_ns = rec_counter(r, FMT_COUNTER_AGENT_CODE_NS);
     return 0;

@@ -734,15 +734,27 @@ uint64_t rec_info_u64(const struct recording *r, const char *key)
     return strtoull(text, NULL, 10);
 }
 
-uint64_t rec_stat(const struct recording *r, const char *key)
+/* The counter's slot, or NULL when the recording has none. */
+static const struct rec_stat *stat_of(const struct recording *r, const char *key)
 {
     for (size_t i = 0; i < r->stat_count; i++)
         if (rec_str_eq(r->stats[i].key, key))
-            return r->stats[i].value;
-    return 0;
+            return &r->stats[i];
+    return NULL;
+}
+
+uint64_t rec_stat(const struct recording *r, const char *key)
+{
+    const struct rec_stat *s = stat_of(r, key);
+    return s ? s->value : 0;
 }
 
 uint64_t rec_counter(const struct recording *r, enum fmt_counter c)
 {
     return rec_stat(r, schema_counter_key(c));
+}
+
+int rec_has_counter(const struct recording *r, enum fmt_counter c)
+{
+    return stat_of(r, schema_counter_key(c)) != NULL;
 }

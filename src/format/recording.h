@@ -168,6 +168,9 @@ HIDDEN uint64_t rec_info_u64(const struct recording *r, const char *key);
 /* Latest value of a counter (0 when absent), by key or by the format's name. */
 HIDDEN uint64_t rec_stat(const struct recording *r, const char *key);
 HIDDEN uint64_t rec_counter(const struct recording *r, enum fmt_counter c);
+/* Whether the recording has the counter at all (a writer of the format
+ * writes every counter it knows, zeros too: absent means older). */
+HIDDEN int rec_has_counter(const struct recording *r, enum fmt_counter c);
 HIDDEN int rec_str_eq(struct rec_str s, const char *c);
 /* What follows the last '/' of a path (the whole string when it has none). */
 HIDDEN struct rec_str rec_str_basename(struct rec_str s);
