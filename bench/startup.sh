@@ -65,9 +65,10 @@ run() {
     awk '{ print $1 }' "$T/time" >> "$T/$tag.wall"
     awk '{ print ($2 + $3) / 1000 }' "$T/time" >> "$T/$tag.cpu"
     [ -z "$agent" ] && return
+    # only key=value words: check's prose also has a bare "samples"
     "$ROOT/build/corscope" check "$f" | tr ' ' '\n' > "$T/counters"
     for k in agent_init_ns sampling_start_ns shutdown_ns unwind_tables_ns sampler_cpu_ns samples guessed_walks; do
-        awk -F= -v k="$k" '$1 == k { print (k ~ /_ns$/) ? $2 / 1e6 : $2 }' "$T/counters" >> "$T/$tag.$k"
+        awk -F= -v k="$k" '$1 == k && NF == 2 { print (k ~ /_ns$/) ? $2 / 1e6 : $2 }' "$T/counters" >> "$T/$tag.$k"
     done
 }
 ms() { [ -s "$T/$1" ] && median 2 < "$T/$1" | awk '{ printf "%.2f ms\n", $1 }' || echo "-"; }
