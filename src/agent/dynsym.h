@@ -59,5 +59,8 @@ HIDDEN struct dynsym_cache *dynsym_cache_new(void);
 HIDDEN void dynsym_cache_free(struct dynsym_cache *c);
 /* Tests: the objects whose exports the cache holds. */
 HIDDEN size_t dynsym_cache_objects(const struct dynsym_cache *c);
+/* Tests: lookups in no object that the cache answered without the
+ * loader's list. */
+HIDDEN uint64_t dynsym_cache_answered_none(const struct dynsym_cache *c);
 
 #endif

@@ -23,6 +23,7 @@ struct export {
  * while nothing is unloaded), and its exports once copied. */
 struct dynsym_object {
     uintptr_t bias;
+    uintptr_t lo, hi;    /* its loaded segments' extent: no address outside is its */
     char *path;          /* dlpi_name */
     ElfW(Phdr) *phdr;    /* a copy of its program headers */
     int phnum;
@@ -140,6 +141,13 @@ static void find_cached(const struct dynsym_object *x, uintptr_t address, struct
 
 struct dynsym_cache {
     unsigned long long subs; /* the loader's unloads when the cache was filled */
+    /* every loaded object is recorded, as of the loader's count of loads
+     * `adds`: an address none of them holds is in no object while that
+     * count and subs stay (JIT'd and ReadyToRun code, the runtime's stubs:
+     * half of a compiler's lookups, each a walk of the whole list) */
+    int complete;
+    unsigned long long adds;
+    uint64_t answered_none; /* lookups the records answered "no object" (tests) */
     struct dynsym_object **objs;
     size_t count, cap;
 };
@@ -154,11 +162,17 @@ static void cache_clear(struct dynsym_cache *c)
     for (size_t i = 0; i < c->count; i++)
         free_object(c->objs[i]);
     c->count = 0;
+    c->complete = 0;
 }
 
 size_t dynsym_cache_objects(const struct dynsym_cache *c)
 {
     return c ? c->count : 0;
+}
+
+uint64_t dynsym_cache_answered_none(const struct dynsym_cache *c)
+{
+    return c ? c->answered_none : 0;
 }
 
 void dynsym_cache_free(struct dynsym_cache *c)
@@ -206,6 +220,13 @@ struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c, const struct dl
     memcpy(x->phdr, info->dlpi_phdr, phdr_bytes);
     x->phnum = info->dlpi_phnum;
     x->bias = info->dlpi_addr;
+    x->lo = UINTPTR_MAX;
+    for (int i = 0; i < x->phnum; i++)
+        if (x->phdr[i].p_type == PT_LOAD) {
+            uintptr_t start = x->bias + x->phdr[i].p_vaddr;
+            x->lo = start < x->lo ? start : x->lo;
+            x->hi = start + x->phdr[i].p_memsz > x->hi ? start + x->phdr[i].p_memsz : x->hi;
+        }
     c->objs[c->count++] = x;
     return x;
 }
@@ -219,11 +240,28 @@ int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info
     return 1;
 }
 
-/* The loader's count of unloads, read from the first object it lists. */
-static int first_subs(struct dl_phdr_info *info, size_t size, void *data)
+void dynsym_cache_complete(struct dynsym_cache *c, const struct dl_phdr_info *info, size_t size)
 {
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-        *(unsigned long long *)data = info->dlpi_subs;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs &&
+        info->dlpi_subs == c->subs) {
+        c->complete = 1;
+        c->adds = info->dlpi_adds;
+    }
+}
+
+struct counts {
+    unsigned long long adds, subs;
+};
+
+/* The loader's counts of loads and unloads, read from the first object it
+ * lists. */
+static int first_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        struct counts *n = data;
+        n->adds = info->dlpi_adds;
+        n->subs = info->dlpi_subs;
+    }
     return 1;
 }
 
@@ -233,13 +271,17 @@ int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, uintptr_t pag
 {
     if (!c->count)
         return 0;
-    unsigned long long subs = ~0ull;
-    dl_iterate_phdr(first_subs, &subs);
-    if (subs != c->subs)
+    struct counts now = {~0ull, ~0ull};
+    dl_iterate_phdr(first_counts, &now);
+    if (now.subs != c->subs)
         return 0;
     for (size_t i = 0; i < c->count; i++) {
         const struct dynsym_object *x = c->objs[i];
         uintptr_t lo;
+        /* two comparisons for each object that cannot hold it (most of
+         * the fifty-odd records of a program's every object) */
+        if (address < (x->lo & page_mask) || address >= ((x->hi + ~page_mask) & page_mask))
+            continue;
         if (!dynsym_holds(x->bias, x->phdr, x->phnum, address, page_mask, &lo))
             continue;
         dynsym_name_object(hit, x->path);
@@ -254,5 +296,8 @@ int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, uintptr_t pag
         hit->base = lo;
         return 1;
     }
-    return 0;
+    if (!c->complete || now.adds != c->adds)
+        return 0;
+    c->answered_none++;
+    return -1;
 }

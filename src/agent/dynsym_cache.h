@@ -12,7 +12,10 @@
  * the record without the loader's list.  Everything is copied while the loader holds the
  * object, as dynsym copies its answers.  Records are dropped as soon as
  * the loader counts an unload (dlpi_subs): another object may then hold
- * the addresses.  For the collector alone (one cache, one thread).
+ * the addresses.  After a lookup that finds no object holding the
+ * address, a second walk records every object, and while the loader
+ * counts no load or unload the records answer such lookups alone.  For the
+ * collector alone (one cache, one thread).
  */
 #ifndef CORSCOPE_DYNSYM_CACHE_H
 #define CORSCOPE_DYNSYM_CACHE_H
@@ -38,10 +41,17 @@ HIDDEN struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c,
  * memory), and the caller scans the loader's table. */
 HIDDEN int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info,
                                uintptr_t address, struct dynsym_hit *hit);
+/* Every loaded object has a record now (info: the last the loader's list
+ * gave, under its lock, after a dynsym_cache_entry for each): until the
+ * loader counts a load or an unload, an address outside them all is in
+ * no object. */
+HIDDEN void dynsym_cache_complete(struct dynsym_cache *c, const struct dl_phdr_info *info,
+                                  size_t size);
 /* The whole lookup from the records, without the loader's list, when an
  * object recorded since the last unload holds the address and its
- * exports are copied (or no symbol is wanted).  1 when answered; after 0
- * the caller fills the hit again. */
+ * exports are copied (or no symbol is wanted).  1 when answered; -1 when
+ * the records are complete (dynsym_cache_complete) and none holds it;
+ * after 0 the caller fills the hit again. */
 HIDDEN int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, uintptr_t page_mask,
                                struct dynsym_hit *hit,
                                int (*want_symbol)(const char *file, void *ctx), void *ctx);

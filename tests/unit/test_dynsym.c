@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 
 #include "agent/dynsym.h"
 #include "agent/dynsym_cache.h"
@@ -212,8 +213,58 @@ static void test_dynsym_cache_without_table(void)
     dynsym_cache_free(cache);
 }
 
+/* An address in no loaded object (JIT'd code, the runtime's stubs: half
+ * of a compiler's native lookups) walked the loader's whole list every
+ * time.  Once a walk has found nothing the cache records every object and
+ * answers such addresses itself, until the loader counts a load (a new
+ * library may hold them) or an unload; a library loaded after that is
+ * found, and looked up alike, through the walk. */
+static void test_dynsym_cache_knows_none(void)
+{
+    struct dynsym_cache *cache = dynsym_cache_new();
+    REQUIRE(cache);
+    void *anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(anon != MAP_FAILED);
+    uintptr_t nowhere = (uintptr_t)anon + 64;
+    struct dynsym_hit hit, scanned;
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 0); /* the first walked the list */
+    CHECK(dynsym_cache_objects(cache) >= 3);        /* and recorded every object */
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_lookup_if(nowhere + 8, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 2);
+    /* objects recorded that way still answer as the scan does */
+    uintptr_t in_libc = (uintptr_t)(void *)qsort + 3;
+    REQUIRE(dynsym_lookup(in_libc, &scanned) == 1);
+    CHECK_EQ(dynsym_lookup_if(in_libc, &hit, NULL, NULL, cache), 1);
+    CHECK(same_hit(&scanned, &hit));
+
+    void *lib = dlopen("libbz2.so.1.0", RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib);
+    void *fn = dlsym(lib, "BZ2_bzlibVersion");
+    REQUIRE(fn);
+    REQUIRE(dynsym_lookup((uintptr_t)fn + 1, &scanned) == 1);
+    CHECK_EQ(dynsym_lookup_if((uintptr_t)fn + 1, &hit, NULL, NULL, cache), 1);
+    CHECK(same_hit(&scanned, &hit));
+    CHECK(hit.symbol[0] != 0);
+    /* after a load, the next address in no object walks again */
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 2);
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 3);
+    dlclose(lib);
+    /* and after an unload */
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 3);
+    CHECK_EQ(dynsym_lookup_if(nowhere, &hit, NULL, NULL, cache), 0);
+    CHECK_EQ(dynsym_cache_answered_none(cache), 4);
+    munmap(anon, 4096);
+    dynsym_cache_free(cache);
+}
+
 void suite_dynsym(void)
 {
+    RUN(test_dynsym_cache_knows_none);
     RUN(test_dynsym_cache);
     RUN(test_dynsym_cache_without_table);
     RUN(test_dynsym_agrees_with_the_loader);
