@@ -72,8 +72,16 @@ void agent_cost_text(const struct agent_cost *c, char *out, size_t size)
     /* the program's CPU holds the handler's and the callbacks'; the agent's
      * thread is beside it */
     if (c->program_ns) {
-        uint64_t agent = c->thread_ns + c->handler_ns + c->callback_ns;
+        uint64_t measured = c->thread_ns + c->handler_ns;
+        double whole = (double)(c->program_ns + c->thread_ns);
         add(out, size, "; in all %.1f%% of the process's CPU",
-            100.0 * (double)agent / (double)(c->program_ns + c->thread_ns));
+            100.0 * (double)(measured + c->callback_ns) / whole);
+        /* a few samples say little of the callbacks' time (one sample of
+         * 10 ms in a short process: anywhere from none to several): the
+         * counted part is said apart */
+        if (c->callback_samples && c->callback_samples < AGENT_COST_FEW_SAMPLES)
+            add(out, size, " (%.1f%% counted, the rest estimated from %llu sample%s)",
+                100.0 * (double)measured / whole, (unsigned long long)c->callback_samples,
+                c->callback_samples == 1 ? "" : "s");
     }
 }

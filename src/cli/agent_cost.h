@@ -33,6 +33,10 @@
 #include "common/visibility.h"
 #include "format/recording.h"
 
+/* Under this many samples in the agent's code, the text says how much of
+ * the total was counted and how much estimated from those samples. */
+#define AGENT_COST_FEW_SAMPLES 10
+
 struct agent_cost {
     uint64_t thread_ns;        /* the agent's own thread's CPU */
     uint64_t handler_ns;       /* the signal handler's time, 0 when not recorded */

@@ -46,7 +46,27 @@ static void test_cost_whole(void)
     /* (40 + 8 + 40) ms of (1600 + 40) ms */
     CHECK(!strcmp(text, "its own thread 40ms of CPU; its signal handler 8ms on the program's "
                         "threads (160 samples, 50.0 us each); its callbacks and hooks in 4 of "
-                        "the 160 cpu samples (40ms); in all 5.4% of the process's CPU"));
+                        "the 160 cpu samples (40ms); in all 5.4% of the process's CPU "
+                        "(2.9% counted, the rest estimated from 4 samples)"));
+    rec_free(&r);
+
+    /* from 10 samples on, the estimate stands without the split */
+    const uint64_t more[] = {40000000, 8000000, 160, 1600000000, 10, 100000000};
+    REQUIRE(load_counters(&r, keys, more, 6) == 0);
+    REQUIRE(agent_cost_read(&r, &c) == 0);
+    agent_cost_text(&c, text, sizeof text);
+    CHECK(!strcmp(text, "its own thread 40ms of CPU; its signal handler 8ms on the program's "
+                        "threads (160 samples, 50.0 us each); its callbacks and hooks in 10 of "
+                        "the 160 cpu samples (100ms); in all 9.0% of the process's CPU"));
+    rec_free(&r);
+
+    /* one sample of a short process: the count apart from the guess */
+    const uint64_t one[] = {3980000, 1160000, 18, 175800000, 1, 10200000};
+    REQUIRE(load_counters(&r, keys, one, 6) == 0);
+    REQUIRE(agent_cost_read(&r, &c) == 0);
+    agent_cost_text(&c, text, sizeof text);
+    CHECK(strstr(text, "; in all 8.5% of the process's CPU (2.9% counted, the rest estimated "
+                       "from 1 sample)") != NULL);
     rec_free(&r);
 }
 
