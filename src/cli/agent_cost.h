@@ -7,8 +7,10 @@
  *     sampled, and runs beside the program (on another core, when one is
  *     free);
  *   - the signal handler (handler_ns): its time on the program's threads,
- *     from entry to return, exact (it does not block); no sample sees it,
- *     its own signal being blocked while it runs;
+ *     from entry to return, exact (it does not block; on a machine busier
+ *     than its cores, a thread preempted in the handler adds its wait for
+ *     a core); no sample sees it, its own signal being blocked while it
+ *     runs;
  *   - the callbacks and hooks (the runtime's calls into the agent on the
  *     program's threads: compiled code mapped, compilations and loads
  *     labelled, traced calls, rewritten async methods, and the runtime's
