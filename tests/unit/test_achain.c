@@ -159,6 +159,53 @@ static void test_achain_guarded(void)
     achain_types_clear();
 }
 
+/* Outside cooperative mode each object is one system call: its
+ * MethodTable and the reference followed from it come in one window (a
+ * box, an action and a box: 7 word reads, 4 calls); an object in the
+ * last bytes of a page before an unmapped one is read whole, the window
+ * cut at the page's end (a window of 64 bytes would reach the unmapped
+ * page, and the kernel fails such a read). */
+static void test_achain_window(void)
+{
+    achain_types_clear();
+    achain_set_coop_offset(-1);
+    put_type(MT_BOX, ACHAIN_BOX, 8, -1, -1, -1);
+    put_type(MT_ACTION, ACHAIN_FOLLOW, 16, -1, -1, -1);
+    put_type(MT_END, ACHAIN_END, -1, -1, -1, -1);
+    memset(heap, 0, sizeof heap);
+    heap[20][0] = MT_BOX;
+    heap[20][1] = (uintptr_t)heap[21];
+    heap[21][0] = MT_ACTION;
+    heap[21][2] = (uintptr_t)heap[22];
+    heap[22][0] = MT_BOX;
+    heap[22][1] = (uintptr_t)heap[23];
+    heap[23][0] = MT_END;
+    uint64_t mts[ACHAIN_MAX];
+    uint32_t end;
+    uint64_t before = achain_kernel_reads();
+    CHECK_EQ(read_chain((uintptr_t)heap[20], 0, mts, &end), 4);
+    CHECK_EQ(end, ACHAIN_END_KNOWN);
+    CHECK_EQ(achain_kernel_reads() - before, 4);
+
+    uint8_t *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(pages != MAP_FAILED);
+    REQUIRE(mprotect(pages + 4096, 4096, PROT_NONE) == 0);
+    uintptr_t *last = (uintptr_t *)(pages + 4096 - 16); /* a box in the page's last 16 bytes */
+    last[0] = MT_BOX;
+    last[1] = (uintptr_t)heap[23];
+    heap[22][1] = (uintptr_t)last;
+    CHECK_EQ(read_chain((uintptr_t)heap[20], 0, mts, &end), 5);
+    CHECK_EQ(end, ACHAIN_END_KNOWN);
+    CHECK(mts[3] == MT_BOX && mts[4] == MT_END);
+    /* and a reference into the unmapped page is a failed read, as before */
+    last[1] = (uintptr_t)(pages + 4096);
+    CHECK_EQ(read_chain((uintptr_t)heap[20], 0, mts, &end), 4);
+    CHECK_EQ(end, ACHAIN_END_FAULT);
+    munmap(pages, 8192);
+    memset(heap, 0, sizeof heap);
+    achain_types_clear();
+}
+
 /* Clearing forgets every type, each time: the table is only walked when
  * something was put since the last clear, and a put after a clear arms it
  * again. */
@@ -187,5 +234,6 @@ void suite_achain(void)
 {
     RUN(test_achain_read);
     RUN(test_achain_guarded);
+    RUN(test_achain_window);
     RUN(test_achain_clear);
 }

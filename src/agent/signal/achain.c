@@ -121,16 +121,56 @@ static int lookup(uintptr_t mt, struct achain_type *out)
     return 0;
 }
 
-/* Heap reads: direct in cooperative mode, else through the kernel. */
+/* Heap reads: direct in cooperative mode, else through the kernel, which
+ * copies a window of up to ACHAIN_WINDOW bytes from the address asked:
+ * an object's MethodTable and the reference the chain follows next are
+ * usually in the same window, one system call where there were two or
+ * three (each several microseconds in a virtual machine).  A window ends
+ * at its 4 KB page's end: the next page may be unmapped, and the kernel
+ * fails a read that reaches it (the words asked, aligned, never cross
+ * a page). */
+#define ACHAIN_WINDOW 64
+#define ACHAIN_PAGE 4096u
+
 struct reader {
     int direct;
     int failed;
     pid_t pid;
+    uintptr_t win_at;
+    size_t win_len;
+    unsigned char win[ACHAIN_WINDOW];
 };
+
+static _Atomic uint64_t kernel_reads; /* tests */
+
+uint64_t achain_kernel_reads(void)
+{
+    return atomic_load_explicit(&kernel_reads, memory_order_relaxed);
+}
 
 static int plausible(uintptr_t p)
 {
     return p >= 4096 && !(p & 7);
+}
+
+/* n bytes at addr through the window (r->direct unset); -1 on a failed
+ * read. */
+static int guarded(struct reader *r, uintptr_t addr, void *out, size_t n)
+{
+    if (addr < r->win_at || addr - r->win_at > r->win_len || n > r->win_len - (addr - r->win_at)) {
+        size_t len = ACHAIN_PAGE - (addr & (ACHAIN_PAGE - 1));
+        if (len > sizeof r->win)
+            len = sizeof r->win;
+        struct iovec local = {r->win, len}, remote = {(void *)addr, len};
+        atomic_fetch_add_explicit(&kernel_reads, 1, memory_order_relaxed);
+        long got = syscall(SYS_process_vm_readv, (long)r->pid, &local, 1L, &remote, 1L, 0L);
+        r->win_at = addr;
+        r->win_len = got > 0 ? (size_t)got : 0;
+        if (r->win_len < n)
+            return -1;
+    }
+    memcpy(out, r->win + (addr - r->win_at), n);
+    return 0;
 }
 
 NO_ASAN static uintptr_t read_word(struct reader *r, uintptr_t addr)
@@ -140,9 +180,7 @@ NO_ASAN static uintptr_t read_word(struct reader *r, uintptr_t addr)
     if (r->direct)
         return *(const uintptr_t *)addr;
     uintptr_t v = 0;
-    struct iovec local = {&v, sizeof v}, remote = {(void *)addr, sizeof v};
-    if (syscall(SYS_process_vm_readv, (long)r->pid, &local, 1L, &remote, 1L, 0L) !=
-        (long)sizeof v)
+    if (guarded(r, addr, &v, sizeof v) < 0)
         goto fail;
     return v;
 fail:
@@ -159,9 +197,7 @@ NO_ASAN static uint32_t read_u32(struct reader *r, uintptr_t addr)
     if (r->direct)
         return *(const uint32_t *)addr;
     uint32_t v = 0;
-    struct iovec local = {&v, sizeof v}, remote = {(void *)addr, sizeof v};
-    if (syscall(SYS_process_vm_readv, (long)r->pid, &local, 1L, &remote, 1L, 0L) !=
-        (long)sizeof v) {
+    if (guarded(r, addr, &v, sizeof v) < 0) {
         r->failed = 1;
         return 0;
     }
@@ -211,7 +247,7 @@ NO_ASAN uint32_t achain_read(uintptr_t sp, uintptr_t hi, uintptr_t thread, uint6
         atomic_fetch_add_explicit(&discarded, 1, memory_order_relaxed);
         return 0;
     }
-    struct reader r = {0, 0, 0};
+    struct reader r = {.win_len = 0};
     int32_t coop = atomic_load_explicit(&coop_offset, memory_order_relaxed);
     if (thread && coop >= 0)
         r.direct = *(const volatile uint32_t *)(thread + (uint32_t)coop) != 0;

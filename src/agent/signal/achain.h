@@ -108,6 +108,8 @@ HIDDEN void achain_suspend_end(void);
 /* Chains read so far that were dropped because a suspension overlapped
  * them. */
 HIDDEN uint64_t achain_discarded(void);
+/* Tests: the system calls guarded reads have made. */
+HIDDEN uint64_t achain_kernel_reads(void);
 
 /* Handler or own-thread walker: reads the chain of the calling thread.
  * sp, hi: the thread's stack (the home the slot points at must lie
