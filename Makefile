@@ -443,6 +443,7 @@ bench: all apps $(BUILD)/synth $(BUILD)/sigcost $(BUILD)/trace_hooks $(BUILD)/wa
 	bench/idle.sh
 	bench/build.sh
 	bench/compiler.sh
+	bench/handler.sh
 	bench/mcjit.sh
 	bench/codemap.sh
 	bench/push.sh
