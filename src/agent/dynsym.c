@@ -210,24 +210,6 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-/* After a walk that found no object: every object recorded, under the
- * loader's lock, and the cache complete if all could be. */
-struct record_all {
-    struct dynsym_cache *cache;
-    int unrecorded;
-    struct dl_phdr_info last;
-    size_t last_size;
-};
-
-static int record_object(struct dl_phdr_info *info, size_t size, void *data)
-{
-    struct record_all *r = data;
-    r->unrecorded += !dynsym_cache_entry(r->cache, info, size);
-    r->last_size = size < sizeof r->last ? size : sizeof r->last;
-    memcpy(&r->last, info, r->last_size);
-    return 0;
-}
-
 int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
                      int (*want_symbol)(const char *file, void *ctx), void *ctx,
                      struct dynsym_cache *cache)
@@ -244,13 +226,8 @@ int dynsym_lookup_if(uintptr_t address, struct dynsym_hit *hit,
     }
     struct search s = {address, page_mask, hit, want_symbol, ctx, cache, 0};
     dl_iterate_phdr(on_object, &s);
-    if (cache && !s.found) {
-        /* the next address in no object is answered from the records */
-        struct record_all r = {.cache = cache};
-        dl_iterate_phdr(record_object, &r);
-        if (!r.unrecorded && r.last_size)
-            dynsym_cache_complete(cache, &r.last, r.last_size);
-    }
+    if (cache && !s.found)
+        dynsym_cache_fill(cache); /* the next address in no object is answered from the records */
     return s.found;
 }
 

@@ -193,10 +193,17 @@ static char *copy_string(const char *from)
     return to;
 }
 
+/* Does the loader's record (size bytes of it) hold its counts of loads
+ * and unloads? */
+static int has_counts(size_t size)
+{
+    return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(unsigned long long);
+}
+
 struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c, const struct dl_phdr_info *info,
                                          size_t size)
 {
-    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+    if (!has_counts(size))
         return NULL;
     if (info->dlpi_subs != c->subs) {
         cache_clear(c);
@@ -240,24 +247,44 @@ int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info
     return 1;
 }
 
-void dynsym_cache_complete(struct dynsym_cache *c, const struct dl_phdr_info *info, size_t size)
-{
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs &&
-        info->dlpi_subs == c->subs) {
-        c->complete = 1;
-        c->adds = info->dlpi_adds;
-    }
-}
-
 struct counts {
     unsigned long long adds, subs;
 };
+
+/* For dynsym_cache_fill, under the loader's lock: each object recorded. */
+struct fill {
+    struct dynsym_cache *cache;
+    int unrecorded;
+    struct counts seen;
+};
+
+static int record_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct fill *f = data;
+    if (!dynsym_cache_entry(f->cache, info, size)) {
+        f->unrecorded = 1;
+        return 1;
+    }
+    f->seen.adds = info->dlpi_adds;
+    f->seen.subs = info->dlpi_subs;
+    return 0;
+}
+
+void dynsym_cache_fill(struct dynsym_cache *c)
+{
+    struct fill f = {.cache = c};
+    dl_iterate_phdr(record_object, &f);
+    if (!f.unrecorded && f.seen.subs == c->subs && c->count) {
+        c->complete = 1;
+        c->adds = f.seen.adds;
+    }
+}
 
 /* The loader's counts of loads and unloads, read from the first object it
  * lists. */
 static int first_counts(struct dl_phdr_info *info, size_t size, void *data)
 {
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    if (has_counts(size)) {
         struct counts *n = data;
         n->adds = info->dlpi_adds;
         n->subs = info->dlpi_subs;

@@ -41,16 +41,15 @@ HIDDEN struct dynsym_object *dynsym_cache_entry(struct dynsym_cache *c,
  * memory), and the caller scans the loader's table. */
 HIDDEN int dynsym_cache_symbol(struct dynsym_object *x, const struct dl_phdr_info *info,
                                uintptr_t address, struct dynsym_hit *hit);
-/* Every loaded object has a record now (info: the last the loader's list
- * gave, under its lock, after a dynsym_cache_entry for each): until the
- * loader counts a load or an unload, an address outside them all is in
- * no object. */
-HIDDEN void dynsym_cache_complete(struct dynsym_cache *c, const struct dl_phdr_info *info,
-                                  size_t size);
+/* Records every loaded object (a walk of the loader's list, each copied
+ * under its lock): until the loader counts a load or an unload, an address
+ * outside them all is in no object.  Without memory for all, the cache
+ * stays incomplete and such lookups walk the list. */
+HIDDEN void dynsym_cache_fill(struct dynsym_cache *c);
 /* The whole lookup from the records, without the loader's list, when an
  * object recorded since the last unload holds the address and its
  * exports are copied (or no symbol is wanted).  1 when answered; -1 when
- * the records are complete (dynsym_cache_complete) and none holds it;
+ * the records are complete (dynsym_cache_fill) and none holds it;
  * after 0 the caller fills the hit again. */
 HIDDEN int dynsym_cache_lookup(struct dynsym_cache *c, uintptr_t address, uintptr_t page_mask,
                                struct dynsym_hit *hit,
