@@ -20,6 +20,11 @@
 #     exit (runtime start-up, the agent's start-up, the final flush);
 #   - CPU: user + system time of the whole process, every thread, the
 #     agent's own thread included.
+# Whole and CPU are the kernel's microseconds (build/rusage: /usr/bin/time
+# gave hundredths, so that 1.007x was one step of its clock).  Besides the
+# ratio of medians, the median of the run-by-run ratios to the unprofiled
+# run of the same round (with quartiles): the machine's drift moves both
+# runs of a round alike.
 # Prints markdown tables (for docs/performance.md) and the machine.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +32,8 @@ RUNS=${1:-7}
 source "$ROOT/bench/lib.sh"
 CORSCOPE=$ROOT/build/corscope
 BENCH="dotnet $ROOT/build/apps/Bench/Bench.dll"
-[ -x /usr/bin/time ] || { echo "corscope: bench/overhead.sh needs /usr/bin/time (scripts/install-deps.sh installs it)" >&2; exit 1; }
+make -C "$ROOT" -s build/rusage > /dev/null
+RUSAGE=$ROOT/build/rusage
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
@@ -55,7 +61,7 @@ fi
 # run_once OPTS THREADS UNITS IDLE -> "work_s whole_s cpu_s"
 run_once() {
     local opts=$1 threads=$2 units=$3 idle=$4
-    local -a cmd=(/usr/bin/time -f "%e %U %S" -o "$T/time")
+    local -a cmd=("$RUSAGE" "$T/time")
     if [ "$opts" = "-" ]; then
         "${cmd[@]}" $BENCH "$threads" "$units" "$idle" > "$T/out"
     elif [ "$opts" = eventpipe ]; then
@@ -69,10 +75,18 @@ run_once() {
     local work
     work=$(awk '/^bench threads/ { for (i = 1; i < NF; i++) if ($i == "ms") print $(i + 1) / 1000 }' "$T/out")
     [ -n "$work" ] || { echo "corscope: Bench printed no time: $(cat "$T/out")" >&2; exit 1; }
-    awk -v w="$work" 'END { printf "%.4f %.3f %.3f\n", w, $1, $2 + $3 }' "$T/time"
+    awk -v w="$work" 'END { printf "%.4f %.4f %.4f\n", w, $1 / 1e6, ($2 + $3) / 1e6 }' "$T/time"
 }
 
 col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+# the median of the run-by-run ratios of column C of config N to config 0's
+# (quartiles in brackets)
+ratios() {
+    paste "$T/times.$2" "$T/times.0" | awk -v c="$1" '{ print $c / $(c + 3) }' | sort -n |
+        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.3fx (%.3f .. %.3f)\n", m, q1, q3 }'
+}
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }'; }
 
 echo "machine: $(machine), .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')"
@@ -91,18 +105,18 @@ for w in "${WORKLOADS[@]}"; do
     spread=$(awk '{ print $1 }' "$T/times.0" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f to %.3f s", lo, hi }')
     echo "**$threads busy thread(s), $idle idle threads**, $units units of work (no profiler, work: $spread over $RUNS runs)"
     echo
-    echo "| configuration | work | overhead | whole process | x none | fixed cost | CPU (user+sys) | overhead |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| configuration | work | overhead | whole process | x none | round by round | fixed cost | CPU (user+sys) | overhead |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for c in "${!CONFIGS[@]}"; do
         mw=$(col 1 "$T/times.$c") mp=$(col 2 "$T/times.$c") mc=$(col 3 "$T/times.$c")
         if [ "$c" = 0 ]; then
-            echo "| ${CONFIGS[$c]%%|*} | $mw s | - | $mp s | - | - | $mc s | - |"
+            echo "| ${CONFIGS[$c]%%|*} | $mw s | - | $mp s | - | - | - | $mc s | - |"
             continue
         fi
         # what the whole process lost beyond what the work lost: start-up and exit
         fixed=$(awk -v mp="$mp" -v bp="$bp" -v mw="$mw" -v bw="$bw" 'BEGIN { printf "%+.0f ms", 1000 * ((mp - bp) - (mw - bw)) }')
         ratio=$(awk -v m="$mp" -v b="$bp" 'BEGIN { printf "%.3fx", m / b }')
-        echo "| ${CONFIGS[$c]%%|*} | $mw s | $(pct "$mw" "$bw") | $mp s | $ratio | $fixed | $mc s | $(pct "$mc" "$bc") |"
+        echo "| ${CONFIGS[$c]%%|*} | $mw s | $(pct "$mw" "$bw") | $mp s | $ratio | $(ratios 2 "$c") | $fixed | $mc s | $(pct "$mc" "$bc") |"
     done
     echo
 done
