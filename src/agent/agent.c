@@ -370,6 +370,7 @@ static void *loop_main(void *arg)
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_LOOP_WAKEUPS, (uint32_t)(loop_wake_seen() - wakes_before));
+    recorder_count(&a->out, FMT_COUNTER_EXCEPTIONS_THROWN, unhandled_thrown() - a->thrown_before);
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     recorder_count(&a->out, FMT_COUNTER_METADATA_OPENS, mdplace_runtime_opens());
     recorder_count(&a->out, FMT_COUNTER_MAPS_READS, procmaps_reads());

@@ -27,6 +27,7 @@
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/vma_query.h"
 #include "agent/thread_registry.h"
+#include "agent/unhandled.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/clock.h"
@@ -198,6 +199,7 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
     char err[512];
     uint64_t began = clock_now_ns();
     a->init_began_ns = began;
+    a->thrown_before = unhandled_thrown();
 
     callback_activity_new_run();
     log_set_level(a->cfg.log);
@@ -331,6 +333,7 @@ int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_
 {
     char err[512];
     a->init_began_ns = clock_now_ns();
+    a->thrown_before = unhandled_thrown();
     /* the last session's loop has ended (it made us dormant): joined, its
      * own freed; what the callbacks share (code map, threads, queues)
      * stays, as it did while dormant */

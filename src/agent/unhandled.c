@@ -27,6 +27,7 @@ static _Atomic uint64_t requested, recorded; /* request numbers */
 static uint64_t taken;                        /* the loop's: the request it answers */
 static _Atomic uintptr_t request_class;
 static _Atomic int seen;
+static _Atomic uint64_t thrown;
 
 /* Between the passes the runtime printed the exception: longer than this. */
 #define UNHANDLED_GAP_NS 1000000ull
@@ -43,6 +44,8 @@ static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current)
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
+    if (step == SOURCE_EX_THROWN)
+        atomic_fetch_add_explicit(&thrown, 1, memory_order_relaxed);
     /* the thread's exception (agent_thread.h); without a block (out of
      * memory: counted there) an unhandled one is not waited for */
     struct agent_thread *t = agent_thread_get();
@@ -137,4 +140,9 @@ void unhandled_recorded(void)
 int unhandled_seen(void)
 {
     return atomic_load(&seen);
+}
+
+uint64_t unhandled_thrown(void)
+{
+    return atomic_load_explicit(&thrown, memory_order_relaxed);
 }

@@ -38,6 +38,11 @@
  * SOURCE_EX_THROWN. */
 HIDDEN void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object);
 
+/* Exceptions thrown since the library was loaded (ExceptionThrown
+ * callbacks, rethrows included): a recording counts its own as the
+ * difference between its start and its end. */
+HIDDEN uint64_t unhandled_thrown(void);
+
 /* The loop: arms the wait (a callback waits only while the loop runs). */
 HIDDEN void unhandled_arm(void);
 HIDDEN void unhandled_disarm(void);

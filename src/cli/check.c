@@ -228,6 +228,9 @@ static int check_one(const char *path)
         agent_cost_text(&cost, text, sizeof text);
         printf("  profiler     %s\n", text);
     }
+    char thrown[512];
+    if (agent_cost_exceptions_text(&r, thrown, sizeof thrown))
+        printf("  exceptions   %s\n", thrown);
     for (size_t i = 0; i < r.event_count; i++) {
         struct runtime_share rs;
         if (r.events[i].recorded || runtime_share_count(&r, i, &rs) < 0 || !rs.samples)

@@ -37,6 +37,17 @@ assert_eq "... by its filter" "$(row 'by catch site' Events.Catchers.CatchInputF
 assert_eq "caught in CatchInputOuter" "$(row 'by catch site' Events.Catchers.CatchInputOuter 1)" 200
 note "1000 throws, 100 rethrows, 400 filters, every catch site exact"
 
+# every recording counts the throws the runtime's callbacks told it of (it
+# takes them to see an unhandled exception coming), with -e exceptions and
+# without; check says how many and how often
+assert_eq "exceptions_thrown with -e exceptions" "$(counter "$T/ex.corscope" exceptions_thrown)" 1000
+cs record -q -o "$T/plain.corscope" -- $(app Events) exceptions 1000 > /dev/null
+assert_eq "exceptions_thrown by default" "$(counter "$T/plain.corscope" exceptions_thrown)" 1000
+cs check "$T/plain.corscope" > "$T/plain.check"
+grep -Eq "^  exceptions   1000 thrown \([0-9]+ a CPU-second\)" "$T/plain.check" ||
+    fail "check's exceptions line: $(grep -A1 profiler "$T/plain.check")"
+note "exceptions_thrown 1000 with and without -e exceptions"
+
 # every stack format weighs the throws: one each, the type at the leaf
 cs report -f collapsed --event exceptions "$T/ex.corscope" > "$T/ex.collapsed"
 assert_eq "collapsed: throws" "$(collapsed_total "$T/ex.collapsed")" 1000
