@@ -371,6 +371,10 @@ static void *loop_main(void *arg)
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_LOOP_WAKEUPS, (uint32_t)(loop_wake_seen() - wakes_before));
     recorder_count(&a->out, FMT_COUNTER_EXCEPTIONS_THROWN, unhandled_thrown() - a->thrown_before);
+    /* the program's: this loop thread's own left out (a session's loop is
+     * a thread of its own) */
+    uint64_t switches = os_process_switches() - a->switches_before, own = os_own_switches();
+    recorder_count(&a->out, FMT_COUNTER_CONTEXT_SWITCHES, switches > own ? switches - own : 0);
     recorder_count(&a->out, FMT_COUNTER_UNWIND_PARSE_NS, nativeunwind_parse_ns());
     recorder_count(&a->out, FMT_COUNTER_METADATA_OPENS, mdplace_runtime_opens());
     recorder_count(&a->out, FMT_COUNTER_MAPS_READS, procmaps_reads());

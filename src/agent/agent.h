@@ -61,6 +61,7 @@ struct agent {
     int attached;              /* InitializeForAttach: settings from its client data */
     uint64_t init_began_ns;    /* when Initialize (or InitializeForAttach) was called */
     uint64_t thrown_before;    /* unhandled_thrown() then: the recording counts from it */
+    uint64_t switches_before;  /* os_process_switches() then, likewise */
     _Atomic int catch_up;      /* the attach completed: list what was there before */
     _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
     _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */

@@ -18,6 +18,7 @@
 #include "agent/eventpipe.h"
 #include "agent/evq.h"
 #include "agent/log.h"
+#include "agent/os_thread.h"
 #include "agent/proctree.h"
 #include "agent/rendezvous.h"
 #include "agent/signal/activity.h"
@@ -200,6 +201,7 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
     uint64_t began = clock_now_ns();
     a->init_began_ns = began;
     a->thrown_before = unhandled_thrown();
+    a->switches_before = os_process_switches();
 
     callback_activity_new_run();
     log_set_level(a->cfg.log);
@@ -334,6 +336,7 @@ int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_
     char err[512];
     a->init_began_ns = clock_now_ns();
     a->thrown_before = unhandled_thrown();
+    a->switches_before = os_process_switches();
     /* the last session's loop has ended (it made us dormant): joined, its
      * own freed; what the callbacks share (code map, threads, queues)
      * stays, as it did while dormant */

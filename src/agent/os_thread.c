@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 uint64_t os_thread_cpu_ns(pid_t tid)
@@ -52,3 +53,22 @@ void os_thread_name(pid_t tid, char *out, size_t size)
         n--;
     out[n] = '\0';
 }
+
+static uint64_t switches_of(int who)
+{
+    struct rusage ru;
+    if (getrusage(who, &ru) < 0)
+        return 0;
+    return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+uint64_t os_process_switches(void)
+{
+    return switches_of(RUSAGE_SELF);
+}
+
+uint64_t os_own_switches(void)
+{
+    return switches_of(RUSAGE_THREAD);
+}
+

@@ -25,6 +25,10 @@ static inline clockid_t os_thread_cpu_clock(pid_t tid)
 HIDDEN uint64_t os_thread_cpu_ns(pid_t tid);
 /* Is the thread on a CPU (or ready for one) right now? */
 HIDDEN int os_thread_running(pid_t tid);
+/* Context switches (voluntary and involuntary) of the whole process, every
+ * thread living or ended (RUSAGE_SELF), or of the calling thread alone. */
+HIDDEN uint64_t os_process_switches(void);
+HIDDEN uint64_t os_own_switches(void);
 /* The name the OS knows the thread by (".NET TP Worker"), or "". */
 HIDDEN void os_thread_name(pid_t tid, char *out, size_t size);
 

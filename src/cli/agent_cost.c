@@ -106,3 +106,35 @@ int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size
     return 1;
 }
 
+double agent_cost_switch_rate(const struct recording *r)
+{
+    uint64_t switches = rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES);
+    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
+    return cpu_ns ? (double)switches * 1e9 / (double)cpu_ns : 0.0;
+}
+
+int agent_cost_perf_clock(const struct recording *r)
+{
+    const struct rec_str *clock = rec_info(r, FMT_INFO_CPU_CLOCK);
+    return clock && clock->len >= 10 && !memcmp(clock->p, "perf_event", 10);
+}
+
+int agent_cost_switches_text(const struct recording *r, char *out, size_t size)
+{
+    uint64_t switches = rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES);
+    if (!switches)
+        return 0;
+    out[0] = '\0';
+    add(out, size, "%llu", (unsigned long long)switches);
+    double rate = agent_cost_switch_rate(r);
+    if (rate == 0.0)
+        return 1;
+    add(out, size, " (%.0f a CPU-second)", rate);
+    if (agent_cost_perf_clock(r) && rate >= AGENT_COST_SWITCHES_NOTED)
+        add(out, size, ": the perf_event clock's timer is stopped and started at each switch of "
+                       "a sampled thread, about 2 us more a switch on virtual machines that make "
+                       "timers dear (bench/sigcost.sh), some %.1f%% of this process's CPU there, "
+                       "not in the profiler line; --cpu-clock posix does not pay it, with coarser "
+                       "samples (README)", rate * AGENT_COST_SWITCH_NS * 1e-9 * 100.0);
+    return 1;
+}

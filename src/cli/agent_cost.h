@@ -69,6 +69,24 @@ HIDDEN void agent_cost_text(const struct agent_cost *c, char *out, size_t size);
  * at about 1 us a throw); returns 0 with no line when the recording
  * counted no throw (or is older than the count). */
 #define AGENT_COST_THROWS_NOTED 1000
+/* The program's context switches while recorded: "41000 (21900 a
+ * CPU-second)".  Under the perf_event CPU clock each switch of a sampled
+ * thread stops and starts the clock's timer, which virtual machines make
+ * dear (bench/sigcost.sh: about 2 us more a switch on ours, a few tenths on
+ * bare metal) and which no sample sees; from AGENT_COST_SWITCHES_NOTED a
+ * CPU-second (1% of a core at 2 us) the line says so, and that the POSIX
+ * timers do not pay it.  Returns 0 with no line when the recording counted
+ * none (or is older than the count). */
+#define AGENT_COST_SWITCHES_NOTED 5000
+#define AGENT_COST_SWITCH_NS 2000.0
+HIDDEN int agent_cost_switches_text(const struct recording *r, char *out, size_t size);
+/* The program's context switches per CPU-second while sampled (0: not
+ * known), and whether its threads had the perf_event clock: together they
+ * say whether switching cost more than the line above allows, and (the
+ * clock does not count a thread's time in switching) why its samples may
+ * have seen less than the CPU (cpu_share.h). */
+HIDDEN double agent_cost_switch_rate(const struct recording *r);
+HIDDEN int agent_cost_perf_clock(const struct recording *r);
 HIDDEN int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size);
 
 #endif

@@ -231,6 +231,9 @@ static int check_one(const char *path)
     char thrown[512];
     if (agent_cost_exceptions_text(&r, thrown, sizeof thrown))
         printf("  exceptions   %s\n", thrown);
+    char switches[512];
+    if (agent_cost_switches_text(&r, switches, sizeof switches))
+        printf("  switches     %s\n", switches);
     for (size_t i = 0; i < r.event_count; i++) {
         struct runtime_share rs;
         if (r.events[i].recorded || runtime_share_count(&r, i, &rs) < 0 || !rs.samples)

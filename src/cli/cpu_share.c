@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/agent_cost.h"
 #include "common/units.h"
 
 /* The share under which a profile is thin, and the least CPU (in
@@ -96,6 +97,15 @@ void cpu_share_causes(const struct recording *r, char *out, size_t size)
     info_text(r, FMT_INFO_CPU_CLOCK, clock, sizeof clock);
     if (strstr(clock, "user time only"))
         add(out, size, "the clock counts user time only: time in the kernel is in no sample");
+    double switch_rate = agent_cost_switch_rate(r);
+    if (agent_cost_perf_clock(r) && switch_rate >= AGENT_COST_SWITCHES_NOTED) {
+        snprintf(line, sizeof line,
+                 "context switches, %.0f a CPU-second: the perf_event clock does not count a "
+                 "thread's time in switching, which the scheduler charges to it (--cpu-clock "
+                 "posix counts it)",
+                 switch_rate);
+        add(out, size, line);
+    }
     if (strstr(clock, "posix-cpu-timer"))
         add(out, size,
             "POSIX timers fire only at a scheduler tick that finds the thread running: work "

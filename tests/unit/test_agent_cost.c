@@ -7,13 +7,15 @@
 #include <string.h>
 
 #include "cli/agent_cost.h"
+#include "cli/cpu_share.h"
 #include "fixture.h"
 #include "format/recording.h"
 #include "test.h"
 
-/* A recording whose only STATs are keys[i] = values[i]. */
-static int load_counters(struct recording *r, const char *const *keys, const uint64_t *values,
-                         size_t n)
+/* A recording whose only STATs are keys[i] = values[i], and whose CPU
+ * clock is `clock` (NULL: none said). */
+static int load_clocked(struct recording *r, const char *clock, const char *const *keys,
+                        const uint64_t *values, size_t n)
 {
     struct buf out = {0};
     struct writer w;
@@ -21,6 +23,8 @@ static int load_counters(struct recording *r, const char *const *keys, const uin
     char err[256];
     int ok = writer_begin(&w, sink) == 0;
     if (ok) {
+        if (clock)
+            writer_info(&w, FMT_INFO_CPU_CLOCK, clock);
         writer_event(&w, FMT_EVENT_CPU, "cpu", "ns", 1000);
         ok = writer_finish(&w, keys, values, n) == 0 && !w.error;
         writer_free(&w);
@@ -28,6 +32,12 @@ static int load_counters(struct recording *r, const char *const *keys, const uin
     ok = ok && rec_load_memory(out.data, out.len, r, err, sizeof err) == 0;
     buf_free(&out);
     return ok ? 0 : -1;
+}
+
+static int load_counters(struct recording *r, const char *const *keys, const uint64_t *values,
+                         size_t n)
+{
+    return load_clocked(r, NULL, keys, values, n);
 }
 
 static void test_cost_whole(void)
@@ -146,8 +156,50 @@ static void test_cost_exceptions(void)
     rec_free(&r);
 }
 
+/* The program's switches: the count and rate, the perf_event clock's cost
+ * said where they are many, and the thin share put down to them. */
+static void test_cost_switches(void)
+{
+    struct recording r;
+    char text[512], causes[1024];
+    const char *keys[] = {"context_switches", "cpu_while_sampled_ns"};
+    const uint64_t many[] = {40000, 800000000}; /* 50,000 a CPU-second */
+    REQUIRE(load_clocked(&r, "perf_event task-clock", keys, many, 2) == 0);
+    REQUIRE(agent_cost_switches_text(&r, text, sizeof text) == 1);
+    CHECK(!strcmp(text, "40000 (50000 a CPU-second): the perf_event clock's timer is stopped and "
+                        "started at each switch of a sampled thread, about 2 us more a switch on "
+                        "virtual machines that make timers dear (bench/sigcost.sh), some 10.0% of "
+                        "this process's CPU there, not in the profiler line; --cpu-clock posix "
+                        "does not pay it, with coarser samples (README)"));
+    cpu_share_causes(&r, causes, sizeof causes);
+    CHECK(strstr(causes, "context switches, 50000 a CPU-second: the perf_event clock does not "
+                         "count a thread's time in switching") != NULL);
+    rec_free(&r);
+
+    /* the POSIX timers: the count alone, and no such cause */
+    REQUIRE(load_clocked(&r, "posix-cpu-timer (--cpu-clock posix)", keys, many, 2) == 0);
+    REQUIRE(agent_cost_switches_text(&r, text, sizeof text) == 1);
+    CHECK(!strcmp(text, "40000 (50000 a CPU-second)"));
+    cpu_share_causes(&r, causes, sizeof causes);
+    CHECK(strstr(causes, "context switches") == NULL);
+    rec_free(&r);
+
+    /* few switches under perf_event: nothing to say of them */
+    const uint64_t few[] = {3000, 1000000000};
+    REQUIRE(load_clocked(&r, "perf_event task-clock", keys, few, 2) == 0);
+    REQUIRE(agent_cost_switches_text(&r, text, sizeof text) == 1);
+    CHECK(!strcmp(text, "3000 (3000 a CPU-second)"));
+    rec_free(&r);
+
+    /* none counted (an older recording): no line */
+    REQUIRE(load_clocked(&r, "perf_event task-clock", keys + 1, many + 1, 1) == 0);
+    CHECK_EQ(agent_cost_switches_text(&r, text, sizeof text), 0);
+    rec_free(&r);
+}
+
 void suite_agent_cost(void)
 {
+    RUN(test_cost_switches);
     RUN(test_cost_exceptions);
     RUN(test_cost_whole);
     RUN(test_cost_wall);

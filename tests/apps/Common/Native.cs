@@ -1,5 +1,6 @@
 // What the test programs measure about themselves, straight from the kernel:
-// the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and the OS thread id.
+// the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), its context
+// switches (getrusage RUSAGE_THREAD) and the OS thread id.
 // These are the "truth" the tests compare corscope's reports with.
 using System.Runtime.InteropServices;
 
@@ -54,4 +55,18 @@ static class Native
 
     // CPU time of the calling thread, in nanoseconds.
     public static long ThreadCpuNs() => Now(CLOCK_THREAD_CPUTIME_ID);
+
+    // struct rusage: two timevals, then 14 longs of which ru_nvcsw and
+    // ru_nivcsw are the last two (x86-64 and arm64 alike)
+    [DllImport("libc", EntryPoint = "getrusage")]
+    static extern int GetRusage(int who, [Out] long[] usage);
+
+    const int RUSAGE_THREAD = 1;
+
+    // Context switches of the calling thread, voluntary and involuntary.
+    public static long ThreadSwitches()
+    {
+        var u = new long[18];
+        return GetRusage(RUSAGE_THREAD, u) == 0 ? u[16] + u[17] : -1;
+    }
 }

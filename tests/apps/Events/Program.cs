@@ -20,6 +20,9 @@
 //                  frames up (about 100,000 throws a second here)
 //   lock-bench N   four threads taking one lock N times each, holding it about
 //                  20 us (a contention storm: most takes wait)
+//   handoff N      two threads passing a turn back and forth N times, each
+//                  waiting for it (AutoResetEvent): prints the context
+//                  switches the two made (the kernel's count of each)
 // Usage: Events MODE [N]
 using System.Diagnostics;
 using System.Globalization;
@@ -344,6 +347,26 @@ static class Program
         Console.WriteLine(JitMethods.JitA(1) + JitMethods.JitB(2) + JitMethods.JitC(3));
     }
 
+    static void Handoff(int n)
+    {
+        var toB = new AutoResetEvent(false);
+        var toA = new AutoResetEvent(false);
+        long bSwitches = 0;
+        var b = new Thread(() =>
+        {
+            long s0 = Native.ThreadSwitches();
+            for (int i = 0; i < n; i++) { toB.WaitOne(); toA.Set(); }
+            bSwitches = Native.ThreadSwitches() - s0;
+        }) { Name = "handoff-b" };
+        b.Start();
+        var sw = Stopwatch.StartNew();
+        long a0 = Native.ThreadSwitches();
+        for (int i = 0; i < n; i++) { toB.Set(); toA.WaitOne(); }
+        long aSwitches = Native.ThreadSwitches() - a0;
+        b.Join();
+        Console.WriteLine(F($"handoff {n} switches {aSwitches + bSwitches} wall_ms {sw.Elapsed.TotalMilliseconds:F1}"));
+    }
+
     static int Main(string[] args)
     {
         string mode = args.Length > 0 ? args[0] : "";
@@ -362,7 +385,8 @@ static class Program
             case "jit-trickle": JitTrickle(n > 0 ? n : 1000); break;
             case "throw-bench": ThrowBench(n > 0 ? n : 100000); break;
             case "lock-bench": LockBench(n > 0 ? n : 20000); break;
-            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|jit-trickle|threads|throw-bench|lock-bench [N] | multicore-jit[-touch] DIR"); return 2;
+            case "handoff": Handoff(n > 0 ? n : 20000); break;
+            default: Console.Error.WriteLine("usage: Events exceptions|lock|jit|jit-trickle|threads|throw-bench|lock-bench|handoff [N] | multicore-jit[-touch] DIR"); return 2;
         }
         return 0;
     }
