@@ -71,4 +71,3 @@ uint64_t os_own_switches(void)
 {
     return switches_of(RUSAGE_THREAD);
 }
-

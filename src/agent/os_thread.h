@@ -1,7 +1,7 @@
 /*
  * os_thread: what the kernel knows about a thread of this process, read
  * without the runtime's help: its CPU clock, whether it is on a CPU, its
- * name.  Both samplers use these from their own thread; none of them is
+ * name, and the context switches of the process and of the caller.  Both samplers use these from their own thread; none of them is
  * async-signal-safe and none is needed in a handler.
  */
 #ifndef CORSCOPE_OS_THREAD_H

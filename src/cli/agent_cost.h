@@ -25,6 +25,9 @@
  * switch of its thread: docs/performance.md), and the runtime's own work
  * for a profiler outside the agent's calls.  So the total is what the
  * agent's code cost, a floor of what profiling cost.  `check` prints it.
+ * Two of the costs outside it are counted apart and said on lines of their
+ * own: the runtime's exception callbacks, by the exceptions thrown, and the
+ * perf_event clock's part in each context switch, by the switches.
  */
 #ifndef CORSCOPE_AGENT_COST_H
 #define CORSCOPE_AGENT_COST_H
@@ -69,13 +72,13 @@ HIDDEN void agent_cost_text(const struct agent_cost *c, char *out, size_t size);
  * at about 1 us a throw); returns 0 with no line when the recording
  * counted no throw (or is older than the count). */
 #define AGENT_COST_THROWS_NOTED 1000
+HIDDEN int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size);
 /* The program's context switches while recorded: "41000 (21900 a
  * CPU-second)".  Under the perf_event CPU clock each switch of a sampled
  * thread stops and starts the clock's timer, which virtual machines make
- * dear (bench/sigcost.sh: about 2 us more a switch on ours, a few tenths on
- * bare metal) and which no sample sees; from AGENT_COST_SWITCHES_NOTED a
- * CPU-second (1% of a core at 2 us) the line says so, and that the POSIX
- * timers do not pay it.  Returns 0 with no line when the recording counted
+ * dear (bench/sigcost.sh: about 2 us more a switch on ours) and which no
+ * sample sees; from AGENT_COST_SWITCHES_NOTED a CPU-second (1% of a core
+ * at 2 us) the line says so, and that the POSIX timers do not pay it.  Returns 0 with no line when the recording counted
  * none (or is older than the count). */
 #define AGENT_COST_SWITCHES_NOTED 5000
 #define AGENT_COST_SWITCH_NS 2000.0
@@ -87,6 +90,5 @@ HIDDEN int agent_cost_switches_text(const struct recording *r, char *out, size_t
  * have seen less than the CPU (cpu_share.h). */
 HIDDEN double agent_cost_switch_rate(const struct recording *r);
 HIDDEN int agent_cost_perf_clock(const struct recording *r);
-HIDDEN int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size);
 
 #endif
