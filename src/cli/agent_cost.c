@@ -86,18 +86,27 @@ void agent_cost_text(const struct agent_cost *c, char *out, size_t size)
     }
 }
 
+/* The count and, with the process's CPU while sampled known, its rate:
+ * "N thrown (R a CPU-second)".  Returns the rate, 0 when not known. */
+static double count_and_rate(const struct recording *r, uint64_t n, const char *what, char *out,
+                             size_t size)
+{
+    out[0] = '\0';
+    add(out, size, "%llu%s", (unsigned long long)n, what);
+    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
+    if (!cpu_ns)
+        return 0.0;
+    double rate = (double)n * 1e9 / (double)cpu_ns;
+    add(out, size, " (%.0f a CPU-second)", rate);
+    return rate;
+}
+
 int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size)
 {
     uint64_t thrown = rec_counter(r, FMT_COUNTER_EXCEPTIONS_THROWN);
     if (!thrown)
         return 0;
-    out[0] = '\0';
-    add(out, size, "%llu thrown", (unsigned long long)thrown);
-    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
-    if (!cpu_ns)
-        return 1;
-    double rate = (double)thrown * 1e9 / (double)cpu_ns;
-    add(out, size, " (%.0f a CPU-second)", rate);
+    double rate = count_and_rate(r, thrown, " thrown", out, size);
     if (rate >= AGENT_COST_THROWS_NOTED)
         add(out, size, ": the runtime calls the agent at every frame of each throw, which "
                        "every recording asks for to see an unhandled exception coming; about "
@@ -124,12 +133,7 @@ int agent_cost_switches_text(const struct recording *r, char *out, size_t size)
     uint64_t switches = rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES);
     if (!switches)
         return 0;
-    out[0] = '\0';
-    add(out, size, "%llu", (unsigned long long)switches);
-    double rate = agent_cost_switch_rate(r);
-    if (rate == 0.0)
-        return 1;
-    add(out, size, " (%.0f a CPU-second)", rate);
+    double rate = count_and_rate(r, switches, "", out, size);
     if (agent_cost_perf_clock(r) && rate >= AGENT_COST_SWITCHES_NOTED)
         add(out, size, ": the perf_event clock's timer is stopped and started at each switch of "
                        "a sampled thread, about 2 us more a switch on virtual machines that make "
