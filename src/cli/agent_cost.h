@@ -82,6 +82,9 @@ HIDDEN int agent_cost_exceptions_text(const struct recording *r, char *out, size
  * none (or is older than the count). */
 #define AGENT_COST_SWITCHES_NOTED 5000
 #define AGENT_COST_SWITCH_NS 2000.0
+/* From this many a CPU-second (4% of a core at 2 us a switch) `record`'s
+ * summary says it too, with the way out. */
+#define AGENT_COST_SWITCHES_SAID 20000
 HIDDEN int agent_cost_switches_text(const struct recording *r, char *out, size_t size);
 /* The program's context switches per CPU-second while sampled (0: not
  * known), and whether its threads had the perf_event clock: together they

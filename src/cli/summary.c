@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "cli/agent_cost.h"
 #include "cli/cli.h"
 #include "cli/cpu_share.h"
 #include "cli/event_table.h"
@@ -102,6 +103,14 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             fprintf(stderr, "corscope: %swarning: %s; `corscope check %s` says why\n", who, text,
                     path);
         }
+        double switches = agent_cost_switch_rate(&r);
+        if (agent_cost_perf_clock(&r) && switches >= AGENT_COST_SWITCHES_SAID)
+            fprintf(stderr,
+                    "corscope: %snote: %.0f context switches a CPU-second, and the perf_event "
+                    "clock costs each (about 2 us on virtual machines that make timers dear, some "
+                    "%.0f%% of the CPU there); --cpu-clock posix does not pay it (`corscope check "
+                    "%s`)\n",
+                    who, switches, switches * AGENT_COST_SWITCH_NS * 1e-9 * 100.0, path);
         const char *change = report_runtime_change(&r);
         if (change)
             fprintf(stderr, "corscope: %swarning: %s\n", who, change);

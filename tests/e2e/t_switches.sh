@@ -5,11 +5,13 @@
 # timers do not pay it, and, where its samples saw too little of the CPU,
 # that the switching is why (the clock does not count a thread's time in
 # switching; about 7 us a switch went unseen on our virtual machines);
-# under the POSIX timers the count alone.
+# under the POSIX timers the count alone.  `record`'s summary says the cost
+# too, this many switches a CPU-second being over its threshold (20,000).
 source "$(dirname "$0")/lib.sh"
 
 for clock in perf posix; do
-    cs record -q --cpu-clock $clock -o "$T/$clock.corscope" -- $(app Events) handoff 20000 > "$T/$clock.out"
+    cs record --cpu-clock $clock -o "$T/$clock.corscope" -- $(app Events) handoff 20000 > "$T/$clock.out" \
+        2> "$T/$clock.err"
     own=$(awk '/^handoff/ { print $4 }' "$T/$clock.out")
     [ -n "$own" ] && [ "$own" -ge 20000 ] || fail "$clock: the program's own count: $(cat "$T/$clock.out")"
     got=$(counter "$T/$clock.corscope" context_switches)
@@ -25,6 +27,9 @@ done
 grep -q "^  switches .*: the perf_event clock's timer is stopped and started at each switch.*--cpu-clock posix does not pay it" \
     "$T/perf.check" || fail "perf: no word of the switches' cost: $(grep switches "$T/perf.check")"
 ! grep -q "perf_event clock's timer" "$T/posix.check" || fail "posix: the perf_event clock's cost said"
+grep -q "^corscope: note: [0-9]* context switches a CPU-second, and the perf_event clock costs each.*--cpu-clock posix does not pay it" \
+    "$T/perf.err" || fail "perf: record's summary does not say the switches' cost: $(cat "$T/perf.err")"
+! grep -q "context switches" "$T/posix.err" || fail "posix: record's summary speaks of switches"
 if grep -q "^  warning      a quarter or more of the CPU" "$T/perf.check"; then
     grep -q "What can leave it out: context switches, [0-9]* a CPU-second: the perf_event clock does not count" \
         "$T/perf.check" || fail "perf: a thin share not put down to the switches: $(grep warning "$T/perf.check")"
