@@ -86,18 +86,23 @@ void agent_cost_text(const struct agent_cost *c, char *out, size_t size)
     }
 }
 
-/* The count and, with the process's CPU while sampled known, its rate:
- * "N thrown (R a CPU-second)".  Returns the rate, 0 when not known. */
+/* n per CPU-second of the process while sampled, 0 when that is not known. */
+static double per_cpu_second(const struct recording *r, uint64_t n)
+{
+    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
+    return cpu_ns ? (double)n * 1e9 / (double)cpu_ns : 0.0;
+}
+
+/* The count and, where known, its rate: "N thrown (R a CPU-second)".
+ * Returns the rate, 0 when not known. */
 static double count_and_rate(const struct recording *r, uint64_t n, const char *what, char *out,
                              size_t size)
 {
     out[0] = '\0';
     add(out, size, "%llu%s", (unsigned long long)n, what);
-    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
-    if (!cpu_ns)
-        return 0.0;
-    double rate = (double)n * 1e9 / (double)cpu_ns;
-    add(out, size, " (%.0f a CPU-second)", rate);
+    double rate = per_cpu_second(r, n);
+    if (rate > 0.0)
+        add(out, size, " (%.0f a CPU-second)", rate);
     return rate;
 }
 
@@ -115,17 +120,12 @@ int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size
     return 1;
 }
 
-double agent_cost_switch_rate(const struct recording *r)
-{
-    uint64_t switches = rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES);
-    uint64_t cpu_ns = rec_counter(r, FMT_COUNTER_CPU_WHILE_SAMPLED_NS);
-    return cpu_ns ? (double)switches * 1e9 / (double)cpu_ns : 0.0;
-}
-
-int agent_cost_perf_clock(const struct recording *r)
+double agent_cost_perf_switch_rate(const struct recording *r)
 {
     const struct rec_str *clock = rec_info(r, FMT_INFO_CPU_CLOCK);
-    return clock && clock->len >= 10 && !memcmp(clock->p, "perf_event", 10);
+    if (!clock || clock->len < 10 || memcmp(clock->p, "perf_event", 10) != 0)
+        return 0.0;
+    return per_cpu_second(r, rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES));
 }
 
 int agent_cost_switches_text(const struct recording *r, char *out, size_t size)
@@ -133,8 +133,9 @@ int agent_cost_switches_text(const struct recording *r, char *out, size_t size)
     uint64_t switches = rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES);
     if (!switches)
         return 0;
-    double rate = count_and_rate(r, switches, "", out, size);
-    if (agent_cost_perf_clock(r) && rate >= AGENT_COST_SWITCHES_NOTED)
+    count_and_rate(r, switches, "", out, size);
+    double rate = agent_cost_perf_switch_rate(r);
+    if (rate >= AGENT_COST_SWITCHES_NOTED)
         add(out, size, ": the perf_event clock's timer is stopped and started at each switch of "
                        "a sampled thread, about 2 us more a switch on virtual machines that make "
                        "timers dear (bench/sigcost.sh), some %.1f%% of this process's CPU there, "

@@ -86,12 +86,11 @@ HIDDEN int agent_cost_exceptions_text(const struct recording *r, char *out, size
  * summary says it too, with the way out. */
 #define AGENT_COST_SWITCHES_SAID 20000
 HIDDEN int agent_cost_switches_text(const struct recording *r, char *out, size_t size);
-/* The program's context switches per CPU-second while sampled (0: not
- * known), and whether its threads had the perf_event clock: together they
- * say whether switching cost more than the line above allows, and (the
+/* The program's context switches per CPU-second while sampled, where its
+ * threads had the perf_event clock (0: another clock, or not known): what
+ * says whether switching cost more than the line above allows, and (the
  * clock does not count a thread's time in switching) why its samples may
  * have seen less than the CPU (cpu_share.h). */
-HIDDEN double agent_cost_switch_rate(const struct recording *r);
-HIDDEN int agent_cost_perf_clock(const struct recording *r);
+HIDDEN double agent_cost_perf_switch_rate(const struct recording *r);
 
 #endif

@@ -97,8 +97,8 @@ void cpu_share_causes(const struct recording *r, char *out, size_t size)
     info_text(r, FMT_INFO_CPU_CLOCK, clock, sizeof clock);
     if (strstr(clock, "user time only"))
         add(out, size, "the clock counts user time only: time in the kernel is in no sample");
-    double switch_rate = agent_cost_switch_rate(r);
-    if (agent_cost_perf_clock(r) && switch_rate >= AGENT_COST_SWITCHES_NOTED) {
+    double switch_rate = agent_cost_perf_switch_rate(r);
+    if (switch_rate >= AGENT_COST_SWITCHES_NOTED) {
         snprintf(line, sizeof line,
                  "context switches, %.0f a CPU-second: the perf_event clock does not count a "
                  "thread's time in switching, which the scheduler charges to it (--cpu-clock "

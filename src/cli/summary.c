@@ -103,8 +103,8 @@ int summary_print(const char *path, double seconds, int quiet, int many)
             fprintf(stderr, "corscope: %swarning: %s; `corscope check %s` says why\n", who, text,
                     path);
         }
-        double switches = agent_cost_switch_rate(&r);
-        if (agent_cost_perf_clock(&r) && switches >= AGENT_COST_SWITCHES_SAID)
+        double switches = agent_cost_perf_switch_rate(&r);
+        if (switches >= AGENT_COST_SWITCHES_SAID)
             fprintf(stderr,
                     "corscope: %snote: %.0f context switches a CPU-second, and the perf_event "
                     "clock costs each (about 2 us on virtual machines that make timers dear, some "
