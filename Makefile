@@ -291,7 +291,7 @@ e2e: all tlspad apps asan-programs runtimes nupkg dist
 # The runtimes besides the SDK's (.NET 10) that the tests run on, and the
 # tests that make test runs on each: one per capability.
 OLDER_RUNTIMES := 8 9
-RUNTIME_TESTS := cpu_shares wall mixed_stack metadata alloc gc exceptions locks jit trace trace_flat attach containers
+RUNTIME_TESTS := cpu_shares wall mixed_stack metadata alloc gc exceptions lifecycle locks jit trace trace_flat attach containers
 
 runtimes:
 	tests/apps/runtimes.sh $(OLDER_RUNTIMES)

@@ -33,6 +33,7 @@
 #include "agent/stacks.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
+#include "agent/unhandled_probe.h"
 #include "agent/unwindgaps.h"
 #include "common/clock.h"
 #include "common/mem.h"
@@ -177,6 +178,21 @@ static void record_unhandled(struct agent *a)
     unhandled_recorded();
 }
 
+/* The runtime's last call for an unhandled exception rewritten to tell
+ * us (unhandled_probe.h) once CoreLib is there; where it cannot be, the
+ * exception callbacks are turned on instead (unhandled.h's rule). */
+static void probe_or_callbacks(struct agent *a)
+{
+    if (unhandled_probe_update(a->info, a->mask, a->runtime_major) != UNHANDLED_PROBE_OFF ||
+        (a->mask & COR_PRF_MONITOR_EXCEPTIONS))
+        return;
+    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
+    HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
+    if (hr < 0)
+        log_warn("the runtime's exception callbacks could not be turned on (0x%08x): an "
+                 "unhandled exception ends the recording without saying so", (unsigned)hr);
+}
+
 struct loop_state {
     uint64_t names_ns;
     uint64_t seen_changes;
@@ -219,6 +235,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
     ls->work = events || codemap_applied() != applied;
     resolve_bound(&a->resolver);
     thread_rings_reclaim();
+    probe_or_callbacks(a);
     record_unhandled(a);
     return next;
 }
@@ -370,7 +387,12 @@ static void *loop_main(void *arg)
                  (unsigned long long)codemap_refused());
     recorder_count(&a->out, FMT_COUNTER_SAMPLER_CPU_NS, os_thread_cpu_ns((pid_t)gettid()));
     recorder_count(&a->out, FMT_COUNTER_LOOP_WAKEUPS, (uint32_t)(loop_wake_seen() - wakes_before));
-    recorder_count(&a->out, FMT_COUNTER_EXCEPTIONS_THROWN, unhandled_thrown() - a->thrown_before);
+    /* counted only where the callbacks came all along */
+    if (a->thrown_counted)
+        recorder_count(&a->out, FMT_COUNTER_EXCEPTIONS_THROWN,
+                       unhandled_thrown() - a->thrown_before);
+    else
+        recorder_uncounted(&a->out, FMT_COUNTER_EXCEPTIONS_THROWN);
     /* the program's: this loop thread's own left out (a session's loop is
      * a thread of its own) */
     uint64_t switches = os_process_switches() - a->switches_before, own = os_own_switches();
@@ -398,8 +420,10 @@ static void *loop_main(void *arg)
     fatal_signal_disarm();
     unhandled_disarm();
     stacks_shutdown();
-    if (atomic_load(&a->detaching))
+    if (atomic_load(&a->detaching)) {
+        unhandled_probe_revert(a->info);
         attach_detach(a);
+    }
     /* attached, and the runtime would not let us go: the next watch
      * comes to us (rendezvous.h) */
     if (a->dormant && a->attached)

@@ -47,6 +47,7 @@ struct agent {
     char output[4096];         /* cfg.output with %p expanded */
     ICorProfilerInfo15 *info;  /* the highest version the runtime offers */
     int info_version;          /* at least AGENT_INFO_MIN: use only its slots */
+    int runtime_major;         /* the runtime's major version (GetRuntimeInformation), 0 unknown */
     struct source sources[AGENT_MAX_SOURCES];
     uint32_t source_count;
     DWORD mask, high_mask;     /* the event mask the sources asked for */
@@ -61,6 +62,7 @@ struct agent {
     int attached;              /* InitializeForAttach: settings from its client data */
     uint64_t init_began_ns;    /* when Initialize (or InitializeForAttach) was called */
     uint64_t thrown_before;    /* unhandled_thrown() then: the recording counts from it */
+    int thrown_counted;        /* the exception callbacks came from the start (the count holds) */
     uint64_t switches_before;  /* os_process_switches() then, likewise */
     _Atomic int catch_up;      /* the attach completed: list what was there before */
     _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */

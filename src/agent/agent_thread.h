@@ -90,6 +90,7 @@ struct agent_lock_wait {
 struct agent_unhandled {
     int state;
     ObjectID object;
+    ClassID klass;     /* its MethodTable, read at the throw */
     ICorProfilerInfo15 *info;
     uint32_t session;  /* unhandled.c's session the throw was seen in */
     uint64_t pass1_ns; /* the last step of pass 1, within STAMP_EVERY frames */

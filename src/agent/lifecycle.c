@@ -29,6 +29,7 @@
 #include "agent/signal/vma_query.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
+#include "agent/unhandled_probe.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/clock.h"
@@ -56,6 +57,17 @@ static int acquire_info(struct agent *a, IUnknown *unk)
         }
     }
     return -1;
+}
+
+/* The runtime's major version (a->runtime_major, 0 when it will not say). */
+static void read_runtime_major(struct agent *a)
+{
+    USHORT instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
+    COR_PRF_RUNTIME_TYPE type;
+    ULONG len = 0;
+    if (a->info->lpVtbl->GetRuntimeInformation(a->info, &instance, &type, &major, &minor, &build,
+                                               &qfe, 0, &len, NULL) >= 0)
+        a->runtime_major = major;
 }
 
 static void record_runtime_version(struct agent *a)
@@ -112,12 +124,24 @@ static void core_mask(struct agent *a)
     a->mask |= COR_PRF_MONITOR_THREADS | COR_PRF_MONITOR_JIT_COMPILATION |
                COR_PRF_MONITOR_MODULE_LOADS;
     /* an exception no managed code catches ends the process without
-     * Shutdown: its last moments are recorded (unhandled.h) */
-    a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
+     * Shutdown: its last moments are recorded (unhandled.h), told by the
+     * runtime's last call, rewritten (unhandled_probe.h), which needs
+     * ReJIT; attached, ReJIT would keep the runtime from letting the agent
+     * go (an immutable flag): only a source that needs it anyway asks */
+    if (!a->attached)
+        a->mask |= COR_PRF_ENABLE_REJIT;
     a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
     /* a collectible module's code leaves the runtime's lists while it is
      * suspended for the unload (codemap_unload_suspension) */
     a->mask |= COR_PRF_MONITOR_SUSPENDS;
+}
+
+/* After the sources' bits: without ReJIT (or a runtime too old for the
+ * probe) the exception callbacks tell of an unhandled exception. */
+static void unhandled_mask(struct agent *a)
+{
+    if (!unhandled_probe_usable(a->mask, a->runtime_major))
+        a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */
@@ -233,16 +257,19 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         control_client_close();
         return E_FAIL;
     }
+    read_runtime_major(a);
     if (core_init(a, labels) < 0 || agent_init_sources(a) < 0 ||
         eventpipe_start(a->info, a->info_version) < 0)
         goto decline;
     if (a->attached)
         mask_for_attach(a);
+    unhandled_mask(a);
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
         goto decline;
     }
+    a->thrown_counted = (a->mask & COR_PRF_MONITOR_EXCEPTIONS) != 0;
     if (config_expand_output(a->cfg.output, (long)getpid(), a->output, sizeof a->output) < 0) {
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
@@ -379,11 +406,13 @@ int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_
         goto fail_recording;
     }
     mask_for_attach(a);
+    unhandled_mask(a);
     HRESULT hr = a->info->lpVtbl->SetEventMask2(a->info, a->mask, a->high_mask);
     if (hr < 0) {
         snprintf(why, why_size, "SetEventMask2 failed (0x%08x)", (unsigned)hr);
         goto fail_recording;
     }
+    a->thrown_counted = (a->mask & COR_PRF_MONITOR_EXCEPTIONS) != 0;
     record_runtime_version(a);
     recorder_info(&a->out, FMT_INFO_MODE, "attached");
     a->dormant = 0;

@@ -30,6 +30,7 @@
 #include "agent/signal/stack_bounds.h"
 #include "agent/thread_registry.h"
 #include "agent/unhandled.h"
+#include "agent/unhandled_probe.h"
 #include "clr/clr_defaults.h"
 #include "clr/clr_guids.h"
 #include "common/mem.h"
@@ -540,7 +541,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ObjectAllocated(ICorProfilerCallback11
     return S_OK;
 }
 
-/* ---- ReJIT (async, watch) ------------------------------------------------------------ */
+/* ---- ReJIT (the unhandled probe, async, watch) ----------------------------------------- */
 
 /* The new body of a method a source asked to be rejitted: the first
  * source that says it is its own gives it. */
@@ -549,6 +550,8 @@ static HRESULT STDMETHODCALLTYPE profiler_GetReJITParameters(ICorProfilerCallbac
                                                              ICorProfilerFunctionControl *control)
 {
     struct agent *a = &impl_from_ICorProfilerCallback11(iface)->agent;
+    if (control && unhandled_probe_parameters(module, method, control) >= 0)
+        return S_OK; /* the core's (unhandled_probe.h) */
     for (uint32_t i = 0; control && i < a->source_count; i++) {
         struct source *src = &a->sources[i];
         if (src->ops->hooks && src->ops->hooks->rejit_parameters &&
@@ -564,6 +567,7 @@ static HRESULT STDMETHODCALLTYPE profiler_ReJITError(ICorProfilerCallback11 *ifa
 {
     (void)function;
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    unhandled_probe_failed(module, method, status);
     DISPATCH(p, rejit_error, module, method, status);
     return S_OK;
 }

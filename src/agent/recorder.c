@@ -406,6 +406,11 @@ void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v)
         r->counters[c] = v;
 }
 
+void recorder_uncounted(struct recorder *r, enum fmt_counter c)
+{
+    r->uncounted[c] = 1;
+}
+
 void recorder_flush(struct recorder *r)
 {
     if (!r->open)
@@ -447,6 +452,8 @@ void recorder_close(struct recorder *r)
         uint64_t values[FMT_COUNTER_COUNT];
         size_t n = 0;
         for (int i = 0; i < FMT_COUNTER_COUNT; i++) {
+            if (r->uncounted[i])
+                continue;
             keys[n] = schema_counter_key(i);
             values[n++] = r->counters[i];
         }

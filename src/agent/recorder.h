@@ -60,6 +60,7 @@ struct recorder {
     size_t stacks, stacks_cap;
     size_t pool_budget; /* frame ids kept before the table is reset */
     uint64_t counters[FMT_COUNTER_COUNT];
+    uint8_t uncounted[FMT_COUNTER_COUNT]; /* left out of the file: not counted, not 0 */
     uint32_t next_event;       /* ids of recorded events (EVDF) */
     int failed_logged;
     int open;
@@ -117,6 +118,9 @@ HIDDEN void recorder_sample(struct recorder *r, uint32_t event, uint32_t thread,
                             uint32_t stack, uint64_t weight);
 HIDDEN void recorder_count(struct recorder *r, enum fmt_counter c, uint64_t n);
 HIDDEN void recorder_max(struct recorder *r, enum fmt_counter c, uint64_t v);
+/* This recording could not count c: the file leaves it out (a reader
+ * tells "not counted" from 0 by its absence). */
+HIDDEN void recorder_uncounted(struct recorder *r, enum fmt_counter c);
 /* Has the recording failed (a write error)?  Then nothing more is
  * written: sources should stop. */
 HIDDEN int recorder_failed(const struct recorder *r);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "agent/agent_thread.h"
+#include "agent/signal/achain.h"
 #include "agent/signal/fatal_signal.h"
 #include "agent/source.h"
 #include "common/clock.h"
@@ -28,6 +29,9 @@ static uint64_t taken;                        /* the loop's: the request it answ
 static _Atomic uintptr_t request_class;
 static _Atomic int seen;
 static _Atomic uint64_t thrown;
+/* the runtime's last call is rewritten to tell us (unhandled_probe.h):
+ * the passes' rule is not needed */
+static _Atomic int probed;
 
 /* Between the passes the runtime printed the exception: longer than this. */
 #define UNHANDLED_GAP_NS 1000000ull
@@ -41,6 +45,7 @@ static _Atomic uint64_t thrown;
 #define STAMP_EVERY 8
 
 static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current);
+static void request_and_wait(ClassID klass);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
@@ -56,6 +61,11 @@ void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
     case SOURCE_EX_THROWN:
         current->state = SEARCHING;
         current->object = object;
+        /* its MethodTable (the ClassID of any object but an array's, and
+         * an exception is none), read while the thread is in cooperative
+         * mode and the object cannot move: by pass 2 the runtime may
+         * refuse to say it */
+        current->klass = object ? *(const uintptr_t *)object : 0;
         current->info = info;
         current->session = atomic_load(&session);
         current->pass1_ns = clock_now_ns();
@@ -95,13 +105,22 @@ static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current)
     /* pass 2 with no catch clause found in pass 1: unhandled, unless the
      * runtime went straight on (it catches it itself) */
     current->state = NONE;
-    if (!atomic_load(&armed) || !info || current->info != info ||
+    if (atomic_load(&probed) || !atomic_load(&armed) || !info || current->info != info ||
         current->session != atomic_load(&session) ||
         clock_now_ns() - current->pass1_ns <= UNHANDLED_GAP_NS)
         return;
     ClassID klass = 0;
     if (info->lpVtbl->GetClassFromObject(info, current->object, &klass) < 0)
-        klass = 0;
+        klass = current->klass; /* .NET 9 refuses it here (CORPROF_E_UNSUPPORTED_CALL_SEQUENCE) */
+    request_and_wait(klass);
+}
+
+/* Asks the loop to record everything and what ends the program, and
+ * waits for it (at most FATAL_SIGNAL_WAIT_NS). */
+static void request_and_wait(ClassID klass)
+{
+    if (!atomic_load(&armed))
+        return;
     atomic_store(&request_class, (uintptr_t)klass);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
     struct timespec step = {0, 1000000};
@@ -109,6 +128,28 @@ static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current)
                               atomic_load(&recorded) < mine;
          waited += 1000000)
         nanosleep(&step, NULL);
+}
+
+void unhandled_probed(int on)
+{
+    atomic_store(&probed, on);
+}
+
+/* A collection under way may be moving the exception: its type is read
+ * again after it, for at most this long. */
+#define HIT_TYPE_WAIT_MS 200
+
+int32_t unhandled_hit(uintptr_t home)
+{
+    uintptr_t mt = 0;
+    struct timespec step = {0, 1000000};
+    int got = 0;
+    for (int waited = 0; home && waited < HIT_TYPE_WAIT_MS &&
+                         (got = achain_object_type(home, &mt)) == 0;
+         waited++)
+        nanosleep(&step, NULL);
+    request_and_wait(got == 1 ? (ClassID)mt : 0);
+    return 0;
 }
 
 void unhandled_arm(void)

@@ -33,6 +33,14 @@
 #include "clr/clr_interfaces.h"
 #include "common/visibility.h"
 
+/* The probe (unhandled_probe.h) is in place (1) or gone (0): while it is,
+ * the callbacks only count throws. */
+HIDDEN void unhandled_probed(int on);
+/* The rewritten AppContext.OnUnhandledException (the dying thread, in
+ * native code after a GC transition): home is where its frame keeps the
+ * exception.  Returns 0 (for calli signatures that return an int). */
+HIDDEN int32_t unhandled_hit(uintptr_t home);
+
 /* Every exception callback (the throwing thread): step is enum
  * source_exception_step (source.h), object the thrown one for
  * SOURCE_EX_THROWN. */

@@ -114,7 +114,8 @@ int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size
     double rate = count_and_rate(r, thrown, " thrown", out, size);
     if (rate >= AGENT_COST_THROWS_NOTED)
         add(out, size, ": the runtime calls the agent at every frame of each throw, which "
-                       "every recording asks for to see an unhandled exception coming; about "
+                       "-e exceptions asks for (and, before .NET 10, every recording, to see an "
+                       "unhandled exception coming); about "
                        "1 us a throw on our machines, some %.1f%% of this process's CPU, not in the "
                        "profiler line", rate * 1e-6 * 100.0);
     return 1;

@@ -64,8 +64,9 @@ HIDDEN int agent_cost_read(const struct recording *r, struct agent_cost *out);
  * samples (23.2ms); in all 4.8% of the process's CPU". */
 HIDDEN void agent_cost_text(const struct agent_cost *c, char *out, size_t size);
 
-/* The runtime's exception callbacks, which every recording takes to see an
- * unhandled exception coming (src/agent/unhandled.h): the runtime calls the
+/* The runtime's exception callbacks, which -e exceptions takes (and before
+ * .NET 10 every recording, to see an unhandled exception coming:
+ * src/agent/unhandled_probe.h): the runtime calls the
  * agent at every frame of both passes of each throw, a cost no sample can
  * charge to the agent.  "100000 thrown (86000 a CPU-second): ..." with the
  * cost said from AGENT_COST_THROWS_NOTED a CPU-second on (0.1% of a core

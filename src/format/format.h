@@ -212,7 +212,7 @@ enum fmt_field_type {
     X(AGENT_CODE_SAMPLES, "agent_code_samples", "cpu samples taken in the agent's own code on the program's threads (its callbacks and hooks, and the runtime's work they asked for)") \
     X(AGENT_CODE_NS, "agent_code_ns", "the weight of those samples, ns: the CPU the agent's callbacks and hooks cost the program's threads, as the samples estimate it") \
     X(CONTEXT_SWITCHES, "context_switches", "context switches of the program's threads while recorded, voluntary and involuntary (the agent's own thread left out)") \
-    X(EXCEPTIONS_THROWN, "exceptions_thrown", "exceptions the program threw while recorded (the runtime's ExceptionThrown callbacks, which every recording takes to see an unhandled one coming)") \
+    X(EXCEPTIONS_THROWN, "exceptions_thrown", "exceptions the program threw while recorded (the runtime's ExceptionThrown callbacks; absent when they were off: on .NET 10 a recording takes them only for -e exceptions)") \
     X(MULTICORE_JIT_OFF, "multicore_jit_off", "1 when the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the runtime does not start while a profiler follows compilations") \
     X(RECORDED_NS, "recorded_ns", "time from the recording's start to its last flush (its close, for a complete one), ns")
 

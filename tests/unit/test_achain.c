@@ -159,6 +159,37 @@ static void test_achain_guarded(void)
     achain_types_clear();
 }
 
+/* The unhandled probe's read (achain_object_type): the MethodTable of the
+ * object a frame's home holds, through the kernel; not during a
+ * suspension (ask again), and a failed read or a MethodTable that is no
+ * object's is said as such. */
+static void test_achain_object_type(void)
+{
+    heap[20][0] = MT_BOX;
+    uintptr_t home = (uintptr_t)heap[20], mt = 0;
+    uint64_t reads = achain_kernel_reads();
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), 1);
+    CHECK_EQ(mt, (uintptr_t)MT_BOX);
+    CHECK(achain_kernel_reads() > reads);
+    achain_suspend_begin();
+    mt = 0;
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), 0);
+    CHECK_EQ(mt, 0);
+    achain_suspend_end();
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), 1);
+    void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(gone != MAP_FAILED);
+    home = (uintptr_t)gone;
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), -1);
+    munmap(gone, 4096);
+    home = 0; /* a null reference */
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), -1);
+    heap[20][0] = MT_BOX | 1; /* a collection's mark: no object's MethodTable */
+    home = (uintptr_t)heap[20];
+    CHECK_EQ(achain_object_type((uintptr_t)&home, &mt), -1);
+    heap[20][0] = 0;
+}
+
 /* Outside cooperative mode each object is one system call: its
  * MethodTable and the reference followed from it come in one window (a
  * box, an action and a box: 7 word reads, 4 calls); an object in the
@@ -234,6 +265,7 @@ void suite_achain(void)
 {
     RUN(test_achain_read);
     RUN(test_achain_guarded);
+    RUN(test_achain_object_type);
     RUN(test_achain_window);
     RUN(test_achain_clear);
 }

@@ -62,7 +62,7 @@ static void test_ilwrap_tiny(void)
 {
     /* ldarg.0; brfalse.s +1; nop; ret  (tiny: 5 bytes) */
     static const uint8_t m[] = {0x02 | (5 << 2), 0x02, 0x2C, 0x01, 0x00, 0x2A};
-    struct ilwrap_in in = {m, sizeof m, {0x11000043, 2, 1, 1}, 0x1122334455667788ull};
+    struct ilwrap_in in = {m, sizeof m, {0x11000043, 2, 1, 1}, 0x1122334455667788ull, 0};
     struct il_rewritten r;
     struct il_body w;
     REQUIRE(wrap(&in, &r, &w));
@@ -99,10 +99,38 @@ static void test_ilwrap_tiny(void)
     il_body_free(&w);
     il_rewritten_free(&r);
     /* a one-parameter signature returning nothing: no padding, no pop */
-    struct ilwrap_in one = {m, sizeof m, {0x11000044, 1, 0, 0}, 0x1000};
+    struct ilwrap_in one = {m, sizeof m, {0x11000044, 1, 0, 0}, 0x1000, 0};
     REQUIRE(wrap(&one, &r, &w));
     REQUIRE(w.clause_count == 1);
     CHECK_EQ(check_call(w.code, 3, &one), w.clauses[0].try_offset);
+    CHECK(w.max_stack >= 2);
+    il_body_free(&w);
+    il_rewritten_free(&r);
+}
+
+/* Entry only (unhandled_probe.h): the call before the original body, which
+ * is left as it was: no clause, its own rets, its branches moved with it.
+ * The shape of .NET 10's AppContext.OnUnhandledException(object): a static
+ * field's delegate, null-checked, invoked. */
+static void test_ilwrap_entry_only(void)
+{
+    /* ldsfld <f>; dup; brtrue.s +2; pop; ret; ldarg.0; callvirt <m>; ret */
+    static const uint8_t code[] = {0x7E, 1, 0, 0, 0x04, 0x25, 0x2D, 0x02, 0x26, 0x2A,
+                                   0x02, 0x6F, 2, 0, 0, 0x0A, 0x2A};
+    uint8_t m[1 + sizeof code];
+    m[0] = (uint8_t)(0x02 | (sizeof code << 2));
+    memcpy(m + 1, code, sizeof code);
+    struct ilwrap_in in = {m, sizeof m, {0x11000050, 1, 1, 0}, 0xABCDEF, 1};
+    struct il_rewritten r;
+    struct il_body w;
+    REQUIRE(wrap(&in, &r, &w));
+    CHECK_EQ(w.clause_count, 0);
+    CHECK(w.code[0] == 0x0F && w.code[1] == 0 && w.code[2] == 0xE0); /* ldarga.s 0; conv.u */
+    uint32_t after = check_call(w.code, 3, &in);
+    REQUIRE(after != ~0u);
+    /* the original, whole, after the call: its short branch still in reach */
+    REQUIRE(w.code_size == after + sizeof code);
+    CHECK(!memcmp(w.code + after, code, sizeof code));
     CHECK(w.max_stack >= 2);
     il_body_free(&w);
     il_rewritten_free(&r);
@@ -144,7 +172,7 @@ static void test_ilwrap_fat(void)
     c[5] = 21;               /* handler offset (u16) */
     c[7] = 2;                /* handler length (u8) */
     size_t total = at + 16;
-    struct ilwrap_in in = {m, total, {0x1100009A, 1, 1, 0}, 0x1000};
+    struct ilwrap_in in = {m, total, {0x1100009A, 1, 1, 0}, 0x1000, 0};
     struct il_rewritten r;
     struct il_body w;
     REQUIRE(wrap(&in, &r, &w));
@@ -188,7 +216,7 @@ static void test_ilwrap_refuses(void)
     char why[200];
     /* an unknown opcode */
     static const uint8_t bad[] = {0x02 | (2 << 2), 0xA6, 0x2A};
-    struct ilwrap_in in = {bad, sizeof bad, {0x11000001, 1, 0, 0}, 3};
+    struct ilwrap_in in = {bad, sizeof bad, {0x11000001, 1, 0, 0}, 3, 0};
     CHECK(ilwrap_publish(&in, &r, why, sizeof why) < 0);
     /* tail. call: cannot sit in a try */
     static const uint8_t tail[] = {0x02 | (8 << 2), 0xFE, 0x14, 0x28, 1, 0, 0, 6, 0x2A};
@@ -280,6 +308,7 @@ void suite_ilwrap(void)
 {
     RUN(test_ilwrap_tiny);
     RUN(test_ilwrap_fat);
+    RUN(test_ilwrap_entry_only);
     RUN(test_ilwrap_refuses);
     RUN(test_ilwrap_calli_sigs);
 }

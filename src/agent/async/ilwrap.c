@@ -100,7 +100,7 @@ static size_t call_code(uint8_t *p, const struct ilwrap_in *in)
 static size_t entry_code(uint8_t *p, const struct ilwrap_in *in)
 {
     size_t n = 0;
-    p[n++] = 0x0f; /* ldarga.s 0: the home of `this` */
+    p[n++] = 0x0f; /* ldarga.s 0: the home of `this` (or of a static method's first argument) */
     p[n++] = 0x00;
     p[n++] = 0xe0; /* conv.u */
     return n + call_code(p + n, in);
@@ -131,8 +131,9 @@ int ilwrap_publish(const struct ilwrap_in *in, struct il_rewritten *out, char *w
     int rc = -1;
     if (il_edit_add(&edit, &body, 0, IL_ENTRY, 0, entry, (uint32_t)entry_len, stack, why,
                     why_size) == 0 &&
-        il_edit_wrap(&edit, &body, IL_CLAUSE_FINALLY, fin, (uint32_t)fin_len, stack,
-                     IL_NO_RESULT, why, why_size) == 0 &&
+        (in->entry_only ||
+         il_edit_wrap(&edit, &body, IL_CLAUSE_FINALLY, fin, (uint32_t)fin_len, stack,
+                      IL_NO_RESULT, why, why_size) == 0) &&
         il_rewrite(&body, &edit, out, why, why_size) == 0) {
         rc = il_check(&body, &edit, out, why, why_size);
         if (rc < 0)

@@ -72,11 +72,14 @@ struct ilwrap_in {
     const uint8_t *method; /* the header, code and sections, as GetILFunctionBody gives them */
     size_t size;           /* bytes available at method (sections may end before) */
     struct ilwrap_calli calli;
-    uint64_t enter_fn;     /* async_enter's address */
+    uint64_t enter_fn;     /* the native function's address (async_enter, unhandled_hit) */
+    int entry_only;        /* no finally: the function hears of the entry alone */
 };
 
 /* The wrapped method, rewritten and checked, into out (free with
- * il_rewritten_free).  Returns 0, or -1 with the engine's reason in why. */
+ * il_rewritten_free).  Returns 0, or -1 with the engine's reason in why.
+ * With entry_only the body gets the entry code alone (unhandled_probe.h:
+ * the home of a static method's first argument, the rest unchanged). */
 HIDDEN int ilwrap_publish(const struct ilwrap_in *in, struct il_rewritten *out, char *why,
                           size_t why_size);
 

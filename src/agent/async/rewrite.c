@@ -124,7 +124,7 @@ size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *
  * (nint)`), whose call goes through a GC transition.  Emitting our own
  * would mean opening CoreLib's metadata for writing (ilwrap.h says why
  * not). */
-static int find_calli(const struct md *md, struct ilwrap_calli *best)
+int rewrite_find_calli(const struct md *md, struct ilwrap_calli *best)
 {
     mdTypeDef suppress =
         mdplace_find_type(md, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
@@ -160,7 +160,7 @@ static int make(ICorProfilerInfo15 *info, ModuleID module, const struct md *md,
     if (info->lpVtbl->GetILFunctionBody(info, module, method, &body, &size) < 0 || !body ||
         size < 1)
         return -1;
-    struct ilwrap_in in = {body, size, *calli, (uint64_t)(uintptr_t)async_enter};
+    struct ilwrap_in in = {body, size, *calli, (uint64_t)(uintptr_t)async_enter, 0};
     struct il_rewritten out;
     char why[160];
     if (ilwrap_publish(&in, &out, why, sizeof why) < 0) {
@@ -189,7 +189,7 @@ int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib)
         return 0;
     }
     struct ilwrap_calli calli;
-    if (!find_calli(&md, &calli)) {
+    if (!rewrite_find_calli(&md, &calli)) {
         log_warn("async: System.Private.CoreLib has no unmanaged call signature the rewrite can "
                  "use; no logical async stacks");
         return 0;

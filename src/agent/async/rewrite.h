@@ -31,7 +31,9 @@
 #ifndef CORSCOPE_ASYNC_REWRITE_H
 #define CORSCOPE_ASYNC_REWRITE_H
 
+#include "agent/async/ilwrap.h"
 #include "clr/clr_interfaces.h"
+#include "common/pdb/meta.h"
 #include "common/visibility.h"
 
 /* Loop: is this module System.Private.CoreLib? */
@@ -44,6 +46,10 @@ HIDDEN ModuleID rewrite_find_corelib(ICorProfilerInfo15 *info);
  * read in place.  Returns how many were found. */
 HIDDEN size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *out,
                                 size_t room);
+/* The calli signature a rewrite of CoreLib uses: the best one CoreLib has
+ * for an unmanaged call (ilwrap_calli_fits), read in place (md).  Returns
+ * 1 and fills *best (its token too), or 0 when it has none. */
+HIDDEN int rewrite_find_calli(const struct md *md, struct ilwrap_calli *best);
 /* Loop: makes the new bodies and asks for the ReJIT (once per agent run).
  * Returns how many methods were asked for (0: none could be; logged). */
 HIDDEN int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib);

@@ -204,6 +204,25 @@ NO_ASAN static uint32_t read_u32(struct reader *r, uintptr_t addr)
     return v;
 }
 
+int achain_object_type(uintptr_t home, uintptr_t *mt)
+{
+    uint64_t seq = atomic_load_explicit(&suspend_seq, memory_order_acquire);
+    if (atomic_load_explicit(&suspended, memory_order_acquire))
+        return 0;
+    int saved = errno;
+    struct reader r = {.pid = (pid_t)syscall(SYS_getpid)};
+    uintptr_t obj = read_word(&r, home);
+    uintptr_t type = read_word(&r, obj);
+    errno = saved;
+    if (r.failed || !plausible(type))
+        return -1;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&suspend_seq, memory_order_acquire) != seq)
+        return 0;
+    *mt = type;
+    return 1;
+}
+
 /* Follows a path from obj; 0 when it leads nowhere (a null on the way). */
 static uintptr_t follow(struct reader *r, uintptr_t obj, const int32_t path[2])
 {

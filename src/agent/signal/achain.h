@@ -111,6 +111,14 @@ HIDDEN uint64_t achain_discarded(void);
 /* Tests: the system calls guarded reads have made. */
 HIDDEN uint64_t achain_kernel_reads(void);
 
+/* A thread in native code (a calli's GC transition) reading the runtime
+ * type of the object whose reference is at home (in its caller's frame,
+ * GC-reported): *mt its MethodTable (the profiling API's ClassID).  Read
+ * through process_vm_readv, kept only when no suspension began meanwhile.
+ * Returns 1, 0 while the runtime is suspended (a collection may be moving
+ * it: ask again later), or -1 when the reads failed. */
+HIDDEN int achain_object_type(uintptr_t home, uintptr_t *mt);
+
 /* Handler or own-thread walker: reads the chain of the calling thread.
  * sp, hi: the thread's stack (the home the slot points at must lie
  * inside); thread: its runtime Thread* (0 unknown: guarded reads).  Writes

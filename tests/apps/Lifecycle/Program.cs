@@ -3,6 +3,10 @@
 //   return         burn 1 s on the main thread, return 0
 //   exit-thread    a worker burns 1 s then calls Environment.Exit(3) while main burns on
 //   unhandled      a worker burns 1 s then throws an exception nobody catches
+//   unhandled-main the main thread burns 1 s then throws an exception nobody catches
+//   typeinit       a worker burns 1 s then touches a class whose static constructor
+//                  throws: the runtime catches that itself, and the caller catches the
+//                  TypeInitializationException; returns 0
 //   crash          a worker burns 1 s then crashes in native code (strlen(NULL))
 //   abort          a worker burns 1 s then calls the C library's abort()
 //   spin           print "ready" and burn until killed
@@ -48,10 +52,27 @@ static class Work
     public static void ThrowFromWorker() { BurnFor(1000); SayCpu(); throw new InvalidOperationException("corscope test: unhandled on purpose"); }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowFromMain() { BurnFor(1000); SayCpu(); throw new ArgumentException("corscope test: unhandled on main"); }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int TouchBrokenType()
+    {
+        BurnFor(1000);
+        try { return Broken.Value; }
+        catch (TypeInitializationException) { return -1; }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public static void CrashFromWorker() { BurnFor(1000); SayCpu(); StrLen(0); }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static void AbortFromWorker() { BurnFor(1000); SayCpu(); Abort(); }
+}
+
+static class Broken
+{
+    public static readonly int Value = Fail();
+    static int Fail() => throw new InvalidOperationException("corscope test: a static constructor's");
 }
 
 static class Program
@@ -70,6 +91,18 @@ static class Program
             case "unhandled":
                 new Thread(Work.ThrowFromWorker) { Name = "thrower" }.Start();
                 while (true) Work.BurnFor(100);
+            case "unhandled-main":
+                Work.ThrowFromMain();
+                return 1;
+            case "typeinit":
+                {
+                    int got = 0;
+                    var t = new Thread(() => got = Work.TouchBrokenType()) { Name = "typeinit" };
+                    t.Start();
+                    t.Join();
+                    Console.WriteLine($"typeinit {got}");
+                    return got == -1 ? 0 : 1;
+                }
             case "crash":
                 new Thread(Work.CrashFromWorker) { Name = "crasher" }.Start();
                 while (true) Work.BurnFor(100);
