@@ -124,7 +124,27 @@ size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTypeDef *
  * (nint)`), whose call goes through a GC transition.  Emitting our own
  * would mean opening CoreLib's metadata for writing (ilwrap.h says why
  * not). */
+/* The answer for the CoreLib whose blob heap is at calli_of: its
+ * signatures never change (CoreLib is never unloaded), and the scan costs
+ * 150 us, mostly first touches of its pages; the unhandled probe asks at
+ * every start, the async rewrite after the first yield. */
+static const void *calli_of;
+static int calli_found;
+static struct ilwrap_calli calli_best;
+
+static int scan_calli(const struct md *md, struct ilwrap_calli *best);
+
 int rewrite_find_calli(const struct md *md, struct ilwrap_calli *best)
+{
+    if (calli_of != md->blob.p) {
+        calli_found = scan_calli(md, &calli_best);
+        calli_of = md->blob.p;
+    }
+    *best = calli_best;
+    return calli_found;
+}
+
+static int scan_calli(const struct md *md, struct ilwrap_calli *best)
 {
     mdTypeDef suppress =
         mdplace_find_type(md, "System.Runtime.CompilerServices.CallConvSuppressGCTransition");
