@@ -103,7 +103,8 @@ want() { [ "$WHICH" = all ] || [ "$WHICH" = "$1" ]; }
 want exceptions &&
 bench "Exceptions: 100,000 throw-bench iterations (a throw each)" "$EVENTS throw-bench 100000" \
     "no profiler|-" \
-    "corscope -e cpu (the default: exception callbacks on, for unhandled exceptions)|-e cpu" \
+    "corscope -e cpu (the default: on .NET 10 no exception callbacks, unhandled_probe.h)|-e cpu" \
+    "corscope -e cpu, $BASE|base:-e cpu" \
     "corscope -e exceptions|-e exceptions" \
     "corscope -e exceptions, $BASE|base:-e exceptions" \
     "corscope -e cpu,exceptions|-e cpu,exceptions" \
