@@ -25,7 +25,10 @@
  *
  * The callbacks cost a store each; the runtime calls them only with
  * COR_PRF_MONITOR_EXCEPTIONS, about 1 µs per exception thrown
- * (docs/performance.md).
+ * (docs/performance.md).  On .NET 10 the runtime's own last call for an
+ * unhandled exception is rewritten to call unhandled_hit instead
+ * (unhandled_probe.h): no gap to judge, no callback needed; while it is in
+ * place the callbacks (when a source takes them) only count throws.
  */
 #ifndef CORSCOPE_UNHANDLED_H
 #define CORSCOPE_UNHANDLED_H
