@@ -14,7 +14,10 @@
  * unchanged (ilwrap.h, entry only; a calli signature CoreLib has: its
  * metadata is read in place, nothing is added to it).  The runtime
  * compiles the new body only if the method is ever called: a program pays
- * the request, once, at its start.
+ * the request, once, at its start.  A program may raise the event itself
+ * (ExceptionHandling.RaiseAppDomainUnhandledExceptionEvent) and go on:
+ * the recording then goes on too, and its close clears ended_by
+ * (unhandled.h), as for an exception the runtime caught after all.
  *
  * The runtime's exception callbacks (COR_PRF_MONITOR_EXCEPTIONS), which
  * unhandled.h otherwise reads, cost a program about 0.7 us an exception

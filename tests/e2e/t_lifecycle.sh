@@ -97,6 +97,21 @@ if grep -q "ended by" "$T/typeinit.check"; then
 fi
 note "typeinit: a static constructor's exception, caught: complete, no ended_by"
 
+# AppDomain.UnhandledException raised by hand (.NET 10 on): the
+# rewritten runtime call tells the agent as for a real one, but the program
+# goes on, and so does its recording, complete in the end and ended by
+# nothing
+rc=0; cs record -q -o "$T/raise.corscope" -- $(app Lifecycle) raise > "$T/raise.out" || rc=$?
+assert_eq "raise: exit status" "$rc" 0
+want=raised
+[ "$RUNTIME" != 10 ] && want="raise absent"
+grep -qx "$want" "$T/raise.out" || fail "raise: the program says $(cat "$T/raise.out")"
+expect_recording raise complete
+if grep -q "ended by" "$T/raise.check"; then
+    fail "raise: $(grep 'ended by' "$T/raise.check")"
+fi
+note "raise: the event raised by hand, the program went on: complete, no ended_by"
+
 rc=0; cs record -q -o "$T/crash.corscope" -- $(app Lifecycle) crash 2> "$T/crash.err" || rc=$?
 assert_eq "crash in native code: exit status (SIGSEGV)" "$rc" 139
 expect_recording crash complete

@@ -7,6 +7,7 @@
  * runtime's last call rewritten, that call asks instead.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -92,34 +93,50 @@ static void *loop(void *arg)
     return NULL;
 }
 
+/* A runtime interface whose GetClassFromObject refuses (and counts), and
+ * the loop started and the agent armed, as a session has them. */
+static ICorProfilerInfo15Vtbl session_vtbl;
+static ICorProfilerInfo15 session_info = {&session_vtbl};
+static pthread_t session_loop;
+
+static ICorProfilerInfo15 *session_begin(void)
+{
+    memset(&session_vtbl, 0, sizeof session_vtbl);
+    session_vtbl.GetClassFromObject = class_from_object;
+    asked = 0;
+    atomic_store(&loop_class, 0);
+    atomic_store(&loop_stop, 0);
+    if (pthread_create(&session_loop, NULL, loop, NULL) != 0)
+        abort(); /* no thread: nothing here can be tested */
+    unhandled_arm();
+    return &session_info;
+}
+
+static void session_end(void)
+{
+    unhandled_disarm();
+    atomic_store(&loop_stop, 1);
+    pthread_join(session_loop, NULL);
+}
+
 /* Thrown, searched without a catcher, pass 2 after the gap, all through
  * one interface in one session: unhandled, its class asked for once, and
  * the thread waits until the loop recorded it. */
 static void test_unhandled_in_one_session(void)
 {
-    static ICorProfilerInfo15Vtbl vtbl;
-    memset(&vtbl, 0, sizeof vtbl);
-    vtbl.GetClassFromObject = class_from_object;
-    ICorProfilerInfo15 info = {&vtbl};
-    asked = 0;
-    atomic_store(&loop_stop, 0);
-    pthread_t th;
-    REQUIRE(pthread_create(&th, NULL, loop, NULL) == 0);
-    unhandled_arm();
-    unhandled_step(&info, SOURCE_EX_THROWN, OBJ(3));
-    unhandled_step(&info, SOURCE_EX_SEARCH_ENTER, 0);
+    ICorProfilerInfo15 *info = session_begin();
+    unhandled_step(info, SOURCE_EX_THROWN, OBJ(3));
+    unhandled_step(info, SOURCE_EX_SEARCH_ENTER, 0);
     sleep_ms(3);
-    unhandled_step(&info, SOURCE_EX_UNWIND_ENTER, 0);
+    unhandled_step(info, SOURCE_EX_UNWIND_ENTER, 0);
     CHECK_EQ(asked, 1);
     CHECK(unhandled_seen());
     /* the runtime refused to say its class then (.NET 9 does, in pass 2):
      * the MethodTable read at the throw is it */
     CHECK_EQ(atomic_load(&loop_class), objects[3][0]);
-    unhandled_step(&info, SOURCE_EX_UNWIND_LEAVE, 0); /* once */
+    unhandled_step(info, SOURCE_EX_UNWIND_LEAVE, 0); /* once */
     CHECK_EQ(asked, 1);
-    unhandled_disarm();
-    atomic_store(&loop_stop, 1);
-    pthread_join(th, NULL);
+    session_end();
 }
 
 /* With the runtime's last call rewritten (unhandled_probe.h): the passes'
@@ -127,26 +144,17 @@ static void test_unhandled_in_one_session(void)
  * class of the object its frame holds, and waits for it. */
 static void test_unhandled_probed(void)
 {
-    static ICorProfilerInfo15Vtbl vtbl;
-    memset(&vtbl, 0, sizeof vtbl);
-    vtbl.GetClassFromObject = class_from_object;
-    ICorProfilerInfo15 info = {&vtbl};
-    asked = 0;
-    atomic_store(&loop_class, 0);
-    atomic_store(&loop_stop, 0);
-    pthread_t th;
-    REQUIRE(pthread_create(&th, NULL, loop, NULL) == 0);
-    unhandled_arm();
+    ICorProfilerInfo15 *info = session_begin();
     unhandled_probed(1);
     ClassID klass = 0;
-    unhandled_step(&info, SOURCE_EX_THROWN, OBJ(2));
-    unhandled_step(&info, SOURCE_EX_SEARCH_ENTER, 0);
+    unhandled_step(info, SOURCE_EX_THROWN, OBJ(2));
+    unhandled_step(info, SOURCE_EX_SEARCH_ENTER, 0);
     sleep_ms(3);
-    unhandled_step(&info, SOURCE_EX_UNWIND_ENTER, 0);
+    unhandled_step(info, SOURCE_EX_UNWIND_ENTER, 0);
     CHECK_EQ(asked, 0);
     CHECK_EQ(atomic_load(&loop_class), 0);
     uint64_t thrown = unhandled_thrown();
-    unhandled_step(&info, SOURCE_EX_THROWN, OBJ(1)); /* still counted */
+    unhandled_step(info, SOURCE_EX_THROWN, OBJ(1)); /* still counted */
     CHECK_EQ(unhandled_thrown(), thrown + 1);
     uintptr_t home = (uintptr_t)objects[1];
     CHECK_EQ(unhandled_hit((uintptr_t)&home), 0);
@@ -154,9 +162,7 @@ static void test_unhandled_probed(void)
     CHECK_EQ(atomic_load(&loop_class), objects[1][0]);
     CHECK_EQ(unhandled_pending(&klass), 0);
     unhandled_probed(0);
-    unhandled_disarm();
-    atomic_store(&loop_stop, 1);
-    pthread_join(th, NULL);
+    session_end();
 }
 
 void suite_unhandled(void)

@@ -4,6 +4,9 @@
 //   exit-thread    a worker burns 1 s then calls Environment.Exit(3) while main burns on
 //   unhandled      a worker burns 1 s then throws an exception nobody catches
 //   unhandled-main the main thread burns 1 s then throws an exception nobody catches
+//   raise          burns 0.5 s, raises AppDomain.UnhandledException by hand
+//                  (ExceptionHandling.RaiseAppDomainUnhandledExceptionEvent, .NET 10 and
+//                  later, by reflection: "raise absent" before), burns 0.5 s more, returns 0
 //   typeinit       a worker burns 1 s then touches a class whose static constructor
 //                  throws: the runtime catches that itself, and the caller catches the
 //                  TypeInitializationException; returns 0
@@ -94,6 +97,16 @@ static class Program
             case "unhandled-main":
                 Work.ThrowFromMain();
                 return 1;
+            case "raise":
+                {
+                    Work.BurnFor(500);
+                    var raise = Type.GetType("System.Runtime.ExceptionServices.ExceptionHandling")
+                        ?.GetMethod("RaiseAppDomainUnhandledExceptionEvent");
+                    raise?.Invoke(null, new object[] { new InvalidOperationException("corscope test: raised by hand") });
+                    Console.WriteLine(raise == null ? "raise absent" : "raised");
+                    Work.BurnFor(500);
+                    return 0;
+                }
             case "typeinit":
                 {
                     int got = 0;
