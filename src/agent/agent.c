@@ -165,8 +165,11 @@ uint64_t agent_update_code(struct agent *a)
 static void record_unhandled(struct agent *a)
 {
     ClassID klass = 0;
-    if (!unhandled_pending(&klass))
+    int by_probe = 0;
+    if (!unhandled_pending(&klass, &by_probe))
         return;
+    log_debug("an unhandled exception, told by %s",
+              by_probe ? "the runtime's rewritten last call" : "the exception callbacks");
     agent_drain(a, agent_update_code(a));
     char name[512], what[600];
     if (klass && names_describe_class(a->info, klass, name, sizeof name) == 0)

@@ -126,18 +126,20 @@ static void core_mask(struct agent *a)
     /* an exception no managed code catches ends the process without
      * Shutdown: its last moments are recorded (unhandled.h), told by the
      * runtime's last call, rewritten (unhandled_probe.h), which needs
-     * ReJIT; attached, ReJIT would keep the runtime from letting the agent
-     * go (an immutable flag): only a source that needs it anyway asks */
-    if (!a->attached)
-        a->mask |= COR_PRF_ENABLE_REJIT;
+     * ReJIT: the probe rides on a source that asks for it (async, by
+     * default; watch), not asked for alone, since ReJIT makes the runtime
+     * track every inlining the JIT does, and after an attach would keep it
+     * from letting the agent go (unhandled_mask decides, after the
+     * sources) */
     a->high_mask |= COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS;
     /* a collectible module's code leaves the runtime's lists while it is
      * suspended for the unload (codemap_unload_suspension) */
     a->mask |= COR_PRF_MONITOR_SUSPENDS;
 }
 
-/* After the sources' bits: without ReJIT (or a runtime too old for the
- * probe) the exception callbacks tell of an unhandled exception. */
+/* After the sources' bits: without ReJIT (--async=off, an attach without
+ * async or watch) or on a runtime before the probe's, the exception
+ * callbacks tell of an unhandled exception. */
 static void unhandled_mask(struct agent *a)
 {
     if (!unhandled_probe_usable(a->mask, a->runtime_major))

@@ -27,6 +27,7 @@ static _Atomic uint32_t session;
 static _Atomic uint64_t requested, recorded; /* request numbers */
 static uint64_t taken;                        /* the loop's: the request it answers */
 static _Atomic uintptr_t request_class;
+static _Atomic int request_by_probe;
 static _Atomic int seen;
 static _Atomic uint64_t thrown;
 /* the runtime's last call is rewritten to tell us (unhandled_probe.h):
@@ -45,7 +46,7 @@ static _Atomic int probed;
 #define STAMP_EVERY 8
 
 static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current);
-static void request_and_wait(ClassID klass);
+static void request_and_wait(ClassID klass, int by_probe);
 
 void unhandled_step(ICorProfilerInfo15 *info, int step, ObjectID object)
 {
@@ -112,16 +113,17 @@ static void unwinding(ICorProfilerInfo15 *info, struct agent_unhandled *current)
     ClassID klass = 0;
     if (info->lpVtbl->GetClassFromObject(info, current->object, &klass) < 0)
         klass = current->klass; /* .NET 9 refuses it here (CORPROF_E_UNSUPPORTED_CALL_SEQUENCE) */
-    request_and_wait(klass);
+    request_and_wait(klass, 0);
 }
 
 /* Asks the loop to record everything and what ends the program, and
  * waits for it (at most FATAL_SIGNAL_WAIT_NS). */
-static void request_and_wait(ClassID klass)
+static void request_and_wait(ClassID klass, int by_probe)
 {
     if (!atomic_load(&armed))
         return;
     atomic_store(&request_class, (uintptr_t)klass);
+    atomic_store(&request_by_probe, by_probe);
     uint64_t mine = atomic_fetch_add(&requested, 1) + 1;
     struct timespec step = {0, 1000000};
     for (uint64_t waited = 0; waited < FATAL_SIGNAL_WAIT_NS && atomic_load(&armed) &&
@@ -148,7 +150,7 @@ int32_t unhandled_hit(uintptr_t home)
                          (got = achain_object_type(home, &mt)) == 0;
          waited++)
         nanosleep(&step, NULL);
-    request_and_wait(got == 1 ? (ClassID)mt : 0);
+    request_and_wait(got == 1 ? (ClassID)mt : 0, 1);
     return 0;
 }
 
@@ -163,12 +165,13 @@ void unhandled_disarm(void)
     atomic_fetch_add(&session, 1); /* what was seen so far belongs to the session that ends */
 }
 
-int unhandled_pending(ClassID *klass)
+int unhandled_pending(ClassID *klass, int *by_probe)
 {
     taken = atomic_load(&requested);
     if (taken == atomic_load(&recorded))
         return 0;
     *klass = (ClassID)atomic_load(&request_class);
+    *by_probe = atomic_load(&request_by_probe);
     return 1;
 }
 

@@ -58,8 +58,9 @@ HIDDEN uint64_t unhandled_thrown(void);
 HIDDEN void unhandled_arm(void);
 HIDDEN void unhandled_disarm(void);
 /* The loop: an unhandled exception waits to be recorded?  Then *klass is
- * its class (alive while its thread waits).  Returns 1 once per request. */
-HIDDEN int unhandled_pending(ClassID *klass);
+ * its class (alive while its thread waits), *by_probe says who told
+ * (unhandled_hit, or the callbacks).  Returns 1 once per request. */
+HIDDEN int unhandled_pending(ClassID *klass, int *by_probe);
 /* The loop: what was asked is in the file; the thread may go on. */
 HIDDEN void unhandled_recorded(void);
 /* Was an unhandled exception recorded (ended_by written)? */

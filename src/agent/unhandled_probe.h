@@ -25,7 +25,7 @@
  * 6.9% of a program throwing 100,000 times a CPU-second); with the probe
  * in place a recording takes them only when a source asks.  Where it
  * cannot be put in (.NET 8 and 9, which raise the event from native code;
- * an attach; no usable calli signature, the method not found, the ReJIT
+ * no ReJIT: --async=off, an attach; no usable calli signature, the method not found, the ReJIT
  * refused or failed)
  * those callbacks are on instead: from the start where it is known then
  * (unhandled_probe_usable), else turned on by the loop.
@@ -50,9 +50,9 @@ enum unhandled_probe_state {
     UNHANDLED_PROBE_OFF,     /* cannot be: the callbacks must do it (logged) */
 };
 
-/* Can the probe be put in: ReJIT among the event mask's bits (not asked
- * for after an attach: it would keep the runtime from letting the agent
- * go), a runtime that calls the method (runtime_major, 0 unknown). */
+/* Can the probe be put in: ReJIT among the event mask's bits (which the
+ * probe never asks for alone: the async source does by default, and watch),
+ * a runtime that calls the method (runtime_major, 0 unknown). */
 HIDDEN int unhandled_probe_usable(DWORD mask, int runtime_major);
 /* Loop, each cycle: puts the probe in once CoreLib is loaded (then
  * unhandled_probed(1)); returns the state (OFF at once when not usable). */

@@ -41,8 +41,8 @@ note "1000 throws, 100 rethrows, 400 filters, every catch site exact"
 # told it of, and check says how many and how often: with -e exceptions, and
 # before .NET 10 by default too (they are how an unhandled exception is
 # seen coming there); on .NET 10 the default takes no callback (the
-# runtime's last call is rewritten instead: unhandled_probe.h), and the
-# count is absent, not 0
+# runtime's last call is rewritten instead, on the async rewrite's ReJIT:
+# unhandled_probe.h), and the count is absent, not 0
 assert_eq "exceptions_thrown with -e exceptions" "$(counter "$T/ex.corscope" exceptions_thrown)" 1000
 cs record -q -o "$T/plain.corscope" -- $(app Events) exceptions 1000 > /dev/null
 cs check "$T/plain.corscope" > "$T/plain.check"

@@ -51,7 +51,8 @@ expect_end() {
     note "$1: ended by $2; the worker's last moments kept: $kept ms of samples for $cpu ms of CPU"
 }
 
-rc=0; cs record -o "$T/unhandled.corscope" -- $(app Lifecycle) unhandled 2> "$T/unhandled.err" || rc=$?
+rc=0; CORSCOPE_LOG=debug cs record -o "$T/unhandled.corscope" -- $(app Lifecycle) unhandled \
+    2> "$T/unhandled.err" || rc=$?
 assert_eq "unhandled exception: exit status (SIGABRT)" "$rc" 134
 grep -q "unhandled on purpose" "$T/unhandled.err" || fail "the runtime's exception message was not passed through"
 expect_recording unhandled truncated
@@ -68,13 +69,26 @@ else
     grep -q "^corscope: .* -> .*unhandled.corscope (truncated; ended by an unhandled System.InvalidOperationException)$" \
         "$T/unhandled.err" || fail "record's summary line: $(grep '^corscope:' "$T/unhandled.err")"
     # .NET 10's own last call for an unhandled exception is rewritten to tell
-    # the agent (src/agent/unhandled_probe.h): the exception callbacks, which a
-    # throw pays at every frame, stay off (nothing counted them)
+    # the agent (src/agent/unhandled_probe.h; t_exceptions: by default the
+    # exception callbacks, which a throw pays at every frame, stay off);
+    # before, the callbacks tell it
+    told="the exception callbacks"
+    [ "$RUNTIME" = 10 ] && told="the runtime's rewritten last call"
+    grep -q "an unhandled exception, told by $told" "$T/unhandled.err" ||
+        fail "unhandled: $(grep 'told by' "$T/unhandled.err")"
+    note "unhandled: told by $told"
     if [ "$RUNTIME" = 10 ]; then
-        if grep -q "exceptions_thrown=" "$T/unhandled.check"; then
-            fail "unhandled: the exception callbacks were on by default"
-        fi
-        note "unhandled: told by the rewritten AppContext.OnUnhandledException, no exception callbacks"
+        # without ReJIT (--async=off: the probe rides on the async rewrite's)
+        # the exception callbacks tell it, as before .NET 10
+        rc=0; CORSCOPE_LOG=debug cs record -q --async=off -o "$T/noasync.corscope" -- \
+            $(app Lifecycle) unhandled 2> "$T/noasync.err" || rc=$?
+        assert_eq "unhandled, --async=off: exit status (SIGABRT)" "$rc" 134
+        cs check "$T/noasync.corscope" > "$T/noasync.check" 2>&1 || true
+        grep -q "^  ended by     an unhandled System.InvalidOperationException" "$T/noasync.check" ||
+            fail "unhandled, --async=off: $(grep 'ended by' "$T/noasync.check")"
+        grep -q "an unhandled exception, told by the exception callbacks" "$T/noasync.err" ||
+            fail "unhandled, --async=off: $(grep 'told by' "$T/noasync.err")"
+        note "unhandled, --async=off: told by the exception callbacks"
     fi
 
     rc=0; cs record -q -o "$T/main.corscope" -- $(app Lifecycle) unhandled-main 2> "$T/main.err" || rc=$?

@@ -57,26 +57,28 @@ static void test_unhandled_across_sessions(void)
     unhandled_step(&new_session, SOURCE_EX_UNWIND_ENTER, 0);
     CHECK_EQ(asked, 0);
     ClassID klass = 0;
-    CHECK_EQ(unhandled_pending(&klass), 0);
+    int by_probe = 0;
+    CHECK_EQ(unhandled_pending(&klass, &by_probe), 0);
     /* a pass 2 that comes through another interface than its throw (a
      * profiler instance of another attach) is not taken up either */
     unhandled_step(&old_session, SOURCE_EX_THROWN, OBJ(2));
     sleep_ms(3);
     unhandled_step(&new_session, SOURCE_EX_UNWIND_ENTER, 0);
     CHECK_EQ(asked, 0);
-    CHECK_EQ(unhandled_pending(&klass), 0);
+    CHECK_EQ(unhandled_pending(&klass, &by_probe), 0);
     /* within one session, a throw caught in pass 1 is not asked about */
     unhandled_step(&new_session, SOURCE_EX_THROWN, OBJ(1));
     unhandled_step(&new_session, SOURCE_EX_SEARCH_CATCHER, 0);
     sleep_ms(3);
     unhandled_step(&new_session, SOURCE_EX_UNWIND_ENTER, 0);
     CHECK_EQ(asked, 0);
-    CHECK_EQ(unhandled_pending(&klass), 0);
+    CHECK_EQ(unhandled_pending(&klass, &by_probe), 0);
     unhandled_disarm();
 }
 
 static _Atomic int loop_stop;
 static _Atomic uintptr_t loop_class; /* the class of the last one recorded */
+static _Atomic int loop_by_probe;     /* and who told */
 
 /* The agent's loop, as far as unhandled is concerned: records what waits. */
 static void *loop(void *arg)
@@ -84,8 +86,10 @@ static void *loop(void *arg)
     (void)arg;
     while (!atomic_load(&loop_stop)) {
         ClassID klass;
-        if (unhandled_pending(&klass)) {
+        int by_probe;
+        if (unhandled_pending(&klass, &by_probe)) {
             atomic_store(&loop_class, (uintptr_t)klass);
+            atomic_store(&loop_by_probe, by_probe);
             unhandled_recorded();
         }
         sleep_ms(1);
@@ -134,6 +138,7 @@ static void test_unhandled_in_one_session(void)
     /* the runtime refused to say its class then (.NET 9 does, in pass 2):
      * the MethodTable read at the throw is it */
     CHECK_EQ(atomic_load(&loop_class), objects[3][0]);
+    CHECK_EQ(atomic_load(&loop_by_probe), 0);
     unhandled_step(info, SOURCE_EX_UNWIND_LEAVE, 0); /* once */
     CHECK_EQ(asked, 1);
     session_end();
@@ -147,6 +152,7 @@ static void test_unhandled_probed(void)
     ICorProfilerInfo15 *info = session_begin();
     unhandled_probed(1);
     ClassID klass = 0;
+    int by_probe = 0;
     unhandled_step(info, SOURCE_EX_THROWN, OBJ(2));
     unhandled_step(info, SOURCE_EX_SEARCH_ENTER, 0);
     sleep_ms(3);
@@ -160,7 +166,8 @@ static void test_unhandled_probed(void)
     CHECK_EQ(unhandled_hit((uintptr_t)&home), 0);
     /* it returned once the loop had recorded it, with its class */
     CHECK_EQ(atomic_load(&loop_class), objects[1][0]);
-    CHECK_EQ(unhandled_pending(&klass), 0);
+    CHECK_EQ(atomic_load(&loop_by_probe), 1);
+    CHECK_EQ(unhandled_pending(&klass, &by_probe), 0);
     unhandled_probed(0);
     session_end();
 }
