@@ -13,6 +13,10 @@
 #   unsampled   the same with nothing sampled (CORSCOPE_EVENT=none): what
 #               the agent costs without its sampler (its start, its code
 #               map, the async rewrite, the runtime's callbacks)
+#   no async    unsampled, and CORSCOPE_ASYNC=off: without the async
+#               rewrite and the ReJIT it needs (which makes the runtime
+#               track every inlining); the unhandled-exception probe rides
+#               on that ReJIT, so the exception callbacks are on instead
 #   base        BASE's agent (a revision), as default
 # Per configuration: the process's wall and CPU time (build/rusage), the
 # median of the run-by-run differences from the plain run before each, and
@@ -89,6 +93,7 @@ for _ in $(seq "$RUNS"); do
     run default "$NEW"
     run posix "$NEW" CORSCOPE_CPU_CLOCK=posix
     run unsampled "$NEW" CORSCOPE_EVENT=none
+    run noasync "$NEW" CORSCOPE_EVENT=none CORSCOPE_ASYNC=off
     if [ -n "$OLD" ]; then run plain2; run base "$OLD"; fi
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -101,6 +106,7 @@ echo "| configuration | wall | + (quartiles) | CPU | + (quartiles) | agent threa
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for c in "plain|no profiler|" "default|the agent, as record starts it|plain" \
     "posix|the same, --cpu-clock posix|plain" "unsampled|the same, nothing sampled|plain" \
+    "noasync|nothing sampled, no async rewrite (no ReJIT)|plain" \
     "base|base ($BASE)|plain2"; do
     IFS='|' read -r tag label against <<< "$c"
     [ -s "$T/$tag.wall" ] || continue
