@@ -282,6 +282,7 @@ int agent_labels(const struct agent *a)
 static void *loop_main(void *arg)
 {
     struct agent *a = arg;
+    atomic_store(&a->loop_tid, (pid_t)gettid()); /* before any runtime call */
     uint32_t wakes_before = loop_wake_seen(); /* this recording's, for loop_wakeups */
     prctl(PR_SET_NAME, "corscope");
     HRESULT hr = a->info->lpVtbl->InitializeCurrentThread(a->info);

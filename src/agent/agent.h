@@ -67,6 +67,9 @@ struct agent {
     _Atomic int catch_up;      /* the attach completed: list what was there before */
     _Atomic uint32_t threads_listed; /* ... of which these threads (AttachComplete) */
     _Atomic int detaching;     /* corscope asked to stop (or is gone): detach at the end */
+    _Atomic pid_t loop_tid;    /* the loop thread's (0 before it runs): the runtime makes it
+                                * one of its threads when it asks for a ReJIT, and it is
+                                * not one of the program's */
     int detach_requested;      /* the runtime took the request (DetachSucceeded follows) */
     int dormant;               /* the runtime refused it: no loop, until the next session
                                 * comes (rendezvous.h, lifecycle_resume) */

@@ -198,9 +198,21 @@ static HRESULT STDMETHODCALLTYPE profiler_Shutdown(ICorProfilerCallback11 *iface
 
 /* ---- threads ---------------------------------------------------------------- */
 
+/* Is tid the agent's loop thread?  The runtime sets up one of its threads
+ * for it when it asks for a ReJIT (the unhandled probe at every start, the
+ * async rewrite after the first yield): ThreadCreated and ThreadDestroyed
+ * then come on that thread, ThreadAssignedToOSThread names it.  The loop
+ * creates no managed thread, so a callback on it is about itself. */
+static int agents_own(const struct profiler *p, pid_t tid)
+{
+    return tid && tid == atomic_load(&p->agent.loop_tid);
+}
+
 static HRESULT STDMETHODCALLTYPE profiler_ThreadCreated(ICorProfilerCallback11 *iface, ThreadID thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (agents_own(p, callback_activity_tid()))
+        return S_OK; /* not the program's: not listed, never sampled */
     thread_registry_created(thread);
     DISPATCH(p, thread_created, thread);
     return S_OK;
@@ -210,6 +222,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadDestroyed(ICorProfilerCallback11
                                                           ThreadID thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (agents_own(p, callback_activity_tid()))
+        return S_OK;
     /* the Thread is about to go: no handler may read it after this */
     if (p->labels)
         activity_forget_thread(callback_activity_tid(), (uintptr_t)thread);
@@ -224,6 +238,8 @@ static HRESULT STDMETHODCALLTYPE profiler_ThreadAssignedToOSThread(ICorProfilerC
                                                                    ThreadID thread, DWORD os_thread)
 {
     struct profiler *p = impl_from_ICorProfilerCallback11(iface);
+    if (agents_own(p, (pid_t)os_thread))
+        return S_OK;
     thread_registry_assigned_os_thread(thread, (pid_t)os_thread);
     /* on the thread itself: its stack's exact bounds, so the signal
      * sampler needs no read of /proc/self/maps for it */

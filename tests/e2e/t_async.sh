@@ -21,6 +21,12 @@ cs record -q --force --async -i 1ms --cpu-clock perf -o "$T/async.corscope" -- $
 cs check "$T/async.corscope" > "$T/check.txt" 2>&1 || fail "check: $(cat "$T/check.txt")"
 grep -q "status       complete" "$T/check.txt" || fail "recording not complete"
 cs report -f collapsed "$T/async.corscope" > "$T/collapsed.txt" 2> /dev/null
+# the rewrite's ReJIT request makes the runtime set up one of its threads
+# for the agent's loop: that thread is not listed among the program's (it
+# was, named corscope, in every program whose async methods yielded)
+cs report -f threads "$T/async.corscope" > "$T/threads.txt" 2>&1 || fail "threads report"
+agent_threads=$(awk 'NR > 2 && NF > 3 && ($NF ~ /^corscope/ || $NF == "-")' "$T/threads.txt" | wc -l)
+assert_eq "the agent's loop among the program's threads" "$agent_threads" 0
 
 # share LEAF PATTERN: of the samples whose stack holds Work.LEAF, the
 # weight whose stack matches PATTERN, in %
