@@ -3,12 +3,13 @@
  * code catches, made to tell the agent, so that no exception callback is
  * needed to see one coming.
  *
- * Before it prints an unhandled exception and aborts, the runtime raises
+ * Before it prints an unhandled exception and aborts, .NET 10 raises
  * AppDomain.UnhandledException by calling
  * System.AppContext.OnUnhandledException(object) on the exception's thread
- * (.NET 8 and 9 straight from native code, 10 through an
- * [UnmanagedCallersOnly] wrapper); an exception the runtime catches itself
- * (a static constructor's) never comes there.  That method is rewritten
+ * (through an [UnmanagedCallersOnly] wrapper; .NET 8 and 9 invoke the
+ * event's delegate from native code, and have no such method); an
+ * exception the runtime catches itself (a static constructor's) never
+ * comes there.  That method is rewritten
  * by ReJIT (RequestReJITWithInliners, inlining blocked) to call
  * unhandled_hit with the home of its argument first, the rest of its body
  * unchanged (ilwrap.h, entry only; a calli signature CoreLib has: its
@@ -24,11 +25,10 @@
  * thrown, every frame of each throw calling the agent (docs/performance.md:
  * 6.9% of a program throwing 100,000 times a CPU-second); with the probe
  * in place a recording takes them only when a source asks.  Where it
- * cannot be put in (.NET 8 and 9, which raise the event from native code;
- * no ReJIT: --async=off, an attach; no usable calli signature, the method not found, the ReJIT
- * refused or failed)
- * those callbacks are on instead: from the start where it is known then
- * (unhandled_probe_usable), else turned on by the loop.
+ * cannot be put in (.NET 8 and 9; no ReJIT: --async=off, an attach; no
+ * usable calli signature, the method not found, the ReJIT refused or
+ * failed) those callbacks are on instead: from the start where that is
+ * known then (unhandled_probe_usable), else turned on by the loop.
  *
  * All but unhandled_probe_parameters and unhandled_probe_failed (any
  * thread, the runtime's ReJIT callbacks) run on the loop thread.
