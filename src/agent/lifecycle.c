@@ -144,6 +144,8 @@ static void unhandled_mask(struct agent *a)
 {
     if (!unhandled_probe_usable(a->mask, a->runtime_major))
         a->mask |= COR_PRF_MONITOR_EXCEPTIONS;
+    /* throws are counted when the callbacks come from the start */
+    a->thrown_counted = (a->mask & COR_PRF_MONITOR_EXCEPTIONS) != 0;
 }
 
 /* The agent's tables the signal handler and the callbacks' walks read. */
@@ -271,7 +273,6 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         log_error("SetEventMask2 failed (0x%08x); profiling is off for this run", (unsigned)hr);
         goto decline;
     }
-    a->thrown_counted = (a->mask & COR_PRF_MONITOR_EXCEPTIONS) != 0;
     if (config_expand_output(a->cfg.output, (long)getpid(), a->output, sizeof a->output) < 0) {
         log_error("CORSCOPE_OUTPUT: path too long; profiling is off for this run");
         goto decline;
@@ -414,7 +415,6 @@ int lifecycle_resume(struct agent *a, const struct config *cfg, char *why, size_
         snprintf(why, why_size, "SetEventMask2 failed (0x%08x)", (unsigned)hr);
         goto fail_recording;
     }
-    a->thrown_counted = (a->mask & COR_PRF_MONITOR_EXCEPTIONS) != 0;
     record_runtime_version(a);
     recorder_info(&a->out, FMT_INFO_MODE, "attached");
     a->dormant = 0;

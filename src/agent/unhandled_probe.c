@@ -44,24 +44,15 @@ static int make(ICorProfilerInfo15 *info, ModuleID corelib, char *why, size_t wh
                               : 0;
     if (!method)
         return il_why(why, why_size, "System.AppContext.OnUnhandledException(object) not found");
-    struct ilwrap_in in = {.enter_fn = (uint64_t)(uintptr_t)unhandled_hit, .entry_only = 1};
-    if (!rewrite_find_calli(&md, &in.calli))
+    struct ilwrap_calli calli;
+    if (!rewrite_find_calli(&md, &calli))
         return il_why(why, why_size, "CoreLib has no unmanaged call signature to use");
-    LPCBYTE body = NULL;
-    ULONG size = 0;
-    if (info->lpVtbl->GetILFunctionBody(info, corelib, method, &body, &size) < 0 || !body || !size)
-        return il_why(why, why_size, "its IL cannot be read");
-    in.method = body;
-    in.size = size;
-    struct il_rewritten out;
-    if (ilwrap_publish(&in, &out, why, why_size) < 0)
+    /* the body is kept for the process's life */
+    if (rewrite_wrap(info, corelib, method, &calli, (uint64_t)(uintptr_t)unhandled_hit, 1,
+                     &made_body, &made_size, why, why_size) < 0)
         return -1;
     made_module = corelib;
     made_method = method;
-    made_body = out.body; /* kept for the process's life; the rest of out goes */
-    made_size = out.size;
-    out.body = NULL;
-    il_rewritten_free(&out);
     return 0;
 }
 

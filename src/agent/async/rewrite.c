@@ -164,6 +164,26 @@ static int scan_calli(const struct md *md, struct ilwrap_calli *best)
     return found;
 }
 
+int rewrite_wrap(ICorProfilerInfo15 *info, ModuleID module, mdMethodDef method,
+                 const struct ilwrap_calli *calli, uint64_t fn, int entry_only, uint8_t **body,
+                 size_t *size, char *why, size_t why_size)
+{
+    LPCBYTE il = NULL;
+    ULONG il_size = 0;
+    if (info->lpVtbl->GetILFunctionBody(info, module, method, &il, &il_size) < 0 || !il ||
+        il_size < 1)
+        return il_why(why, why_size, "its IL cannot be read");
+    struct ilwrap_in in = {il, il_size, *calli, fn, entry_only};
+    struct il_rewritten out;
+    if (ilwrap_publish(&in, &out, why, why_size) < 0)
+        return -1;
+    *body = out.body; /* the caller's; the rest of out goes */
+    *size = out.size;
+    out.body = NULL;
+    il_rewritten_free(&out);
+    return 0;
+}
+
 /* The new body of one target into made[i]; 0 or -1 (logged). */
 static int make(ICorProfilerInfo15 *info, ModuleID module, const struct md *md,
                 const struct ilwrap_calli *calli, size_t i)
@@ -175,24 +195,14 @@ static int make(ICorProfilerInfo15 *info, ModuleID module, const struct md *md,
                  t->outer ? "+" : "", t->type, t->method);
         return -1;
     }
-    LPCBYTE body = NULL;
-    ULONG size = 0;
-    if (info->lpVtbl->GetILFunctionBody(info, module, method, &body, &size) < 0 || !body ||
-        size < 1)
-        return -1;
-    struct ilwrap_in in = {body, size, *calli, (uint64_t)(uintptr_t)async_enter, 0};
-    struct il_rewritten out;
     char why[160];
-    if (ilwrap_publish(&in, &out, why, sizeof why) < 0) {
+    if (rewrite_wrap(info, module, method, calli, (uint64_t)(uintptr_t)async_enter, 0,
+                     &made[i].body, &made[i].size, why, sizeof why) < 0) {
         log_warn("async: %s.%s could not be rewritten (%s); async code it runs has no logical "
                  "stack", t->type, t->method, why);
         return -1;
     }
     made[i].token = method;
-    made[i].body = out.body; /* kept; the rest of out goes */
-    made[i].size = out.size;
-    out.body = NULL;
-    il_rewritten_free(&out);
     atomic_store(&made[i].failed, 0);
     return 0;
 }

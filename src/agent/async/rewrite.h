@@ -50,6 +50,13 @@ HIDDEN size_t rewrite_box_types(ICorProfilerInfo15 *info, ModuleID corelib, mdTy
  * for an unmanaged call (ilwrap_calli_fits), read in place (md).  Returns
  * 1 and fills *best (its token too), or 0 when it has none. */
 HIDDEN int rewrite_find_calli(const struct md *md, struct ilwrap_calli *best);
+/* Loop: a method rewritten to call fn at its entry (and, unless
+ * entry_only, from a finally around its body: ilwrap.h) through calli:
+ * *body (the caller's to keep) and *size.  0, or -1 with the reason in
+ * why. */
+HIDDEN int rewrite_wrap(ICorProfilerInfo15 *info, ModuleID module, mdMethodDef method,
+                        const struct ilwrap_calli *calli, uint64_t fn, int entry_only,
+                        uint8_t **body, size_t *size, char *why, size_t why_size);
 /* Loop: makes the new bodies and asks for the ReJIT (once per agent run).
  * Returns how many methods were asked for (0: none could be; logged). */
 HIDDEN int rewrite_request(ICorProfilerInfo15 *info, ModuleID corelib);
