@@ -40,6 +40,7 @@ CONFIGS=(
     "wall, 10 ms|-e wall"
     "cpu, 1 ms, perf_event clock|-e cpu -i 1ms --cpu-clock perf"
     "cpu, 10 ms, posix clock|-e cpu -i 10ms --cpu-clock posix"
+    "cpu, 10 ms, perf_event clock|-e cpu -i 10ms --cpu-clock perf"
 )
 if [ -n "${PICK:-}" ]; then
     picked=()

@@ -54,6 +54,20 @@ void os_thread_name(pid_t tid, char *out, size_t size)
     out[n] = '\0';
 }
 
+int os_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *slices)
+{
+    /* "run_ns wait_ns timeslices" */
+    char text[96];
+    if (read_task_file(tid, "schedstat", text, sizeof text) <= 0)
+        return -1;
+    unsigned long long run = 0, wait = 0, n = 0;
+    if (sscanf(text, "%llu %llu %llu", &run, &wait, &n) != 3)
+        return -1;
+    *run_ns = run;
+    *slices = n;
+    return 0;
+}
+
 static uint64_t switches_of(int who)
 {
     struct rusage ru;

@@ -1,8 +1,10 @@
 /*
  * os_thread: what the kernel knows about a thread of this process, read
  * without the runtime's help: its CPU clock, whether it is on a CPU, its
- * name, and the context switches of the process and of the caller.  Both samplers use these from their own thread; none of them is
- * async-signal-safe and none is needed in a handler.
+ * name, its time on a CPU and the switches to it, and the context switches
+ * of the process and of the caller.  Both samplers use these from their
+ * own thread; none of them is async-signal-safe and none is needed in a
+ * handler.
  */
 #ifndef CORSCOPE_OS_THREAD_H
 #define CORSCOPE_OS_THREAD_H
@@ -25,6 +27,10 @@ static inline clockid_t os_thread_cpu_clock(pid_t tid)
 HIDDEN uint64_t os_thread_cpu_ns(pid_t tid);
 /* Is the thread on a CPU (or ready for one) right now? */
 HIDDEN int os_thread_running(pid_t tid);
+/* The thread's time on a CPU (ns) and how many times it was put on one
+ * (/proc/self/task/TID/schedstat; each is a switch to it): 0, or -1 when
+ * it is gone or the kernel keeps no such counts. */
+HIDDEN int os_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *slices);
 /* Context switches (voluntary and involuntary) of the whole process, every
  * thread living or ended (RUSAGE_SELF), or of the calling thread alone. */
 HIDDEN uint64_t os_process_switches(void);

@@ -121,10 +121,21 @@ int agent_cost_exceptions_text(const struct recording *r, char *out, size_t size
     return 1;
 }
 
+/* Did the agent give the threads that switched most POSIX timers? */
+static int switchy_moved(const struct rec_str *clock)
+{
+    size_t k = sizeof FMT_CPU_CLOCK_SWITCHY - 1;
+    for (size_t i = 0; i + k <= clock->len; i++)
+        if (memcmp(clock->p + i, FMT_CPU_CLOCK_SWITCHY, k) == 0)
+            return 1;
+    return 0;
+}
+
 double agent_cost_perf_switch_rate(const struct recording *r)
 {
     const struct rec_str *clock = rec_info(r, FMT_INFO_CPU_CLOCK);
-    if (!clock || clock->len < 10 || memcmp(clock->p, "perf_event", 10) != 0)
+    if (!clock || clock->len < 10 || memcmp(clock->p, "perf_event", 10) != 0 ||
+        switchy_moved(clock))
         return 0.0;
     return per_cpu_second(r, rec_counter(r, FMT_COUNTER_CONTEXT_SWITCHES));
 }
@@ -135,6 +146,10 @@ int agent_cost_switches_text(const struct recording *r, char *out, size_t size)
     if (!switches)
         return 0;
     count_and_rate(r, switches, "", out, size);
+    const struct rec_str *clock = rec_info(r, FMT_INFO_CPU_CLOCK);
+    if (clock && switchy_moved(clock))
+        add(out, size, ": the threads that switched most were given POSIX timers, which do not "
+                       "pay them (the clock line)");
     double rate = agent_cost_perf_switch_rate(r);
     if (rate >= AGENT_COST_SWITCHES_NOTED)
         add(out, size, ": the perf_event clock's timer is stopped and started at each switch of "

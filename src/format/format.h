@@ -113,6 +113,10 @@ enum fmt_field_type {
 #define FMT_INFO_EVENTS "events"
 #define FMT_INFO_SAMPLER "sampler"
 #define FMT_INFO_CPU_CLOCK "cpu_clock"
+/* In a cpu_clock INFO: threads moved from the perf_event clock to POSIX
+ * timers for their context switches ("posix-cpu-timer for 3 threads that
+ * switched more than 10000 times a CPU-second ..."). */
+#define FMT_CPU_CLOCK_SWITCHY "that switched more than"
 #define FMT_INFO_INTERVAL_NS "interval_ns"
 #define FMT_INFO_MAX_DEPTH "max_depth"
 #define FMT_INFO_START_REALTIME_NS "start_realtime_ns"

@@ -7,6 +7,7 @@
 # switching; about 7 us a switch went unseen on our virtual machines);
 # under the POSIX timers the count alone.  `record`'s summary says the cost
 # too, this many switches a CPU-second being over its threshold (20,000).
+# With no clock asked for, the agent moves such threads itself: t_clock_trial.
 source "$(dirname "$0")/lib.sh"
 
 for clock in perf posix; do
@@ -37,3 +38,4 @@ if grep -q "^  warning      a quarter or more of the CPU" "$T/perf.check"; then
 else
     note "perf clock: the samples saw three quarters of the CPU or more"
 fi
+

@@ -36,7 +36,7 @@ void test_run(const char *name, void (*fn)(void));
     do {                                                                                       \
         const char *a_ = (a), *b_ = (b);                                                       \
         if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                               \
-            char m_[512];                                                                      \
+            char m_[2048];                                                                     \
             snprintf(m_, sizeof m_, "%s == %s (\"%s\" != \"%s\")", #a, #b, a_ ? a_ : "(null)", \
                      b_ ? b_ : "(null)");                                                      \
             test_fail(__FILE__, __LINE__, m_);                                                 \

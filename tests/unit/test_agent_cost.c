@@ -185,6 +185,22 @@ static void test_cost_switches(void)
     CHECK(strstr(causes, "context switches") == NULL);
     rec_free(&r);
 
+    /* the switchy threads given POSIX timers by the agent: said, and the
+     * perf_event clock's cost not (nor record's note, nor a thin share
+     * put down to it) */
+    REQUIRE(load_clocked(&r,
+                         "perf_event task-clock; posix-cpu-timer for 2 threads " FMT_CPU_CLOCK_SWITCHY
+                         " 10000 times a CPU-second (the perf_event clock pays each switch; tried "
+                         "first beside it; checked at the scheduler tick)",
+                         keys, many, 2) == 0);
+    REQUIRE(agent_cost_switches_text(&r, text, sizeof text) == 1);
+    CHECK(!strcmp(text, "40000 (50000 a CPU-second): the threads that switched most were given "
+                        "POSIX timers, which do not pay them (the clock line)"));
+    CHECK(agent_cost_perf_switch_rate(&r) == 0.0);
+    cpu_share_causes(&r, causes, sizeof causes);
+    CHECK(strstr(causes, "context switches") == NULL);
+    rec_free(&r);
+
     /* few switches under perf_event: nothing to say of them */
     const uint64_t few[] = {3000, 1000000000};
     REQUIRE(load_clocked(&r, "perf_event task-clock", keys, few, 2) == 0);

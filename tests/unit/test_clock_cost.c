@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/sources/clock_cost.h"
+#include "agent/sources/clock_trial.h"
 #include "agent/sources/cpu_clock.h"
 #include "common/config.h"
 #include "test.h"
@@ -144,6 +145,84 @@ static void test_rescued_said(void)
     CHECK(n > sizeof tail - 1 && !strcmp(text + n - (sizeof tail - 1), tail));
 }
 
+/* A thread that switches more than 10,000 times a CPU-second is tried on
+ * a POSIX timer; 10 ms of its CPU between two looks are needed to tell. */
+static void test_switchy_rule(void)
+{
+    CHECK(clock_trial_switchy(100, 10 * MS, CLOCK_TRIAL_RATE));      /* 10,000 */
+    CHECK(!clock_trial_switchy(99, 10 * MS, CLOCK_TRIAL_RATE));
+    CHECK(clock_trial_switchy(13000, 250 * MS, CLOCK_TRIAL_RATE));   /* 52,000: handoff */
+    CHECK(!clock_trial_switchy(2000, 250 * MS, CLOCK_TRIAL_RATE));   /* 8,000: a build node */
+    CHECK(!clock_trial_switchy(1000, 9 * MS, CLOCK_TRIAL_RATE));     /* too little CPU */
+    CHECK(!clock_trial_switchy(0, 0, CLOCK_TRIAL_RATE));
+    /* the process's gate: a quarter of the rate */
+    CHECK(clock_trial_switchy(625, 250 * MS, CLOCK_TRIAL_RATE / 4));
+    CHECK(!clock_trial_switchy(624, 250 * MS, CLOCK_TRIAL_RATE / 4));
+}
+
+/* A trial passes when its 8 ticks came at most 3 ticks' worth of CPU late
+ * on average (4 ms ticks at 250 Hz: 12 ms); fewer ticks tell nothing. */
+static void test_trial_verdict(void)
+{
+    CHECK_EQ(clock_trial_verdict(7, 0, 250), -1);
+    CHECK_EQ(clock_trial_verdict(8, 8 * 12 * MS, 250), 1);
+    CHECK_EQ(clock_trial_verdict(8, 8 * 12 * MS + 1, 250), 0);
+    CHECK_EQ(clock_trial_verdict(8, 8 * 3 * MS, 1000), 1);
+    CHECK_EQ(clock_trial_verdict(8, 8 * 3 * MS + 1, 1000), 0);
+    CHECK_EQ(clock_trial_verdict(8, 8 * 12 * MS, 0), 1); /* 250 Hz assumed */
+    /* ticks in step with the work: 100 ms late each */
+    CHECK_EQ(clock_trial_verdict(9, 9 * 100 * MS, 250), 0);
+}
+
+/* Only with no clock asked for, in cpu mode, with random periods (the
+ * rescue of a thread the ticks miss needs them). */
+static void test_switchy_allowed(void)
+{
+    struct config cfg;
+    struct cpu_clock c;
+    config_defaults(&cfg);
+    cpu_clock_init(&c, &cfg, 1);
+    CHECK(c.switches_allowed);
+    cfg.cpu_clock = CONFIG_CPU_CLOCK_PERF;
+    cpu_clock_init(&c, &cfg, 1);
+    CHECK(!c.switches_allowed);
+    config_defaults(&cfg);
+    cfg.cpu_period = CONFIG_CPU_PERIOD_FIXED;
+    cpu_clock_init(&c, &cfg, 1);
+    CHECK(!c.switches_allowed);
+    config_defaults(&cfg);
+    cfg.sampler = CONFIG_SAMPLER_SUSPEND;
+    cpu_clock_init(&c, &cfg, 1);
+    CHECK(!c.switches_allowed);
+}
+
+/* What the INFO says once threads were moved for their switches, one of
+ * them moved back, and trials that kept the perf_event clock. */
+static void test_switchy_said(void)
+{
+    struct config cfg;
+    struct cpu_clock c;
+    config_defaults(&cfg);
+    cpu_clock_init(&c, &cfg, 1);
+    c.perf_threads = 12;
+    c.switchy_threads = 3;
+    CHECK_STR(cpu_clock_describe(&c),
+              "perf_event task-clock; posix-cpu-timer for 3 threads that switched more than "
+              "10000 times a CPU-second (the perf_event clock pays each switch; tried first "
+              "beside it; checked at the scheduler tick)");
+    c.switchy_threads = 1;
+    c.trials_failed = 2;
+    c.rescued_threads = 1;
+    c.rescued_missed_ns = 101 * MS;
+    CHECK_STR(cpu_clock_describe(&c),
+              "perf_event task-clock; posix-cpu-timer for 1 thread that switched more than "
+              "10000 times a CPU-second (the perf_event clock pays each switch; tried first "
+              "beside it; checked at the scheduler tick); the perf_event task-clock kept for 2 "
+              "threads that switched as often, a POSIX timer tried beside it finding them late; "
+              "perf_event task-clock again for 1 thread the tick missed (101 ms of CPU "
+              "unsampled before)");
+}
+
 /* --cpu-clock perf: said, and nothing chosen. */
 static void test_forced_perf(void)
 {
@@ -185,5 +264,9 @@ void suite_clock_cost(void)
     RUN(test_forced_perf);
     RUN(test_missed_rule);
     RUN(test_rescued_said);
+    RUN(test_switchy_rule);
+    RUN(test_switchy_allowed);
+    RUN(test_trial_verdict);
+    RUN(test_switchy_said);
     RUN(test_measure_leaves_thread_clean);
 }

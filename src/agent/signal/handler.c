@@ -87,6 +87,21 @@ static uint64_t perf_tick(struct sthread *t)
     return weight;
 }
 
+/* Arms the one-shot POSIX timer for a new random period, unless the
+ * collector is taking it away. */
+static void posix_rearm(struct sthread *t)
+{
+    uint64_t next = draw_period(t);
+    t->posix_armed_ns = next;
+    struct itimerspec its = {{0, 0}, {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)}};
+    /* ticking before the check: the collector deletes a retired timer only
+     * when no tick may still re-arm it (cpu_clock_rescue) */
+    atomic_store(&t->posix_ticking, 1);
+    if (!atomic_load(&t->posix_retired))
+        timer_settime(t->timer, 0, &its, NULL);
+    atomic_store(&t->posix_ticking, 0);
+}
+
 /* A POSIX CPU timer expired (at a scheduler tick, after its period): with
  * random periods, a one-shot timer re-armed here, the sample standing for
  * the thread's CPU time since the last one; else the periodic timer's
@@ -100,15 +115,22 @@ static uint64_t posix_tick(struct sthread *t, uint64_t overrun)
     if (!atomic_exchange(&t->clock_first, 0) && cpu > t->cpu_mark_ns)
         weight = cpu - t->cpu_mark_ns;
     __atomic_store_n(&t->cpu_mark_ns, cpu, __ATOMIC_RELAXED); /* the collector reads it */
-    uint64_t next = draw_period(t);
-    struct itimerspec its = {{0, 0}, {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)}};
-    /* ticking before the check: the collector deletes a retired timer only
-     * when no tick may still re-arm it (cpu_clock_rescue) */
-    atomic_store(&t->posix_ticking, 1);
-    if (!atomic_load(&t->posix_retired))
-        timer_settime(t->timer, 0, &its, NULL);
-    atomic_store(&t->posix_ticking, 0);
+    posix_rearm(t);
     return weight;
+}
+
+/* A POSIX timer on trial (clock_trial.h) expired: no sample (the thread's
+ * perf_event clock takes them), only how much CPU the thread used past the
+ * period before a tick found it running. */
+static void trial_tick(struct sthread *t)
+{
+    uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t used = cpu > t->cpu_mark_ns ? cpu - t->cpu_mark_ns : 0;
+    uint64_t late = used > t->posix_armed_ns ? used - t->posix_armed_ns : 0;
+    __atomic_store_n(&t->cpu_mark_ns, cpu, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&t->trial_late_ns, late, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->trial_ticks, 1, memory_order_release);
+    posix_rearm(t);
 }
 
 NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
@@ -119,10 +141,15 @@ NO_ASAN static void sample(struct sthread *t, pid_t tid, const siginfo_t *si,
     regs.thread = atomic_load_explicit(&t->clr_thread, memory_order_relaxed);
     uint64_t weight = 1;
     uint32_t flags = 0;
-    if (si->si_code == SI_TIMER) {
+    if (si->si_code == SI_TIMER && atomic_load_explicit(&t->posix_trial, memory_order_relaxed)) {
+        trial_tick(t);
+        return;
+    } else if (si->si_code == SI_TIMER) {
         weight = posix_tick(t, (uint64_t)(unsigned)si->si_overrun);
     } else if (si->si_code > 0 && si->si_fd == t->perf_sig_fd) {
         weight = perf_tick(t);
+    } else if (si->si_code > 0 && si->si_fd == t->perf_left_fd) {
+        return; /* its perf_event clock's, queued before the clock was closed */
     } else {
         flags |= RING_WALL_REQUEST;
         uint64_t w = atomic_exchange(&t->wall_weight, 0);

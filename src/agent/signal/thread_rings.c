@@ -160,6 +160,7 @@ struct sthread *thread_rings_add(pid_t tid, uint32_t id, uint32_t max_depth)
     t->id = id;
     atomic_store(&t->perf_fd, -1);
     t->perf_sig_fd = -1;
+    t->perf_left_fd = -1;
     t->perf_old_fd = -1;
     atomic_store(&t->state, STHREAD_LIVE);
     atomic_store(&slots[tid].thread, t);

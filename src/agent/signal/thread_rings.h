@@ -65,10 +65,18 @@ struct sthread {
                                   * when it is not) */
     int perf_sig_fd;             /* the fd number its signals carry (si_fd): the one
                                   * it was opened at */
+    int perf_left_fd;            /* the number of a perf_event clock it left for a
+                                  * POSIX timer, or -1: a signal that clock queued
+                                  * before it closed is not a sample */
     _Atomic int posix_ticking;   /* the handler is re-arming the POSIX timer (the
                                   * collector deletes it only when it is not) */
     _Atomic int posix_retired;   /* the collector is taking the POSIX timer away:
                                   * the handler no longer re-arms it */
+    _Atomic int posix_trial;     /* its POSIX timer is on trial beside its perf_event
+                                  * clock (clock_trial.h): its ticks are not samples,
+                                  * only counted with how late each came */
+    _Atomic uint64_t trial_ticks;   /* the trial's ticks (the handler's) */
+    _Atomic uint64_t trial_late_ns; /* their CPU time past the period each was armed for */
 
     /* the collector's own */
     pid_t tid;
@@ -81,6 +89,13 @@ struct sthread {
     int perf_old_fd;             /* the low number it left, still open while a tick
                                   * may use it, else -1 */
     int clock_failed;            /* no clock could be made for it */
+    int switchy;                 /* moved to a POSIX timer for its switches */
+    int on_trial;                /* a POSIX timer on trial beside its perf_event clock */
+    int stays_perf;              /* its perf_event clock is kept for good */
+    uint64_t switch_at_ns;       /* when its schedstat was last read, or 0 */
+    uint64_t switch_run_ns;      /* ... its time on a CPU then */
+    uint64_t switch_slices;      /* ... and the switches to it */
+    uint64_t switch_head;        /* ... and its ring's head */
     _Atomic int clock_first;     /* the first period is a random phase (so a thread
                                   * shorter than an interval is sampled with the
                                   * right probability); the handler sets the
@@ -90,6 +105,7 @@ struct sthread {
     /* the handler's own (cpu mode) */
     uint64_t period_ns;          /* perf: the period armed now */
     uint64_t cpu_mark_ns;        /* POSIX: the thread's CPU time at the last sample */
+    uint64_t posix_armed_ns;     /* POSIX: the period its timer was last armed for */
     uint64_t random;             /* the period generator's state */
     uint64_t cpu_seen;           /* wall mode: thread CPU ns at the last sample */
     uint64_t weight_carry_ns;    /* cpu mode: CPU time not yet recorded (under a unit) */

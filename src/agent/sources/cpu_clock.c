@@ -19,6 +19,9 @@
 #include "agent/fds.h"
 #include "agent/log.h"
 #include "agent/os_thread.h"
+#include "agent/sources/clock_trial.h"
+#include "common/clock.h"
+#include "format/format.h"
 
 /* Refusals that will not change for this process (no permission, no
  * perf_event at all): every later thread goes to POSIX timers.  Others
@@ -79,6 +82,11 @@ void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed
     if (cfg->cpu_clock == CONFIG_CPU_CLOCK_AUTO && config_sampled(cfg) == CONFIG_EVENT_CPU &&
         cfg->sampler == CONFIG_SAMPLER_SIGNAL && clock_cost_worth_measuring(c->interval_ns))
         choose(c);
+    c->switches_allowed = cfg->cpu_clock == CONFIG_CPU_CLOCK_AUTO &&
+                          config_sampled(cfg) == CONFIG_EVENT_CPU &&
+                          cfg->sampler == CONFIG_SAMPLER_SIGNAL && c->random_periods;
+    if (c->switches_allowed && !c->tick_hz)
+        c->tick_hz = clock_cost_tick_hz(); /* a trial's verdict is in ticks (clock_trial.h) */
 }
 
 /* A random point in (0, interval] (xorshift64; no quality needed beyond
@@ -178,10 +186,8 @@ static int start_perf(struct cpu_clock *c, struct sthread *t)
     return c->posix ? -1 : open_perf(c, t);
 }
 
-int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
+int cpu_clock_posix_timer(struct cpu_clock *c, struct sthread *t, int trial)
 {
-    if (start_perf(c, t) == 0)
-        return 0;
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
@@ -195,16 +201,32 @@ int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
     uint64_t phase = first_phase(c);
     its.it_value.tv_sec = (time_t)(phase / 1000000000ull);
     its.it_value.tv_nsec = (long)(phase % 1000000000ull);
-    if (timer_create(os_thread_cpu_clock(t->tid), &sev, &t->timer) < 0) {
+    if (timer_create(os_thread_cpu_clock(t->tid), &sev, &t->timer) < 0)
+        return -1;
+    t->has_timer = 1;
+    /* a trial's timer leaves the perf_event clock's state alone */
+    if (!trial)
+        prepare(c, t);
+    atomic_store(&t->posix_retired, 0);
+    atomic_store(&t->trial_ticks, 0);
+    atomic_store(&t->trial_late_ns, 0);
+    atomic_store(&t->posix_trial, trial);
+    t->posix_armed_ns = phase;
+    t->cpu_mark_ns = os_thread_cpu_ns(t->tid);
+    timer_settime(t->timer, 0, &its, NULL);
+    return 0;
+}
+
+int cpu_clock_start(struct cpu_clock *c, struct sthread *t)
+{
+    if (start_perf(c, t) == 0)
+        return 0;
+    if (cpu_clock_posix_timer(c, t, 0) < 0) {
         t->clock_failed = 1;
         /* the thread is gone already (ESRCH/EINVAL), or no timers are left */
         return errno == EINVAL || errno == ESRCH ? 0 : -1;
     }
-    t->has_timer = 1;
-    prepare(c, t);
-    t->cpu_mark_ns = os_thread_cpu_ns(t->tid);
     c->posix_threads++;
-    timer_settime(t->timer, 0, &its, NULL);
     return 0;
 }
 
@@ -259,9 +281,7 @@ int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns, uint32_t tick_hz)
     return cpu_ns > (limit > ticks ? limit : ticks);
 }
 
-/* Takes the POSIX timer away once no tick of the handler can re-arm it:
- * 1 when it is gone. */
-static int retire_timer(struct sthread *t)
+int cpu_clock_retire_timer(struct sthread *t)
 {
     atomic_store(&t->posix_retired, 1);
     if (atomic_load(&t->posix_ticking))
@@ -273,11 +293,13 @@ static int retire_timer(struct sthread *t)
 
 void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now_ns)
 {
-    if (!c->chose_posix || !c->random_periods || c->rescue_refused || now_ns < c->rescue_next_ns)
+    if ((!c->chose_posix && !c->switchy_threads) || !c->random_periods || c->rescue_refused ||
+        now_ns < c->rescue_next_ns)
         return;
     c->rescue_next_ns = now_ns + CPU_CLOCK_RESCUE_EVERY_NS;
     for (struct sthread *t = threads; t; t = t->next) {
-        if (!t->has_timer)
+        /* the POSIX timers the agent chose (not those perf_event refused) */
+        if (!t->has_timer || (!c->chose_posix && !t->switchy))
             continue;
         if (!atomic_load(&t->posix_retired)) {
             uint64_t cpu = os_thread_cpu_ns(t->tid);
@@ -287,11 +309,14 @@ void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now
                 continue;
             c->rescued_missed_ns += cpu - mark;
         }
-        if (!retire_timer(t))
+        if (!cpu_clock_retire_timer(t))
             continue; /* a tick is re-arming it: the next cycle */
-        c->posix_threads--;
+        uint64_t *count = t->switchy ? &c->switchy_threads : &c->posix_threads;
+        (*count)--;
         if (open_perf(c, t) == 0) {
             c->rescued_threads++;
+            t->switchy = 0;
+            t->stays_perf = 1;
             continue;
         }
         if (errno == ESRCH)
@@ -301,16 +326,16 @@ void cpu_clock_rescue(struct cpu_clock *c, struct sthread *threads, uint64_t now
         log_info("a thread the POSIX timers missed could not get a perf_event clock (%s)",
                  c->fallback_errno > 0 ? strerror(c->fallback_errno) : "refused");
         atomic_store(&t->posix_retired, 0);
-        cpu_clock_start(c, t);
+        if (cpu_clock_posix_timer(c, t, 0) == 0)
+            (*count)++;
+        else
+            t->clock_failed = 1;
     }
 }
 
-void cpu_clock_stop(struct sthread *t)
+/* Closes the thread's perf_event clock, if any. */
+static void stop_perf(struct sthread *t)
 {
-    if (t->has_timer) {
-        timer_delete(t->timer);
-        t->has_timer = 0;
-    }
     int fd = atomic_exchange(&t->perf_fd, -1);
     if (fd >= 0) {
         ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -326,13 +351,32 @@ void cpu_clock_stop(struct sthread *t)
     t->perf_sig_fd = -1;
 }
 
-void cpu_clock_release(struct cpu_clock *c, struct sthread *t)
+/* The perf_event clock closed and its fd given back to the budget. */
+static void release_perf(struct cpu_clock *c, struct sthread *t)
 {
     if (atomic_load(&t->perf_fd) >= 0 && c->perf_open)
         c->perf_open--;
     if ((t->perf_low || t->perf_old_fd >= 0) && c->unsettled)
         c->unsettled--;
-    cpu_clock_stop(t);
+    stop_perf(t);
+}
+
+void cpu_clock_release(struct cpu_clock *c, struct sthread *t)
+{
+    if (t->has_timer) {
+        timer_delete(t->timer);
+        t->has_timer = 0;
+    }
+    release_perf(c, t);
+}
+
+void cpu_clock_leave_perf(struct cpu_clock *c, struct sthread *t)
+{
+    int sig_fd = t->perf_sig_fd;
+    release_perf(c, t);
+    t->perf_left_fd = sig_fd;
+    if (c->perf_threads)
+        c->perf_threads--;
 }
 
 /* "1 ms", "500 us": an interval as the user gave it. */
@@ -425,17 +469,36 @@ const char *cpu_clock_describe(struct cpu_clock *c)
         return "posix-cpu-timer (perf_event refused; checked at the scheduler tick)";
     char perf[384];
     perf_text(c, perf, sizeof perf);
-    if (!c->posix_threads) {
-        snprintf(c->text, sizeof c->text, "%s", perf);
-        return c->text;
-    }
+    size_t n = (size_t)snprintf(c->text, sizeof c->text, "%s", perf);
+    if (c->switchy_threads && n < sizeof c->text)
+        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
+                              "; posix-cpu-timer for %llu thread%s " FMT_CPU_CLOCK_SWITCHY
+                              " %u times a CPU-second (the perf_event clock pays each switch; "
+                              "tried first beside it; checked at the scheduler tick)",
+                              (unsigned long long)c->switchy_threads,
+                              c->switchy_threads == 1 ? "" : "s", CLOCK_TRIAL_RATE);
+    if (c->trials_failed && n < sizeof c->text)
+        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
+                              "; the perf_event task-clock kept for %llu thread%s that switched "
+                              "as often, a POSIX timer tried beside it finding %s late",
+                              (unsigned long long)c->trials_failed,
+                              c->trials_failed == 1 ? "" : "s",
+                              c->trials_failed == 1 ? "it" : "them");
+    if (c->rescued_threads && n < sizeof c->text)
+        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
+                              "; perf_event task-clock again for %llu thread%s the tick missed "
+                              "(%llu ms of CPU unsampled before)",
+                              (unsigned long long)c->rescued_threads,
+                              c->rescued_threads == 1 ? "" : "s",
+                              (unsigned long long)(c->rescued_missed_ns / 1000000ull));
     /* some threads fell back: say how many, and why */
-    snprintf(c->text, sizeof c->text,
-             "%s; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",
-             perf, (unsigned long long)c->posix_threads,
-             (unsigned long long)(c->posix_threads + c->perf_threads),
-             c->fallback_errno == -1 ? "the agent's share of the file descriptor limit was used"
-             : c->fallback_errno     ? strerror(c->fallback_errno)
-                                     : "perf_event refused");
+    if (c->posix_threads && n < sizeof c->text)
+        snprintf(c->text + n, sizeof c->text - n,
+                 "; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",
+                 (unsigned long long)c->posix_threads,
+                 (unsigned long long)(c->posix_threads + c->perf_threads + c->switchy_threads),
+                 c->fallback_errno == -1 ? "the agent's share of the file descriptor limit was used"
+                 : c->fallback_errno     ? strerror(c->fallback_errno)
+                                         : "perf_event refused");
     return c->text;
 }

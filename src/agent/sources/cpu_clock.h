@@ -14,8 +14,10 @@
  * enough for the perf_event clock's interrupts to matter, what one really
  * costs this machine is measured at start (clock_cost.h: tens of
  * microseconds on virtual machines, a few on bare metal) and the POSIX
- * timers are taken if it is too dear; the cpu_clock INFO says which clock
- * was chosen and why.  The first period of every clock is a random part of the interval,
+ * timers are taken if it is too dear; and a thread that switches so often
+ * that the perf_event clock's part in each switch is dear gets a POSIX
+ * timer after a trial (clock_trial.h).  The cpu_clock INFO says which
+ * clock was chosen and why.  The first period of every clock is a random part of the interval,
  * so a thread that lives for less than one interval is sampled with the
  * right probability instead of never.  Each later period is drawn afresh
  * between half and one and a half intervals (--cpu-period fixed: exactly
@@ -53,6 +55,16 @@ struct cpu_clock {
     uint64_t rescued_threads;
     uint64_t rescued_missed_ns;
     int rescue_refused;      /* perf_event refused a rescue: no more tried */
+    /* threads moved from perf_event clocks to POSIX timers for their
+     * switches, each after a trial (clock_trial.h) */
+    int switches_allowed;    /* no clock asked for; cpu mode, random periods */
+    uint64_t switchy_threads; /* threads given a POSIX timer for that */
+    uint64_t trials;         /* trials begun */
+    uint64_t trials_failed;  /* ... that kept the perf_event clock: the ticks missed */
+    uint64_t switch_next_ns; /* when the process is looked at next */
+    uint64_t proc_at_ns;     /* the last look, 0 before the first: */
+    uint64_t proc_switches;  /* the program's switches then (the agent's own left out) */
+    uint64_t proc_cpu_ns;    /* and its CPU */
     uint64_t rescue_next_ns; /* when the threads are looked at next */
     uint32_t tick_hz;        /* the scheduler's tick, for the POSIX clock's rate */
     int perf_exclude_kernel; /* perf_event_paranoid allows user time only */
@@ -65,7 +77,7 @@ struct cpu_clock {
                               * or -1 when the agent's fd budget said no */
     size_t perf_open;        /* perf_event fds open now */
     size_t unsettled;        /* of them, opened low or leaving a low number (settle) */
-    char text[640];          /* cpu_clock_describe's answer */
+    char text[1024];         /* cpu_clock_describe's answer */
 };
 
 HIDDEN void cpu_clock_init(struct cpu_clock *c, const struct config *cfg, uint64_t seed);
@@ -108,7 +120,17 @@ HIDDEN int cpu_clock_missed(uint64_t cpu_ns, uint64_t interval_ns, uint32_t tick
 /* Gives the thread its clock.  Returns 0, or -1 when none could be made
  * (the thread is gone, or no timers are left). */
 HIDDEN int cpu_clock_start(struct cpu_clock *c, struct sthread *t);
-HIDDEN void cpu_clock_stop(struct sthread *t);
+/* For clock_trial.c, which moves threads between the clocks:
+ * a POSIX timer for the thread (uncounted), on trial (its ticks no samples:
+ * the perf_event clock's state is left alone) or for good: 0, or -1
+ * (errno says why); */
+HIDDEN int cpu_clock_posix_timer(struct cpu_clock *c, struct sthread *t, int trial);
+/* takes the POSIX timer away once no tick of the handler can re-arm it: 1
+ * when it is gone (0: try again later); */
+HIDDEN int cpu_clock_retire_timer(struct sthread *t);
+/* and closes the thread's perf_event clock for good, its fd given back to
+ * the budget, a signal it queued before closing dropped by the handler. */
+HIDDEN void cpu_clock_leave_perf(struct cpu_clock *c, struct sthread *t);
 /* Once the table has grown (fds_high_ready), moves the clocks opened low
  * to high numbers, each thread's signals still carrying the number it was
  * set up with (perf_sig_fd), and closes a low number once no tick of the

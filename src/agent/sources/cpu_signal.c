@@ -32,6 +32,7 @@
 #include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
 #include "agent/signal/walk.h"
+#include "agent/sources/clock_trial.h"
 #include "agent/sources/cpu_clock.h"
 #include "agent/sources/sampled_threads.h"
 #include "agent/stacks.h"
@@ -251,6 +252,7 @@ static uint64_t sig_cycle(struct agent *a, struct source *src, uint64_t now)
     if (s->cpu) {
         cpu_clock_settle(&s->clock, s->set.threads);
         cpu_clock_rescue(&s->clock, s->set.threads, now);
+        clock_trial_cycle(&s->clock, s->set.threads, now);
     }
     /* cpu mode: the rings are emptied at the loop's own pace, every 10 to
      * 50 ms while only samples come (agent.c; a ring half full, or a sample
