@@ -7,9 +7,9 @@
  * rarely it fires: its timer is stopped when the thread leaves a CPU and
  * started when it comes back (about 2 us more a switch on virtual machines
  * that make timers dear: bench/sigcost.sh; an ASP.NET Core server under
- * load spent 13 to 17% more CPU a request at the default interval), and the
- * thread's time in switching, which the scheduler charges to it, goes
- * uncounted.  A POSIX timer pays neither, but fires only at a scheduler
+ * load spent 5 to 16% more CPU a request at the default interval than with
+ * POSIX timers), and the thread's time in switching, which the scheduler
+ * charges to it, goes uncounted.  A POSIX timer pays neither, but fires only at a scheduler
  * tick that finds its thread running: work in step with the tick (a
  * service whose client sends from a timer) is found late or never, and
  * its CPU charged to wherever a tick lands.  So when no clock was asked
