@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -429,6 +430,20 @@ static void posix_rate_text(const struct cpu_clock *c, char *out, size_t size)
         snprintf(out, size, "checked at the scheduler tick (%u Hz)", c->tick_hz);
 }
 
+/* Appends to the clock's text at *n (cut at its end). */
+__attribute__((format(printf, 3, 4))) static void append(struct cpu_clock *c, size_t *n,
+                                                         const char *fmt, ...)
+{
+    if (*n >= sizeof c->text)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(c->text + *n, sizeof c->text - *n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *n += (size_t)k;
+}
+
 /* "perf_event task-clock (user time only; --cpu-clock perf)" */
 static void perf_text(const struct cpu_clock *c, char *out, size_t size)
 {
@@ -469,36 +484,34 @@ const char *cpu_clock_describe(struct cpu_clock *c)
         return "posix-cpu-timer (perf_event refused; checked at the scheduler tick)";
     char perf[384];
     perf_text(c, perf, sizeof perf);
-    size_t n = (size_t)snprintf(c->text, sizeof c->text, "%s", perf);
-    if (c->switchy_threads && n < sizeof c->text)
-        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
-                              "; posix-cpu-timer for %llu thread%s " FMT_CPU_CLOCK_SWITCHY
-                              " %u times a CPU-second (the perf_event clock pays each switch; "
-                              "tried first beside it; checked at the scheduler tick)",
-                              (unsigned long long)c->switchy_threads,
-                              c->switchy_threads == 1 ? "" : "s", CLOCK_TRIAL_RATE);
-    if (c->trials_failed && n < sizeof c->text)
-        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
-                              "; the perf_event task-clock kept for %llu thread%s that switched "
-                              "as often, a POSIX timer tried beside it finding %s late",
-                              (unsigned long long)c->trials_failed,
-                              c->trials_failed == 1 ? "" : "s",
-                              c->trials_failed == 1 ? "it" : "them");
-    if (c->rescued_threads && n < sizeof c->text)
-        n += (size_t)snprintf(c->text + n, sizeof c->text - n,
-                              "; perf_event task-clock again for %llu thread%s the tick missed "
-                              "(%llu ms of CPU unsampled before)",
-                              (unsigned long long)c->rescued_threads,
-                              c->rescued_threads == 1 ? "" : "s",
-                              (unsigned long long)(c->rescued_missed_ns / 1000000ull));
+    size_t n = 0;
+    append(c, &n, "%s", perf);
+    if (c->switchy_threads)
+        append(c, &n,
+               "; posix-cpu-timer for %llu thread%s " FMT_CPU_CLOCK_SWITCHY
+               " %u times a CPU-second (the perf_event clock pays each switch; tried first "
+               "beside it; checked at the scheduler tick)",
+               (unsigned long long)c->switchy_threads, c->switchy_threads == 1 ? "" : "s",
+               CLOCK_TRIAL_RATE);
+    if (c->trials_failed)
+        append(c, &n,
+               "; the perf_event task-clock kept for %llu thread%s that switched as often, a "
+               "POSIX timer tried beside it finding %s late",
+               (unsigned long long)c->trials_failed, c->trials_failed == 1 ? "" : "s",
+               c->trials_failed == 1 ? "it" : "them");
+    if (c->rescued_threads)
+        append(c, &n,
+               "; perf_event task-clock again for %llu thread%s the tick missed (%llu ms of CPU "
+               "unsampled before)",
+               (unsigned long long)c->rescued_threads, c->rescued_threads == 1 ? "" : "s",
+               (unsigned long long)(c->rescued_missed_ns / 1000000ull));
     /* some threads fell back: say how many, and why */
-    if (c->posix_threads && n < sizeof c->text)
-        snprintf(c->text + n, sizeof c->text - n,
-                 "; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",
-                 (unsigned long long)c->posix_threads,
-                 (unsigned long long)(c->posix_threads + c->perf_threads + c->switchy_threads),
-                 c->fallback_errno == -1 ? "the agent's share of the file descriptor limit was used"
-                 : c->fallback_errno     ? strerror(c->fallback_errno)
-                                         : "perf_event refused");
+    if (c->posix_threads)
+        append(c, &n, "; posix-cpu-timer for %llu of %llu threads (%s; checked at the scheduler tick)",
+               (unsigned long long)c->posix_threads,
+               (unsigned long long)(c->posix_threads + c->perf_threads + c->switchy_threads),
+               c->fallback_errno == -1 ? "the agent's share of the file descriptor limit was used"
+               : c->fallback_errno     ? strerror(c->fallback_errno)
+                                       : "perf_event refused");
     return c->text;
 }
