@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 uint64_t os_thread_cpu_ns(pid_t tid)
 {
     struct timespec ts;
@@ -54,7 +56,7 @@ void os_thread_name(pid_t tid, char *out, size_t size)
     out[n] = '\0';
 }
 
-int os_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *slices)
+int os_thread_schedstat(pid_t tid, struct os_schedstat *out)
 {
     /* "run_ns wait_ns timeslices" */
     char text[96];
@@ -63,8 +65,9 @@ int os_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *slices)
     unsigned long long run = 0, wait = 0, n = 0;
     if (sscanf(text, "%llu %llu %llu", &run, &wait, &n) != 3)
         return -1;
-    *run_ns = run;
-    *slices = n;
+    out->run_ns = run;
+    out->wait_ns = wait;
+    out->slices = n;
     return 0;
 }
 
@@ -84,4 +87,16 @@ uint64_t os_process_switches(void)
 uint64_t os_own_switches(void)
 {
     return switches_of(RUSAGE_THREAD);
+}
+
+uint64_t os_others_cpu_ns(void)
+{
+    uint64_t all = clock_ns(CLOCK_PROCESS_CPUTIME_ID), mine = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return all > mine ? all - mine : 0;
+}
+
+uint64_t os_others_switches(void)
+{
+    uint64_t all = os_process_switches(), mine = os_own_switches();
+    return all > mine ? all - mine : 0;
 }

@@ -4,11 +4,9 @@
 #include "agent/sources/clock_trial.h"
 
 #include <stdatomic.h>
-#include <time.h>
 
 #include "agent/log.h"
 #include "agent/os_thread.h"
-#include "common/clock.h"
 
 int clock_trial_switchy(uint64_t switches, uint64_t cpu_ns, uint64_t rate)
 {
@@ -97,10 +95,7 @@ static void judge(struct cpu_clock *c, struct sthread *t)
  * thread, this one, left out): do they reach a quarter of the rate? */
 static int process_switchy(struct cpu_clock *c, uint64_t now_ns)
 {
-    uint64_t sw = os_process_switches(), own_sw = os_own_switches();
-    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), own_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    sw = sw > own_sw ? sw - own_sw : 0;
-    cpu = cpu > own_cpu ? cpu - own_cpu : 0;
+    uint64_t sw = os_others_switches(), cpu = os_others_cpu_ns();
     int looked = c->proc_at_ns != 0;
     uint64_t d_sw = sw > c->proc_switches ? sw - c->proc_switches : 0;
     uint64_t d_cpu = cpu > c->proc_cpu_ns ? cpu - c->proc_cpu_ns : 0;
@@ -122,15 +117,15 @@ static int thread_switchy(struct sthread *t, uint64_t now_ns)
     if (t->switch_at_ns && head == t->switch_head)
         return 0;
     t->switch_head = head;
-    uint64_t run = 0, slices = 0;
-    if (os_thread_schedstat(t->tid, &run, &slices) < 0)
+    struct os_schedstat now;
+    if (os_thread_schedstat(t->tid, &now) < 0)
         return 0;
     int fresh = t->switch_at_ns && now_ns - t->switch_at_ns <= 3 * CLOCK_TRIAL_EVERY_NS &&
-                run >= t->switch_run_ns && slices >= t->switch_slices;
-    uint64_t d_run = run - t->switch_run_ns, d_slices = slices - t->switch_slices;
+                now.run_ns >= t->switch_run_ns && now.slices >= t->switch_slices;
+    uint64_t d_run = now.run_ns - t->switch_run_ns, d_slices = now.slices - t->switch_slices;
     t->switch_at_ns = now_ns;
-    t->switch_run_ns = run;
-    t->switch_slices = slices;
+    t->switch_run_ns = now.run_ns;
+    t->switch_slices = now.slices;
     return fresh && clock_trial_switchy(d_slices, d_run, CLOCK_TRIAL_RATE);
 }
 

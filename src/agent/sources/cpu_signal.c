@@ -194,15 +194,6 @@ static void on_going(void *ctx, struct sthread *t)
 
 /* ---- the source ------------------------------------------------------------ */
 
-/* The CPU time of every thread of the process, living or gone, but the
- * calling one (the loop thread, never sampled): what the cpu samples stand
- * for between the sampler's start and its stop. */
-static uint64_t others_cpu_ns(void)
-{
-    uint64_t all = clock_ns(CLOCK_PROCESS_CPUTIME_ID), mine = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    return all > mine ? all - mine : 0;
-}
-
 static int sig_init(struct agent *a, struct source *src, DWORD *mask, DWORD *high)
 {
     (void)high;
@@ -228,7 +219,9 @@ static int sig_start(struct agent *a, struct source *src)
     recorder_sampled_event(&a->out, s->event, s->cpu ? "cpu" : "wall", "ns",
                            s->cpu ? CPU_UNIT_NS : a->cfg.interval_ns);
     cpu_clock_init(&s->clock, &a->cfg, clock_now_ns() ^ ((uint64_t)gettid() << 32));
-    s->others_cpu_at_start = s->cpu ? others_cpu_ns() : 0;
+    /* the program's CPU (the loop thread, never sampled, left out): what the
+     * cpu samples stand for between the sampler's start and its stop */
+    s->others_cpu_at_start = s->cpu ? os_others_cpu_ns() : 0;
     handler_take_busy_ns(); /* signals of an earlier attach's run are not this one's */
     sampled_threads_init(&s->set, a, a->cfg.max_depth, on_ready, on_going, s);
     uint64_t now = clock_now_ns();
@@ -299,7 +292,7 @@ static void sig_stop(struct agent *a, struct source *src)
         cpu_clock_release(&s->clock, t);
     /* the clocks are stopped: the CPU their samples stand for, for check
      * to set the samples' weight against (a thin profile is never silent) */
-    uint64_t now = s->cpu ? others_cpu_ns() : 0;
+    uint64_t now = s->cpu ? os_others_cpu_ns() : 0;
     if (now > s->others_cpu_at_start)
         recorder_count(&a->out, FMT_COUNTER_CPU_WHILE_SAMPLED_NS, now - s->others_cpu_at_start);
     /* what the walks cost the program's threads (check's "profiler" line) */

@@ -35,6 +35,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "agent/os_thread.h"
 #include "agent/trace/methods.h"
 #include "agent/trace/shadow.h"
 #include "common/clock.h"
@@ -326,20 +327,13 @@ static struct open_extra *open_frames_at_end(struct harvest *h, struct trace_thr
  * counters are, summed over the traced threads. */
 static void read_stretch(struct trace_state *st, struct thread_seen *ts, pid_t tid)
 {
-    char path[64], text[96];
-    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    struct os_schedstat now;
+    if (os_thread_schedstat(tid, &now) < 0 || now.run_ns < ts->run_ns || now.wait_ns < ts->wait_ns)
         return;
-    unsigned long long run = 0, wait = 0;
-    int got = fgets(text, sizeof text, f) && sscanf(text, "%llu %llu", &run, &wait) == 2;
-    fclose(f);
-    if (!got || run < ts->run_ns || wait < ts->wait_ns)
-        return;
-    st->run_ns += run - ts->run_ns;
-    st->wait_ns += wait - ts->wait_ns;
-    ts->run_ns = run;
-    ts->wait_ns = wait;
+    st->run_ns += now.run_ns - ts->run_ns;
+    st->wait_ns += now.wait_ns - ts->wait_ns;
+    ts->run_ns = now.run_ns;
+    ts->wait_ns = now.wait_ns;
 }
 
 static void count_delta(struct agent *a, enum fmt_counter c, const uint64_t *counter,
