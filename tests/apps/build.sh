@@ -17,3 +17,6 @@ if [ ! -f "$out/libgapdebug.so" ] || [ "$gaps/gapdebug.c" -nt "$out/libgapdebug.
     cc -shared -fPIC -O1 -g -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \
         -nostartfiles -Wl,--no-eh-frame-hdr -o "$out/libgapdebug.so" "$gaps/gapdebug.c"
 fi
+if [ ! -f "$out/libgapfresh.so" ] || [ "$gaps/gapfresh.c" -nt "$out/libgapfresh.so" ]; then
+    cc -shared -fPIC -O2 -fomit-frame-pointer -o "$out/libgapfresh.so" "$gaps/gapfresh.c"
+fi

@@ -56,8 +56,20 @@ static void check(const struct cfi_table *t)
         abort();
 }
 
+/* The input's bytes, for cfi_index_row_copied: a copy from outside them is
+ * a read the in-place lookup would not make. */
+static const uint8_t *input_lo, *input_hi;
+
+static int copy_input(void *dst, uint64_t src, size_t n)
+{
+    if (src < (uintptr_t)input_lo || src > (uintptr_t)input_hi || n > (uintptr_t)input_hi - src)
+        abort();
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return 0;
+}
+
 /* One address through the index: the walker's row agrees with the
- * function the collector decodes. */
+ * function the collector decodes, and with the row decoded from copies. */
 static void check_index_at(const struct cfi_index *ix, uint64_t pc)
 {
     struct cfi_row row;
@@ -69,6 +81,10 @@ static void check_index_at(const struct cfi_index *ix, uint64_t pc)
     struct cfi_row capped;
     int c = cfi_index_row(ix, pc, 64, &capped);
     if (c != -1 && (c != k || (k == 1 && memcmp(&row, &capped, sizeof row))))
+        abort();
+    struct cfi_row copied;
+    int kc = cfi_index_row_copied(ix, pc, copy_input, &copied);
+    if (kc != -1 && (kc != k || (k == 1 && memcmp(&row, &copied, sizeof row))))
         abort();
     struct cfi_function f;
     int fk = cfi_index_function(ix, pc, &f);
@@ -102,6 +118,8 @@ static void check_index(const uint8_t *data, size_t size, const struct cfi_table
     struct cfi_index ix;
     if (!cfi_index_open(data, data, data + size, 0, &ix))
         return;
+    input_lo = data;
+    input_hi = data + size;
     size_t n = ix.count < 4096 ? ix.count : 4096;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *e = ix.table + 8 * i;

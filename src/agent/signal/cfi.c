@@ -48,6 +48,9 @@
  * the test machine is 40 bytes; a CIE beyond this one is refused, and its
  * FDEs with it, so the work stays linear in the section's size. */
 #define CIE_MAX_BYTES 512
+/* The longest FDE cfi_index_row_copied takes: it copies the FDE and its CIE
+ * onto the stack of a signal handler (an interrupted thread's own). */
+#define COPIED_FDE_MAX 512
 
 struct reader {
     const uint8_t *p, *end;
@@ -520,25 +523,19 @@ static int run(struct reader *section, const uint8_t *p, const uint8_t *end, con
     return r.bad ? -1 : 0;
 }
 
-static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *body,
-                     const uint8_t *end, uintptr_t bias, struct rows *rows)
+/* The rows of an FDE from just past its CIE pointer (p) to its end, its CIE
+ * c parsed from cie_section (the FDE's own section, or a copy of the CIE). */
+static int fde_rows(struct reader *section, const uint8_t *p, const uint8_t *end,
+                    struct reader *cie_section, const struct cie *c, uintptr_t bias,
+                    struct rows *rows)
 {
     struct reader r = *section;
-    r.p = body;
+    r.p = p;
     r.end = end;
     r.bad = 0;
-    const uint8_t *cie_field = r.p;
-    uint32_t cie_delta = (uint32_t)fixed(&r, 4);
-    (void)fde;
-    if (r.bad || cie_delta > (uint64_t)(cie_field - section->start))
-        return -1;
-    struct cie c;
-    int refused = parse_cie(section, cie_field - cie_delta, &c);
-    if (refused < 0)
-        return refused;
-    uint64_t pc_begin = pointer(&r, c.fde_enc);
-    uint64_t pc_range = pointer(&r, (uint8_t)(c.fde_enc & 0x0f));
-    if (c.has_aug_data) {
+    uint64_t pc_begin = pointer(&r, c->fde_enc);
+    uint64_t pc_range = pointer(&r, (uint8_t)(c->fde_enc & 0x0f));
+    if (c->has_aug_data) {
         uint64_t n = uleb(&r);
         if (n > (uint64_t)(r.end - r.p))
             return -1;
@@ -554,10 +551,10 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
     memset(&initial, 0, sizeof initial);
     initial.cfa = CFI_RSP;
     initial.cfa_offset = 8;
-    rows->signal_frame = c.signal_frame;
-    int bad = run(section, c.insns, c.insns_end, &c, &initial, NULL, 0, 0, 0, NULL) < 0;
+    rows->signal_frame = c->signal_frame;
+    int bad = run(cie_section, c->insns, c->insns_end, c, &initial, NULL, 0, 0, 0, NULL) < 0;
     struct state s = initial;
-    bad |= run(section, r.p, r.end, &c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows) < 0;
+    bad |= run(section, r.p, r.end, c, &s, &initial, pc_begin, pc_begin + pc_range, bias, rows) < 0;
     if (bad) /* the rows up to the bad instruction are kept */
         rows->gaps |= 1u << CFI_GAP_MALFORMED;
     /* the end of the range: no CFI until another FDE says otherwise */
@@ -565,6 +562,24 @@ static int parse_fde(struct reader *section, const uint8_t *fde, const uint8_t *
     memset(&none, 0, sizeof none);
     emit(rows, pc_begin + pc_range - bias, &none);
     return 0;
+}
+
+static int parse_fde(struct reader *section, const uint8_t *body, const uint8_t *end,
+                     uintptr_t bias, struct rows *rows)
+{
+    struct reader r = *section;
+    r.p = body;
+    r.end = end;
+    r.bad = 0;
+    const uint8_t *cie_field = r.p;
+    uint32_t cie_delta = (uint32_t)fixed(&r, 4);
+    if (r.bad || cie_delta > (uint64_t)(cie_field - section->start))
+        return -1;
+    struct cie c;
+    int refused = parse_cie(section, cie_field - cie_delta, &c);
+    if (refused < 0)
+        return refused;
+    return fde_rows(section, r.p, end, section, &c, bias, rows);
 }
 
 static int by_pc(const void *a, const void *b)
@@ -653,7 +668,7 @@ int cfi_parse_section(const uint8_t *eh_frame, size_t size, uint64_t address, ui
             rows.floor = rows.count;
             rows.gaps = 0;
             /* a bad FDE is skipped, and counted */
-            int refused = parse_fde(&section, p, body, end, bias, &rows);
+            int refused = parse_fde(&section, body, end, bias, &rows);
             if (refused == REFUSED_AUGMENTATION)
                 rows.gaps |= 1u << CFI_GAP_AUGMENTATION;
             else if (refused == REFUSED_MALFORMED)
@@ -825,8 +840,70 @@ int cfi_index_row(const struct cfi_index *ix, uint64_t pc, size_t max_fde_bytes,
     memset(&rows, 0, sizeof rows);
     rows.find = 1;
     rows.target = pc;
-    if (parse_fde(&section, fde, body, end, ix->bias, &rows) < 0 || !rows.have ||
+    if (parse_fde(&section, body, end, ix->bias, &rows) < 0 || !rows.have ||
         rows.found.cfa == CFI_NONE)
+        return 0;
+    *row = rows.found;
+    return 1;
+}
+
+int cfi_index_row_copied(const struct cfi_index *ix, uint64_t pc, cfi_copy_fn copy,
+                         struct cfi_row *row)
+{
+    uint64_t a = pc + ix->bias, hdr = (uint64_t)(uintptr_t)ix->hdr;
+    uint64_t table = (uint64_t)(uintptr_t)ix->table;
+    size_t lo = 0, hi = ix->count;
+    uint8_t word[4];
+    while (lo < hi) { /* first entry starting after a */
+        size_t m = lo + (hi - lo) / 2;
+        if (copy(word, table + 8 * m, 4) < 0)
+            return -1;
+        if (hdr + (uint64_t)s32_at(word) <= a)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo == 0 || copy(word, table + 8 * (lo - 1) + 4, 4) < 0)
+        return lo == 0 ? 0 : -1;
+    uint64_t at = hdr + (uint64_t)s32_at(word);
+    uint64_t eh_frame = (uint64_t)(uintptr_t)ix->eh_frame, end = (uint64_t)(uintptr_t)ix->hi;
+    if (at < eh_frame || at >= end || end - at < 8)
+        return 0;
+    uint8_t fde[4 + COPIED_FDE_MAX];
+    if (copy(fde, at, 4) < 0)
+        return -1;
+    uint32_t len = (uint32_t)s32_at(fde);
+    if (len == 0xffffffffu)
+        return -1; /* a 64-bit length: the collector's */
+    if (len < 8 || len > end - at - 4)
+        return 0; /* not an FDE of this section (a damaged table) */
+    if (len > COPIED_FDE_MAX)
+        return -1; /* long: the collector's */
+    if (copy(fde + 4, at + 4, len) < 0)
+        return -1;
+    uint32_t cie_delta = (uint32_t)s32_at(fde + 4);
+    if (cie_delta == 0 || cie_delta > at + 4 - eh_frame)
+        return 0; /* a CIE where an FDE should be, or one outside the section */
+    uint64_t cie_at = at + 4 - cie_delta;
+    uint8_t cie[4 + CIE_MAX_BYTES];
+    if (copy(cie, cie_at, 4) < 0)
+        return -1;
+    uint32_t cie_len = (uint32_t)s32_at(cie);
+    if (cie_len > CIE_MAX_BYTES || cie_len > end - cie_at - 4)
+        return 0; /* refused in place too */
+    if (copy(cie + 4, cie_at + 4, cie_len) < 0)
+        return -1;
+    struct reader fde_section = {fde, fde + 4 + len, fde, at, 0};
+    struct reader cie_section = {cie, cie + 4 + cie_len, cie, cie_at, 0};
+    struct cie c;
+    if (parse_cie(&cie_section, cie, &c) < 0)
+        return 0;
+    struct rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.find = 1;
+    rows.target = pc;
+    if (fde_rows(&fde_section, fde + 8, fde + 4 + len, &cie_section, &c, ix->bias, &rows) < 0 ||
+        !rows.have || rows.found.cfa == CFI_NONE)
         return 0;
     *row = rows.found;
     return 1;
@@ -851,7 +928,7 @@ int cfi_index_function(const struct cfi_index *ix, uint64_t pc, struct cfi_funct
     struct reader section = index_section(ix);
     struct rows rows;
     memset(&rows, 0, sizeof rows);
-    int refused = parse_fde(&section, fde, body, end, ix->bias, &rows);
+    int refused = parse_fde(&section, body, end, ix->bias, &rows);
     if (rows.oom) {
         mem_free(rows.v);
         memset(out, 0, sizeof *out);

@@ -130,6 +130,17 @@ HIDDEN int cfi_index_open(const uint8_t *hdr, const uint8_t *lo, const uint8_t *
 HIDDEN int cfi_index_row(const struct cfi_index *ix, uint64_t pc, size_t max_fde_bytes,
                          struct cfi_row *row);
 
+/* Copies n bytes from the process's address src to dst: 0, or -1 when
+ * they cannot be read (unmapped: no fault).  Async-signal-safe. */
+typedef int (*cfi_copy_fn)(void *dst, uint64_t src, size_t n);
+/* cfi_index_row for an object that may be unmapped while it runs (dlclose
+ * on another thread): every byte of the table, the FDE and its CIE is
+ * copied through `copy`, never read in place.  Returns as cfi_index_row,
+ * and -1 too when a copy fails or the FDE (or its CIE) is too long to copy
+ * onto a handler's stack. */
+HIDDEN int cfi_index_row_copied(const struct cfi_index *ix, uint64_t pc, cfi_copy_fn copy,
+                                struct cfi_row *row);
+
 /* The function covering a link-time address, or the gap where none does. */
 struct cfi_function {
     uint64_t lo, hi;      /* link-time range: the function's, or the gap's */
