@@ -6,13 +6,14 @@
 # (installed from Debian when missing).  Each program RUNS times; the
 # table sums the runs.
 #
-#   bench/walks.sh [RUNS] [WEB_SECONDS]      (defaults 2 and 20)
+#   bench/walks.sh [RUNS] [WEB_SECONDS]      (defaults 2 and 20; CORSCOPE=path
+#                                             another build's corscope)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/bench/lib.sh"
 RUNS=${1:-2}
 WEB_SECONDS=${2:-20}
-CORSCOPE=$ROOT/build/corscope
+CORSCOPE=${CORSCOPE:-$ROOT/build/corscope}
 APPS=$ROOT/build/apps
 T=$(mktemp -d "${TMPDIR:-/tmp}/corscope-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT

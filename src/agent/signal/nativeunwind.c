@@ -59,7 +59,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <sys/auxv.h>
-#include <sys/uio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,22 +259,21 @@ static int cache_find(const struct nu_cache *c, uint64_t pc, const struct cfi_ro
     return 1;
 }
 
-/* The bytes of an object that may be unmapped under the walker: copied by
- * the kernel, which answers EFAULT where nothing is mapped (a read in
- * place would fault).  A kernel or a sandbox without process_vm_readv
- * says so once, and walks go back to guessing until the cache has the
- * function. */
+/* The bytes of an object that may be unmapped under the walker, copied by
+ * the kernel (walk_read_code), which answers EFAULT where nothing is
+ * mapped: a read in place would fault.  A kernel or sandbox that refuses
+ * the call (qemu-user has none) is asked once; walks then guess until the
+ * cache has the function, as they did before. */
 static _Atomic int copy_refused;
 
 static int copy_unpinned(void *dst, uint64_t src, size_t n)
 {
     if (atomic_load_explicit(&copy_refused, memory_order_relaxed))
         return -1;
-    struct iovec local = {dst, n}, remote = {(void *)(uintptr_t)src, n};
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    if (got < 0 && (errno == ENOSYS || errno == EPERM))
+    int got = walk_read_code((uintptr_t)src, dst, n);
+    if (got < 0)
         atomic_store_explicit(&copy_refused, 1, memory_order_relaxed);
-    return got == (ssize_t)n ? 0 : -1;
+    return got == 1 ? 0 : -1;
 }
 
 enum look { LOOK_NONE, LOOK_ROW, LOOK_PENDING };
