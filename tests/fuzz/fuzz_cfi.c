@@ -72,6 +72,8 @@ static int copy_input(void *dst, uint64_t src, size_t n)
  * function the collector decodes, and with the row decoded from copies. */
 static void check_index_at(const struct cfi_index *ix, uint64_t pc)
 {
+    if (pc == UINT64_MAX)
+        return; /* the address space's last byte: no [lo, hi) holds it, and it is no code */
     struct cfi_row row;
     int k = cfi_index_row(ix, pc, SIZE_MAX, &row);
     if (k != 0 && k != 1)
@@ -115,11 +117,18 @@ static void check_index_at(const struct cfi_index *ix, uint64_t pc)
 
 static void check_index(const uint8_t *data, size_t size, const struct cfi_table *t)
 {
-    struct cfi_index ix;
-    if (!cfi_index_open(data, data, data + size, 0, &ix))
-        return;
+    struct cfi_index ix, copied;
     input_lo = data;
     input_hi = data + size;
+    /* the index opened from copies takes a subset of the encodings, and
+     * is the same index where it takes one */
+    int opened = cfi_index_open(data, data, data + size, 0, &ix);
+    if (cfi_index_open_copied((uintptr_t)data, (uintptr_t)data, (uintptr_t)(data + size), 0,
+                              copy_input, &copied) &&
+        (!opened || memcmp(&ix, &copied, sizeof ix)))
+        abort();
+    if (!opened)
+        return;
     size_t n = ix.count < 4096 ? ix.count : 4096;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *e = ix.table + 8 * i;

@@ -509,6 +509,16 @@ static void test_index_agrees_with_libc_table(void)
     /* the copies decode what the reads in place decode, but for a few long
      * FDEs left to the collector */
     CHECK(copied_too_long * 100 < compared);
+    /* and the index opened from copies is the one opened in place */
+    struct cfi_index in_place, copied;
+    REQUIRE(cfi_index_open(f.hdr, f.lo, f.hi, f.bias, &in_place) == 1);
+    CHECK(cfi_index_open_copied((uintptr_t)f.hdr, (uintptr_t)f.lo, (uintptr_t)f.hi, f.bias,
+                                copy_plain, &copied) == 1 &&
+          memcmp(&in_place, &copied, sizeof copied) == 0);
+    CHECK_EQ(cfi_index_open_copied((uintptr_t)f.hdr, (uintptr_t)f.lo, (uintptr_t)f.hi, f.bias,
+                                   copy_never, &copied), 0);
+    CHECK_EQ(cfi_index_open_copied((uintptr_t)f.hdr, (uintptr_t)f.lo, (uintptr_t)f.hdr + 8,
+                                   f.bias, copy_plain, &copied), 0); /* past the segment */
 }
 
 /* An ELF file mapped whole: the segment holding its .eh_frame_hdr, and the

@@ -6,6 +6,7 @@
  * objects it reads in place.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/auxv.h>
@@ -20,6 +21,7 @@
 #include "agent/signal/nativeunwind.h"
 #include "agent/signal/stack_bounds.h"
 #include "agent/signal/thread_rings.h"
+#include "agent/signal/vma_query.h"
 #include "agent/signal/walk.h"
 #include "test.h"
 
@@ -410,6 +412,56 @@ out:
     thread_rings_shutdown();
 }
 
+/* A library loaded since the objects were last listed (its initialization
+ * runs in the first milliseconds, before the loop looks again): where the
+ * walker would guess, a step from its code finds its CFI through the
+ * kernel's answer for the mapping and copies of its headers; once it is
+ * unloaded, a step there finds nothing, without a fault. */
+static void test_unlisted_object(void)
+{
+    REQUIRE(thread_rings_init() == 0);
+    if (!vma_query_start(open("/proc/self/maps", O_RDONLY | O_CLOEXEC))) {
+        thread_rings_shutdown();
+        return; /* an older kernel: test_vma_query says whether it should */
+    }
+    nativeunwind_list();
+    void *lib = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "  (skipped: no libresolv.so.2)\n");
+        goto out;
+    }
+    uintptr_t fn = (uintptr_t)dlsym(lib, "__b64_ntop");
+    REQUIRE(fn);
+    /* at its first instruction the return address is on top of the stack */
+    uintptr_t stack[32] = {0};
+    stack[8] = 0x123456;
+    uintptr_t pc = fn, sp = (uintptr_t)&stack[8], fp = 0, lr = 0x123456;
+    enum nu_status st = nativeunwind_step(&pc, &sp, &fp, &lr, (uintptr_t)stack,
+                                          (uintptr_t)(stack + 32), 1);
+    CHECK(st == NU_NO_CFI && pc == fn); /* in no listed object */
+    st = nativeunwind_step_unlisted(&pc, &sp, &fp, &lr, (uintptr_t)stack,
+                                    (uintptr_t)(stack + 32), 1);
+    CHECK_EQ(st, NU_OK);
+    CHECK_EQ(pc, 0x123456);
+#if !defined(__aarch64__)
+    CHECK_EQ(sp, (uintptr_t)&stack[9]);
+#endif
+    dlclose(lib);
+    pc = fn;
+    sp = (uintptr_t)&stack[8];
+    st = nativeunwind_step_unlisted(&pc, &sp, &fp, &lr, (uintptr_t)stack,
+                                    (uintptr_t)(stack + 32), 1);
+    CHECK(st == NU_NO_CFI && pc == fn); /* unmapped: nothing found, nothing moved */
+    /* a listed object's code is nativeunwind_step's, never asked of the kernel */
+    pc = (uintptr_t)(void *)getppid;
+    CHECK_EQ(nativeunwind_step_unlisted(&pc, &sp, &fp, &lr, (uintptr_t)stack,
+                                        (uintptr_t)(stack + 32), 1), NU_NO_CFI);
+out:
+    vma_query_stop_unused();
+    nativeunwind_shutdown();
+    thread_rings_shutdown();
+}
+
 void suite_nativeunwind(void)
 {
     RUN(test_unwind_through_qsort);
@@ -418,4 +470,5 @@ void suite_nativeunwind(void)
     RUN(test_tsan_tables_published);
     RUN(test_tsan_memo_shared);
     RUN(test_resident_objects);
+    RUN(test_unlisted_object);
 }

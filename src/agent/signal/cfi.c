@@ -777,6 +777,34 @@ static int64_t s32_at(const uint8_t *p)
     return (int64_t)(int32_t)v;
 }
 
+int cfi_index_open_copied(uint64_t hdr, uint64_t lo, uint64_t hi, uintptr_t bias,
+                          cfi_copy_fn copy, struct cfi_index *out)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t head[12];
+    if (hdr < lo || hdr >= hi || hi - hdr < sizeof head || copy(head, hdr, sizeof head) < 0 ||
+        head[0] != 1)
+        return 0;
+    /* what linkers write: the section's address pcrel sdata4, the count
+     * udata4, the table datarel sdata4 pairs (cfi_index_open takes more
+     * encodings of the first two; a linker that writes others is read whole
+     * when listed) */
+    if (head[1] != 0x1b || head[2] != DW_EH_PE_udata4 || head[3] != HDR_TABLE_ENC)
+        return 0;
+    uint64_t eh_frame = hdr + 4 + (uint64_t)s32_at(head + 4);
+    uint64_t count = (uint32_t)s32_at(head + 8);
+    if (eh_frame < lo || eh_frame >= hi || count == 0 || count > (hi - hdr - sizeof head) / 8)
+        return 0;
+    out->hdr = (const uint8_t *)(uintptr_t)hdr;
+    out->table = (const uint8_t *)(uintptr_t)(hdr + sizeof head);
+    out->count = (size_t)count;
+    out->eh_frame = (const uint8_t *)(uintptr_t)eh_frame;
+    out->hi = (const uint8_t *)(uintptr_t)hi;
+    out->bias = bias;
+    return 1;
+}
+
+
 /* The i-th entry's initial location, a run-time address. */
 static uint64_t entry_pc(const struct cfi_index *ix, size_t i)
 {

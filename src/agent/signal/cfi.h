@@ -141,6 +141,14 @@ typedef int (*cfi_copy_fn)(void *dst, uint64_t src, size_t n);
 HIDDEN int cfi_index_row_copied(const struct cfi_index *ix, uint64_t pc, cfi_copy_fn copy,
                                 struct cfi_row *row);
 
+/* cfi_index_open for an object the walker has only an address of (loaded
+ * since the loop last listed the objects): the .eh_frame_hdr at run-time
+ * address hdr, in the segment [lo, hi), read through `copy`.  Takes the
+ * encodings linkers write only.  Async-signal-safe; 1 or 0 as
+ * cfi_index_open.  The index is for cfi_index_row_copied alone. */
+HIDDEN int cfi_index_open_copied(uint64_t hdr, uint64_t lo, uint64_t hi, uintptr_t bias,
+                                 cfi_copy_fn copy, struct cfi_index *out);
+
 /* The function covering a link-time address, or the gap where none does. */
 struct cfi_function {
     uint64_t lo, hi;      /* link-time range: the function's, or the gap's */

@@ -30,7 +30,11 @@
  *      each function (tests/apps/NativeGaps fresh: a quarter of its time).
  *
  * An object loaded since the loop's last look (at most a cycle, 10 to 50
- * ms) is in no snapshot yet: walks there go as through code without CFI.
+ * ms: when a library's initialization runs) is in no snapshot yet; a walk
+ * the walker could only guess at asks the kernel for the mapping
+ * (vma_query, half a microsecond) and reads the object's headers and CFI
+ * through copies (nativeunwind_step_unlisted), where the kernel can say;
+ * the runtime's stubs, placed by cheaper means first, never ask.
  *
  * Every miss asks the collector for the function (a slot of `requests`,
  * lock-free); the collector decodes it inside dl_iterate_phdr's callback,
@@ -68,6 +72,7 @@
 #include "agent/signal/cfi.h"
 #include "agent/signal/loop_wake.h"
 #include "agent/signal/thread_rings.h"
+#include "agent/signal/vma_query.h"
 #include "agent/signal/walk_step.h"
 #include "common/clock.h"
 #include "common/mem.h"
@@ -276,6 +281,80 @@ static int copy_unpinned(void *dst, uint64_t src, size_t n)
     return got == 1 ? 0 : -1;
 }
 
+/* Program headers an unlisted object may have for unlisted_row to look at
+ * (libraries have 8 to 14; they are copied onto the handler's stack). */
+#define UNLISTED_MAX_PHDRS 16
+
+/* Where an unlisted object is, from its ELF and program headers read
+ * through copies at base (where its file's start is mapped): its bias,
+ * its .eh_frame_hdr and the segment holding it.  0 when at is not in its
+ * text as this layout maps it, or it has no .eh_frame_hdr.  Not inlined:
+ * the headers' copies leave the stack before the CFI's are made. */
+static __attribute__((noinline)) int unlisted_layout(uintptr_t at,
+                                                     const struct vma_query_mapping *map,
+                                                     uint64_t *bias, uint64_t *hdr,
+                                                     uint64_t *seg_lo, uint64_t *seg_hi)
+{
+    uint64_t base = map->start - map->offset;
+    Elf64_Ehdr eh;
+    if (copy_unpinned(&eh, base, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        eh.e_phnum == 0 || eh.e_phnum > UNLISTED_MAX_PHDRS)
+        return 0;
+    Elf64_Phdr ph[UNLISTED_MAX_PHDRS];
+    if (copy_unpinned(ph, base + eh.e_phoff, eh.e_phnum * sizeof ph[0]) < 0)
+        return 0;
+    size_t first = 0;
+    while (first < eh.e_phnum && ph[first].p_type != PT_LOAD)
+        first++;
+    if (first == eh.e_phnum || ph[first].p_offset != 0 || ph[first].p_vaddr > base)
+        return 0; /* its header is not where its first segment starts */
+    *bias = base - (ph[first].p_vaddr & ~(uint64_t)0xfff);
+    *hdr = *seg_lo = *seg_hi = 0;
+    int in_text = 0;
+    for (size_t i = 0; i < eh.e_phnum; i++) {
+        uint64_t lo = *bias + ph[i].p_vaddr;
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && lo <= at &&
+            at < lo + ph[i].p_memsz && map->start - map->offset == lo - ph[i].p_offset)
+            in_text = 1; /* and mapped where this layout says */
+        if (ph[i].p_type == PT_GNU_EH_FRAME)
+            *hdr = *bias + ph[i].p_vaddr;
+    }
+    for (size_t i = 0; *hdr && i < eh.e_phnum; i++) {
+        uint64_t lo = *bias + ph[i].p_vaddr;
+        if (ph[i].p_type == PT_LOAD && lo <= *hdr && *hdr < lo + ph[i].p_filesz) {
+            *seg_lo = lo; /* .eh_frame_hdr's, and .eh_frame's as linkers lay them */
+            *seg_hi = lo + ph[i].p_filesz;
+        }
+    }
+    return in_text && *seg_hi;
+}
+
+/* The row for run-time address at, in an object the loop has not listed
+ * yet: one the runtime has just dlopened, whose initialization runs in the
+ * first milliseconds (OpenSSL's, at a program's first hash), before the
+ * loop's next look.  The kernel names the file mapping that holds at
+ * (vma_query); the object's headers are read where its file's start is
+ * mapped (the mapping's start less its offset: where the loader puts a
+ * library's first segment), then its .eh_frame_hdr and the one FDE, every
+ * byte through copies.  1 with *row, 0 when no CFI covers at, -1 when it
+ * cannot tell (anonymous memory: the runtime's code; a kernel without the
+ * query; an object laid out otherwise). */
+static int unlisted_row(uintptr_t at, struct cfi_row *row)
+{
+    struct vma_query_mapping map;
+    if (vma_query_find(at, &map, NULL, 0) != 1 || !(map.perms & VMA_QUERY_EXEC) || !map.inode ||
+        map.offset > map.start)
+        return -1;
+    uint64_t bias, hdr, seg_lo, seg_hi;
+    struct cfi_index ix;
+    if (!unlisted_layout(at, &map, &bias, &hdr, &seg_lo, &seg_hi) ||
+        !cfi_index_open_copied(hdr, seg_lo, seg_hi, (uintptr_t)bias, copy_unpinned, &ix))
+        return -1;
+    int k = cfi_index_row_copied(&ix, at - bias, copy_unpinned, row);
+    return k < 0 ? -1 : k;
+}
+
 enum look { LOOK_NONE, LOOK_ROW, LOOK_PENDING };
 
 /* The row for link-time address pc of m (*row, in buf when decoded in
@@ -408,6 +487,10 @@ static void memo_put(uint64_t gen, uintptr_t at, const struct cfi_row *row)
     atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
 }
 
+static enum nu_status apply_row(const struct cfi_row *row, uintptr_t *pc, uintptr_t *sp,
+                                uintptr_t *fp, uintptr_t *lr, uintptr_t lo, uintptr_t hi,
+                                int leaf);
+
 enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, uintptr_t *lr,
                                  uintptr_t lo, uintptr_t hi, int leaf)
 {
@@ -423,7 +506,7 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     } else {
         struct nu_module *m = find_module(s, at);
         if (!m)
-            return NU_NO_CFI;
+            return NU_NO_CFI; /* the runtime's code, or an object not listed yet */
         if (m->bare) {
             atomic_fetch_add_explicit(&m->walks_through, 1, memory_order_relaxed);
             return NU_NO_TABLE;
@@ -439,6 +522,14 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
         }
         memo_put(s->gen, at, row);
     }
+    return apply_row(row, pc, sp, fp, lr, lo, hi, leaf);
+}
+
+/* One step by the row found for *pc (nativeunwind_step's end). */
+static enum nu_status apply_row(const struct cfi_row *row, uintptr_t *pc, uintptr_t *sp,
+                                uintptr_t *fp, uintptr_t *lr, uintptr_t lo, uintptr_t hi,
+                                int leaf)
+{
     if (row->outermost) {
         *pc = 0;
         return NU_OK;
@@ -463,6 +554,19 @@ enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp, ui
     *fp = saved_fp;
     *lr = 0;
     return NU_OK;
+}
+
+enum nu_status nativeunwind_step_unlisted(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+                                          uintptr_t *lr, uintptr_t lo, uintptr_t hi, int leaf)
+{
+    const struct nu_snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+    uintptr_t at = leaf ? *pc : *pc - 1;
+    struct cfi_row row;
+    if (!s || find_module(s, at) || unlisted_row(at, &row) != 1)
+        return NU_NO_CFI;
+    if (row.cfa == CFI_UNSUPPORTED)
+        return NU_RULE;
+    return apply_row(&row, pc, sp, fp, lr, lo, hi, leaf);
 }
 
 int nativeunwind_seen(uintptr_t at)

@@ -35,6 +35,16 @@ enum nu_status {
 HIDDEN enum nu_status nativeunwind_step(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
                                         uintptr_t *lr, uintptr_t lo, uintptr_t hi, int leaf);
 
+/* Handler, for a frame nativeunwind_step found in no listed object and
+ * nothing cheaper placed (the walker would guess next): the object a
+ * file's executable mapping there holds, loaded since the objects were
+ * last listed (a library's initialization runs then), found through the
+ * kernel and stepped by its CFI.  NU_NO_CFI when there is none, or the
+ * kernel cannot say (its registers untouched); else as nativeunwind_step. */
+HIDDEN enum nu_status nativeunwind_step_unlisted(uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+                                                 uintptr_t *lr, uintptr_t lo, uintptr_t hi,
+                                                 int leaf);
+
 /* Handler: was at (an exact pc, or a return address - 1) stepped through
  * lately, by CFI of an object still loaded?  Then it is an object's code,
  * never the runtime's generated code: a walk need not search that first. */

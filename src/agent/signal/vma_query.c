@@ -105,6 +105,8 @@ int vma_query_find(uintptr_t addr, struct vma_query_mapping *out, char *name, si
     out->perms = ((q.vma_flags & PROCMAP_VMA_READABLE) ? VMA_QUERY_READ : 0) |
                  ((q.vma_flags & PROCMAP_VMA_WRITABLE) ? VMA_QUERY_WRITE : 0) |
                  ((q.vma_flags & PROCMAP_VMA_EXECUTABLE) ? VMA_QUERY_EXEC : 0);
+    out->offset = q.vma_offset;
+    out->inode = q.inode;
     if (name && name_size) {
         size_t n = q.vma_name_size; /* with its terminating zero; 0: no name */
         if (cut)

@@ -53,7 +53,9 @@ _Static_assert(sizeof(struct procmap_query) == 104, "the kernel's layout");
 
 struct vma_query_mapping {
     uintptr_t start, end;
-    unsigned perms; /* VMA_QUERY_* */
+    unsigned perms;  /* VMA_QUERY_* */
+    uint64_t offset; /* in its file, where start is */
+    uint64_t inode;  /* of its file; 0: no file (anonymous memory) */
 };
 
 /* Start (any thread, before the first sample): takes fd, an open

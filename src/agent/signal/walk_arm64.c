@@ -156,5 +156,18 @@ NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintpt
         r->lr = 0;
         return STEP_OK;
     }
-    return guess(r, hi, was_exact, flags);
+    /* a library loaded since the objects were listed? */
+    switch (nativeunwind_step_unlisted(&r->pc, &r->sp, &r->fp, &r->lr, lo, hi, was_exact)) {
+    case NU_OK:
+        return STEP_OK;
+    case NU_SIGNAL:
+        *exact = 1;
+        return STEP_OK;
+    case NU_BOUNDS:
+        return STEP_BOUNDS;
+    case NU_RULE:
+        return STEP_RULE;
+    default:
+        return guess(r, hi, was_exact, flags);
+    }
 }
