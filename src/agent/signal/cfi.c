@@ -787,8 +787,8 @@ int cfi_index_open_copied(uint64_t hdr, uint64_t lo, uint64_t hi, uintptr_t bias
         return 0;
     /* what linkers write: the section's address pcrel sdata4, the count
      * udata4, the table datarel sdata4 pairs (cfi_index_open takes more
-     * encodings of the first two; a linker that writes others is read whole
-     * when listed) */
+     * encodings of the first two; an object with others is guessed at until
+     * it is listed) */
     if (head[1] != 0x1b || head[2] != DW_EH_PE_udata4 || head[3] != HDR_TABLE_ENC)
         return 0;
     uint64_t eh_frame = hdr + 4 + (uint64_t)s32_at(head + 4);
@@ -803,7 +803,6 @@ int cfi_index_open_copied(uint64_t hdr, uint64_t lo, uint64_t hi, uintptr_t bias
     out->bias = bias;
     return 1;
 }
-
 
 /* The i-th entry's initial location, a run-time address. */
 static uint64_t entry_pc(const struct cfi_index *ix, size_t i)

@@ -30,7 +30,7 @@
  *      each function (tests/apps/NativeGaps fresh: a quarter of its time).
  *
  * An object loaded since the loop's last look (at most a cycle, 10 to 50
- * ms: when a library's initialization runs) is in no snapshot yet; a walk
+ * ms: when a library's initialization runs) is in no snapshot yet; a frame
  * the walker could only guess at asks the kernel for the mapping
  * (vma_query, half a microsecond) and reads the object's headers and CFI
  * through copies (nativeunwind_step_unlisted), where the kernel can say;
