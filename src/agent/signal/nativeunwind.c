@@ -290,12 +290,11 @@ static int copy_unpinned(void *dst, uint64_t src, size_t n)
  * its .eh_frame_hdr and the segment holding it.  0 when at is not in its
  * text as this layout maps it, or it has no .eh_frame_hdr.  Not inlined:
  * the headers' copies leave the stack before the CFI's are made. */
-static __attribute__((noinline)) int unlisted_layout(uintptr_t at,
+static __attribute__((noinline)) int unlisted_layout(uintptr_t at, uint64_t base,
                                                      const struct vma_query_mapping *map,
                                                      uint64_t *bias, uint64_t *hdr,
                                                      uint64_t *seg_lo, uint64_t *seg_hi)
 {
-    uint64_t base = map->start - map->offset;
     Elf64_Ehdr eh;
     if (copy_unpinned(&eh, base, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
@@ -335,20 +334,32 @@ static __attribute__((noinline)) int unlisted_layout(uintptr_t at,
  * first milliseconds (OpenSSL's, at a program's first hash), before the
  * loop's next look.  The kernel names the file mapping that holds at
  * (vma_query); the object's headers are read where its file's start is
- * mapped (the mapping's start less its offset: where the loader puts a
- * library's first segment), then its .eh_frame_hdr and the one FDE, every
- * byte through copies.  1 with *row, 0 when no CFI covers at, -1 when it
+ * mapped (where the loader puts a library's first segment), then its
+ * .eh_frame_hdr and the one FDE, every byte through copies.  1 with *row, 0 when no CFI covers at, -1 when it
  * cannot tell (anonymous memory: the runtime's code; a kernel without the
  * query; an object laid out otherwise). */
 static int unlisted_row(uintptr_t at, struct cfi_row *row)
 {
-    struct vma_query_mapping map;
-    if (vma_query_find(at, &map, NULL, 0) != 1 || !(map.perms & VMA_QUERY_EXEC) || !map.inode ||
-        map.offset > map.start)
+    struct vma_query_mapping map, below;
+    if (vma_query_find(at, &map, NULL, 0) != 1 || !(map.perms & VMA_QUERY_EXEC) || !map.inode)
+        return -1;
+    /* the file's start: the text itself, or the mapping of the same file
+     * just below it (lld puts the text a page further in memory than in
+     * the file, as the runtime's libraries are linked), or where the file
+     * would start if its segments lay at their offsets (GNU ld's) */
+    uint64_t base;
+    if (map.offset == 0)
+        base = map.start;
+    else if (vma_query_find(map.start - 1, &below, NULL, 0) == 1 && below.inode == map.inode &&
+             below.dev == map.dev && below.offset == 0)
+        base = below.start;
+    else if (map.offset <= map.start)
+        base = map.start - map.offset;
+    else
         return -1;
     uint64_t bias, hdr, seg_lo, seg_hi;
     struct cfi_index ix;
-    if (!unlisted_layout(at, &map, &bias, &hdr, &seg_lo, &seg_hi) ||
+    if (!unlisted_layout(at, base, &map, &bias, &hdr, &seg_lo, &seg_hi) ||
         !cfi_index_open_copied(hdr, seg_lo, seg_hi, (uintptr_t)bias, copy_unpinned, &ix))
         return -1;
     int k = cfi_index_row_copied(&ix, at - bias, copy_unpinned, row);

@@ -107,6 +107,7 @@ int vma_query_find(uintptr_t addr, struct vma_query_mapping *out, char *name, si
                  ((q.vma_flags & PROCMAP_VMA_EXECUTABLE) ? VMA_QUERY_EXEC : 0);
     out->offset = q.vma_offset;
     out->inode = q.inode;
+    out->dev = (uint64_t)q.dev_major << 32 | q.dev_minor;
     if (name && name_size) {
         size_t n = q.vma_name_size; /* with its terminating zero; 0: no name */
         if (cut)

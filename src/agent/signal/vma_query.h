@@ -56,6 +56,7 @@ struct vma_query_mapping {
     unsigned perms;  /* VMA_QUERY_* */
     uint64_t offset; /* in its file, where start is */
     uint64_t inode;  /* of its file; 0: no file (anonymous memory) */
+    uint64_t dev;    /* of its file: major << 32 | minor */
 };
 
 /* Start (any thread, before the first sample): takes fd, an open
