@@ -27,6 +27,27 @@ int walk_is_code(uintptr_t ra)
     return ra > 1 && walk_known_at(ra - 1);
 }
 
+int walk_by_cfi(int st, int *exact, enum walk_step *step)
+{
+    switch (st) {
+    case NU_SIGNAL:
+        *exact = 1;
+        *step = STEP_OK;
+        return 1;
+    case NU_OK:
+        *step = STEP_OK;
+        return 1;
+    case NU_BOUNDS:
+        *step = STEP_BOUNDS;
+        return 1;
+    case NU_RULE:
+        *step = STEP_RULE;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int walk_read_code(uintptr_t at, uint8_t *out, size_t n)
 {
     int saved = errno;

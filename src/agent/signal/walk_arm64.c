@@ -117,22 +117,11 @@ NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintpt
         *flags |= WALK_PENDING;
         st = NU_NO_CFI;
     }
-    switch (st) {
-    case NU_OK:
-        return STEP_OK;
-    case NU_SIGNAL:
-        *exact = 1;
-        return STEP_OK;
-    case NU_BOUNDS:
-        return STEP_BOUNDS;
-    case NU_RULE:
-        return STEP_RULE;
-    case NU_NO_TABLE:
-        /* a library without unwind data: frame records or nothing */
+    enum walk_step step;
+    if (walk_by_cfi(st, exact, &step))
+        return step;
+    if (st == NU_NO_TABLE) /* a library without unwind data: frame records or nothing */
         return guess(r, hi, was_exact, flags);
-    default:
-        break;
-    }
     if (mcode_find_fresh(at, &h) == MCODE_FOUND) {
         /* code compiled since the table was last published */
         return walk_managed_step(r, hi, was_exact, &h) ? STEP_OK : STEP_BOUNDS;
@@ -157,17 +146,6 @@ NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintpt
         return STEP_OK;
     }
     /* a library loaded since the objects were listed? */
-    switch (nativeunwind_step_unlisted(&r->pc, &r->sp, &r->fp, &r->lr, lo, hi, was_exact)) {
-    case NU_OK:
-        return STEP_OK;
-    case NU_SIGNAL:
-        *exact = 1;
-        return STEP_OK;
-    case NU_BOUNDS:
-        return STEP_BOUNDS;
-    case NU_RULE:
-        return STEP_RULE;
-    default:
-        return guess(r, hi, was_exact, flags);
-    }
+    st = nativeunwind_step_unlisted(&r->pc, &r->sp, &r->fp, &r->lr, lo, hi, was_exact);
+    return walk_by_cfi(st, exact, &step) ? step : guess(r, hi, was_exact, flags);
 }

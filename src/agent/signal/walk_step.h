@@ -24,6 +24,10 @@ enum walk_step { STEP_OK, STEP_BOUNDS, STEP_RULE, STEP_HIJACK };
  * interrupted instruction.  Returns 0 when a read fell outside the stack. */
 HIDDEN int walk_managed_step(struct walk_regs *r, uintptr_t hi, int exact,
                              const struct mcode_hit *h);
+/* What a step by CFI (nativeunwind_step's answer st) came to: 1 with
+ * *step (and *exact set after a signal frame) when it stepped or must
+ * stop; 0 when it did not step (no CFI there, no table, pending). */
+HIDDEN int walk_by_cfi(int st, int *exact, enum walk_step *step);
 /* Any frame the code map has no shape for: native code by its CFI, the
  * runtime's stubs, code compiled since the map was published.  at: the
  * address looked up (r->pc, or a return address - 1); was_exact: r->pc is

@@ -153,19 +153,14 @@ NO_ASAN enum walk_step walk_other_step(struct walk_regs *r, uintptr_t hi, uintpt
             }
             if (!done) {
                 /* a library loaded since the objects were listed? */
-                enum nu_status u = nativeunwind_step_unlisted(&r->pc, &r->sp, &r->fp, &r->lr,
-                                                              lo, hi, was_exact);
-                if (u == NU_SIGNAL)
-                    *exact = 1;
-                else if (u == NU_BOUNDS)
+                enum walk_step step;
+                if (walk_by_cfi(nativeunwind_step_unlisted(&r->pc, &r->sp, &r->fp, &r->lr, lo,
+                                                           hi, was_exact),
+                                exact, &step))
+                    return step;
+                *flags |= WALK_GUESSED;
+                if (!walk_fp_step(r, hi))
                     return STEP_BOUNDS;
-                else if (u == NU_RULE)
-                    return STEP_RULE;
-                else if (u != NU_OK) {
-                    *flags |= WALK_GUESSED;
-                    if (!walk_fp_step(r, hi))
-                        return STEP_BOUNDS;
-                }
             }
         }
     }
