@@ -8,7 +8,8 @@
 # record says nothing of it, and the samples see nearly all of the CPU
 # (the perf_event clock leaves the switching time out: 66 to 70% in
 # t_switches).  300,000 turns, 4 to 6 s, for the trial to be short beside
-# the run.
+# the run.  At least 75%: 84 to 94% idle and beside two CPU hogs in
+# session 30's runs, 79.5% once in a full run beside two hogs.
 #
 # Kept: work that no tick finds running (Aliasing dodge, each tick's work
 # in 4 bursts of 100 us, all between two ticks: about 19,000 switches a
@@ -30,7 +31,7 @@ grep -q "^  switches     [0-9]* ([0-9]* a CPU-second): the threads that switched
 ! grep -q "context switches" "$T/moved.err" || fail "handoff: record's summary speaks of the switches' cost"
 seen=$(grep -o 'CPU the process used while sampled ([0-9.]*%)' "$T/moved.check" | grep -o '[0-9.]*%' | tr -d %)
 [ -n "$seen" ] || fail "handoff: no cpu share line: $(grep 'cpu share' "$T/moved.check")"
-awk -v s="$seen" 'BEGIN { exit !(s >= 80) }' ||
+awk -v s="$seen" 'BEGIN { exit !(s >= 75) }' ||
     fail "handoff: the samples saw $seen% of the CPU (the POSIX timers count the switching)"
 note "handoff: $(grep -o 'posix-cpu-timer for [0-9]* threads' "$T/moved.check"), $seen% of the CPU seen"
 
