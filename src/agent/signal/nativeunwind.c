@@ -281,6 +281,31 @@ static int copy_unpinned(void *dst, uint64_t src, size_t n)
     return got == 1 ? 0 : -1;
 }
 
+/* Where an object loaded at bias has its .eh_frame_hdr, by its program
+ * headers ph, and the readable segment holding it (0 when none does); 0
+ * when it has no .eh_frame_hdr.  The collector's (a listed object's
+ * headers) and the handler's (an unlisted one's, copied). */
+static int eh_frame_in(const ElfW(Phdr) *ph, size_t n, uintptr_t bias, uintptr_t *hdr,
+                       uintptr_t *seg_lo, uintptr_t *seg_hi)
+{
+    const ElfW(Phdr) *eh = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (ph[i].p_type == PT_GNU_EH_FRAME)
+            eh = &ph[i];
+    if (!eh)
+        return 0;
+    *hdr = bias + eh->p_vaddr;
+    *seg_lo = *seg_hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t a = bias + ph[i].p_vaddr;
+        if (ph[i].p_type == PT_LOAD && *hdr >= a && *hdr < a + ph[i].p_filesz) {
+            *seg_lo = a;
+            *seg_hi = a + ph[i].p_filesz;
+        }
+    }
+    return 1;
+}
+
 /* Program headers an unlisted object may have for unlisted_row to look at
  * (libraries have 8 to 14; they are copied onto the handler's stack). */
 #define UNLISTED_MAX_PHDRS 16
@@ -292,15 +317,15 @@ static int copy_unpinned(void *dst, uint64_t src, size_t n)
  * the headers' copies leave the stack before the CFI's are made. */
 static __attribute__((noinline)) int unlisted_layout(uintptr_t at, uint64_t base,
                                                      const struct vma_query_mapping *map,
-                                                     uint64_t *bias, uint64_t *hdr,
-                                                     uint64_t *seg_lo, uint64_t *seg_hi)
+                                                     uintptr_t *bias, uintptr_t *hdr,
+                                                     uintptr_t *seg_lo, uintptr_t *seg_hi)
 {
     Elf64_Ehdr eh;
     if (copy_unpinned(&eh, base, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
         eh.e_phnum == 0 || eh.e_phnum > UNLISTED_MAX_PHDRS)
         return 0;
-    Elf64_Phdr ph[UNLISTED_MAX_PHDRS];
+    ElfW(Phdr) ph[UNLISTED_MAX_PHDRS];
     if (copy_unpinned(ph, base + eh.e_phoff, eh.e_phnum * sizeof ph[0]) < 0)
         return 0;
     size_t first = 0;
@@ -309,24 +334,14 @@ static __attribute__((noinline)) int unlisted_layout(uintptr_t at, uint64_t base
     if (first == eh.e_phnum || ph[first].p_offset != 0 || ph[first].p_vaddr > base)
         return 0; /* its header is not where its first segment starts */
     *bias = base - (ph[first].p_vaddr & ~(uint64_t)0xfff);
-    *hdr = *seg_lo = *seg_hi = 0;
     int in_text = 0;
     for (size_t i = 0; i < eh.e_phnum; i++) {
         uint64_t lo = *bias + ph[i].p_vaddr;
         if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && lo <= at &&
             at < lo + ph[i].p_memsz && map->start - map->offset == lo - ph[i].p_offset)
             in_text = 1; /* and mapped where this layout says */
-        if (ph[i].p_type == PT_GNU_EH_FRAME)
-            *hdr = *bias + ph[i].p_vaddr;
     }
-    for (size_t i = 0; *hdr && i < eh.e_phnum; i++) {
-        uint64_t lo = *bias + ph[i].p_vaddr;
-        if (ph[i].p_type == PT_LOAD && lo <= *hdr && *hdr < lo + ph[i].p_filesz) {
-            *seg_lo = lo; /* .eh_frame_hdr's, and .eh_frame's as linkers lay them */
-            *seg_hi = lo + ph[i].p_filesz;
-        }
-    }
-    return in_text && *seg_hi;
+    return in_text && eh_frame_in(ph, eh.e_phnum, *bias, hdr, seg_lo, seg_hi) && *seg_hi;
 }
 
 /* The row for run-time address at, in an object the loop has not listed
@@ -335,9 +350,10 @@ static __attribute__((noinline)) int unlisted_layout(uintptr_t at, uint64_t base
  * loop's next look.  The kernel names the file mapping that holds at
  * (vma_query); the object's headers are read where its file's start is
  * mapped (where the loader puts a library's first segment), then its
- * .eh_frame_hdr and the one FDE, every byte through copies.  1 with *row, 0 when no CFI covers at, -1 when it
- * cannot tell (anonymous memory: the runtime's code; a kernel without the
- * query; an object laid out otherwise). */
+ * .eh_frame_hdr and the one FDE, every byte through copies.  1 with *row,
+ * 0 when no CFI covers at, -1 when it cannot tell (anonymous memory: the
+ * runtime's code; a kernel without the query; an object laid out
+ * otherwise). */
 static int unlisted_row(uintptr_t at, struct cfi_row *row)
 {
     struct vma_query_mapping map, below;
@@ -357,10 +373,10 @@ static int unlisted_row(uintptr_t at, struct cfi_row *row)
         base = map.start - map.offset;
     else
         return -1;
-    uint64_t bias, hdr, seg_lo, seg_hi;
+    uintptr_t bias, hdr, seg_lo, seg_hi;
     struct cfi_index ix;
     if (!unlisted_layout(at, base, &map, &bias, &hdr, &seg_lo, &seg_hi) ||
-        !cfi_index_open_copied(hdr, seg_lo, seg_hi, (uintptr_t)bias, copy_unpinned, &ix))
+        !cfi_index_open_copied(hdr, seg_lo, seg_hi, bias, copy_unpinned, &ix))
         return -1;
     int k = cfi_index_row_copied(&ix, at - bias, copy_unpinned, row);
     return k < 0 ? -1 : k;
@@ -760,28 +776,16 @@ static void read_dynamic(const struct dl_phdr_info *info, struct nu_module *m)
     }
 }
 
-/* Where the object's .eh_frame_hdr is, and the readable segment holding
- * it; 0 when it has none. */
+/* eh_frame_in for an object dl_iterate_phdr shows. */
 static int eh_frame_of(const struct dl_phdr_info *info, const uint8_t **hdr,
                        const uint8_t **seg_lo, const uint8_t **seg_hi)
 {
-    const ElfW(Phdr) *eh = NULL;
-    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-            eh = &info->dlpi_phdr[i];
-    if (!eh)
-        return 0;
-    *hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
-    *seg_lo = *seg_hi = NULL;
-    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        const uint8_t *a = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-        if (ph->p_type == PT_LOAD && *hdr >= a && *hdr < a + ph->p_filesz) {
-            *seg_lo = a;
-            *seg_hi = a + ph->p_filesz;
-        }
-    }
-    return 1;
+    uintptr_t h = 0, lo = 0, hi = 0;
+    int found = eh_frame_in(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &h, &lo, &hi);
+    *hdr = (const uint8_t *)h;
+    *seg_lo = (const uint8_t *)lo;
+    *seg_hi = (const uint8_t *)hi;
+    return found;
 }
 
 static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
