@@ -48,6 +48,7 @@ struct agent {
     ICorProfilerInfo15 *info;  /* the highest version the runtime offers */
     int info_version;          /* at least AGENT_INFO_MIN: use only its slots */
     int runtime_major;         /* the runtime's major version (GetRuntimeInformation), 0 unknown */
+    char runtime_text[192];    /* "10.0.0.0 (10.0.0), ICorProfilerInfo15" for the recording */
     struct source sources[AGENT_MAX_SOURCES];
     uint32_t source_count;
     DWORD mask, high_mask;     /* the event mask the sources asked for */

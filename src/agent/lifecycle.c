@@ -59,31 +59,30 @@ static int acquire_info(struct agent *a, IUnknown *unk)
     return -1;
 }
 
-/* The runtime's major version (a->runtime_major, 0 when it will not say). */
-static void read_runtime_major(struct agent *a)
-{
-    USHORT instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
-    COR_PRF_RUNTIME_TYPE type;
-    ULONG len = 0;
-    if (a->info->lpVtbl->GetRuntimeInformation(a->info, &instance, &type, &major, &minor, &build,
-                                               &qfe, 0, &len, NULL) >= 0)
-        a->runtime_major = major;
-}
-
-static void record_runtime_version(struct agent *a)
+/* The runtime's version, asked once: a->runtime_major (0 when it will not
+ * say), for the sources' choices, and a->runtime_text, for the recording. */
+static void read_runtime_version(struct agent *a)
 {
     USHORT instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
     COR_PRF_RUNTIME_TYPE type;
     WCHAR wversion[64];
     ULONG len = 0;
-    char version[128], text[192];
+    char version[128];
+    a->runtime_major = 0;
+    a->runtime_text[0] = '\0';
     if (a->info->lpVtbl->GetRuntimeInformation(a->info, &instance, &type, &major, &minor, &build,
                                                &qfe, 64, &len, wversion) < 0)
         return;
+    a->runtime_major = major;
     utf16_to_utf8(wversion, len, version, sizeof version);
-    snprintf(text, sizeof text, "%u.%u.%u.%u (%s), ICorProfilerInfo%d", major, minor, build, qfe,
-             version, a->info_version);
-    recorder_info(&a->out, FMT_INFO_RUNTIME, text);
+    snprintf(a->runtime_text, sizeof a->runtime_text, "%u.%u.%u.%u (%s), ICorProfilerInfo%d",
+             major, minor, build, qfe, version, a->info_version);
+}
+
+static void record_runtime_version(struct agent *a)
+{
+    if (a->runtime_text[0])
+        recorder_info(&a->out, FMT_INFO_RUNTIME, a->runtime_text);
 }
 
 /* Removes a variable from the program's view of its environment (the
@@ -261,7 +260,7 @@ HRESULT lifecycle_start(struct agent *a, IUnknown *unk, int *labels, int *initia
         control_client_close();
         return E_FAIL;
     }
-    read_runtime_major(a);
+    read_runtime_version(a);
     if (core_init(a, labels) < 0 || agent_init_sources(a) < 0 ||
         eventpipe_start(a->info, a->info_version) < 0)
         goto decline;

@@ -99,17 +99,6 @@ struct alloc_state {
 #define BUSY_ENTRIES 32
 #define BUSY_CYCLE_NS 1000000ull
 
-static int runtime_major(ICorProfilerInfo15 *info)
-{
-    USHORT instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
-    COR_PRF_RUNTIME_TYPE type;
-    ULONG len = 0;
-    if (info->lpVtbl->GetRuntimeInformation(info, &instance, &type, &major, &minor, &build, &qfe,
-                                            0, &len, NULL) < 0)
-        return 0;
-    return major;
-}
-
 static int alloc_init(struct agent *a, struct source *s, DWORD *mask, DWORD *high)
 {
     struct alloc_state *st = mem_calloc(1, sizeof *st);
@@ -129,7 +118,7 @@ static int alloc_init(struct agent *a, struct source *s, DWORD *mask, DWORD *hig
     map64_init(&st->class_index);
     if (strtab_init(&st->names) < 0)
         return -1;
-    int major = runtime_major(a->info);
+    int major = a->runtime_major; /* read before the sources start */
     if (a->cfg.alloc == CONFIG_ALLOC_EXACT) {
         st->how = HOW_EXACT;
         /* ENABLE_OBJECT_ALLOCATED can only be set here, in Initialize */
