@@ -226,6 +226,12 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         ls->names_ns = now;
         thread_ids_update_names(&a->thread_ids, &a->out);
     }
+    /* what the threads recorded since the last cycle, before the sources
+     * decide: wall mode's tick reuses a stack only for a thread that has not
+     * run since its last sample, which it knows from that sample (drained
+     * after the tick, a thread woken by the last tick's signal looked as if
+     * it had run, and was woken again at every tick) */
+    uint64_t events = agent_drain(a, complete);
     uint64_t next = now + ls->pace.sleep_ns;
     EACH_SOURCE(a, s) {
         if (!s->ops->cycle)
@@ -234,7 +240,7 @@ static uint64_t cycle(struct agent *a, struct loop_state *ls, uint64_t now)
         if (want && want < next)
             next = want;
     }
-    uint64_t events = agent_drain(a, complete);
+    events += agent_drain(a, complete); /* what the sources' cycles took */
     ls->work = events || codemap_applied() != applied;
     resolve_bound(&a->resolver);
     thread_rings_reclaim();

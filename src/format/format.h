@@ -218,7 +218,8 @@ enum fmt_field_type {
     X(CONTEXT_SWITCHES, "context_switches", "context switches of the program's threads while recorded, voluntary and involuntary (the agent's own thread left out)") \
     X(EXCEPTIONS_THROWN, "exceptions_thrown", "exceptions the program threw while recorded (the runtime's ExceptionThrown callbacks; absent when they were off: on .NET 10 a recording takes them only for -e exceptions)") \
     X(MULTICORE_JIT_OFF, "multicore_jit_off", "1 when the program asked for multicore JIT (ProfileOptimization.SetProfileRoot), which the runtime does not start while a profiler follows compilations") \
-    X(RECORDED_NS, "recorded_ns", "time from the recording's start to its last flush (its close, for a complete one), ns")
+    X(RECORDED_NS, "recorded_ns", "time from the recording's start to its last flush (its close, for a complete one), ns") \
+    X(WALL_SIGNALS, "wall_signals", "wall mode: signals sent to take a thread's stack (a thread that has not run since its last sample is recorded again without one)")
 
 enum fmt_counter {
 #define FMT_COUNTER_ENUM(name, key, words) FMT_COUNTER_##name,

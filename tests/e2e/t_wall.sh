@@ -18,3 +18,23 @@ assert_ge "cpu: spinner samples" "$spinner" 100
 pct=$(awk -v a="$sleeper" -v b="$spinner" 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
 awk -v p="$pct" 'BEGIN { exit !(p < 3) }' || fail "cpu: sleeper has $pct% of the samples"
 note "cpu: sleeper $sleeper samples vs spinner $spinner"
+
+# Threads that wait are sampled at every tick without being woken: after
+# the first sample of each, a thread whose CPU time has not moved has its
+# stack recorded again, no signal.  (Fixed: the tick decided before the
+# last tick's samples were drained, so a thread woken by a signal looked as
+# if it had run on its own, and was woken again: 513 signals in 303 ticks
+# on this machine for eight parked threads, about 20 since.)
+cs record -q -e wall -o "$T/parked.corscope" -- $(app WallClock) parked 3 8 > /dev/null
+ticks=$(counter "$T/parked.corscope" ticks)
+signals=$(counter "$T/parked.corscope" wall_signals)
+note "parked: $signals signals in $ticks ticks"
+assert_ge "parked: ticks" "$ticks" 150
+assert_ge "parked: signals (each thread's first sample at least)" "$signals" 8
+awk -v s="$signals" -v t="$ticks" 'BEGIN { exit !(s <= t / 3) }' ||
+    fail "parked: $signals signals in $ticks ticks: threads that wait were woken again"
+cs report -f collapsed --threads "$T/parked.corscope" > "$T/parked.txt"
+for i in 00 03 07; do
+    n=$(collapsed_sum "$T/parked.txt" "^\\[parked-$i tid=[0-9]+\\];.*WallClock\\.Parked\\.Down")
+    assert_ge "parked-$i: samples in Parked.Down (one a tick)" "$n" "$(awk -v t="$ticks" 'BEGIN { print int(0.9 * t) }')"
+done

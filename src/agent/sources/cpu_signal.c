@@ -157,6 +157,7 @@ static void drain_thread(struct sigsampler *s, struct sthread *t, uint64_t until
 static void wall_tick(struct sigsampler *s, uint64_t now)
 {
     pid_t pid = getpid();
+    uint64_t signalled = 0;
     recorder_count(&s->a->out, FMT_COUNTER_TICKS, 1);
     for (struct sthread *t = s->set.threads; t; t = t->next) {
         if (!t->ready)
@@ -169,9 +170,12 @@ static void wall_tick(struct sigsampler *s, uint64_t now)
             recorder_sample(&s->a->out, s->event, t->id, now, t->last_stack, 1);
             continue;
         }
-        if (atomic_fetch_add(&t->wall_weight, 1) == 0)
-            syscall(SYS_tgkill, pid, t->tid, s->a->cfg.signal);
+        if (atomic_fetch_add(&t->wall_weight, 1) == 0 &&
+            syscall(SYS_tgkill, pid, t->tid, s->a->cfg.signal) == 0)
+            signalled++;
     }
+    if (signalled)
+        recorder_count(&s->a->out, FMT_COUNTER_WALL_SIGNALS, signalled);
 }
 
 /* ---- the thread set's calls ------------------------------------------------ */
