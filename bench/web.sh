@@ -16,7 +16,9 @@
 #   bench/web.sh [ROUNDS] [SECONDS]      (default 5, 8; WARM=20 s: the runtime tiers up
 #                                         for 10-20 s under load; PICK="0 2" only
 #                                         those configurations; CORSCOPE=path
-#                                         another build's corscope)
+#                                         another build's corscope; SIDE=1 every
+#                                         configuration's server up at once,
+#                                         measured in turn in short windows)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-5}
@@ -51,63 +53,104 @@ PATHS=(/products "/search?q=product-1" /hash/200 /primes/3000)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# one OPTS -> "cpu_us_per_request requests"
-one() {
-    local opts=$1 port=$((20000 + RANDOM % 20000)) pid="" rec
+# start_server C: configuration C's server, on a port of its own, waited
+# for; sets PORT[C], PID[C] (the server) and REC[C] (what to wait for)
+PORT=() PID=() REC=()
+start_server() {
+    local c=$1 opts=${CONFIGS[$1]#*|} port=$((20000 + RANDOM % 20000)) pid="" rec
     if [ "$opts" = - ]; then
         dotnet "$APP" "$port" > /dev/null 2>&1 &
         rec=$!
         pid=$rec
     else
         # shellcheck disable=SC2086
-        "$CORSCOPE" record -q --force $opts -o "$T/web.corscope" -- dotnet "$APP" "$port" > /dev/null 2>&1 &
+        "$CORSCOPE" record -q --force $opts -o "$T/web.$c.corscope" -- dotnet "$APP" "$port" > /dev/null 2>&1 &
         rec=$!
     fi
     for _ in $(seq 150); do curl -fs "http://127.0.0.1:$port/" > /dev/null 2>&1 && break; sleep 0.2; done
     [ -n "$pid" ] || pid=$(pgrep -P "$rec" -f "WebApp.dll $port" | head -1)
     [ -n "$pid" ] || { echo "corscope: bench/web.sh: no server on port $port" >&2; kill "$rec" 2> /dev/null; return 1; }
-    local per=$(( SECONDS_RUN / ${#PATHS[@]} > 0 ? SECONDS_RUN / ${#PATHS[@]} : 1 ))
-    local warm=$(( WARM / ${#PATHS[@]} > 0 ? WARM / ${#PATHS[@]} : 1 ))
-    for p in "${PATHS[@]}"; do wrk -t1 -c16 -d"${warm}s" "http://127.0.0.1:$port$p" > /dev/null 2>&1 || true; done
-    local c0 n=0 c1
-    c0=$(cpu_ticks "$pid")
+    PORT[c]=$port PID[c]=$pid REC[c]=$rec
+}
+
+# warm C: WARM s of load over the endpoints, not measured
+warm() {
+    local p w=$(( WARM / ${#PATHS[@]} > 0 ? WARM / ${#PATHS[@]} : 1 ))
+    for p in "${PATHS[@]}"; do wrk -t1 -c16 -d"${w}s" "http://127.0.0.1:${PORT[$1]}$p" > /dev/null 2>&1 || true; done
+}
+
+# measure C: SECONDS_RUN s of load over the endpoints -> "cpu_us_per_request requests"
+measure() {
+    local p c0 c1 n=0 hz per=$(( SECONDS_RUN / ${#PATHS[@]} > 0 ? SECONDS_RUN / ${#PATHS[@]} : 1 ))
+    c0=$(cpu_ticks "${PID[$1]}")
     for p in "${PATHS[@]}"; do
-        wrk -t1 -c16 -d"${per}s" "http://127.0.0.1:$port$p" > "$T/wrk.txt" 2>&1 || true
+        wrk -t1 -c16 -d"${per}s" "http://127.0.0.1:${PORT[$1]}$p" > "$T/wrk.txt" 2>&1 || true
         n=$((n + $(awk '/requests in/ { print $1 }' "$T/wrk.txt")))
     done
-    c1=$(cpu_ticks "$pid")
-    curl -fs "http://127.0.0.1:$port/quit" > /dev/null 2>&1 || true
-    wait "$rec" || true
-    # the clock the agent used (chosen at start unless asked for)
-    : > "$T/clock.last"
-    [ "$opts" = - ] || "$CORSCOPE" check "$T/web.corscope" 2> /dev/null |
-        sed -n 's/^  clock  *//p' > "$T/clock.last" || true
-    local hz
+    c1=$(cpu_ticks "${PID[$1]}")
     hz=$(getconf CLK_TCK)
     awk -v a="$c0" -v b="$c1" -v n="$n" -v hz="$hz" 'BEGIN { printf "%.1f %d\n", (b - a) / hz * 1e6 / n, n }'
 }
 
-for c in "${!CONFIGS[@]}"; do : > "$T/r.$c"; done
+# stop_server C: quits it; the CPU clock its recording used (chosen at
+# start unless asked for) to $T/clock.C
+stop_server() {
+    local c=$1
+    curl -fs "http://127.0.0.1:${PORT[$c]}/quit" > /dev/null 2>&1 || true
+    wait "${REC[$c]}" || true
+    [ "${CONFIGS[$c]#*|}" = - ] && return 0
+    "$CORSCOPE" check "$T/web.$c.corscope" 2> /dev/null | sed -n 's/^  clock  *//p' >> "$T/clock.$c" || true
+}
+
+for c in "${!CONFIGS[@]}"; do : > "$T/r.$c"; : > "$T/clock.$c"; done
 echo "machine: $(machine)"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
-for _ in $(seq "$ROUNDS"); do
-    for c in "${!CONFIGS[@]}"; do
-        one "${CONFIGS[$c]#*|}" >> "$T/r.$c"
-        [ -s "$T/clock.last" ] && { printf '%s\n' "$(cat "$T/clock.last")" >> "$T/clock.$c"; }
+if [ -n "${SIDE:-}" ]; then
+    # every configuration's server at once, each measured in turn for a
+    # short window, the order turning each round: the machine's drift
+    # (other guests, the host's clock speed) moves all of them alike
+    trap 'for c in "${!REC[@]}"; do kill "${REC[$c]}" 2> /dev/null; done; rm -rf "$T"' EXIT
+    for c in "${!CONFIGS[@]}"; do start_server "$c"; done
+    for c in "${!CONFIGS[@]}"; do warm "$c"; done
+    for r in $(seq "$ROUNDS"); do
+        for k in "${!CONFIGS[@]}"; do
+            c=$(( (k + r) % ${#CONFIGS[@]} ))
+            measure "$c" >> "$T/r.$c"
+        done
     done
-done
+    for c in "${!CONFIGS[@]}"; do stop_server "$c"; done
+    trap 'rm -rf "$T"' EXIT
+else
+    for _ in $(seq "$ROUNDS"); do
+        for c in "${!CONFIGS[@]}"; do
+            start_server "$c"
+            warm "$c"
+            measure "$c" >> "$T/r.$c"
+            stop_server "$c"
+        done
+    done
+fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo
-echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints, $SECONDS_RUN s measured after $WARM s of warm-up), $ROUNDS rounds interleaved, medians:"
+if [ -n "${SIDE:-}" ]; then
+    echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints), every configuration's server up at once, warmed $WARM s each, then $ROUNDS rounds of $SECONDS_RUN s on each in turn (the order turning), medians:"
+else
+    echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints, $SECONDS_RUN s measured after $WARM s of warm-up), $ROUNDS rounds interleaved, medians:"
+fi
 echo
-echo "| configuration | server CPU per request | vs none | requests measured (median) | each round (us) |"
-echo "|---|---:|---:|---:|---|"
+echo "| configuration | server CPU per request | vs none | round by round (quartiles) | requests measured (median) | each round (us) |"
+echo "|---|---:|---:|---:|---:|---|"
 base=$(awk '{ print $1 }' "$T/r.0" | median 1)
 for c in "${!CONFIGS[@]}"; do
     v=$(awk '{ print $1 }' "$T/r.$c" | median 1)
     n=$(awk '{ print $2 }' "$T/r.$c" | median 0)
     each=$(awk '{ printf "%s%s", sep, $1; sep = " " }' "$T/r.$c")
-    echo "| ${CONFIGS[$c]%%|*} | $v us | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (v / b - 1) }') | $n | $each |"
+    # each round's ratio to the unprofiled server's in the same round
+    rr=$(paste "$T/r.$c" "$T/r.0" | awk '{ print $1 / $3 }' | sort -n |
+        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%+.1f%% (%+.1f .. %+.1f)\n", 100 * (m - 1), 100 * (q1 - 1), 100 * (q3 - 1) }')
+    echo "| ${CONFIGS[$c]%%|*} | $v us | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (v / b - 1) }') | $rr | $n | $each |"
 done
 echo
 echo "The CPU clock each configuration's recordings used (corscope check), with how many rounds:"
