@@ -217,9 +217,15 @@ static int check_one(const char *path)
         } else {
             snprintf(every, sizeof every, "%s", period);
         }
-        printf("  event        %.*s every %s: %llu samples, weight %llu\n",
+        /* wall mode: how many samples took a signal; the others repeated
+         * the last stack of a thread that had not run since */
+        char signals[96] = "";
+        if (r.events[i].id == FMT_EVENT_WALL && rec_has_counter(&r, FMT_COUNTER_WALL_SIGNALS))
+            snprintf(signals, sizeof signals, " (%llu by a signal, the rest a waiting thread's last)",
+                     (unsigned long long)rec_counter(&r, FMT_COUNTER_WALL_SIGNALS));
+        printf("  event        %.*s every %s: %llu samples%s, weight %llu\n",
                (int)r.events[i].name.len, r.events[i].name.p, every,
-               (unsigned long long)samples, (unsigned long long)weight);
+               (unsigned long long)samples, signals, (unsigned long long)weight);
     }
     print_cpu_share(&r);
     struct agent_cost cost;
