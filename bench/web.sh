@@ -18,7 +18,9 @@
 #                                         those configurations; CORSCOPE=path
 #                                         another build's corscope; SIDE=1 every
 #                                         configuration's server up at once,
-#                                         measured in turn in short windows)
+#                                         measured in turn in short windows;
+#                                         BLOCK=N with SIDE: fresh servers every
+#                                         N rounds)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-5}
@@ -109,10 +111,15 @@ if [ -n "${SIDE:-}" ]; then
     # every configuration's server at once, each measured in turn for a
     # short window, the order turning each round: the machine's drift
     # (other guests, the host's clock speed) moves all of them alike
+    # (BLOCK=N: fresh servers every N rounds; a server's own state, how its
+    # code tiered up, moves its CPU per request for its whole life)
     trap 'for c in "${!REC[@]}"; do kill "${REC[$c]}" 2> /dev/null; done; rm -rf "$T"' EXIT
-    for c in "${!CONFIGS[@]}"; do start_server "$c"; done
-    for c in "${!CONFIGS[@]}"; do warm "$c"; done
     for r in $(seq "$ROUNDS"); do
+        if [ $(( (r - 1) % ${BLOCK:-$ROUNDS} )) = 0 ]; then
+            if [ "$r" != 1 ]; then for c in "${!CONFIGS[@]}"; do stop_server "$c"; done; fi
+            for c in "${!CONFIGS[@]}"; do start_server "$c"; done
+            for c in "${!CONFIGS[@]}"; do warm "$c"; done
+        fi
         for k in "${!CONFIGS[@]}"; do
             c=$(( (k + r) % ${#CONFIGS[@]} ))
             measure "$c" >> "$T/r.$c"
@@ -133,7 +140,7 @@ fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo
 if [ -n "${SIDE:-}" ]; then
-    echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints), every configuration's server up at once, warmed $WARM s each, then $ROUNDS rounds of $SECONDS_RUN s on each in turn (the order turning), medians:"
+    echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints), every configuration's server up at once, warmed $WARM s each, then $ROUNDS rounds of $SECONDS_RUN s on each in turn (the order turning; fresh servers every ${BLOCK:-$ROUNDS} rounds), medians:"
 else
     echo "WebApp under wrk (1 thread, 16 connections, ${#PATHS[@]} endpoints, $SECONDS_RUN s measured after $WARM s of warm-up), $ROUNDS rounds interleaved, medians:"
 fi
