@@ -31,10 +31,15 @@ base_agent() {
 # machine's drift over a bench moves both alike) and their quartiles,
 # "+4.5 (+2.1 .. +7.0)"
 paired() {
-    paste "$T/$1.$3" "$T/$2.$3" | awk -v s="$4" '{ print ($1 - $2) / s }' | sort -n |
-        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%+.1f (%+.1f .. %+.1f)\n", m, q1, q3 }'
+    paste "$T/$1.$3" "$T/$2.$3" | awk -v s="$4" '{ print ($1 - $2) / s }' | spread
+}
+
+# spread [UNIT]: the median of the numbers on standard input and their
+# quartiles, "+4.5UNIT (+2.1 .. +7.0)"
+spread() {
+    sort -n | awk -v u="${1:-}" '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%+.1f%s (%+.1f .. %+.1f)\n", m, u, q1, q3 }'
 }
 
 # bench_tree: the four-project solution bench/build.sh and bench/compiler.sh

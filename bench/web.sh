@@ -153,10 +153,7 @@ for c in "${!CONFIGS[@]}"; do
     n=$(awk '{ print $2 }' "$T/r.$c" | median 0)
     each=$(awk '{ printf "%s%s", sep, $1; sep = " " }' "$T/r.$c")
     # each round's ratio to the unprofiled server's in the same round
-    rr=$(paste "$T/r.$c" "$T/r.0" | awk '{ print $1 / $3 }' | sort -n |
-        awk '{ v[NR] = $1 } END { q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%+.1f%% (%+.1f .. %+.1f)\n", 100 * (m - 1), 100 * (q1 - 1), 100 * (q3 - 1) }')
+    rr=$(paste "$T/r.$c" "$T/r.0" | awk '{ print 100 * ($1 / $3 - 1) }' | spread %)
     echo "| ${CONFIGS[$c]%%|*} | $v us | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (v / b - 1) }') | $rr | $n | $each |"
 done
 echo
